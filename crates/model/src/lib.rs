@@ -1,0 +1,24 @@
+//! Core data types shared by every layer of Rúnakefli.
+//!
+//! This crate owns the vocabulary: [`TenantId`], [`Labels`], [`Entry`],
+//! [`PushRequest`], label [`Matcher`]s and the [`Backend`] contract that a
+//! storage engine implements for the query engine. It performs no I/O.
+#![deny(missing_docs)]
+
+pub mod backend;
+pub mod entry;
+pub mod labels;
+pub mod matcher;
+pub mod tenant;
+
+pub use backend::{Backend, BackendError, Direction, EntryBatch, ScanControl, ScanRequest, StreamInfo};
+pub use entry::{Entry, PushRequest, PushStream};
+pub use labels::{Labels, LabelsParseError, StreamId};
+pub use matcher::{MatchOp, Matcher, MatcherError};
+pub use tenant::TenantId;
+
+/// Nanoseconds since the Unix epoch, the unit of every timestamp in Rúnakefli.
+pub type Timestamp = i64;
+
+/// Nanoseconds in one day; storage partitions data by UTC day.
+pub const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;

@@ -1,0 +1,3 @@
+//! Loki's push API: `POST /loki/api/v1/push`.
+
+pub mod proto;

@@ -1,1 +1,7 @@
-//! placeholder
+//! LogQL, the query language of Loki: lexer, parser, abstract syntax tree and
+//! canonical printer. No I/O.
+#![deny(missing_docs)]
+
+pub mod ast;
+
+pub use ast::*;

@@ -1,1 +1,78 @@
-//! placeholder
+//! The HTTP front of Rúnakefli.
+//!
+//! Routes: the Loki API under `/loki/api/v1/` ([`loki_api`]), admin and health
+//! endpoints ([`admin`]). Handlers parse HTTP, then hand blocking work (decoding,
+//! WAL appends, queries) to tokio's blocking pool; storage and engine code is
+//! synchronous.
+#![deny(missing_docs)]
+
+pub mod admin;
+pub mod config;
+pub mod error;
+pub mod loki_api;
+pub mod state;
+pub mod tenant;
+
+pub use config::ServerConfig;
+pub use error::ApiError;
+pub use state::AppState;
+
+use axum::Router;
+use std::sync::Arc;
+
+/// Builds the router over an opened state.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .merge(loki_api::routes(state.clone()))
+        .merge(admin::routes(state.clone()))
+        .layer(axum::extract::DefaultBodyLimit::max(state.config.max_push_body_bytes))
+        .with_state(state)
+}
+
+/// Opens the store and serves HTTP until SIGINT or SIGTERM, then flushes and stops.
+pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
+    let listen = config.listen;
+    let state = tokio::task::spawn_blocking(move || AppState::open(config))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(std::io::Error::other)?;
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    tracing::info!(address = %listener.local_addr()?, "runakefli listening");
+    let app = router(state.clone());
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    tracing::info!("shutting down: flushing in-memory data");
+    tokio::task::spawn_blocking(move || state.shutdown())
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(std::io::Error::other)?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+/// Runs blocking work on the blocking pool, mapping a panic or cancellation to a 500.
+pub async fn blocking<T, F>(f: F) -> Result<T, ApiError>
+where
+    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("internal error: {e}")))?
+}

@@ -1,0 +1,87 @@
+//! `runakefli serve`: flags (each with a `RUNAKEFLI_*` variable) → server config.
+
+use anyhow::Context;
+use clap::Args;
+use runakefli_server::ServerConfig;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Flags of `runakefli serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (Loki's port, so collector and Grafana configs work unchanged).
+    #[arg(long, env = "RUNAKEFLI_LISTEN", default_value = "127.0.0.1:3100")]
+    listen: SocketAddr,
+    /// Directory that holds all data (WAL, parts, indexes).
+    #[arg(long, env = "RUNAKEFLI_DATA_DIR", default_value = "./runakefli-data")]
+    data_dir: PathBuf,
+    /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
+    #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
+    multi_tenant: bool,
+    /// Largest accepted push body as received, in bytes.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_BODY_BYTES", default_value_t = 64 << 20)]
+    max_push_body_bytes: usize,
+    /// Largest accepted push body after decompression, in bytes.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_DECOMPRESSED_BYTES", default_value_t = 256 << 20)]
+    max_push_decompressed_bytes: usize,
+    /// Largest accepted log line, in bytes (Loki's max_line_size).
+    #[arg(long, env = "RUNAKEFLI_MAX_LINE_BYTES", default_value_t = 256 << 10)]
+    max_line_bytes: usize,
+    /// Most labels per stream (Loki's max_label_names_per_series).
+    #[arg(long, env = "RUNAKEFLI_MAX_LABELS_PER_STREAM", default_value_t = 15)]
+    max_labels_per_stream: usize,
+    /// Longest label name in bytes (Loki's max_label_name_length).
+    #[arg(long, env = "RUNAKEFLI_MAX_LABEL_NAME_BYTES", default_value_t = 1024)]
+    max_label_name_bytes: usize,
+    /// Longest label value in bytes (Loki's max_label_value_length).
+    #[arg(long, env = "RUNAKEFLI_MAX_LABEL_VALUE_BYTES", default_value_t = 2048)]
+    max_label_value_bytes: usize,
+    /// Most entries one log query may return (Loki's max_entries_limit_per_query).
+    #[arg(long, env = "RUNAKEFLI_MAX_ENTRIES_PER_QUERY", default_value_t = 10_000)]
+    max_entries_per_query: u32,
+    /// Most series one metric query may return (Loki's max_query_series).
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
+    max_query_series: usize,
+    /// In-memory buffer size that triggers a flush to an immutable part, in bytes.
+    #[arg(long, env = "RUNAKEFLI_MEMTABLE_BYTES", default_value_t = 96 << 20)]
+    memtable_bytes: usize,
+    /// Longest time data stays only in memory and the WAL before a flush, in seconds.
+    #[arg(long, env = "RUNAKEFLI_FLUSH_INTERVAL_SECS", default_value_t = 30)]
+    flush_interval_secs: u64,
+    /// fsync the WAL before acknowledging a push. Turning it off trades durability for speed.
+    #[arg(long, env = "RUNAKEFLI_WAL_FSYNC", default_value_t = true, action = clap::ArgAction::Set)]
+    wal_fsync: bool,
+    /// Log filter, e.g. "info" or "runakefli_storage=debug".
+    #[arg(long, env = "RUNAKEFLI_LOG", default_value = "info")]
+    log: String,
+}
+
+/// Runs the server until SIGINT/SIGTERM.
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
+        .with_target(false)
+        .init();
+    let config = ServerConfig {
+        listen: args.listen,
+        data_dir: args.data_dir,
+        multi_tenant: args.multi_tenant,
+        max_push_body_bytes: args.max_push_body_bytes,
+        max_push_decompressed_bytes: args.max_push_decompressed_bytes,
+        max_line_bytes: args.max_line_bytes,
+        max_labels_per_stream: args.max_labels_per_stream,
+        max_label_name_bytes: args.max_label_name_bytes,
+        max_label_value_bytes: args.max_label_value_bytes,
+        max_entries_per_query: args.max_entries_per_query,
+        max_query_series: args.max_query_series,
+        memtable_bytes: args.memtable_bytes,
+        flush_interval_secs: args.flush_interval_secs,
+        wal_fsync: args.wal_fsync,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("runakefli-http")
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(runakefli_server::serve(config)).context("server failed")
+}

@@ -1,0 +1,58 @@
+//! Server settings. The CLI fills them from flags and `RUNAKEFLI_*` variables.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Everything the server needs to start.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to listen on (Loki's port by default).
+    pub listen: SocketAddr,
+    /// Where data lives.
+    pub data_dir: PathBuf,
+    /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
+    pub multi_tenant: bool,
+    /// Largest accepted push body, compressed, in bytes.
+    pub max_push_body_bytes: usize,
+    /// Largest accepted push body after decompression, in bytes.
+    pub max_push_decompressed_bytes: usize,
+    /// Largest accepted line, in bytes (Loki's `max_line_size`).
+    pub max_line_bytes: usize,
+    /// Most labels per stream (Loki's `max_label_names_per_series`).
+    pub max_labels_per_stream: usize,
+    /// Longest label name (Loki's `max_label_name_length`).
+    pub max_label_name_bytes: usize,
+    /// Longest label value (Loki's `max_label_value_length`).
+    pub max_label_value_bytes: usize,
+    /// Most entries a log query may return (Loki's `max_entries_limit_per_query`).
+    pub max_entries_per_query: u32,
+    /// Most series a metric query may return (Loki's `max_query_series`).
+    pub max_query_series: usize,
+    /// In-memory buffer size that triggers a flush to a part, in bytes.
+    pub memtable_bytes: usize,
+    /// Longest time data stays only in memory and the WAL, in seconds.
+    pub flush_interval_secs: u64,
+    /// fsync the WAL before acknowledging pushes (turning it off loses durability).
+    pub wal_fsync: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: "127.0.0.1:3100".parse().expect("valid default address"),
+            data_dir: PathBuf::from("./runakefli-data"),
+            multi_tenant: false,
+            max_push_body_bytes: 64 << 20,
+            max_push_decompressed_bytes: 256 << 20,
+            max_line_bytes: 256 << 10,
+            max_labels_per_stream: 15,
+            max_label_name_bytes: 1024,
+            max_label_value_bytes: 2048,
+            max_entries_per_query: 10_000,
+            max_query_series: 10_000,
+            memtable_bytes: 96 << 20,
+            flush_interval_secs: 30,
+            wal_fsync: true,
+        }
+    }
+}

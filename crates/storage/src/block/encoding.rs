@@ -1,0 +1,489 @@
+//! Column value encodings: how one column's values (raw text, in row order)
+//! are written, chosen per block and column, and read back.
+//!
+//! Every encoding is exact on bytes: a typed encoding is only chosen when each
+//! value reprints to the very same text (see `text.rs`).
+
+use std::collections::HashMap;
+
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
+
+use super::text::{self, HexLayout};
+use super::varint::{put_bytes, put_ivarint, put_uvarint, uvarint_len, Cursor};
+use crate::StorageError;
+
+/// How a column's values are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Encoding {
+    /// Every value is the same string.
+    Const = 0,
+    /// A dictionary of distinct strings plus one index per value.
+    Dict = 1,
+    /// Canonical decimals as mantissa + scale (integers have scale 0).
+    Decimal = 2,
+    /// RFC 3339 UTC timestamps with a fixed fraction width, delta-coded.
+    Timestamp = 3,
+    /// Hex ids (uuid, trace ids) packed two digits per byte.
+    Hex = 4,
+    /// Length-prefixed strings.
+    Plain = 5,
+    /// Canonical dotted IPv4 addresses as 4 bytes.
+    Ipv4 = 6,
+}
+
+impl Encoding {
+    /// Parses the stored tag.
+    pub fn from_u8(v: u8) -> Option<Encoding> {
+        Some(match v {
+            0 => Encoding::Const,
+            1 => Encoding::Dict,
+            2 => Encoding::Decimal,
+            3 => Encoding::Timestamp,
+            4 => Encoding::Hex,
+            5 => Encoding::Plain,
+            6 => Encoding::Ipv4,
+            _ => return None,
+        })
+    }
+
+    /// True when the column's tokens are in the block bloom (string-like
+    /// encodings); typed encodings are matched by token shape instead.
+    pub fn has_bloom(self) -> bool {
+        matches!(self, Encoding::Const | Encoding::Dict | Encoding::Plain)
+    }
+
+    /// True when the column directory carries min/max for this encoding.
+    pub fn has_stats(self) -> bool {
+        matches!(self, Encoding::Decimal | Encoding::Timestamp)
+    }
+
+    /// Whether a value of a typed column could contain `token` as a whole
+    /// token, judging by the characters a printed value can hold.
+    pub fn token_fits(self, token: &[u8]) -> bool {
+        match self {
+            Encoding::Decimal => token.iter().all(u8::is_ascii_digit),
+            Encoding::Ipv4 => token.len() <= 3 && token.iter().all(u8::is_ascii_digit),
+            Encoding::Timestamp => token.iter().all(|b| b.is_ascii_digit() || *b == b'T' || *b == b'Z'),
+            Encoding::Hex => {
+                token.iter().all(|b| b.is_ascii_digit() || matches!(b, b'a'..=b'f'))
+                    || token.iter().all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
+            }
+            Encoding::Const | Encoding::Dict | Encoding::Plain => true,
+        }
+    }
+}
+
+/// Min/max of a numeric column, as stored in the column directory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stats {
+    /// Decimal column: smallest and largest value.
+    Number {
+        /// Smallest value.
+        min: f64,
+        /// Largest value.
+        max: f64,
+    },
+    /// Timestamp column: earliest and latest, nanoseconds since the epoch.
+    Time {
+        /// Earliest.
+        min: i64,
+        /// Latest.
+        max: i64,
+    },
+}
+
+/// The outcome of encoding one column.
+pub struct Encoded<'v> {
+    /// Chosen encoding.
+    pub encoding: Encoding,
+    /// Min/max for numeric encodings.
+    pub stats: Option<Stats>,
+    /// The distinct values (for token indexing of string-like columns).
+    pub distinct: Vec<&'v [u8]>,
+}
+
+/// Encodes `values` into `dst`, choosing the smallest exact encoding.
+pub fn encode_column<'v>(values: &[&'v [u8]], dst: &mut Vec<u8>) -> Encoded<'v> {
+    let mut index: HashMap<&[u8], u32, Xxh3DefaultBuilder> = HashMap::with_hasher(Xxh3DefaultBuilder);
+    let mut distinct: Vec<&[u8]> = Vec::new();
+    let mut ids = Vec::with_capacity(values.len());
+    for &v in values {
+        let id = *index.entry(v).or_insert_with(|| {
+            distinct.push(v);
+            distinct.len() as u32 - 1
+        });
+        ids.push(id);
+    }
+    if distinct.len() <= 1 {
+        put_bytes(dst, distinct.first().copied().unwrap_or(b""));
+        return Encoded { encoding: Encoding::Const, stats: None, distinct };
+    }
+    let total: usize = values.iter().map(|v| v.len()).sum();
+    let plain_size = total + values.len();
+    let idx_size = if distinct.len() <= 256 { 1 } else { 2 };
+    let dict_size = distinct.iter().map(|v| v.len() + 1).sum::<usize>() + values.len() * idx_size;
+    let mut best = (plain_size.min(dict_size), None::<(Encoding, Vec<u8>, Option<Stats>)>);
+    let mut scratch = Vec::new();
+    for enc in [Encoding::Decimal, Encoding::Timestamp, Encoding::Hex, Encoding::Ipv4] {
+        scratch.clear();
+        if let Some(stats) = encode_typed(enc, values, &distinct, &mut scratch) {
+            if scratch.len() < best.0 {
+                best = (scratch.len(), Some((enc, std::mem::take(&mut scratch), stats)));
+            }
+        }
+    }
+    if let Some((encoding, payload, stats)) = best.1 {
+        dst.extend_from_slice(&payload);
+        return Encoded { encoding, stats, distinct: Vec::new() };
+    }
+    if dict_size < plain_size && distinct.len() <= 65_536 {
+        put_uvarint(dst, distinct.len() as u64);
+        for v in &distinct {
+            put_uvarint(dst, v.len() as u64);
+        }
+        for v in &distinct {
+            dst.extend_from_slice(v);
+        }
+        if distinct.len() <= 256 {
+            dst.extend(ids.iter().map(|&i| i as u8));
+        } else {
+            for &i in &ids {
+                dst.extend_from_slice(&(i as u16).to_le_bytes());
+            }
+        }
+        return Encoded { encoding: Encoding::Dict, stats: None, distinct };
+    }
+    for v in values {
+        put_uvarint(dst, v.len() as u64);
+    }
+    for v in values {
+        dst.extend_from_slice(v);
+    }
+    Encoded { encoding: Encoding::Plain, stats: None, distinct }
+}
+
+/// Tries a typed encoding; `None` when some value is not eligible.
+fn encode_typed(enc: Encoding, values: &[&[u8]], distinct: &[&[u8]], dst: &mut Vec<u8>) -> Option<Option<Stats>> {
+    match enc {
+        Encoding::Decimal => {
+            // Check the distinct values first: failing is the common outcome.
+            for d in distinct {
+                text::parse_decimal(d)?;
+            }
+            let parsed: Vec<(i64, u8)> = values.iter().map(|v| text::parse_decimal(v)).collect::<Option<_>>()?;
+            let scale0 = parsed[0].1;
+            let same_scale = parsed.iter().all(|p| p.1 == scale0);
+            let deltas: usize = parsed.windows(2).map(|w| uvarint_len(zz(w[1].0.wrapping_sub(w[0].0)))).sum();
+            let plain: usize = parsed[1..].iter().map(|p| uvarint_len(zz(p.0))).sum();
+            let delta = same_scale && deltas < plain;
+            dst.push(u8::from(!same_scale) | (u8::from(delta) << 1));
+            if same_scale {
+                dst.push(scale0);
+            } else {
+                dst.extend(parsed.iter().map(|p| p.1));
+            }
+            let mut prev = 0i64;
+            for &(m, _) in &parsed {
+                put_ivarint(dst, if delta { m.wrapping_sub(prev) } else { m });
+                prev = m;
+            }
+            let f = |(m, s): (i64, u8)| m as f64 / 10f64.powi(i32::from(s));
+            let min = parsed.iter().map(|&p| f(p)).fold(f64::INFINITY, f64::min);
+            let max = parsed.iter().map(|&p| f(p)).fold(f64::NEG_INFINITY, f64::max);
+            Some(Some(Stats::Number { min, max }))
+        }
+        Encoding::Timestamp => {
+            let mut w0 = None;
+            let mut out = Vec::new();
+            let mut units = Vec::with_capacity(values.len());
+            for v in values {
+                let (u, w) = text::parse_rfc3339(v)?;
+                if *w0.get_or_insert(w) != w {
+                    return None;
+                }
+                out.clear();
+                if !text::format_rfc3339(&mut out, u, w) || out != *v {
+                    return None;
+                }
+                units.push(u);
+            }
+            let w = w0?;
+            dst.push(w);
+            let mut prev = 0i64;
+            for &u in &units {
+                put_ivarint(dst, u.wrapping_sub(prev));
+                prev = u;
+            }
+            let scale = 10i64.pow(9 - u32::from(w));
+            let min = units.iter().min()?.saturating_mul(scale);
+            let max = units.iter().max()?.saturating_mul(scale);
+            Some(Some(Stats::Time { min, max }))
+        }
+        Encoding::Hex => {
+            let layout = HexLayout::of(values[0])?;
+            if layout.len < 8 {
+                return None;
+            }
+            dst.push(u8::from(layout.upper));
+            put_uvarint(dst, layout.len as u64);
+            put_uvarint(dst, layout.dashes.len() as u64);
+            for &d in &layout.dashes {
+                put_uvarint(dst, d as u64);
+            }
+            for v in values {
+                if !layout.pack(v, dst) {
+                    return None;
+                }
+            }
+            Some(None)
+        }
+        Encoding::Ipv4 => {
+            for v in values {
+                dst.extend_from_slice(&text::parse_ipv4(v)?);
+            }
+            Some(None)
+        }
+        _ => None,
+    }
+}
+
+#[inline]
+fn zz(v: i64) -> u64 {
+    super::varint::zigzag(v)
+}
+
+/// A decoded column: its values in order, owned.
+#[derive(Clone, Debug)]
+pub enum Values {
+    /// `n` copies of one value.
+    Const {
+        /// The value.
+        value: Vec<u8>,
+        /// Number of values.
+        n: usize,
+    },
+    /// Dictionary entries (concatenated, with end offsets) and one index per value.
+    Dict {
+        /// Entry bytes.
+        data: Vec<u8>,
+        /// End offset of each entry.
+        ends: Vec<u32>,
+        /// Entry index per value.
+        idx: Vec<u32>,
+    },
+    /// Every value spelled out (concatenated, with end offsets).
+    Flat {
+        /// Value bytes.
+        data: Vec<u8>,
+        /// End offset of each value.
+        ends: Vec<u32>,
+    },
+}
+
+impl Values {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Const { n, .. } => *n,
+            Values::Dict { idx, .. } => idx.len(),
+            Values::Flat { ends, .. } => ends.len(),
+        }
+    }
+
+    /// Value `i` (must be `< len()`).
+    #[inline]
+    pub fn get(&self, i: usize) -> &[u8] {
+        match self {
+            Values::Const { value, .. } => value,
+            Values::Dict { data, ends, idx } => slice(data, ends, idx[i] as usize),
+            Values::Flat { data, ends } => slice(data, ends, i),
+        }
+    }
+
+    /// Checks that each value is valid UTF-8.
+    pub fn check_utf8(&self) -> Result<(), StorageError> {
+        let bad = || StorageError::corrupt("block column", "value is not utf-8");
+        match self {
+            Values::Const { value, .. } => std::str::from_utf8(value).map(|_| ()).map_err(|_| bad()),
+            Values::Dict { data, ends, .. } | Values::Flat { data, ends } => {
+                (0..ends.len()).try_for_each(|i| std::str::from_utf8(slice(data, ends, i)).map(|_| ()).map_err(|_| bad()))
+            }
+        }
+    }
+}
+
+#[inline]
+fn slice<'a>(data: &'a [u8], ends: &[u32], i: usize) -> &'a [u8] {
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &data[start..ends[i] as usize]
+}
+
+/// Reads `n` lengths and the concatenated bytes after them.
+fn read_strings(c: &mut Cursor<'_>, n: usize) -> Result<(Vec<u8>, Vec<u32>), StorageError> {
+    let mut ends = Vec::with_capacity(n.min(c.remaining()));
+    let mut total = 0usize;
+    for _ in 0..n {
+        total += c.len(c.remaining())?;
+        if total > c.remaining() || total > u32::MAX as usize {
+            return Err(c.err("string data out of range"));
+        }
+        ends.push(total as u32);
+    }
+    Ok((c.take(total)?.to_vec(), ends))
+}
+
+/// Decodes `n` values of a column stored with `enc`.
+pub fn decode_column(enc: Encoding, payload: &[u8], n: usize) -> Result<Values, StorageError> {
+    let mut c = Cursor::new(payload, "column");
+    let v = match enc {
+        Encoding::Const => Values::Const { value: c.bytes()?.to_vec(), n },
+        Encoding::Plain => {
+            let (data, ends) = read_strings(&mut c, n)?;
+            Values::Flat { data, ends }
+        }
+        Encoding::Dict => {
+            let d = c.len(c.remaining())?;
+            if d > 65_536 {
+                return Err(c.err("dictionary too large"));
+            }
+            let (data, ends) = read_strings(&mut c, d)?;
+            let idx: Vec<u32> = if d <= 256 {
+                c.take(n)?.iter().map(|&b| u32::from(b)).collect()
+            } else {
+                let raw = c.take(n.checked_mul(2).ok_or_else(|| c.err("count overflow"))?)?;
+                raw.chunks_exact(2).map(|p| u32::from(u16::from_le_bytes([p[0], p[1]]))).collect()
+            };
+            if idx.iter().any(|&i| i as usize >= d) {
+                return Err(c.err("dictionary index out of range"));
+            }
+            Values::Dict { data, ends, idx }
+        }
+        Encoding::Decimal => {
+            let mode = c.u8()?;
+            if mode > 3 {
+                return Err(c.err("bad decimal mode"));
+            }
+            let scales: Vec<u8> = if mode & 1 == 0 { vec![c.u8()?] } else { c.take(n)?.to_vec() };
+            if scales.iter().any(|&s| s > 18) {
+                return Err(c.err("bad decimal scale"));
+            }
+            let delta = mode & 2 != 0;
+            let mut data = Vec::with_capacity(n.min(c.remaining()) * 6);
+            let mut ends = Vec::with_capacity(n.min(c.remaining()));
+            let mut prev = 0i64;
+            for i in 0..n {
+                let raw = c.ivarint()?;
+                let m = if delta { prev.wrapping_add(raw) } else { raw };
+                prev = m;
+                text::format_decimal(&mut data, m, scales[if scales.len() == 1 { 0 } else { i }]);
+                ends.push(data.len() as u32);
+            }
+            Values::Flat { data, ends }
+        }
+        Encoding::Timestamp => {
+            let w = c.u8()?;
+            if w > 9 {
+                return Err(c.err("bad timestamp width"));
+            }
+            let mut data = Vec::with_capacity(n.min(c.remaining()) * (21 + w as usize));
+            let mut ends = Vec::with_capacity(n.min(c.remaining()));
+            let mut prev = 0i64;
+            for _ in 0..n {
+                prev = prev.wrapping_add(c.ivarint()?);
+                if !text::format_rfc3339(&mut data, prev, w) {
+                    return Err(c.err("timestamp out of range"));
+                }
+                ends.push(data.len() as u32);
+            }
+            Values::Flat { data, ends }
+        }
+        Encoding::Hex => {
+            let upper = c.u8()? != 0;
+            let len = c.len(4096)?;
+            let nd = c.len(8)?;
+            let mut dashes = Vec::with_capacity(nd);
+            for _ in 0..nd {
+                let d = c.len(len.saturating_sub(1))?;
+                if dashes.last().is_some_and(|&p| p >= d) {
+                    return Err(c.err("bad hex layout"));
+                }
+                dashes.push(d);
+            }
+            if nd >= len || (len - nd) % 2 != 0 {
+                return Err(c.err("bad hex layout"));
+            }
+            let layout = HexLayout { len, dashes, upper };
+            let pl = layout.packed_len();
+            let packed = c.take(n.checked_mul(pl).ok_or_else(|| c.err("count overflow"))?)?;
+            let mut data = Vec::with_capacity(n * len);
+            let mut ends = Vec::with_capacity(n);
+            for p in packed.chunks_exact(pl) {
+                layout.unpack(p, &mut data);
+                ends.push(data.len() as u32);
+            }
+            Values::Flat { data, ends }
+        }
+        Encoding::Ipv4 => {
+            let raw = c.take(n.checked_mul(4).ok_or_else(|| c.err("count overflow"))?)?;
+            let mut data = Vec::with_capacity(n * 15);
+            let mut ends = Vec::with_capacity(n);
+            for q in raw.chunks_exact(4) {
+                text::format_ipv4(&mut data, [q[0], q[1], q[2], q[3]]);
+                ends.push(data.len() as u32);
+            }
+            Values::Flat { data, ends }
+        }
+    };
+    if !c.is_empty() {
+        return Err(c.err("trailing bytes in column"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(vals: &[&str]) -> Encoding {
+        let v: Vec<&[u8]> = vals.iter().map(|s| s.as_bytes()).collect();
+        let mut buf = Vec::new();
+        let e = encode_column(&v, &mut buf);
+        let d = decode_column(e.encoding, &buf, v.len()).unwrap();
+        d.check_utf8().unwrap();
+        for (i, s) in vals.iter().enumerate() {
+            assert_eq!(d.get(i), s.as_bytes(), "{:?}", e.encoding);
+        }
+        e.encoding
+    }
+
+    #[test]
+    fn chooses_encodings() {
+        assert_eq!(round(&["info"; 5]), Encoding::Const);
+        assert_eq!(round(&["info", "warn", "info", "info", "error", "info"]), Encoding::Dict);
+        assert_eq!(round(&["12.345", "0.050", "1023.100", "7.000", "3.141", "2.718"]), Encoding::Decimal);
+        assert_eq!(round(&["1", "-20", "300", "4000", "50000", "600000"]), Encoding::Decimal);
+        assert_eq!(round(&["1.5", "1.50", "2", "-3.25", "10", "11.125"]), Encoding::Decimal);
+        let ts = ["2026-11-29T00:59:49.854Z", "2026-11-29T00:59:49.901Z", "2026-11-29T00:59:50.002Z", "2026-11-29T01:00:00.000Z"];
+        assert_eq!(round(&ts), Encoding::Timestamp);
+        let ids = ["4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b700f067aa0ba902b7", "a3ce929d0e0e47364bf92f3577b34da6"];
+        assert_eq!(round(&ids), Encoding::Hex);
+        let uuids = ["550e8400-e29b-41d4-a716-446655440000", "123e4567-e89b-12d3-a456-426614174000", "9f0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b"];
+        assert_eq!(round(&uuids), Encoding::Hex);
+        assert_eq!(round(&["10.0.0.1", "192.168.100.200", "8.8.8.8", "172.16.0.254"]), Encoding::Ipv4);
+        // Not exactly reprintable: stays a string encoding.
+        assert_eq!(round(&["1e3", "-0", "01", "1.0e5", "+4", "0x10"]), Encoding::Plain);
+        assert_eq!(round(&["550e8400-e29b-41d4-a716-446655440000", "550E8400-E29B-41D4-A716-446655440001", "x"]), Encoding::Plain);
+        assert_eq!(round(&["2026-11-29T00:59:49.854Z", "2026-11-29T00:59:49.85Z", "2026-11-29T00:59:49Z"]), Encoding::Plain);
+        assert_eq!(round(&["a", "", "ü", "b\\u00e9", "c"]), Encoding::Plain);
+        assert_eq!(round(&[]), Encoding::Const);
+    }
+
+    #[test]
+    fn corrupt_payloads_are_errors() {
+        assert!(decode_column(Encoding::Dict, &[2, 1, 1, b'a', b'b', 5], 1).is_err());
+        assert!(decode_column(Encoding::Plain, &[9, b'a'], 1).is_err());
+        assert!(decode_column(Encoding::Hex, &[0, 200, 1, 0], 1).is_err());
+        assert!(decode_column(Encoding::Timestamp, &[10], 0).is_err());
+    }
+}

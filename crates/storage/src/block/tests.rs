@@ -1,0 +1,368 @@
+//! Block-level tests: lossless round trips, encoding choice, token pruning,
+//! corruption handling, column access, and an ignored measurement.
+
+use proptest::prelude::*;
+
+use super::testgen::Workload;
+use super::*;
+
+fn encode(rows: &[(i64, &str, Vec<(String, String)>)], level: i32) -> Vec<u8> {
+    let mut b = BlockBuilder::new();
+    for (ts, l, md) in rows {
+        b.push(*ts, l, md);
+    }
+    let mut out = Vec::new();
+    let meta = b.finish(level, &mut out);
+    assert_eq!(meta.rows as usize, rows.len());
+    assert!(b.is_empty());
+    out
+}
+
+fn round_trip(lines: &[&str]) -> Vec<u8> {
+    let rows: Vec<_> = lines.iter().enumerate().map(|(i, l)| (i as i64 * 7 - 3, *l, Vec::new())).collect();
+    let buf = encode(&rows, 3);
+    let d = decode_block(&buf).unwrap();
+    assert_eq!(d.lines, lines.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(d.ts, rows.iter().map(|r| r.0).collect::<Vec<_>>());
+    buf
+}
+
+const AWKWARD: &[&str] = &[
+    r#"{"a":1,"b":"x"}"#,
+    r#"{ "a" : 1 , "b" : "x" }"#,
+    "{\n\t\"a\":\r\n1}\n",
+    r#"{"b":"x","a":1}"#,
+    r#"{"s":"caf\u00e9 \"quoted\" \\ back\/slash","t":"tab\there"}"#,
+    r#"{"n":1.50,"m":1e3,"z":-0,"i":-12,"f":0.000,"big":123456789012345678901234567890}"#,
+    r#"{"nested":{"a":{"b":{"c":"deep"}},"e":{}},"arr":[1,"two",{"three":[3]}],"emptyarr":[]}"#,
+    r#"{"dup":1,"dup":2}"#,
+    r#"{"a.b":1,"a":{"b":2}}"#,
+    r#"{"a":1"#,
+    r#"{"a":1}}"#,
+    r#"{"a":tru}"#,
+    r#"[1,2,3]"#,
+    r#""just a string""#,
+    "42",
+    "",
+    " ",
+    "plain text line with words",
+    "héllo wörld ☃ 日本語 🎉",
+    r#"{"emoji":"🎉","jp":"日本語","k€y":"v"}"#,
+    r#"{"":"empty key","x":""}"#,
+    r#"{}"#,
+    r#"{"ts":"2026-11-29T00:59:49.854Z","id":"550e8400-e29b-41d4-a716-446655440000","ip":"10.0.0.1"}"#,
+    r#"{"ts":"2026-02-30T00:59:49.854Z","id":"550E8400-e29b-41d4-a716-44665544000","ip":"10.00.0.1"}"#,
+    r#"{"a":true,"b":false,"c":null}"#,
+    r#"{"a":"true","b":"1","c":"null"}"#,
+    "{\"ctl\":\"\u{1}\u{7f}\"}",
+];
+
+#[test]
+fn awkward_corpus_round_trips() {
+    round_trip(AWKWARD);
+    for l in AWKWARD {
+        round_trip(&[l]);
+        round_trip(&[l, l, l]);
+    }
+    round_trip(&[]);
+    let long = format!(r#"{{"big":"{}","n":1}}"#, "x".repeat(20_000));
+    let long_raw = "y ".repeat(8_000);
+    round_trip(&[&long, &long_raw, &long, AWKWARD[0]]);
+}
+
+#[test]
+fn big_blocks_use_separate_frames_and_round_trip() {
+    let mut w = Workload::new(7);
+    let lines: Vec<String> = (0..2000).map(|_| w.line().1).collect();
+    let refs: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
+    let buf = round_trip(&refs);
+    let (h, _) = layout::BlockHeader::decode(&buf).unwrap();
+    assert!(h.frames.len() > 1, "large columns should get their own frames");
+}
+
+#[test]
+fn many_templates_round_trip() {
+    let lines: Vec<String> = (0..600).map(|i| format!(r#"{{"k{}":{i},"v":"x"}}"#, i % 300)).collect();
+    let refs: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
+    round_trip(&refs);
+}
+
+#[test]
+fn metadata_round_trips() {
+    let rows = vec![
+        (1, "a", vec![]),
+        (2, "{\"x\":1}", vec![("trace".to_string(), "abc".to_string()), ("pod".to_string(), "p-1".to_string())]),
+        (2, "b", vec![("pod".to_string(), "".to_string())]),
+    ];
+    let buf = encode(&rows, 1);
+    let d = decode_block(&buf).unwrap();
+    assert_eq!(d.metadata, rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>());
+    assert!(block_may_contain(&buf, &[" abc ".into()]));
+}
+
+#[test]
+fn workload_columns_pick_expected_encodings() {
+    let mut w = Workload::new(1);
+    let mut b = BlockBuilder::new();
+    for _ in 0..1000 {
+        let (ts, l) = w.line();
+        b.push(ts, &l, &[]);
+    }
+    let mut buf = Vec::new();
+    b.finish(3, &mut buf);
+    let r = BlockReader::open(&buf).unwrap();
+    let enc = |n: &str| r.column_info(n).unwrap_or_else(|| panic!("{n}")).0;
+    assert_eq!(enc("timestamp"), Encoding::Timestamp);
+    assert_eq!(enc("level"), Encoding::Dict);
+    assert_eq!(enc("status"), Encoding::Dict);
+    assert_eq!(enc("duration_ms"), Encoding::Decimal);
+    assert_eq!(enc("bytes"), Encoding::Decimal);
+    assert_eq!(enc("client_ip"), Encoding::Ipv4);
+    assert_eq!(enc("request_id"), Encoding::Hex);
+    assert_eq!(enc("trace_id"), Encoding::Hex);
+    assert_eq!(enc("span_id"), Encoding::Hex);
+    assert_eq!(enc("kubernetes.cluster"), Encoding::Const);
+    assert_eq!(enc("protocol"), Encoding::Const);
+    match r.column_info("duration_ms").unwrap().1 {
+        Some(Stats::Number { min, max }) => assert!(min >= 0.0 && max > min),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn reader_reads_single_columns() {
+    let lines = [
+        r#"{"level":"error","msg":"a \"b\"","n":1}"#,
+        "not json",
+        r#"{"msg":"c","level":"info","req":{"m":"GET"}}"#,
+        r#"{"level":"error","n":"2"}"#,
+    ];
+    let rows: Vec<_> = lines.iter().enumerate().map(|(i, l)| (i as i64 * 10, *l, Vec::new())).collect();
+    let buf = encode(&rows, 3);
+    let r = BlockReader::open(&buf).unwrap();
+    assert_eq!(r.rows(), 4);
+    assert_eq!(r.timestamps(), &[0, 10, 20, 30]);
+    assert_eq!(r.time_range(), (0, 30));
+    let mut names = r.column_names();
+    names.sort();
+    assert_eq!(names, vec!["level", "msg", "n", "req.m"]);
+    let level = r.column("level").unwrap().unwrap();
+    assert_eq!(level.iter().collect::<Vec<_>>(), vec![Some("error"), None, Some("info"), Some("error")]);
+    assert!(level.is_string(0));
+    let msg = r.column("msg").unwrap().unwrap();
+    assert_eq!(msg.get(0), Some(r#"a \"b\""#));
+    let n = r.column("n").unwrap().unwrap();
+    assert_eq!((n.get(0), n.is_string(0), n.get(3), n.is_string(3)), (Some("1"), false, Some("2"), true));
+    assert_eq!(r.column("req.m").unwrap().unwrap().get(2), Some("GET"));
+    assert!(r.column("missing").unwrap().is_none());
+    assert_eq!(r.lines().unwrap(), lines.to_vec());
+}
+
+#[test]
+fn may_contain_prunes_clear_cases() {
+    let mut w = Workload::new(3);
+    let lines: Vec<(i64, String)> = (0..200).map(|_| w.line()).collect();
+    let rows: Vec<_> = lines.iter().map(|(t, l)| (*t, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 3);
+    let yes = |s: &[&str]| block_may_contain(&buf, &s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    assert!(yes(&["timeout"]), "partial tokens prove nothing");
+    assert!(yes(&[" completed\""]));
+    assert!(yes(&["\"level\":\"info\""]));
+    assert!(yes(&["\"region\":\"eu-west-1\""]));
+    assert!(yes(&[" Chrome/"]));
+    assert!(!yes(&[" zebra "]));
+    assert!(!yes(&["\"level\":\"fatal\""]));
+    assert!(!yes(&["\"zebra\":"]));
+    assert!(!yes(&[" completed\"", " zebra "]));
+    // A needle token made of letters cannot hide in hex, number or IP columns.
+    assert!(!yes(&["-xyzw-"]));
+    assert!(yes(&["-4bf9-"]) || !yes(&["-4bf9-"]));
+    let raw = encode(&[(1, "connection timeout to db", Vec::new())], 1);
+    assert!(block_may_contain(&raw, &["connection timeout".into()]));
+    assert!(block_may_contain(&raw, &[" timeout ".into()]));
+    assert!(!block_may_contain(&raw, &[" refused ".into()]));
+    assert!(block_may_contain(&raw, &[]));
+}
+
+#[test]
+fn corruption_is_an_error_never_a_panic() {
+    let mut w = Workload::new(5);
+    let rows: Vec<_> = (0..50).map(|_| w.line()).collect();
+    let mut refs: Vec<_> = rows.iter().map(|(t, l)| (*t, l.as_str(), Vec::new())).collect();
+    refs.push((i64::MAX, "raw line", vec![("k".into(), "v".into())]));
+    let buf = encode(&refs, 3);
+    assert!(decode_block(&buf).is_ok());
+    let mut rng = testgen::Rng::new(11);
+    for i in 0..buf.len() {
+        let mut bad = buf.clone();
+        bad[i] ^= 1 << rng.below(8);
+        assert!(decode_block(&bad).is_err(), "flip at {i} undetected");
+        let _ = block_may_contain(&bad, &[" info ".into()]);
+    }
+    for n in 0..buf.len() {
+        assert!(decode_block(&buf[..n]).is_err());
+    }
+    let mut longer = buf.clone();
+    longer.push(0);
+    assert!(decode_block(&longer).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_strings_round_trip(lines in prop::collection::vec(any::<String>(), 0..40), md in prop::collection::vec((any::<String>(), any::<String>()), 0..3)) {
+        let rows: Vec<_> = lines.iter().enumerate().map(|(i, l)| (i as i64, l.as_str(), if i % 3 == 0 { md.clone() } else { Vec::new() })).collect();
+        let buf = encode(&rows, 1);
+        let d = decode_block(&buf).unwrap();
+        prop_assert_eq!(d.metadata, rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>());
+        prop_assert_eq!(d.lines, lines);
+    }
+
+    #[test]
+    fn generated_json_round_trips(objs in prop::collection::vec(json_object(), 1..30)) {
+        let rows: Vec<_> = objs.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        let buf = encode(&rows, 1);
+        prop_assert_eq!(decode_block(&buf).unwrap().lines, objs);
+    }
+
+    #[test]
+    fn may_contain_has_no_false_negatives(
+        lines in prop::collection::vec(word_line(), 1..20),
+        pick in any::<prop::sample::Index>(),
+        a in any::<prop::sample::Index>(),
+        b in any::<prop::sample::Index>(),
+        other in word_line(),
+    ) {
+        let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        let buf = encode(&rows, 1);
+        let line = &lines[pick.index(lines.len())];
+        let (mut x, mut y) = (a.index(line.len() + 1), b.index(line.len() + 1));
+        if x > y { std::mem::swap(&mut x, &mut y); }
+        if let Some(needle) = line.get(x..y) {
+            prop_assert!(block_may_contain(&buf, &[needle.to_string()]), "needle {:?}", needle);
+            prop_assert!(block_may_contain(&buf, &[needle.to_string(), line.clone()]));
+        }
+        let holds = lines.iter().any(|l| l.contains(other.as_str()));
+        if holds {
+            prop_assert!(block_may_contain(&buf, &[other]));
+        }
+    }
+
+    #[test]
+    fn random_flips_never_panic(seed in any::<u64>(), flips in 1usize..8) {
+        let mut w = Workload::new(seed);
+        let rows: Vec<_> = (0..20).map(|_| w.line()).collect();
+        let refs: Vec<_> = rows.iter().map(|(t, l)| (*t, l.as_str(), Vec::new())).collect();
+        let mut buf = encode(&refs, 1);
+        let mut rng = testgen::Rng::new(seed);
+        for _ in 0..flips {
+            let i = rng.below(buf.len() as u64) as usize;
+            buf[i] = rng.next() as u8;
+        }
+        let _ = decode_block(&buf);
+        let _ = block_may_contain(&buf, &[" info ".into()]);
+        if let Ok(r) = BlockReader::open(&buf) {
+            let _ = r.column("level");
+        }
+    }
+}
+
+/// Lines from a small vocabulary, as JSON objects or plain text, so that
+/// needles drawn from them often span keys, values and punctuation.
+fn word_line() -> impl Strategy<Value = String> {
+    let word = prop::sample::select(vec!["info", "error", "a", "b_c", "é", "42", "4.5", "ab12cd34", "10.0.0.1", "x-y", ""]);
+    let plain = prop::collection::vec(word.clone(), 0..6).prop_map(|w| w.join(" "));
+    let json = prop::collection::vec((prop::sample::select(vec!["k", "level", "n", "id"]), word, any::<bool>()), 0..5).prop_map(|kv| {
+        let body: Vec<String> = kv.iter().map(|(k, v, q)| if *q || v.is_empty() { format!(r#""{k}":"{v}""#) } else { format!(r#""{k}": {v}"#) }).collect();
+        format!("{{{}}}", body.join(","))
+    });
+    prop_oneof![plain, json]
+}
+
+fn json_value(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        any::<i64>().prop_map(|v| v.to_string()),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|v| v.to_string()),
+        "[a-zA-Z0-9 _\\-.:/é]{0,12}".prop_map(|s| format!("\"{s}\"")),
+        prop::sample::select(vec!["true", "false", "null", "1.50", "1e3", "-0", "\"\\u00e9\"", "\"a\\\"b\"", "[]", "[1, \"x\"]"]).prop_map(String::from),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    prop_oneof![3 => leaf, 1 => json_object_at(depth - 1)].boxed()
+}
+
+fn json_object_at(depth: u32) -> BoxedStrategy<String> {
+    let ws = prop::sample::select(vec!["", "", " ", "\n  "]);
+    prop::collection::vec(("[a-z_.]{0,6}", json_value(depth), ws), 0..6)
+        .prop_map(|kv| {
+            let body: Vec<String> = kv.iter().map(|(k, v, w)| format!("{w}\"{k}\":{w}{v}")).collect();
+            format!("{{{}}}", body.join(","))
+        })
+        .boxed()
+}
+
+fn json_object() -> BoxedStrategy<String> {
+    json_object_at(2)
+}
+
+/// Measurement, not a check: `cargo test --release -p runakefli-storage block::tests::measure -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure() {
+    use std::time::Instant;
+    for (rows_per_block, level, blocks) in [(30usize, 1, 2000usize), (30, 3, 2000), (1000, 3, 60), (1000, 9, 60), (1000, 15, 30)] {
+        let mut streams: Vec<Workload> = (0..50).map(|s| Workload::new(s as u64 + 1)).collect();
+        let mut input: Vec<Vec<(i64, String)>> = Vec::new();
+        let mut bits = 0.0;
+        for b in 0..blocks {
+            let w = &mut streams[b % 50];
+            let before = w.bits;
+            input.push((0..rows_per_block).map(|_| w.line()).collect());
+            bits += w.bits - before;
+        }
+        let raw: usize = input.iter().flatten().map(|(_, l)| l.len()).sum();
+        let lines = (blocks * rows_per_block) as f64;
+        let mut b = BlockBuilder::new();
+        let mut encoded = Vec::new();
+        let t = Instant::now();
+        for rows in &input {
+            let mut out = Vec::new();
+            for (ts, l) in rows {
+                b.push(*ts, l, &[]);
+            }
+            b.finish(level, &mut out);
+            encoded.push(out);
+        }
+        let enc_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let mut n = 0;
+        for e in &encoded {
+            n += decode_block(e).unwrap().lines.len();
+        }
+        let dec_s = t.elapsed().as_secs_f64();
+        assert_eq!(n as f64, lines);
+        let t = Instant::now();
+        let mut errors = 0;
+        for e in &encoded {
+            let r = BlockReader::open(e).unwrap();
+            let c = r.column("level").unwrap().unwrap();
+            errors += c.iter().filter(|v| *v == Some("error")).count();
+        }
+        let col_s = t.elapsed().as_secs_f64();
+        assert!(errors > 0);
+        let total: usize = encoded.iter().map(|e| e.len()).sum();
+        let bloom: usize = encoded.iter().map(|e| layout::BlockHeader::decode(e).unwrap().0.bloom.len()).sum();
+        println!(
+            "rows/block {rows_per_block:5} zstd {level:2}: {:.1} B/line raw, {:.1} B/line stored ({:.1} bloom), info {:.1} B/line, encode {:.0} MB/s, decode {:.0} MB/s, level column {:.0} Mlines/s",
+            raw as f64 / lines,
+            total as f64 / lines,
+            bloom as f64 / lines,
+            bits / 8.0 / lines,
+            raw as f64 / enc_s / 1e6,
+            raw as f64 / dec_s / 1e6,
+            lines / col_s / 1e6,
+        );
+    }
+}

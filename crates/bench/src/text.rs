@@ -1,0 +1,84 @@
+//! Text helpers for building lines without allocation-heavy libraries: RFC 3339
+//! timestamps and JSON string escaping.
+
+use std::fmt::Write;
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Appends `ts_ns` (nanoseconds since the epoch) as RFC 3339 UTC with milliseconds,
+/// e.g. `2026-11-30T00:57:23.123Z`; the sub-millisecond part is truncated.
+pub fn push_rfc3339_ms(out: &mut String, ts_ns: i64) {
+    let ms = ts_ns.div_euclid(1_000_000);
+    let secs = ms.div_euclid(1000);
+    let milli = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let _ = write!(
+        out,
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    );
+}
+
+/// Appends `s` as a JSON string literal (with quotes), escaping as RFC 8259 requires.
+pub fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        let mut s = String::new();
+        push_rfc3339_ms(&mut s, 0);
+        assert_eq!(s, "1970-01-01T00:00:00.000Z");
+        s.clear();
+        // 2026-11-30T00:57:23.123456789Z
+        push_rfc3339_ms(&mut s, 1_796_000_243_123_456_789);
+        assert_eq!(s, "2026-11-30T00:57:23.123Z");
+        s.clear();
+        // 2024-02-29T23:59:59.999Z (leap day)
+        push_rfc3339_ms(&mut s, 1_709_251_199_999_000_000);
+        assert_eq!(s, "2024-02-29T23:59:59.999Z");
+    }
+
+    #[test]
+    fn escapes_json() {
+        let mut s = String::new();
+        push_json_str(&mut s, "a\"b\\c\n\u{1}é");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001é\"");
+        let v: String = serde_json::from_str(&s).unwrap();
+        assert_eq!(v, "a\"b\\c\n\u{1}é");
+    }
+}

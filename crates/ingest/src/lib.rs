@@ -2,6 +2,7 @@
 //! into a validated [`runakefli_model::PushRequest`]; none does I/O.
 //!
 //! - [`loki`]: `POST /loki/api/v1/push` (protobuf + snappy, JSON).
+//! - [`otlp`]: `POST /otlp/v1/logs` and `/v1/logs` (OTLP protobuf, OTLP/JSON).
 //!
 //! Every decoder reports problems as a [`PushError`], which carries the HTTP
 //! status Loki would answer with ([`PushError::status`]) and a message in
@@ -16,8 +17,10 @@
 
 pub mod body;
 pub mod error;
+pub mod level;
 pub mod limits;
 pub mod loki;
+pub mod otlp;
 pub mod validate;
 
 pub use error::PushError;

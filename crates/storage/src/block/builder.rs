@@ -9,7 +9,8 @@ use super::encoding::{encode_column, Stats};
 use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_NONE, CODEC_ZSTD, OWN_FRAME_MIN};
 use super::shape::{split_line, template_slots, SLOT};
 use super::tokens::BloomBuilder;
-use super::varint::{put_bytes, put_ivarint, put_uvarint};
+use super::ints::put_ints;
+use super::varint::{put_bytes, put_ivarint, put_uvarint, zigzag};
 use super::BlockMeta;
 
 type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
@@ -209,11 +210,7 @@ impl BlockBuilder {
             2..=256 => dir.extend(self.row_tpl.iter().map(|&t| t as u8)),
             _ => self.row_tpl.iter().for_each(|&t| put_uvarint(&mut dir, u64::from(t))),
         }
-        let mut prev = min_ts;
-        for &t in &self.ts {
-            put_ivarint(&mut dir, t.wrapping_sub(prev));
-            prev = t;
-        }
+        put_row_timestamps(&mut dir, &self.ts, min_ts);
         if self.has_meta {
             put_uvarint(&mut dir, self.meta_names.len() as u64);
             for n in &self.meta_names {
@@ -242,11 +239,17 @@ impl BlockBuilder {
         let mut kinds = Vec::with_capacity(self.columns.len());
         let mut values: Vec<&[u8]> = Vec::new();
         let mut payload = Vec::new();
-        for col in &self.columns {
+        let mut col_ts: Vec<Vec<i64>> = self.columns.iter().map(|c| Vec::with_capacity(c.spans.len())).collect();
+        for (&t, &ts) in self.row_tpl.iter().zip(&self.ts) {
+            for &c in &self.templates[t as usize].slots {
+                col_ts[c as usize].push(ts);
+            }
+        }
+        for (col, row_ts) in self.columns.iter().zip(&col_ts) {
             values.clear();
             values.extend(col.spans.iter().map(|&(a, b)| &self.arena[a as usize..b as usize]));
             payload.clear();
-            let enc = encode_column(&values, &mut payload);
+            let enc = encode_column(&values, row_ts, &mut payload);
             if enc.encoding.has_bloom() {
                 for v in &enc.distinct {
                     bloom.add_text(v);
@@ -314,6 +317,31 @@ impl BlockBuilder {
         self.raw = 0;
         self.line_bytes = 0;
     }
+}
+
+/// Row timestamps: deltas (the first from `min_ts`) divided by their greatest
+/// common divisor, as an integer stream.
+fn put_row_timestamps(dst: &mut Vec<u8>, ts: &[i64], min_ts: i64) {
+    let mut prev = min_ts;
+    let deltas: Vec<i64> = ts
+        .iter()
+        .map(|&t| {
+            let d = t.wrapping_sub(prev);
+            prev = t;
+            d
+        })
+        .collect();
+    let g = deltas.iter().fold(0u64, |g, &d| gcd(g, d.unsigned_abs())).max(1);
+    put_uvarint(dst, g);
+    let ints: Vec<u64> = deltas.iter().map(|&d| zigzag(d / g as i64)).collect();
+    put_ints(dst, &ints);
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 fn put_stats(dst: &mut Vec<u8>, stats: Option<Stats>) {

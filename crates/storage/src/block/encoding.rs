@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::text::{self, HexLayout};
-use super::varint::{put_bytes, put_ivarint, put_uvarint, uvarint_len, Cursor};
+use super::ints::{get_ints, put_ints};
+use super::varint::{put_bytes, put_uvarint, unzigzag, uvarint_len, Cursor};
 use crate::StorageError;
 
 /// How a column's values are stored.
@@ -104,7 +105,9 @@ pub struct Encoded<'v> {
 }
 
 /// Encodes `values` into `dst`, choosing the smallest exact encoding.
-pub fn encode_column<'v>(values: &[&'v [u8]], dst: &mut Vec<u8>) -> Encoded<'v> {
+/// `row_ts[i]` is the timestamp of the row holding value `i` (timestamp
+/// columns may be stored relative to it).
+pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>) -> Encoded<'v> {
     let mut index: HashMap<&[u8], u32, Xxh3DefaultBuilder> = HashMap::with_hasher(Xxh3DefaultBuilder);
     let mut distinct: Vec<&[u8]> = Vec::new();
     let mut ids = Vec::with_capacity(values.len());
@@ -127,7 +130,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], dst: &mut Vec<u8>) -> Encoded<'v> 
     let mut scratch = Vec::new();
     for enc in [Encoding::Decimal, Encoding::Timestamp, Encoding::Hex, Encoding::Ipv4] {
         scratch.clear();
-        if let Some(stats) = encode_typed(enc, values, &distinct, &mut scratch) {
+        if let Some(stats) = encode_typed(enc, values, row_ts, &distinct, &mut scratch) {
             if scratch.len() < best.0 {
                 best = (scratch.len(), Some((enc, std::mem::take(&mut scratch), stats)));
             }
@@ -164,7 +167,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], dst: &mut Vec<u8>) -> Encoded<'v> 
 }
 
 /// Tries a typed encoding; `None` when some value is not eligible.
-fn encode_typed(enc: Encoding, values: &[&[u8]], distinct: &[&[u8]], dst: &mut Vec<u8>) -> Option<Option<Stats>> {
+fn encode_typed(enc: Encoding, values: &[&[u8]], row_ts: &[i64], distinct: &[&[u8]], dst: &mut Vec<u8>) -> Option<Option<Stats>> {
     match enc {
         Encoding::Decimal => {
             // Check the distinct values first: failing is the common outcome.
@@ -184,10 +187,15 @@ fn encode_typed(enc: Encoding, values: &[&[u8]], distinct: &[&[u8]], dst: &mut V
                 dst.extend(parsed.iter().map(|p| p.1));
             }
             let mut prev = 0i64;
-            for &(m, _) in &parsed {
-                put_ivarint(dst, if delta { m.wrapping_sub(prev) } else { m });
-                prev = m;
-            }
+            let ints: Vec<u64> = parsed
+                .iter()
+                .map(|&(m, _)| {
+                    let v = if delta { m.wrapping_sub(prev) } else { m };
+                    prev = m;
+                    zz(v)
+                })
+                .collect();
+            put_ints(dst, &ints);
             let f = |(m, s): (i64, u8)| m as f64 / 10f64.powi(i32::from(s));
             let min = parsed.iter().map(|&p| f(p)).fold(f64::INFINITY, f64::min);
             let max = parsed.iter().map(|&p| f(p)).fold(f64::NEG_INFINITY, f64::max);
@@ -209,15 +217,31 @@ fn encode_typed(enc: Encoding, values: &[&[u8]], distinct: &[&[u8]], dst: &mut V
                 units.push(u);
             }
             let w = w0?;
-            dst.push(w);
+            let unit = 10i64.pow(9 - u32::from(w));
             let mut prev = 0i64;
-            for &u in &units {
-                put_ivarint(dst, u.wrapping_sub(prev));
-                prev = u;
+            let deltas: Vec<u64> = units
+                .iter()
+                .map(|&u| {
+                    let d = u.wrapping_sub(prev);
+                    prev = u;
+                    zz(d)
+                })
+                .collect();
+            let relative: Option<Vec<u64>> = (row_ts.len() == units.len())
+                .then(|| units.iter().zip(row_ts).map(|(&u, &t)| zz(u.wrapping_sub(t.div_euclid(unit)))).collect());
+            let size = |v: &[u64]| v.iter().map(|&x| uvarint_len(x)).sum::<usize>();
+            match relative {
+                Some(rel) if size(&rel) <= size(&deltas) => {
+                    dst.extend_from_slice(&[w, TS_RELATIVE]);
+                    put_ints(dst, &rel);
+                }
+                _ => {
+                    dst.extend_from_slice(&[w, TS_DELTA]);
+                    put_ints(dst, &deltas);
+                }
             }
-            let scale = 10i64.pow(9 - u32::from(w));
-            let min = units.iter().min()?.saturating_mul(scale);
-            let max = units.iter().max()?.saturating_mul(scale);
+            let min = units.iter().min()?.saturating_mul(unit);
+            let max = units.iter().max()?.saturating_mul(unit);
             Some(Some(Stats::Time { min, max }))
         }
         Encoding::Hex => {
@@ -239,14 +263,21 @@ fn encode_typed(enc: Encoding, values: &[&[u8]], distinct: &[&[u8]], dst: &mut V
             Some(None)
         }
         Encoding::Ipv4 => {
-            for v in values {
-                dst.extend_from_slice(&text::parse_ipv4(v)?);
+            // Byte planes: first octets of all values, then second octets, …
+            let quads: Vec<[u8; 4]> = values.iter().map(|v| text::parse_ipv4(v)).collect::<Option<_>>()?;
+            for b in 0..4 {
+                dst.extend(quads.iter().map(|q| q[b]));
             }
             Some(None)
         }
         _ => None,
     }
 }
+
+/// Timestamp column mode: each value is a delta from the previous value.
+const TS_DELTA: u8 = 0;
+/// Timestamp column mode: each value is the difference from its row's timestamp.
+const TS_RELATIVE: u8 = 1;
 
 #[inline]
 fn zz(v: i64) -> u64 {
@@ -333,8 +364,9 @@ fn read_strings(c: &mut Cursor<'_>, n: usize) -> Result<(Vec<u8>, Vec<u32>), Sto
     Ok((c.take(total)?.to_vec(), ends))
 }
 
-/// Decodes `n` values of a column stored with `enc`.
-pub fn decode_column(enc: Encoding, payload: &[u8], n: usize) -> Result<Values, StorageError> {
+/// Decodes `n` values of a column stored with `enc`; `row_ts` as for
+/// [`encode_column`] (needed by relative timestamp columns only).
+pub fn decode_column(enc: Encoding, payload: &[u8], n: usize, row_ts: &[i64]) -> Result<Values, StorageError> {
     let mut c = Cursor::new(payload, "column");
     let v = match enc {
         Encoding::Const => Values::Const { value: c.bytes()?.to_vec(), n },
@@ -372,8 +404,8 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize) -> Result<Values, 
             let mut data = Vec::with_capacity(n.min(c.remaining()) * 6);
             let mut ends = Vec::with_capacity(n.min(c.remaining()));
             let mut prev = 0i64;
-            for i in 0..n {
-                let raw = c.ivarint()?;
+            for (i, raw) in get_ints(&mut c, n)?.into_iter().enumerate() {
+                let raw = unzigzag(raw);
                 let m = if delta { prev.wrapping_add(raw) } else { raw };
                 prev = m;
                 text::format_decimal(&mut data, m, scales[if scales.len() == 1 { 0 } else { i }]);
@@ -388,9 +420,15 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize) -> Result<Values, 
             }
             let mut data = Vec::with_capacity(n.min(c.remaining()) * (21 + w as usize));
             let mut ends = Vec::with_capacity(n.min(c.remaining()));
+            let mode = c.u8()?;
+            let unit = 10i64.pow(9 - u32::from(w));
+            if mode == TS_RELATIVE && row_ts.len() != n || mode > TS_RELATIVE {
+                return Err(c.err("bad timestamp mode"));
+            }
             let mut prev = 0i64;
-            for _ in 0..n {
-                prev = prev.wrapping_add(c.ivarint()?);
+            for (i, raw) in get_ints(&mut c, n)?.into_iter().enumerate() {
+                let raw = unzigzag(raw);
+                prev = if mode == TS_RELATIVE { row_ts[i].div_euclid(unit).wrapping_add(raw) } else { prev.wrapping_add(raw) };
                 if !text::format_rfc3339(&mut data, prev, w) {
                     return Err(c.err("timestamp out of range"));
                 }
@@ -428,8 +466,8 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize) -> Result<Values, 
             let raw = c.take(n.checked_mul(4).ok_or_else(|| c.err("count overflow"))?)?;
             let mut data = Vec::with_capacity(n * 15);
             let mut ends = Vec::with_capacity(n);
-            for q in raw.chunks_exact(4) {
-                text::format_ipv4(&mut data, [q[0], q[1], q[2], q[3]]);
+            for i in 0..n {
+                text::format_ipv4(&mut data, [raw[i], raw[n + i], raw[2 * n + i], raw[3 * n + i]]);
                 ends.push(data.len() as u32);
             }
             Values::Flat { data, ends }
@@ -448,8 +486,9 @@ mod tests {
     fn round(vals: &[&str]) -> Encoding {
         let v: Vec<&[u8]> = vals.iter().map(|s| s.as_bytes()).collect();
         let mut buf = Vec::new();
-        let e = encode_column(&v, &mut buf);
-        let d = decode_column(e.encoding, &buf, v.len()).unwrap();
+        let ts: Vec<i64> = (0..v.len() as i64).map(|i| 1_795_913_989_854_000_000 + i * 1_000_000).collect();
+        let e = encode_column(&v, &ts, &mut buf);
+        let d = decode_column(e.encoding, &buf, v.len(), &ts).unwrap();
         d.check_utf8().unwrap();
         for (i, s) in vals.iter().enumerate() {
             assert_eq!(d.get(i), s.as_bytes(), "{:?}", e.encoding);
@@ -481,9 +520,10 @@ mod tests {
 
     #[test]
     fn corrupt_payloads_are_errors() {
-        assert!(decode_column(Encoding::Dict, &[2, 1, 1, b'a', b'b', 5], 1).is_err());
-        assert!(decode_column(Encoding::Plain, &[9, b'a'], 1).is_err());
-        assert!(decode_column(Encoding::Hex, &[0, 200, 1, 0], 1).is_err());
-        assert!(decode_column(Encoding::Timestamp, &[10], 0).is_err());
+        assert!(decode_column(Encoding::Dict, &[2, 1, 1, b'a', b'b', 5], 1, &[]).is_err());
+        assert!(decode_column(Encoding::Plain, &[9, b'a'], 1, &[]).is_err());
+        assert!(decode_column(Encoding::Hex, &[0, 200, 1, 0], 1, &[]).is_err());
+        assert!(decode_column(Encoding::Timestamp, &[10], 0, &[]).is_err());
+        assert!(decode_column(Encoding::Timestamp, &[3, 1, 0, 0], 1, &[]).is_err());
     }
 }

@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use super::encoding::{decode_column, Encoding, Stats, Values};
 use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_ZSTD};
 use super::shape::{template_slots, SLOT};
-use super::varint::Cursor;
+use super::ints::get_ints;
+use super::varint::{unzigzag, Cursor};
 use crate::StorageError;
 
 /// Where a column's payload is, plus what the directory says about it.
@@ -176,12 +177,18 @@ impl<'a> BlockReader<'a> {
         if self.row_tpl.iter().any(|&t| t as usize >= nt) {
             return Err(c.err("row template out of range"));
         }
-        self.ts = Vec::with_capacity(rows.min(c.remaining()));
-        let mut prev = self.header.min_ts;
-        for _ in 0..rows {
-            prev = prev.wrapping_add(c.ivarint()?);
-            self.ts.push(prev);
+        let g = c.uvarint()?;
+        if g == 0 || g > i64::MAX as u64 {
+            return Err(c.err("bad timestamp divisor"));
         }
+        let mut prev = self.header.min_ts;
+        self.ts = get_ints(&mut c, rows)?
+            .into_iter()
+            .map(|d| {
+                prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g as i64));
+                prev
+            })
+            .collect();
         let nm = c.len(c.remaining())?;
         if nm > 0 {
             let mut names = Vec::with_capacity(nm);
@@ -296,7 +303,8 @@ impl<'a> BlockReader<'a> {
     /// block has it. Only the frame holding that column is decompressed.
     pub fn column(&self, name: &str) -> Result<Option<Column>, StorageError> {
         let Some(id) = self.column_id(name) else { return Ok(None) };
-        let values = self.values(id)?;
+        let row_ts = if self.columns[id].encoding == Encoding::Timestamp { self.column_row_ts(Some(id)).swap_remove(id) } else { Vec::new() };
+        let values = self.values(id, &row_ts)?;
         values.check_utf8()?;
         let rows = self.rows();
         let mut row_value = vec![u32::MAX; rows];
@@ -322,20 +330,35 @@ impl<'a> BlockReader<'a> {
         Ok(Some(Column { encoding: self.columns[id].encoding, values, row_value, quoted }))
     }
 
-    /// Decodes column `id`'s values.
-    fn values(&self, id: usize) -> Result<Values, StorageError> {
+    /// Timestamps of the rows holding a value of each column, per column.
+    fn column_row_ts(&self, only: Option<usize>) -> Vec<Vec<i64>> {
+        let mut out = vec![Vec::new(); self.columns.len()];
+        for (&t, &ts) in self.row_tpl.iter().zip(&self.ts) {
+            for &c in &self.templates[t as usize].slots {
+                if only.is_none_or(|o| o == c as usize) {
+                    out[c as usize].push(ts);
+                }
+            }
+        }
+        out
+    }
+
+    /// Decodes column `id`'s values; `row_ts` as from [`Self::column_row_ts`].
+    fn values(&self, id: usize, row_ts: &[i64]) -> Result<Values, StorageError> {
         let col = &self.columns[id];
         let frame: Cow<'_, [u8]> = if col.frame == 0 {
             Cow::Borrowed(&self.frame0[self.payload_base..])
         } else {
             Cow::Owned(read_frame(self.src, self.frame_starts[col.frame], &self.header.frames[col.frame])?)
         };
-        decode_column(col.encoding, &frame[col.offset..col.offset + col.len], col.values)
+        decode_column(col.encoding, &frame[col.offset..col.offset + col.len], col.values, row_ts)
     }
 
     /// Rebuilds every line, byte-identical to what was pushed.
     pub fn lines(&self) -> Result<Vec<String>, StorageError> {
-        let cols: Vec<Values> = (0..self.columns.len()).map(|i| self.values(i)).collect::<Result<_, _>>()?;
+        let needs_ts = self.columns.iter().any(|c| c.encoding == Encoding::Timestamp);
+        let row_ts = if needs_ts { self.column_row_ts(None) } else { vec![Vec::new(); self.columns.len()] };
+        let cols: Vec<Values> = (0..self.columns.len()).map(|i| self.values(i, &row_ts[i])).collect::<Result<_, _>>()?;
         let mut cursor = vec![0usize; cols.len()];
         let mut out = Vec::with_capacity(self.rows());
         for &t in &self.row_tpl {

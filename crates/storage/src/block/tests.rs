@@ -366,3 +366,29 @@ fn measure() {
         );
     }
 }
+
+/// Per-column size breakdown of one 1,000-row block (measurement aid).
+#[test]
+#[ignore]
+fn breakdown() {
+    let mut w = Workload::new(1);
+    let mut b = BlockBuilder::new();
+    for _ in 0..1000 {
+        let (ts, l) = w.line();
+        b.push(ts, &l, &[]);
+    }
+    let mut buf = Vec::new();
+    b.finish(9, &mut buf);
+    let r = BlockReader::open(&buf).unwrap();
+    let (h, _) = layout::BlockHeader::decode(&buf).unwrap();
+    println!("total {} bytes, frames {:?}", buf.len(), h.frames);
+    for name in r.column_names() {
+        let c = r.column(&name).unwrap().unwrap();
+        let vals: Vec<&[u8]> = c.iter().flatten().map(|s| s.as_bytes()).collect();
+        let ts: Vec<i64> = c.iter().zip(r.timestamps()).filter(|(v, _)| v.is_some()).map(|(_, t)| *t).collect();
+        let mut p = Vec::new();
+        let e = encoding::encode_column(&vals, &ts, &mut p);
+        let z = zstd::bulk::compress(&p, 9).unwrap().len();
+        println!("{name:24} {:?} payload {} zstd {}", e.encoding, p.len(), z);
+    }
+}

@@ -1,0 +1,126 @@
+//! [`Backend`] for [`Storage`]: label queries from the stream index and scans
+//! that merge parts and memtables per stream.
+
+use crate::config::SCAN_BATCH_ENTRIES;
+use crate::merge_iter::{MergeIter, Source};
+use crate::part::Part;
+use crate::{names, Storage, StorageError};
+use runakefli_model::{
+    Backend, BackendError, EntryBatch, Labels, Matcher, ScanControl, ScanRequest, StreamId, StreamInfo, TenantId,
+    Timestamp,
+};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// `[start, end)` as inclusive bounds, `None` when empty.
+fn bounds(start: Timestamp, end: Timestamp) -> Option<(i64, i64)> {
+    (start < end).then(|| (start, end - 1))
+}
+
+impl Storage {
+    fn matching(&self, tenant: &TenantId, matchers: &[Matcher], lo: i64, hi: i64) -> Vec<(StreamId, Arc<Labels>)> {
+        match self.inner.tenant(tenant) {
+            Some(t) => t.index.read().matching(matchers, lo, hi),
+            None => Vec::new(),
+        }
+    }
+
+    fn scan_inner(
+        &self,
+        req: &ScanRequest,
+        visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
+    ) -> Result<(), StorageError> {
+        let Some((lo, hi)) = bounds(req.start, req.end) else { return Ok(()) };
+        let Some(tenant) = self.inner.tenant(&req.tenant) else { return Ok(()) };
+        // Memtables first, then parts (see the storage module's consistency rules).
+        let (active, frozen) = {
+            let m = self.inner.mem.read();
+            (m.active.clone(), m.frozen.as_ref().map(|(f, _)| f.clone()))
+        };
+        let parts: Vec<Arc<Part>> = {
+            let ps = tenant.partitions.read();
+            ps.range(names::day_of(lo)..=names::day_of(hi)).flat_map(|(_, p)| p.state.read().parts.clone()).collect()
+        };
+        let streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        for (sid, labels) in streams {
+            let mut sources = Vec::with_capacity(parts.len() + 2);
+            for p in &parts {
+                if let Some(s) = Source::part(p, sid, lo, hi, req.direction, &req.required_substrings)? {
+                    sources.push(s);
+                }
+            }
+            for m in frozen.iter().chain(std::iter::once(&active)) {
+                let entries = m.entries_in(&req.tenant, sid, lo, hi);
+                if !entries.is_empty() {
+                    sources.push(Source::memory(entries, req.direction));
+                }
+            }
+            if sources.is_empty() {
+                continue;
+            }
+            let info = StreamInfo { id: sid, labels };
+            let mut it = MergeIter::new(sources, lo, hi, req.direction)?;
+            let mut batch = Vec::with_capacity(SCAN_BATCH_ENTRIES);
+            let mut control = ScanControl::Continue;
+            while let Some(e) = it.next_entry()? {
+                batch.push(e);
+                if batch.len() == SCAN_BATCH_ENTRIES {
+                    control = visit(&info, EntryBatch { entries: std::mem::take(&mut batch) });
+                    if control != ScanControl::Continue {
+                        break;
+                    }
+                }
+            }
+            if control == ScanControl::Continue && !batch.is_empty() {
+                control = visit(&info, EntryBatch { entries: batch });
+            }
+            if control == ScanControl::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Backend for Storage {
+    fn streams(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<StreamInfo>, BackendError> {
+        let Some((lo, hi)) = bounds(start, end) else { return Ok(Vec::new()) };
+        Ok(self.matching(tenant, matchers, lo, hi).into_iter().map(|(id, labels)| StreamInfo { id, labels }).collect())
+    }
+
+    fn label_names(&self, tenant: &TenantId, start: Timestamp, end: Timestamp) -> Result<Vec<String>, BackendError> {
+        let Some((lo, hi)) = bounds(start, end) else { return Ok(Vec::new()) };
+        Ok(self.inner.tenant(tenant).map(|t| t.index.read().label_names(lo, hi)).unwrap_or_default())
+    }
+
+    fn label_values(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
+        let Some((lo, hi)) = bounds(start, end) else { return Ok(Vec::new()) };
+        let values: BTreeSet<String> = self
+            .matching(tenant, matchers, lo, hi)
+            .into_iter()
+            .filter_map(|(_, l)| l.get(name).map(str::to_owned))
+            .collect();
+        Ok(values.into_iter().collect())
+    }
+
+    fn scan(
+        &self,
+        request: &ScanRequest,
+        visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
+    ) -> Result<(), BackendError> {
+        self.scan_inner(request, visit).map_err(BackendError::from)
+    }
+}

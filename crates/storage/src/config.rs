@@ -1,0 +1,98 @@
+//! Configuration of the store and every fixed limit, each with its reason.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Flushed blocks and merged blocks stop growing at this many rows: large enough
+/// for good compression and cheap per-block overhead, small enough that one
+/// decoded block stays a few MiB.
+pub const BLOCK_MAX_ROWS: usize = 8192;
+
+/// Blocks also stop at this many raw (uncompressed) bytes, which bounds the memory
+/// one decoded block needs during scans and merges.
+pub const BLOCK_MAX_RAW_BYTES: usize = 2 << 20;
+
+/// Scans hand entries to the engine in batches of at most this many entries, so
+/// the engine can stop early without the backend materialising a whole stream.
+pub const SCAN_BATCH_ENTRIES: usize = 1000;
+
+/// A WAL segment is closed and a new one started once it exceeds this size, so
+/// replay and deletion work on bounded files.
+pub const WAL_SEGMENT_MAX_BYTES: u64 = 64 << 20;
+
+/// Upper bound of a decoded WAL record; anything larger is treated as corrupt
+/// rather than allocated (hostile or damaged length fields).
+pub const WAL_RECORD_MAX_BYTES: usize = 1 << 30;
+
+/// Bookkeeping bytes charged per memtable entry on top of its strings (the
+/// `Entry` struct, vectors and allocator slack), so the flush threshold tracks RSS.
+pub const MEMTABLE_ENTRY_OVERHEAD: usize = 64;
+
+/// Appends block once the active memtable holds this many times the flush
+/// threshold (a flush is still running): bounds memory when disks are slower than
+/// ingest.
+pub const MEMTABLE_BACKPRESSURE_FACTOR: usize = 2;
+
+/// How often the background threads wake up to check their conditions when no
+/// one signals them.
+pub const BACKGROUND_TICK: Duration = Duration::from_millis(500);
+
+/// Settings of a store.
+#[derive(Clone, Debug)]
+pub struct StorageConfig {
+    /// Root directory of all data.
+    pub data_dir: PathBuf,
+    /// Flush the memtable once it holds this many bytes (lines, metadata and
+    /// per-entry overhead, over all tenants). 64 MiB keeps peak RSS well under
+    /// the server's budget while giving flushed blocks some size.
+    pub memtable_flush_bytes: usize,
+    /// Flush the memtable once its oldest entry is this old, so idle streams reach
+    /// parts (and the WAL can be trimmed).
+    pub flush_interval: Duration,
+    /// zstd level for parts written by flushes: fast, since the data is rewritten
+    /// by merges anyway.
+    pub flush_zstd_level: i32,
+    /// zstd level for merged parts: they live long, so spend a bit more CPU.
+    pub merge_zstd_level: i32,
+    /// zstd level of WAL records: the cheapest level that still shrinks JSON
+    /// several times.
+    pub wal_zstd_level: i32,
+    /// fsync the WAL before acknowledging an append (on by default; off only for
+    /// throwaway stores).
+    pub wal_fsync: bool,
+    /// Size-tiered merging: merge at least this many neighbouring parts of similar
+    /// size.
+    pub merge_min_parts: usize,
+    /// Never merge more than this many parts at once (bounds open inputs and
+    /// decoded blocks held by one merge).
+    pub merge_max_parts: usize,
+    /// Parts count as "similar size" when the largest is at most this many times
+    /// the smallest.
+    pub merge_size_ratio: u64,
+    /// A partition that received no flush for this long gets its remaining small
+    /// parts merged into one, so settled data ends up in few large blocks.
+    pub merge_idle_after: Duration,
+    /// Run background flush and merge threads (tests may turn them off to drive
+    /// everything by hand).
+    pub background: bool,
+}
+
+impl StorageConfig {
+    /// Defaults for a store rooted at `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        StorageConfig {
+            data_dir: data_dir.into(),
+            memtable_flush_bytes: 64 << 20,
+            flush_interval: Duration::from_secs(30),
+            flush_zstd_level: 1,
+            merge_zstd_level: 3,
+            wal_zstd_level: 1,
+            wal_fsync: true,
+            merge_min_parts: 8,
+            merge_max_parts: 16,
+            merge_size_ratio: 4,
+            merge_idle_after: Duration::from_secs(5),
+            background: true,
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Small file-system helpers with the durability steps spelled out: directory
+//! fsync, atomic replace (temp, fsync, rename, fsync dir), directory listing.
+
+use crate::StorageError;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// fsyncs a directory so that entries created, renamed or removed in it persist.
+pub fn fsync_dir(dir: &Path) -> Result<(), StorageError> {
+    File::open(dir).and_then(|f| f.sync_all()).map_err(|e| StorageError::io(dir, e))
+}
+
+/// Creates `dir` (and parents) and fsyncs it and its parent so the new entry persists.
+pub fn create_dir_durable(dir: &Path) -> Result<(), StorageError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+    fsync_dir(dir)?;
+    if let Some(parent) = dir.parent() {
+        fsync_dir(parent)?;
+        if let Some(grand) = parent.parent() {
+            fsync_dir(grand)?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces `path` with `bytes` atomically: writes `tmp`, fsyncs it, renames it
+/// over `path` and fsyncs the directory.
+pub fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8]) -> Result<(), StorageError> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(tmp)
+        .map_err(|e| StorageError::io(tmp, e))?;
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(tmp, e))?;
+    drop(f);
+    fs::rename(tmp, path).map_err(|e| StorageError::io(path, e))?;
+    fsync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Names and paths of the entries of `dir` (empty when it does not exist).
+pub fn list_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>, StorageError> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StorageError::io(dir, e)),
+    };
+    let mut out = Vec::new();
+    for ent in rd {
+        let ent = ent.map_err(|e| StorageError::io(dir, e))?;
+        if let Some(name) = ent.file_name().to_str() {
+            out.push((name.to_string(), ent.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Removes a file, ignoring "not found".
+pub fn remove_file(path: &Path) -> Result<(), StorageError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StorageError::io(path, e)),
+    }
+}

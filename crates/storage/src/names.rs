@@ -1,0 +1,144 @@
+//! Every on-disk name of the store: directories, file names and how day
+//! partitions are spelled. Nothing else in the crate builds a path by hand.
+
+use std::path::{Path, PathBuf};
+
+/// Directory of WAL segments, under the data directory.
+pub const WAL_DIR: &str = "wal";
+/// Extension of a WAL segment file (`<seq:020>.wal`).
+pub const WAL_EXT: &str = "wal";
+/// Directory holding one directory per tenant, under the data directory.
+pub const TENANTS_DIR: &str = "tenants";
+/// The stream index log of a tenant, in the tenant directory.
+pub const STREAMS_FILE: &str = "streams.idx";
+/// The live manifest of a partition.
+pub const MANIFEST_FILE: &str = "MANIFEST";
+/// A manifest being written; renamed over [`MANIFEST_FILE`] when complete.
+pub const MANIFEST_TMP_FILE: &str = "MANIFEST.tmp";
+/// Extension of a part file (`<id:016x>.part`).
+pub const PART_EXT: &str = "part";
+/// Suffix of a part still being written (`<id:016x>.part.tmp`).
+pub const TMP_SUFFIX: &str = ".tmp";
+
+/// Path of WAL segment `seq`.
+pub fn wal_segment(data: &Path, seq: u64) -> PathBuf {
+    data.join(WAL_DIR).join(format!("{seq:020}.{WAL_EXT}"))
+}
+
+/// Parses a WAL segment file name back into its sequence number.
+pub fn parse_wal_segment(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(&format!(".{WAL_EXT}"))?;
+    if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    stem.parse().ok()
+}
+
+/// Directory of a tenant.
+pub fn tenant_dir(data: &Path, tenant: &str) -> PathBuf {
+    data.join(TENANTS_DIR).join(tenant)
+}
+
+/// Directory of a tenant's day partition.
+pub fn partition_dir(tenant_dir: &Path, day: i64) -> PathBuf {
+    tenant_dir.join(day_name(day))
+}
+
+/// File name of part `id`.
+pub fn part_file(id: u64) -> String {
+    format!("{id:016x}.{PART_EXT}")
+}
+
+/// Parses a part file name back into its id.
+pub fn parse_part_file(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(&format!(".{PART_EXT}"))?;
+    if stem.len() != 16 {
+        return None;
+    }
+    u64::from_str_radix(stem, 16).ok()
+}
+
+/// `YYYYMMDD` of a day number (days since 1970-01-01, UTC). Years outside
+/// 0..=9999 are written with a sign and more digits, which still parse back.
+pub fn day_name(day: i64) -> String {
+    let (y, m, d) = civil_from_days(day);
+    if (0..=9999).contains(&y) {
+        format!("{y:04}{m:02}{d:02}")
+    } else {
+        format!("{y:+}{m:02}{d:02}")
+    }
+}
+
+/// Parses a partition directory name back into its day number.
+pub fn parse_day_name(name: &str) -> Option<i64> {
+    if name.len() < 8 || !name.is_ascii() {
+        return None;
+    }
+    let (ys, rest) = name.split_at(name.len() - 4);
+    let y: i64 = ys.parse().ok()?;
+    let m: u32 = rest[..2].parse().ok()?;
+    let d: u32 = rest[2..].parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let day = days_from_civil(y, m, d);
+    (day_name(day) == name).then_some(day)
+}
+
+/// Day number of a timestamp in nanoseconds (UTC).
+pub fn day_of(ts: i64) -> i64 {
+    ts.div_euclid(runakefli_model::NANOS_PER_DAY)
+}
+
+// Howard Hinnant's civil-calendar algorithms (public domain description).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn day_names_round_trip() {
+        assert_eq!(day_name(0), "19700101");
+        assert_eq!(day_name(-1), "19691231");
+        assert_eq!(day_name(19_723), "20240101");
+        for day in [-800_000, -1, 0, 1, 11_016, 19_723, 20_000, 106_751] {
+            assert_eq!(parse_day_name(&day_name(day)), Some(day), "{day}");
+        }
+        assert_eq!(parse_day_name("20241301"), None);
+        assert_eq!(parse_day_name("2024023x"), None);
+        assert_eq!(day_of(-1), -1);
+        assert_eq!(day_of(runakefli_model::NANOS_PER_DAY), 1);
+    }
+
+    #[test]
+    fn file_names_round_trip() {
+        assert_eq!(parse_part_file(&part_file(0xabc)), Some(0xabc));
+        assert_eq!(parse_part_file("x.part"), None);
+        let p = wal_segment(Path::new("/d"), 42);
+        let name = p.file_name().unwrap().to_str().unwrap();
+        assert_eq!(parse_wal_segment(name), Some(42));
+        assert_eq!(parse_wal_segment("42.wal"), None);
+    }
+}

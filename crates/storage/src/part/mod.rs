@@ -1,0 +1,265 @@
+//! Immutable parts: one file per part holding per-stream blocks and an index.
+//!
+//! Layout: a 16-byte header (`RKFPART\0`, version u32, 4 zero bytes), the
+//! blocks back to back, the index, and a 40-byte footer (`index_offset u64,
+//! index_len u64, rows u64, index_crc32 u32, version u32, RKFPEND\0`). The index
+//! lists streams in ascending id order, each with its blocks (offset, length,
+//! crc32 of the block bytes, and the block's [`BlockMeta`]).
+
+mod writer;
+
+pub use writer::PartWriter;
+
+use crate::block::BlockMeta;
+use crate::encoding::Reader;
+use crate::fsutil::remove_file;
+use crate::StorageError;
+use memmap2::Mmap;
+use runakefli_model::StreamId;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const MAGIC: &[u8; 8] = b"RKFPART\0";
+const END_MAGIC: &[u8; 8] = b"RKFPEND\0";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 16;
+const FOOTER_LEN: usize = 40;
+/// Smallest encoding of one block entry in the index.
+const INDEX_BLOCK_LEN: usize = 8 + 4 + 4 + 4 + 8 + 8 + 8;
+
+/// Where a block lies in its part, with its summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockRef {
+    /// Byte offset in the part file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// CRC-32 of the block bytes.
+    pub crc: u32,
+    /// Rows and time range of the block.
+    pub meta: BlockMeta,
+}
+
+/// What the manifest records about a part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartInfo {
+    /// Unique id within the partition (the file name).
+    pub id: u64,
+    /// Position in push order: the id of the oldest flushed part it contains.
+    /// Parts of a partition are ordered by it; merges only combine neighbours.
+    pub order: u64,
+    /// 0 for a flushed part, 1 + the highest input level for a merged one.
+    pub level: u32,
+    /// Number of rows.
+    pub rows: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+}
+
+/// An open, memory-mapped part. Cloned as `Arc<Part>`; when marked obsolete
+/// (merged away) its file is deleted once the last handle drops.
+pub struct Part {
+    info: PartInfo,
+    path: PathBuf,
+    map: Mmap,
+    streams: HashMap<StreamId, (usize, usize)>,
+    stream_order: Vec<StreamId>,
+    blocks: Vec<BlockRef>,
+    obsolete: AtomicBool,
+}
+
+impl std::fmt::Debug for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Part").field("info", &self.info).field("path", &self.path).finish()
+    }
+}
+
+impl Part {
+    /// Opens and validates the part file at `path`.
+    pub fn open(path: &Path, info: PartInfo) -> Result<Part, StorageError> {
+        let what = path.display().to_string();
+        let bad = |d: &str| StorageError::corrupt(what.clone(), d);
+        let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
+        // SAFETY: part files are immutable once renamed into place; nothing in
+        // this process or the store writes to them afterwards.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| StorageError::io(path, e))?;
+        let len = map.len();
+        if len < HEADER_LEN + FOOTER_LEN || &map[..8] != MAGIC {
+            return Err(bad("bad part header"));
+        }
+        let footer = &map[len - FOOTER_LEN..];
+        if &footer[32..40] != END_MAGIC {
+            return Err(bad("bad part footer"));
+        }
+        let mut r = Reader::new(footer, "part footer");
+        let index_offset = r.u64()?;
+        let index_len = r.u64()?;
+        let rows = r.u64()?;
+        let index_crc = r.u32()?;
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(bad(&format!("unsupported part version {version}")));
+        }
+        let index_end = index_offset.checked_add(index_len).ok_or_else(|| bad("index bounds"))?;
+        if index_offset < HEADER_LEN as u64 || index_end != (len - FOOTER_LEN) as u64 {
+            return Err(bad("index bounds"));
+        }
+        let index = &map[index_offset as usize..index_end as usize];
+        if crc32fast::hash(index) != index_crc {
+            return Err(bad("index checksum mismatch"));
+        }
+        let mut r = Reader::new(index, "part index");
+        let n = r.count(9)?;
+        let mut streams = HashMap::with_capacity(n);
+        let mut stream_order = Vec::with_capacity(n);
+        let mut blocks = Vec::new();
+        let mut total_rows = 0u64;
+        for _ in 0..n {
+            let sid = r.u64()?;
+            if stream_order.last().is_some_and(|&p| p >= sid) {
+                return Err(bad("streams out of order"));
+            }
+            let nb = r.count(INDEX_BLOCK_LEN)?;
+            let start = blocks.len();
+            for _ in 0..nb {
+                let offset = r.u64()?;
+                let blen = r.u32()?;
+                let crc = r.u32()?;
+                let meta = BlockMeta { rows: r.u32()?, min_ts: r.i64()?, max_ts: r.i64()?, line_bytes: r.u64()? };
+                if offset < HEADER_LEN as u64 || offset.saturating_add(blen as u64) > index_offset {
+                    return Err(bad("block bounds"));
+                }
+                total_rows += meta.rows as u64;
+                blocks.push(BlockRef { offset, len: blen, crc, meta });
+            }
+            streams.insert(sid, (start, nb));
+            stream_order.push(sid);
+        }
+        if total_rows != rows {
+            return Err(bad("row count mismatch"));
+        }
+        let mut info = info;
+        info.rows = rows;
+        info.bytes = len as u64;
+        Ok(Part { info, path: path.to_path_buf(), map, streams, stream_order, blocks, obsolete: AtomicBool::new(false) })
+    }
+
+    /// The part's manifest entry.
+    pub fn info(&self) -> &PartInfo {
+        &self.info
+    }
+
+    /// The part file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Streams in the part, ascending.
+    pub fn stream_ids(&self) -> &[StreamId] {
+        &self.stream_order
+    }
+
+    /// Blocks of a stream, in time order (empty when absent).
+    pub fn stream_blocks(&self, sid: StreamId) -> &[BlockRef] {
+        match self.streams.get(&sid) {
+            Some(&(start, n)) => &self.blocks[start..start + n],
+            None => &[],
+        }
+    }
+
+    /// The bytes of a block, checksum verified.
+    pub fn block_bytes(&self, b: &BlockRef) -> Result<&[u8], StorageError> {
+        let bytes = &self.map[b.offset as usize..b.offset as usize + b.len as usize];
+        if crc32fast::hash(bytes) != b.crc {
+            return Err(StorageError::corrupt(self.path.display().to_string(), format!("block at {} checksum mismatch", b.offset)));
+        }
+        Ok(bytes)
+    }
+
+    /// Marks the part as merged away: its file is deleted when the last handle drops.
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Part {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            if let Err(e) = remove_file(&self.path) {
+                tracing::warn!(error = %e, "could not delete merged-away part");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_model::Entry;
+
+    fn entry(ts: i64, line: &str) -> Entry {
+        Entry { ts, line: line.into(), metadata: vec![] }
+    }
+
+    #[test]
+    fn write_then_read() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 7, 1).unwrap();
+        w.write_stream(3, (0..10).map(|i| Ok(entry(i, "a")))).unwrap();
+        w.write_stream(9, vec![Ok(entry(5, "b"))].into_iter()).unwrap();
+        assert!(w.write_stream(4, std::iter::empty::<Result<Entry, StorageError>>()).is_err());
+        let info = w.finish(7, 0).unwrap();
+        assert_eq!(info.rows, 11);
+        let p = Part::open(&d.path().join(crate::names::part_file(7)), info.clone()).unwrap();
+        assert_eq!(p.stream_ids(), &[3, 9]);
+        let b = &p.stream_blocks(3)[0];
+        assert_eq!((b.meta.rows, b.meta.min_ts, b.meta.max_ts), (10, 0, 9));
+        let dec = crate::block::decode_block(p.block_bytes(b).unwrap()).unwrap();
+        assert_eq!(dec.ts, (0..10).collect::<Vec<_>>());
+        assert!(p.stream_blocks(4).is_empty());
+    }
+
+    #[test]
+    fn corruption_is_an_error_not_a_panic() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 1, 1).unwrap();
+        w.write_stream(1, (0..100).map(|i| Ok(entry(i, "line")))).unwrap();
+        let info = w.finish(1, 0).unwrap();
+        let path = d.path().join(crate::names::part_file(1));
+        let good = std::fs::read(&path).unwrap();
+        for i in (0..good.len()).step_by(3) {
+            let mut bad = good.clone();
+            bad[i] ^= 0x5a;
+            std::fs::write(&path, &bad).unwrap();
+            if let Ok(p) = Part::open(&path, info.clone()) {
+                for &sid in p.stream_ids() {
+                    for b in p.stream_blocks(sid) {
+                        if let Ok(bytes) = p.block_bytes(b) {
+                            let _ = crate::block::decode_block(bytes);
+                        }
+                    }
+                }
+            }
+        }
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert!(Part::open(&path, info).is_err());
+    }
+
+    #[test]
+    fn obsolete_part_file_is_deleted_on_last_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 2, 1).unwrap();
+        w.write_stream(1, vec![Ok(entry(1, "x"))].into_iter()).unwrap();
+        let info = w.finish(2, 0).unwrap();
+        let path = d.path().join(crate::names::part_file(2));
+        let p = std::sync::Arc::new(Part::open(&path, info).unwrap());
+        let reader = p.clone();
+        p.mark_obsolete();
+        drop(p);
+        assert!(path.exists());
+        drop(reader);
+        assert!(!path.exists());
+    }
+}

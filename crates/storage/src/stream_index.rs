@@ -1,0 +1,266 @@
+//! The per-tenant stream index: label set ↔ stream id, label name → value →
+//! streams postings, and the time range each stream covers per day partition.
+//!
+//! Persistence: label sets are appended to the tenant's `streams.idx` (frames of
+//! `len u32 | crc32 u32 | stream_id u64 | label pairs`) and fsynced by the flush
+//! that first writes the stream into a part, before that part's manifest
+//! commit. Streams that only live in the WAL are re-learnt by WAL replay. Time
+//! ranges are not stored here: they are rebuilt from part indexes (block
+//! min/max) on open and from the memtable as entries arrive.
+
+use crate::encoding::{put_pairs, put_u32, put_u64, Reader};
+use crate::fsutil::fsync_dir;
+use crate::{names, StorageError};
+use runakefli_model::{Labels, Matcher, MatchOp, StreamId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One known stream.
+#[derive(Debug)]
+pub struct StreamEntry {
+    /// Its labels.
+    pub labels: Arc<Labels>,
+    /// Inclusive (min, max) timestamp per day partition with data.
+    pub days: BTreeMap<i64, (i64, i64)>,
+    persisted: bool,
+}
+
+/// The index of one tenant.
+#[derive(Debug, Default)]
+pub struct StreamIndex {
+    streams: HashMap<StreamId, StreamEntry>,
+    postings: BTreeMap<String, HashMap<String, Vec<StreamId>>>,
+}
+
+impl StreamIndex {
+    /// Number of streams.
+    pub fn len(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// True when the tenant has no streams.
+    pub fn is_empty(&self) -> bool {
+        self.streams.is_empty()
+    }
+
+    /// The stream `sid`, if known.
+    pub fn get(&self, sid: StreamId) -> Option<&StreamEntry> {
+        self.streams.get(&sid)
+    }
+
+    fn insert(&mut self, sid: StreamId, labels: Arc<Labels>, persisted: bool) {
+        for (k, v) in labels.pairs() {
+            self.postings.entry(k.clone()).or_default().entry(v.clone()).or_default().push(sid);
+        }
+        self.streams.insert(sid, StreamEntry { labels, days: BTreeMap::new(), persisted });
+    }
+
+    /// Returns the id and shared labels of `labels`, adding the stream when new.
+    /// Fails when a different label set already owns the id.
+    pub fn resolve(&mut self, tenant: &str, labels: &Labels) -> Result<(StreamId, Arc<Labels>), StorageError> {
+        let sid = labels.stream_id();
+        if let Some(e) = self.streams.get(&sid) {
+            if *e.labels != *labels {
+                return Err(StorageError::StreamIdCollision {
+                    tenant: tenant.to_string(),
+                    id: sid,
+                    existing: e.labels.to_string(),
+                    incoming: labels.to_string(),
+                });
+            }
+            return Ok((sid, e.labels.clone()));
+        }
+        let arc = Arc::new(labels.clone());
+        self.insert(sid, arc.clone(), false);
+        Ok((sid, arc))
+    }
+
+    /// Widens the recorded time range of `sid` in `day` to cover `[min, max]`.
+    pub fn note_range(&mut self, sid: StreamId, day: i64, min: i64, max: i64) {
+        if let Some(e) = self.streams.get_mut(&sid) {
+            let r = e.days.entry(day).or_insert((min, max));
+            r.0 = r.0.min(min);
+            r.1 = r.1.max(max);
+        }
+    }
+
+    /// Whether `sid` may have entries in the inclusive range `[lo, hi]`.
+    pub fn overlaps(&self, sid: StreamId, lo: i64, hi: i64) -> bool {
+        let Some(e) = self.streams.get(&sid) else { return false };
+        e.days
+            .range(crate::names::day_of(lo)..=crate::names::day_of(hi))
+            .any(|(_, &(min, max))| min <= hi && max >= lo)
+    }
+
+    /// Streams whose labels satisfy every matcher and that may have data in
+    /// `[lo, hi]`, sorted by labels.
+    pub fn matching(&self, matchers: &[Matcher], lo: i64, hi: i64) -> Vec<(StreamId, Arc<Labels>)> {
+        // Narrow with the most selective equality matcher on a non-empty value.
+        let mut candidates: Option<&Vec<StreamId>> = None;
+        for m in matchers {
+            if m.op == MatchOp::Eq && !m.value.is_empty() {
+                let ids = self.postings.get(&m.name).and_then(|vals| vals.get(&m.value));
+                match ids {
+                    None => return Vec::new(),
+                    Some(ids) if candidates.is_none_or(|c| ids.len() < c.len()) => candidates = Some(ids),
+                    Some(_) => {}
+                }
+            }
+        }
+        let check = |sid: &StreamId| -> Option<(StreamId, Arc<Labels>)> {
+            let e = self.streams.get(sid)?;
+            (matchers.iter().all(|m| m.matches_labels(&e.labels)) && self.overlaps(*sid, lo, hi))
+                .then(|| (*sid, e.labels.clone()))
+        };
+        let mut out: Vec<_> = match candidates {
+            Some(ids) => ids.iter().filter_map(check).collect(),
+            None => self.streams.keys().filter_map(check).collect(),
+        };
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        out
+    }
+
+    /// Label names over streams with data in `[lo, hi]`, sorted.
+    pub fn label_names(&self, lo: i64, hi: i64) -> Vec<String> {
+        let mut names = BTreeSet::new();
+        for (sid, e) in &self.streams {
+            if self.overlaps(*sid, lo, hi) {
+                names.extend(e.labels.pairs().iter().map(|(k, _)| k.clone()));
+            }
+        }
+        names.into_iter().collect()
+    }
+
+    /// Streams not yet written to the streams file.
+    pub fn unpersisted(&self) -> Vec<(StreamId, Arc<Labels>)> {
+        let mut v: Vec<_> =
+            self.streams.iter().filter(|(_, e)| !e.persisted).map(|(s, e)| (*s, e.labels.clone())).collect();
+        v.sort_by_key(|(s, _)| *s);
+        v
+    }
+
+    /// Records that `sids` are now in the streams file.
+    pub fn mark_persisted(&mut self, sids: &[StreamId]) {
+        for s in sids {
+            if let Some(e) = self.streams.get_mut(s) {
+                e.persisted = true;
+            }
+        }
+    }
+
+    /// Loads the streams file of `tenant_dir`, truncating a torn tail.
+    pub fn load(tenant_dir: &Path) -> Result<StreamIndex, StorageError> {
+        let path = tenant_dir.join(names::STREAMS_FILE);
+        let mut idx = StreamIndex::default();
+        let buf = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(idx),
+            Err(e) => return Err(StorageError::io(&path, e)),
+        };
+        let mut off = 0;
+        while off < buf.len() {
+            match decode_frame(&buf[off..]) {
+                Ok((sid, labels, used)) => {
+                    if labels.stream_id() != sid {
+                        tracing::warn!(path = %path.display(), "streams file entry with a mismatched id skipped");
+                    } else if !idx.streams.contains_key(&sid) {
+                        idx.insert(sid, Arc::new(labels), true);
+                    }
+                    off += used;
+                }
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), offset = off, error = %e, "truncating streams file at invalid record");
+                    let f = OpenOptions::new().write(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
+                    f.set_len(off as u64).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(&path, e))?;
+                    break;
+                }
+            }
+        }
+        Ok(idx)
+    }
+}
+
+fn decode_frame(buf: &[u8]) -> Result<(StreamId, Labels, usize), StorageError> {
+    let mut r = Reader::new(buf, "streams file");
+    let len = r.u32()? as usize;
+    let crc = r.u32()?;
+    let payload = r.take(len)?;
+    if crc32fast::hash(payload) != crc {
+        return Err(StorageError::corrupt("streams file", "checksum mismatch"));
+    }
+    let mut p = Reader::new(payload, "streams file");
+    let sid = p.u64()?;
+    let labels = Labels::new(p.pairs()?);
+    Ok((sid, labels, 8 + len))
+}
+
+/// Appends `streams` to the streams file of `tenant_dir` and fsyncs it.
+pub fn persist(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result<(), StorageError> {
+    if streams.is_empty() {
+        return Ok(());
+    }
+    let path = tenant_dir.join(names::STREAMS_FILE);
+    let mut buf = Vec::new();
+    for (sid, labels) in streams {
+        let mut payload = Vec::new();
+        put_u64(&mut payload, *sid);
+        put_pairs(&mut payload, labels.pairs());
+        put_u32(&mut buf, payload.len() as u32);
+        put_u32(&mut buf, crc32fast::hash(&payload));
+        buf.extend_from_slice(&payload);
+    }
+    let existed = path.exists();
+    let mut f = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
+    f.write_all(&buf).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(&path, e))?;
+    if !existed {
+        fsync_dir(tenant_dir)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(pairs: &[(&str, &str)]) -> Labels {
+        Labels::new(pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect())
+    }
+
+    #[test]
+    fn matching_ranges_and_names() {
+        let mut idx = StreamIndex::default();
+        let (a, _) = idx.resolve("t", &l(&[("app", "api"), ("env", "prod")])).unwrap();
+        let (b, _) = idx.resolve("t", &l(&[("app", "web")])).unwrap();
+        idx.note_range(a, 0, 10, 20);
+        idx.note_range(b, 0, 30, 40);
+        let m = |n: &str, op, v: &str| Matcher::new(n, op, v).unwrap();
+        let ids = |v: Vec<(StreamId, Arc<Labels>)>| v.into_iter().map(|x| x.0).collect::<Vec<_>>();
+        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Eq, "api")], 0, 100)), vec![a]);
+        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Re, ".+")], 0, 100)), vec![a, b]);
+        assert_eq!(ids(idx.matching(&[m("env", MatchOp::Eq, "")], 0, 100)), vec![b]);
+        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Re, ".+")], 21, 29)), Vec::<u64>::new());
+        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Eq, "nope")], 0, 100)), Vec::<u64>::new());
+        assert_eq!(idx.label_names(0, 25), vec!["app", "env"]);
+        assert_eq!(idx.label_names(25, 100), vec!["app"]);
+    }
+
+    #[test]
+    fn persist_load_and_torn_tail() {
+        let d = tempfile::tempdir().unwrap();
+        let mut idx = StreamIndex::default();
+        idx.resolve("t", &l(&[("a", "1")])).unwrap();
+        idx.resolve("t", &l(&[("a", "2")])).unwrap();
+        let un = idx.unpersisted();
+        persist(d.path(), &un).unwrap();
+        let path = d.path().join(names::STREAMS_FILE);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let loaded = StreamIndex::load(d.path()).unwrap();
+        assert_eq!(loaded.len(), 2);
+        assert!(loaded.unpersisted().is_empty());
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 2).unwrap();
+        assert_eq!(StreamIndex::load(d.path()).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,198 @@
+//! The write-ahead log: segmented files of checksummed, compressed records,
+//! written with group commit so concurrent appends share one write and fsync.
+//!
+//! Appenders encode (and compress) their record in their own thread, then queue
+//! it. The first appender that finds no write in progress becomes the leader:
+//! it takes every queued record, writes them with one `write` and one
+//! `fdatasync`, marks that batch durable and wakes the followers waiting on the
+//! condvar. Records queued meanwhile form the next batch.
+
+pub mod record;
+mod segment;
+
+pub use segment::{replay, ReplayStats};
+
+use crate::config::WAL_SEGMENT_MAX_BYTES;
+use crate::fsutil::{fsync_dir, list_dir, remove_file};
+use crate::{names, StorageError};
+use parking_lot::{Condvar, Mutex};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The open log, appending to its newest segment.
+pub struct Wal {
+    data: PathBuf,
+    fsync: bool,
+    state: Mutex<State>,
+    cond: Condvar,
+    bytes_written: AtomicU64,
+}
+
+struct State {
+    file: Option<File>,
+    seq: u64,
+    seg_bytes: u64,
+    pending: Vec<u8>,
+    next_batch: u64,
+    durable_batch: u64,
+    leader_active: bool,
+    failed: Option<String>,
+}
+
+impl Wal {
+    /// Starts a fresh segment `seq` under `data` (older segments stay until
+    /// [`Wal::remove_before`]).
+    pub fn open(data: &Path, seq: u64, fsync: bool) -> Result<Self, StorageError> {
+        let file = segment::create(data, seq, fsync)?;
+        Ok(Wal {
+            data: data.to_path_buf(),
+            fsync,
+            state: Mutex::new(State {
+                file: Some(file),
+                seq,
+                seg_bytes: segment::HEADER_LEN as u64,
+                pending: Vec::new(),
+                next_batch: 1,
+                durable_batch: 0,
+                leader_active: false,
+                failed: None,
+            }),
+            cond: Condvar::new(),
+            bytes_written: AtomicU64::new(0),
+        })
+    }
+
+    /// Total record bytes written since open.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written.load(Ordering::Relaxed)
+    }
+
+    /// Sequence number of the segment being written.
+    pub fn current_segment(&self) -> u64 {
+        self.state.lock().seq
+    }
+
+    /// Appends an encoded frame and returns once it is durable (written and,
+    /// when enabled, fsynced) together with whatever else was queued.
+    pub fn append(&self, frame: &[u8]) -> Result<(), StorageError> {
+        let mut st = self.state.lock();
+        if let Some(e) = &st.failed {
+            return Err(StorageError::WalFailed(e.clone()));
+        }
+        st.pending.extend_from_slice(frame);
+        let mine = st.next_batch;
+        loop {
+            if st.durable_batch >= mine {
+                return Ok(());
+            }
+            if let Some(e) = &st.failed {
+                return Err(StorageError::WalFailed(e.clone()));
+            }
+            if st.leader_active {
+                self.cond.wait(&mut st);
+                continue;
+            }
+            // Lead: write everything queued as one batch.
+            st.leader_active = true;
+            let buf = std::mem::take(&mut st.pending);
+            let batch = st.next_batch;
+            st.next_batch += 1;
+            let mut file = st.file.take().expect("segment file present while no leader");
+            let seq = st.seq;
+            drop(st);
+            let res = self.write_batch(&mut file, &buf, seq);
+            st = self.state.lock();
+            st.file = Some(file);
+            match res {
+                Ok(()) => {
+                    st.seg_bytes += buf.len() as u64;
+                    st.durable_batch = batch;
+                    self.bytes_written.fetch_add(buf.len() as u64, Ordering::Relaxed);
+                    if st.seg_bytes > WAL_SEGMENT_MAX_BYTES {
+                        if let Err(e) = self.rotate_locked(&mut st) {
+                            st.failed = Some(e.to_string());
+                        }
+                    }
+                }
+                Err(e) => st.failed = Some(e.to_string()),
+            }
+            st.leader_active = false;
+            // Reuse the buffer's allocation for the next batch when it is empty.
+            if st.pending.is_empty() {
+                let mut b = buf;
+                b.clear();
+                if b.capacity() <= 8 << 20 {
+                    st.pending = b;
+                }
+            }
+            self.cond.notify_all();
+        }
+    }
+
+    fn write_batch(&self, file: &mut File, buf: &[u8], seq: u64) -> Result<(), StorageError> {
+        let path = names::wal_segment(&self.data, seq);
+        file.write_all(buf).map_err(|e| StorageError::io(&path, e))?;
+        if self.fsync {
+            file.sync_data().map_err(|e| StorageError::io(&path, e))?;
+        }
+        Ok(())
+    }
+
+    fn rotate_locked(&self, st: &mut State) -> Result<u64, StorageError> {
+        let next = st.seq + 1;
+        let file = segment::create(&self.data, next, self.fsync)?;
+        st.file = Some(file);
+        st.seq = next;
+        st.seg_bytes = segment::HEADER_LEN as u64;
+        Ok(next)
+    }
+
+    /// Closes the current segment and starts the next one; returns the new
+    /// segment's number. Every record appended before this call lies in an older
+    /// segment. Waits for an in-flight batch to finish first.
+    pub fn rotate(&self) -> Result<u64, StorageError> {
+        let mut st = self.state.lock();
+        // A queued record always has a leader writing it; wait for that batch.
+        while (st.leader_active || !st.pending.is_empty()) && st.failed.is_none() {
+            self.cond.wait(&mut st);
+        }
+        if let Some(e) = &st.failed {
+            return Err(StorageError::WalFailed(e.clone()));
+        }
+        self.rotate_locked(&mut st)
+    }
+
+    /// Deletes every segment numbered below `seq` (their records are all in parts).
+    pub fn remove_before(&self, seq: u64) -> Result<(), StorageError> {
+        remove_segments_before(&self.data, seq)
+    }
+}
+
+/// Deletes WAL segments numbered below `seq` under `data`.
+pub fn remove_segments_before(data: &Path, seq: u64) -> Result<(), StorageError> {
+    let dir = data.join(names::WAL_DIR);
+    let mut removed = false;
+    for (name, path) in list_dir(&dir)? {
+        if names::parse_wal_segment(&name).is_some_and(|s| s < seq) {
+            remove_file(&path)?;
+            removed = true;
+        }
+    }
+    if removed {
+        fsync_dir(&dir)?;
+    }
+    Ok(())
+}
+
+/// Sizes of the WAL segment files on disk.
+pub fn disk_bytes(data: &Path) -> u64 {
+    let dir = data.join(names::WAL_DIR);
+    list_dir(&dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(_, p)| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
+}

@@ -1,0 +1,75 @@
+//! Errors of query evaluation, with the HTTP status and message Loki gives.
+
+use runakefli_model::BackendError;
+use thiserror::Error;
+
+/// Why a query failed.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// The query asks for more entries than allowed.
+    #[error("max entries limit per query exceeded, limit > max_entries_limit_per_query ({requested} > {max})")]
+    EntriesLimit {
+        /// The requested limit.
+        requested: u32,
+        /// The configured maximum.
+        max: u32,
+    },
+    /// The query would return more series than allowed.
+    #[error("maximum of series ({0}) reached for a single query")]
+    SeriesLimit(usize),
+    /// The query could not be planned (bad regexp, template, pattern…); the text
+    /// follows Loki's `parse error : …` form.
+    #[error("parse error : {0}")]
+    Plan(String),
+    /// A request parameter is invalid.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The query took longer than allowed.
+    #[error("query timed out")]
+    Timeout,
+    /// Evaluation failed in a way Loki reports as a server error (e.g.
+    /// many-to-many vector matching).
+    #[error("{0}")]
+    Execution(String),
+    /// A feature not implemented yet.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The storage backend failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+impl EngineError {
+    /// The HTTP status Loki answers with for this error.
+    pub fn status(&self) -> u16 {
+        match self {
+            EngineError::EntriesLimit { .. }
+            | EngineError::SeriesLimit(_)
+            | EngineError::Plan(_)
+            | EngineError::BadRequest(_)
+            | EngineError::Unsupported(_) => 400,
+            EngineError::Timeout => 504,
+            EngineError::Execution(_) => 500,
+            EngineError::Backend(BackendError::Limit(_)) => 400,
+            EngineError::Backend(BackendError::Cancelled) => 499,
+            EngineError::Backend(_) => 500,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_and_statuses() {
+        let e = EngineError::EntriesLimit { requested: 6000, max: 5000 };
+        assert_eq!(
+            e.to_string(),
+            "max entries limit per query exceeded, limit > max_entries_limit_per_query (6000 > 5000)"
+        );
+        assert_eq!(e.status(), 400);
+        assert_eq!(EngineError::Execution("x".into()).status(), 500);
+        assert_eq!(EngineError::Plan("bad".into()).to_string(), "parse error : bad");
+    }
+}

@@ -1,0 +1,160 @@
+//! Go-compatible conversions of label text: `strconv.ParseFloat`,
+//! `time.ParseDuration`, humanize's `ParseBytes`, with Go's error texts.
+
+/// Parses a float as Go's `strconv.ParseFloat(s, 64)`; the error is Go's text.
+pub fn parse_float(s: &str) -> Result<f64, String> {
+    let err = || format!("strconv.ParseFloat: parsing {}: invalid syntax", runakefli_model::labels::quote_go(s));
+    let t = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let lower = t.to_ascii_lowercase();
+    if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
+        let v: f64 = if lower == "nan" { f64::NAN } else { f64::INFINITY };
+        return Ok(if s.starts_with('-') { -v } else { v });
+    }
+    if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) {
+        return Err(err());
+    }
+    s.parse::<f64>().map_err(|_| err())
+}
+
+/// Parses a Go duration (`1h2m3.5s`, `250ms`, `-1.5h`) into nanoseconds.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let err = || format!("time: invalid duration {}", runakefli_model::labels::quote_go(s));
+    let (neg, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Ok(0);
+    }
+    if rest.is_empty() {
+        return Err(err());
+    }
+    let mut total: f64 = 0.0;
+    while !rest.is_empty() {
+        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num = &rest[..num_end];
+        if num.is_empty() || num == "." {
+            return Err(err());
+        }
+        let v: f64 = num.parse().map_err(|_| err())?;
+        rest = &rest[num_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit = &rest[..unit_end];
+        let mult: f64 = match unit {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            "" => return Err(format!("time: missing unit in duration {}", runakefli_model::labels::quote_go(s))),
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    runakefli_model::labels::quote_go(unit),
+                    runakefli_model::labels::quote_go(s)
+                ))
+            }
+        };
+        total += v * mult;
+        rest = &rest[unit_end..];
+    }
+    if total > i64::MAX as f64 {
+        return Err(err());
+    }
+    let t = total.round() as i64;
+    Ok(if neg { -t } else { t })
+}
+
+/// Parses a byte size as humanize's `ParseBytes` (`10kB` = 10000, `3MiB`).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(t.len());
+    let num: String = t[..split].chars().filter(|&c| c != ',').collect();
+    let f: f64 = num
+        .parse()
+        .map_err(|_| format!("strconv.ParseFloat: parsing {}: invalid syntax", runakefli_model::labels::quote_go(&num)))?;
+    let unit = t[split..].trim().to_ascii_lowercase();
+    let mult: f64 = match unit.as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "ki" | "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mi" | "mib" => 1048576.0,
+        "g" | "gb" => 1e9,
+        "gi" | "gib" => 1073741824.0,
+        "t" | "tb" => 1e12,
+        "ti" | "tib" => 1099511627776.0,
+        "p" | "pb" => 1e15,
+        "pi" | "pib" => 1125899906842624.0,
+        "e" | "eb" => 1e18,
+        "ei" | "eib" => 1152921504606846976.0,
+        _ => return Err(format!("unhandled size name: {unit}")),
+    };
+    let v = f * mult;
+    if v >= 18446744073709551615.0 {
+        return Err(format!("too large: {s}"));
+    }
+    Ok(v as u64)
+}
+
+/// Formats a float as Go's `strconv.FormatFloat(v, 'f', -1, 64)`.
+pub fn format_float_f(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    let s = format!("{v}");
+    if s == "-0" {
+        return "-0".into();
+    }
+    s
+}
+
+/// Formats a float as Go's `%v` (shortest digits; exponent form when the
+/// exponent is below -4 or at least 21).
+pub fn format_float_v(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let e = format!("{v:e}");
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..21).contains(&exp) {
+        return format!("{v}");
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mant}e{sign}{:02}", exp.abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_compatible() {
+        assert_eq!(parse_float("1.5e3"), Ok(1500.0));
+        assert_eq!(parse_float("n/a").unwrap_err(), "strconv.ParseFloat: parsing \"n/a\": invalid syntax");
+        assert_eq!(parse_float("").unwrap_err(), "strconv.ParseFloat: parsing \"\": invalid syntax");
+        assert_eq!(parse_duration("1h2m3s"), Ok(3_723_000_000_000));
+        assert_eq!(parse_duration("750us"), Ok(750_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert!(parse_duration("abc").is_err());
+        assert_eq!(parse_bytes("10kB"), Ok(10_000));
+        assert_eq!(parse_bytes("3MiB"), Ok(3 * 1024 * 1024));
+        assert_eq!(parse_bytes("1.5KB"), Ok(1500));
+        assert_eq!(format_float_v(1e21), "1e+21");
+        assert_eq!(format_float_v(1e6), "1000000");
+        assert_eq!(format_float_v(0.00001), "1e-05");
+        assert_eq!(format_float_f(-20.0), "-20");
+    }
+}

@@ -1,0 +1,786 @@
+//! The template function library: Loki's functions plus the Sprig subset
+//! Loki registers, with Go's argument typing rules and error texts.
+
+use super::convert::{format_float_v, parse_float};
+use super::template::Val;
+
+/// Why a call failed.
+#[derive(Debug)]
+pub enum CallError {
+    /// Argument `index` has the wrong type; `msg` is Go's text.
+    Type {
+        /// Index of the argument (the piped value is last).
+        index: usize,
+        /// Go's message.
+        msg: String,
+    },
+    /// The function returned an error.
+    Failed(String),
+    /// Wrong argument count: (wanted, got).
+    Arity(usize, usize),
+}
+
+const NAMES: &[&str] = &[
+    "__line__", "__timestamp__", "ToLower", "ToUpper", "Replace", "Trim", "TrimLeft", "TrimRight", "TrimPrefix",
+    "TrimSuffix", "TrimSpace", "lower", "upper", "title", "trunc", "substr", "contains", "hasPrefix", "hasSuffix",
+    "replace", "repeat", "trim", "trimAll", "trimPrefix", "trimSuffix", "int", "float64", "add", "sub", "mul", "div",
+    "mod", "addf", "subf", "mulf", "divf", "max", "min", "maxf", "minf", "ceil", "floor", "round", "date", "unixEpoch",
+    "unixEpochMillis", "unixEpochNanos", "unixToTime", "default", "regexReplaceAll", "regexReplaceAllLiteral", "count",
+    "alignLeft", "alignRight", "bytes", "duration", "duration_seconds", "printf", "print", "println", "len", "eq", "ne",
+    "lt", "le", "gt", "ge", "and", "or", "not", "urlencode", "urldecode", "b64enc", "b64dec", "indent", "nindent",
+    "toDate", "now",
+];
+
+/// True when `name` is a known function.
+pub fn exists(name: &str) -> bool {
+    NAMES.contains(&name)
+}
+
+fn type_err(index: usize, want: &str, got: &Val) -> CallError {
+    CallError::Type { index, msg: format!("wrong type for value; expected {want}; got {}", got.type_name()) }
+}
+
+fn s(args: &[Val], i: usize) -> Result<&str, CallError> {
+    match &args[i] {
+        Val::Str(x) => Ok(x),
+        other => Err(type_err(i, "string", other)),
+    }
+}
+
+fn int(args: &[Val], i: usize) -> Result<i64, CallError> {
+    match &args[i] {
+        Val::Int(x) => Ok(*x),
+        other => Err(type_err(i, "int", other)),
+    }
+}
+
+/// spf13/cast's `ToFloat64`: strings parsed, failures give 0.
+pub fn cast_f64(v: &Val) -> f64 {
+    match v {
+        Val::Str(x) => parse_float(x).unwrap_or(0.0),
+        Val::Int(i) => *i as f64,
+        Val::Float(f) => *f,
+        Val::Bool(b) => f64::from(u8::from(*b)),
+        Val::Time(_) | Val::Nil => 0.0,
+    }
+}
+
+/// spf13/cast's `ToInt64`: strings parsed as integers (`9.0` allowed), failures give 0.
+pub fn cast_i64(v: &Val) -> i64 {
+    match v {
+        Val::Str(x) => {
+            let t = x.strip_suffix(".0").unwrap_or(x);
+            t.parse().unwrap_or(0)
+        }
+        Val::Int(i) => *i,
+        Val::Float(f) => *f as i64,
+        Val::Bool(b) => i64::from(*b),
+        Val::Time(_) | Val::Nil => 0,
+    }
+}
+
+fn arity(args: &[Val], n: usize) -> Result<(), CallError> {
+    if args.len() != n {
+        return Err(CallError::Arity(n, args.len()));
+    }
+    Ok(())
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_sep = true;
+    for c in s.chars() {
+        if prev_sep && c.is_alphabetic() {
+            out.extend(c.to_uppercase());
+        } else {
+            out.push(c);
+        }
+        prev_sep = !(c.is_alphanumeric() || c == '_');
+    }
+    out
+}
+
+fn cmp_vals(a: &Val, b: &Val) -> Result<std::cmp::Ordering, CallError> {
+    use std::cmp::Ordering;
+    Ok(match (a, b) {
+        (Val::Str(x), Val::Str(y)) => x.cmp(y),
+        (Val::Int(x), Val::Int(y)) => x.cmp(y),
+        (Val::Float(x), Val::Float(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (Val::Int(x), Val::Float(y)) => (*x as f64).partial_cmp(y).unwrap_or(Ordering::Equal),
+        (Val::Float(x), Val::Int(y)) => x.partial_cmp(&(*y as f64)).unwrap_or(Ordering::Equal),
+        (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
+        _ => return Err(CallError::Failed("incompatible types for comparison".into())),
+    })
+}
+
+/// Calls function `name` with evaluated arguments (the piped value last).
+pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
+    let a = &args;
+    let st = |x: String| Ok(Val::Str(x));
+    match name {
+        "ToLower" | "lower" => {
+            arity(a, 1)?;
+            st(s(a, 0)?.to_lowercase())
+        }
+        "ToUpper" | "upper" => {
+            arity(a, 1)?;
+            st(s(a, 0)?.to_uppercase())
+        }
+        "title" => {
+            arity(a, 1)?;
+            st(title(s(a, 0)?))
+        }
+        "TrimSpace" | "trim" => {
+            arity(a, 1)?;
+            st(s(a, 0)?.trim().to_string())
+        }
+        "Trim" => {
+            arity(a, 2)?;
+            let cut = s(a, 1)?;
+            st(s(a, 0)?.trim_matches(|c| cut.contains(c)).to_string())
+        }
+        "trimAll" => {
+            arity(a, 2)?;
+            let cut = s(a, 0)?;
+            st(s(a, 1)?.trim_matches(|c| cut.contains(c)).to_string())
+        }
+        "TrimLeft" => {
+            arity(a, 2)?;
+            let cut = s(a, 1)?;
+            st(s(a, 0)?.trim_start_matches(|c| cut.contains(c)).to_string())
+        }
+        "TrimRight" => {
+            arity(a, 2)?;
+            let cut = s(a, 1)?;
+            st(s(a, 0)?.trim_end_matches(|c| cut.contains(c)).to_string())
+        }
+        "TrimPrefix" => {
+            arity(a, 2)?;
+            let (x, p) = (s(a, 0)?, s(a, 1)?);
+            st(x.strip_prefix(p).unwrap_or(x).to_string())
+        }
+        "TrimSuffix" => {
+            arity(a, 2)?;
+            let (x, p) = (s(a, 0)?, s(a, 1)?);
+            st(x.strip_suffix(p).unwrap_or(x).to_string())
+        }
+        "trimPrefix" => {
+            arity(a, 2)?;
+            let (p, x) = (s(a, 0)?, s(a, 1)?);
+            st(x.strip_prefix(p).unwrap_or(x).to_string())
+        }
+        "trimSuffix" => {
+            arity(a, 2)?;
+            let (p, x) = (s(a, 0)?, s(a, 1)?);
+            st(x.strip_suffix(p).unwrap_or(x).to_string())
+        }
+        "Replace" => {
+            arity(a, 4)?;
+            let (x, old, new, n) = (s(a, 0)?, s(a, 1)?, s(a, 2)?, int(a, 3)?);
+            st(if n < 0 { x.replace(old, new) } else { x.replacen(old, new, n as usize) })
+        }
+        "replace" => {
+            arity(a, 3)?;
+            let (old, new, x) = (s(a, 0)?, s(a, 1)?, s(a, 2)?);
+            st(x.replace(old, new))
+        }
+        "contains" => {
+            arity(a, 2)?;
+            Ok(Val::Bool(s(a, 1)?.contains(s(a, 0)?)))
+        }
+        "hasPrefix" => {
+            arity(a, 2)?;
+            Ok(Val::Bool(s(a, 1)?.starts_with(s(a, 0)?)))
+        }
+        "hasSuffix" => {
+            arity(a, 2)?;
+            Ok(Val::Bool(s(a, 1)?.ends_with(s(a, 0)?)))
+        }
+        "trunc" => {
+            arity(a, 2)?;
+            let (c, x) = (int(a, 0)?, s(a, 1)?);
+            let n = x.len() as i64;
+            st(if c < 0 && n + c > 0 {
+                x[floor_char(x, (n + c) as usize)..].to_string()
+            } else if c >= 0 && n > c {
+                x[..floor_char(x, c as usize)].to_string()
+            } else {
+                x.to_string()
+            })
+        }
+        "substr" => {
+            arity(a, 3)?;
+            let (start, end, x) = (int(a, 0)?, int(a, 1)?, s(a, 2)?);
+            let n = x.len() as i64;
+            let r = if start < 0 {
+                &x[..floor_char(x, end.clamp(0, n) as usize)]
+            } else if end < 0 || end > n {
+                &x[floor_char(x, start.min(n) as usize)..]
+            } else {
+                let b = floor_char(x, start.min(n) as usize);
+                let e = floor_char(x, end as usize).max(b);
+                &x[b..e]
+            };
+            st(r.to_string())
+        }
+        "repeat" => {
+            arity(a, 2)?;
+            let (c, x) = (int(a, 0)?, s(a, 1)?);
+            if c < 0 || (c as usize).saturating_mul(x.len()) > 1 << 20 {
+                return Err(CallError::Failed("strings: negative Repeat count".into()));
+            }
+            st(x.repeat(c as usize))
+        }
+        "alignLeft" | "alignRight" => {
+            arity(a, 2)?;
+            let (c, x) = (int(a, 0)?, s(a, 1)?);
+            let chars: Vec<char> = x.chars().collect();
+            let l = chars.len() as i64;
+            if c < 0 || c == l {
+                return st(x.to_string());
+            }
+            let pad = c - l;
+            st(if pad > 0 {
+                let p = " ".repeat(pad as usize);
+                if name == "alignLeft" {
+                    format!("{x}{p}")
+                } else {
+                    format!("{p}{x}")
+                }
+            } else if name == "alignLeft" {
+                chars[..c as usize].iter().collect()
+            } else {
+                chars[(l - c) as usize..].iter().collect()
+            })
+        }
+        "len" => {
+            arity(a, 1)?;
+            match &a[0] {
+                Val::Str(x) => Ok(Val::Int(x.len() as i64)),
+                other => Err(CallError::Failed(format!("len of type {}", other.type_name()))),
+            }
+        }
+        "int" => {
+            arity(a, 1)?;
+            Ok(Val::Int(cast_i64(&a[0])))
+        }
+        "float64" => {
+            arity(a, 1)?;
+            Ok(Val::Float(cast_f64(&a[0])))
+        }
+        "add" => Ok(Val::Int(a.iter().map(cast_i64).fold(0i64, i64::wrapping_add))),
+        "mul" => Ok(Val::Int(a.iter().map(cast_i64).fold(1i64, i64::wrapping_mul))),
+        "sub" => {
+            arity(a, 2)?;
+            Ok(Val::Int(cast_i64(&a[0]).wrapping_sub(cast_i64(&a[1]))))
+        }
+        "div" | "mod" => {
+            arity(a, 2)?;
+            let (x, y) = (cast_i64(&a[0]), cast_i64(&a[1]));
+            if y == 0 {
+                return Err(CallError::Failed("runtime error: integer divide by zero".into()));
+            }
+            Ok(Val::Int(if name == "div" { x.wrapping_div(y) } else { x.wrapping_rem(y) }))
+        }
+        "addf" => Ok(Val::Float(round_decimal(a.iter().map(cast_f64).sum()))),
+        "mulf" => Ok(Val::Float(round_decimal(a.iter().map(cast_f64).product()))),
+        "subf" => {
+            if a.is_empty() {
+                return Err(CallError::Arity(1, 0));
+            }
+            let mut v = cast_f64(&a[0]);
+            for x in &a[1..] {
+                v -= cast_f64(x);
+            }
+            Ok(Val::Float(round_decimal(v)))
+        }
+        "divf" => {
+            if a.is_empty() {
+                return Err(CallError::Arity(1, 0));
+            }
+            let mut v = cast_f64(&a[0]);
+            for x in &a[1..] {
+                v /= cast_f64(x);
+            }
+            Ok(Val::Float(round_decimal(v)))
+        }
+        "max" | "min" => {
+            let it = a.iter().map(cast_i64);
+            let v = if name == "max" { it.max() } else { it.min() };
+            Ok(Val::Int(v.unwrap_or(0)))
+        }
+        "maxf" | "minf" => {
+            let it = a.iter().map(cast_f64);
+            let v = if name == "maxf" { it.fold(f64::NEG_INFINITY, f64::max) } else { it.fold(f64::INFINITY, f64::min) };
+            Ok(Val::Float(v))
+        }
+        "ceil" => {
+            arity(a, 1)?;
+            Ok(Val::Float(cast_f64(&a[0]).ceil()))
+        }
+        "floor" => {
+            arity(a, 1)?;
+            Ok(Val::Float(cast_f64(&a[0]).floor()))
+        }
+        "round" => {
+            if a.len() < 2 || a.len() > 3 {
+                return Err(CallError::Arity(2, a.len()));
+            }
+            let v = cast_f64(&a[0]);
+            let p = int(a, 1)?;
+            let on = if a.len() == 3 { cast_f64(&a[2]) } else { 0.5 };
+            let pow = 10f64.powi(p as i32);
+            let digit = pow * v;
+            let frac = digit.fract();
+            let r = if frac >= on { digit.ceil() } else { digit.floor() };
+            Ok(Val::Float(r / pow))
+        }
+        "default" => {
+            if a.is_empty() {
+                return Err(CallError::Arity(2, 0));
+            }
+            if a.len() == 1 || !a[1].truthy() {
+                return Ok(a[0].clone());
+            }
+            Ok(a[1].clone())
+        }
+        "date" => {
+            arity(a, 2)?;
+            let layout = s(a, 0)?;
+            let t = match &a[1] {
+                Val::Time(t) => *t,
+                Val::Int(i) => i.saturating_mul(1_000_000_000),
+                _ => 0,
+            };
+            st(format_time(t, layout))
+        }
+        "unixEpoch" | "unixEpochMillis" | "unixEpochNanos" => {
+            arity(a, 1)?;
+            let Val::Time(t) = a[0] else { return Err(type_err(0, "time.Time", &a[0])) };
+            let v = match name {
+                "unixEpoch" => t.div_euclid(1_000_000_000),
+                "unixEpochMillis" => t.div_euclid(1_000_000),
+                _ => t,
+            };
+            st(v.to_string())
+        }
+        "unixToTime" => {
+            arity(a, 1)?;
+            let x = s(a, 0)?;
+            let v: i64 = x.parse().map_err(|_| CallError::Failed(format!("strconv.ParseInt: parsing {x:?}: invalid syntax")))?;
+            let ns = match x.len() {
+                0..=10 => v.saturating_mul(1_000_000_000),
+                11..=13 => v.saturating_mul(1_000_000),
+                14..=16 => v.saturating_mul(1_000),
+                _ => v,
+            };
+            Ok(Val::Time(ns))
+        }
+        "now" => Ok(Val::Time(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as i64)
+                .unwrap_or(0),
+        )),
+        "regexReplaceAll" | "regexReplaceAllLiteral" => {
+            arity(a, 3)?;
+            let (re, x, repl) = (s(a, 0)?, s(a, 1)?, s(a, 2)?);
+            let re = regex::Regex::new(re).map_err(|e| CallError::Failed(e.to_string()))?;
+            st(if name == "regexReplaceAll" {
+                re.replace_all(x, repl).into_owned()
+            } else {
+                re.replace_all(x, regex::NoExpand(repl)).into_owned()
+            })
+        }
+        "count" => {
+            arity(a, 2)?;
+            let re = regex::Regex::new(s(a, 0)?).map_err(|e| CallError::Failed(e.to_string()))?;
+            Ok(Val::Int(re.find_iter(s(a, 1)?).count() as i64))
+        }
+        "bytes" => {
+            arity(a, 1)?;
+            let f = parse_float(s(a, 0)?).map_err(CallError::Failed)?;
+            st(humanize_bytes(f as u64))
+        }
+        "duration" | "duration_seconds" => {
+            arity(a, 1)?;
+            let f = parse_float(s(a, 0)?).map_err(CallError::Failed)?;
+            st(go_duration((f * 1e9) as i64))
+        }
+        "printf" => {
+            if a.is_empty() {
+                return Err(CallError::Arity(1, 0));
+            }
+            st(sprintf(s(a, 0)?, &a[1..]))
+        }
+        "print" => {
+            let mut out = String::new();
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 && !matches!(v, Val::Str(_)) && !matches!(a[i - 1], Val::Str(_)) {
+                    out.push(' ');
+                }
+                v.print(&mut out);
+            }
+            st(out)
+        }
+        "println" => {
+            let parts: Vec<String> = a.iter().map(Val::to_text).collect();
+            st(parts.join(" ") + "\n")
+        }
+        "eq" => {
+            if a.len() < 2 {
+                return Err(CallError::Failed("missing argument for comparison".into()));
+            }
+            for b in &a[1..] {
+                if cmp_vals(&a[0], b)? == std::cmp::Ordering::Equal {
+                    return Ok(Val::Bool(true));
+                }
+            }
+            Ok(Val::Bool(false))
+        }
+        "ne" | "lt" | "le" | "gt" | "ge" => {
+            arity(a, 2)?;
+            let o = cmp_vals(&a[0], &a[1])?;
+            use std::cmp::Ordering::*;
+            Ok(Val::Bool(match name {
+                "ne" => o != Equal,
+                "lt" => o == Less,
+                "le" => o != Greater,
+                "gt" => o == Greater,
+                _ => o != Less,
+            }))
+        }
+        "and" => Ok(a.iter().find(|v| !v.truthy()).or(a.last()).cloned().unwrap_or(Val::Nil)),
+        "or" => Ok(a.iter().find(|v| v.truthy()).or(a.last()).cloned().unwrap_or(Val::Nil)),
+        "not" => {
+            arity(a, 1)?;
+            Ok(Val::Bool(!a[0].truthy()))
+        }
+        "indent" | "nindent" => {
+            arity(a, 2)?;
+            let (n, x) = (int(a, 0)?, s(a, 1)?);
+            let pad = " ".repeat(n.clamp(0, 1024) as usize);
+            let body = format!("{pad}{}", x.replace('\n', &format!("\n{pad}")));
+            st(if name == "nindent" { format!("\n{body}") } else { body })
+        }
+        _ => Err(CallError::Failed(format!("function {name:?} not implemented"))),
+    }
+}
+
+/// Sprig's float helpers go through decimal arithmetic; rounding to 15
+/// significant digits gives the same printed results.
+fn round_decimal(v: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    format!("{v:.14e}").parse().unwrap_or(v)
+}
+
+/// humanize.Bytes: SI units with one decimal under 10.
+pub fn humanize_bytes(n: u64) -> String {
+    if n < 10 {
+        return format!("{n} B");
+    }
+    let sizes = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let e = ((n as f64).ln() / 1000f64.ln()).floor();
+    let suffix = sizes[(e as usize).min(sizes.len() - 1)];
+    let val = ((n as f64) / 1000f64.powf(e) * 10.0 + 0.5).floor() / 10.0;
+    if val < 10.0 {
+        format!("{val:.1} {suffix}")
+    } else {
+        format!("{val:.0} {suffix}")
+    }
+}
+
+/// Go's `time.Duration.String()`.
+pub fn go_duration(ns: i64) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let neg = ns < 0;
+    let u = ns.unsigned_abs();
+    let mut out = String::new();
+    if u < 1_000_000_000 {
+        let (unit, div) = if u < 1_000 {
+            ("ns", 1u64)
+        } else if u < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        out.push_str(&frac(u, div));
+        out.push_str(unit);
+    } else {
+        let h = u / 3_600_000_000_000;
+        let m = (u / 60_000_000_000) % 60;
+        let s = u % 60_000_000_000;
+        if h > 0 {
+            out.push_str(&format!("{h}h"));
+        }
+        if h > 0 || m > 0 {
+            out.push_str(&format!("{m}m"));
+        }
+        out.push_str(&frac(s, 1_000_000_000));
+        out.push('s');
+    }
+    if neg {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+fn frac(v: u64, div: u64) -> String {
+    let whole = v / div;
+    let rem = v % div;
+    if rem == 0 {
+        return whole.to_string();
+    }
+    let width = (div as f64).log10() as usize;
+    let digits = format!("{rem:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
+/// Formats a UTC time with a Go layout (`2006-01-02T15:04:05.000Z07:00`).
+pub fn format_time(ns: i64, layout: &str) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let nanos = ns.rem_euclid(1_000_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, mo, d) = civil_from_days(days);
+    let (hh, mm, ss) = (sod / 3600, (sod / 60) % 60, sod % 60);
+    let wd = (days + 4).rem_euclid(7) as usize;
+    const MONTHS: [&str; 12] = [
+        "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+    ];
+    const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+    let mut out = String::new();
+    let mut r = layout;
+    while !r.is_empty() {
+        let take = |tok: &str| r.starts_with(tok);
+        let (text, n): (String, usize) = if take("2006") {
+            (format!("{y:04}"), 4)
+        } else if take("January") {
+            (MONTHS[(mo - 1) as usize].into(), 7)
+        } else if take("Jan") {
+            (MONTHS[(mo - 1) as usize][..3].into(), 3)
+        } else if take("Monday") {
+            (DAYS[wd].into(), 6)
+        } else if take("Mon") {
+            (DAYS[wd][..3].into(), 3)
+        } else if take("MST") {
+            ("UTC".into(), 3)
+        } else if take("01") {
+            (format!("{mo:02}"), 2)
+        } else if take("02") {
+            (format!("{d:02}"), 2)
+        } else if take("_2") {
+            (format!("{d:>2}"), 2)
+        } else if take("06") {
+            (format!("{:02}", y % 100), 2)
+        } else if take("15") {
+            (format!("{hh:02}"), 2)
+        } else if take("03") {
+            (format!("{:02}", if hh % 12 == 0 { 12 } else { hh % 12 }), 2)
+        } else if take("04") {
+            (format!("{mm:02}"), 2)
+        } else if take("05") {
+            (format!("{ss:02}"), 2)
+        } else if take("PM") {
+            ((if hh >= 12 { "PM" } else { "AM" }).into(), 2)
+        } else if take("pm") {
+            ((if hh >= 12 { "pm" } else { "am" }).into(), 2)
+        } else if take("Z07:00") || take("Z0700") || take("Z07") {
+            ("Z".into(), if take("Z07:00") { 6 } else if take("Z0700") { 5 } else { 3 })
+        } else if take("-07:00") {
+            ("+00:00".into(), 6)
+        } else if take("-0700") {
+            ("+0000".into(), 5)
+        } else if take("-07") {
+            ("+00".into(), 3)
+        } else if (take(".0") || take(".9") || take(",0") || take(",9")) && {
+            let digits = &r[1..];
+            let c = digits.as_bytes()[0];
+            let n = digits.bytes().take_while(|&x| x == c).count();
+            !digits[n..].starts_with(|ch: char| ch.is_ascii_digit())
+        } {
+            let sep = &r[..1];
+            let c = r.as_bytes()[1];
+            let n = r[1..].bytes().take_while(|&x| x == c).count();
+            let full = format!("{nanos:09}");
+            let mut digits = full[..n.min(9)].to_string();
+            if c == b'9' {
+                digits = digits.trim_end_matches('0').to_string();
+                if digits.is_empty() {
+                    (String::new(), n + 1)
+                } else {
+                    (format!("{sep}{digits}"), n + 1)
+                }
+            } else {
+                (format!("{sep}{digits}"), n + 1)
+            }
+        } else if take("1") {
+            (mo.to_string(), 1)
+        } else if take("2") {
+            (d.to_string(), 1)
+        } else if take("3") {
+            ((if hh % 12 == 0 { 12 } else { hh % 12 }).to_string(), 1)
+        } else if take("4") {
+            (mm.to_string(), 1)
+        } else if take("5") {
+            (ss.to_string(), 1)
+        } else {
+            let c = r.chars().next().unwrap_or(' ');
+            (c.to_string(), c.len_utf8())
+        };
+        out.push_str(&text);
+        r = &r[n..];
+    }
+    out
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Go's `fmt.Sprintf` for the common verbs (`%s %v %d %f %q %x %t %%`, width,
+/// precision, `-` and `0` flags).
+pub fn sprintf(format: &str, args: &[Val]) -> String {
+    let mut out = String::new();
+    let mut it = format.chars().peekable();
+    let mut ai = 0;
+    while let Some(c) = it.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut left = false;
+        let mut zero = false;
+        let mut plus = false;
+        while let Some(&f) = it.peek() {
+            match f {
+                '-' => left = true,
+                '0' => zero = true,
+                '+' => plus = true,
+                ' ' | '#' => {}
+                _ => break,
+            }
+            it.next();
+        }
+        let mut width = String::new();
+        while let Some(&d) = it.peek().filter(|d| d.is_ascii_digit()) {
+            width.push(d);
+            it.next();
+        }
+        let mut prec: Option<usize> = None;
+        if it.peek() == Some(&'.') {
+            it.next();
+            let mut p = String::new();
+            while let Some(&d) = it.peek().filter(|d| d.is_ascii_digit()) {
+                p.push(d);
+                it.next();
+            }
+            prec = Some(p.parse().unwrap_or(0));
+        }
+        let Some(verb) = it.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.get(ai) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
+        ai += 1;
+        let text = match (verb, arg) {
+            ('v' | 's', Val::Str(x)) => match prec {
+                Some(p) => x.chars().take(p).collect(),
+                None => x.clone(),
+            },
+            ('v', other) => other.to_text(),
+            ('d', Val::Int(i)) => if plus && *i >= 0 { format!("+{i}") } else { i.to_string() },
+            ('f' | 'F', Val::Float(f)) => format!("{:.*}", prec.unwrap_or(6), f),
+            ('f' | 'F', Val::Int(i)) => format!("%!f(int={i})"),
+            ('e', Val::Float(f)) => {
+                let s = format!("{:.*e}", prec.unwrap_or(6), f);
+                match s.split_once('e') {
+                    Some((m, e)) => {
+                        let ev: i32 = e.parse().unwrap_or(0);
+                        format!("{m}e{}{:02}", if ev < 0 { '-' } else { '+' }, ev.abs())
+                    }
+                    None => s,
+                }
+            }
+            ('g', Val::Float(f)) => format_float_v(*f),
+            ('q', Val::Str(x)) => runakefli_model::labels::quote_go(x),
+            ('x', Val::Str(x)) => x.bytes().map(|b| format!("{b:02x}")).collect(),
+            ('x', Val::Int(i)) => format!("{i:x}"),
+            ('X', Val::Int(i)) => format!("{i:X}"),
+            ('t', Val::Bool(b)) => b.to_string(),
+            (v, other) => format!("%!{v}({}={})", other.type_name(), other.to_text()),
+        };
+        let w: usize = width.parse().unwrap_or(0);
+        let len = text.chars().count();
+        if len < w {
+            let pad = w - len;
+            if left {
+                out.push_str(&text);
+                out.push_str(&" ".repeat(pad));
+            } else if zero && !matches!(arg, Val::Str(_)) {
+                let (sign, digits) = text.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &text));
+                out.push_str(sign);
+                out.push_str(&"0".repeat(pad));
+                out.push_str(digits);
+            } else {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(&text);
+            }
+        } else {
+            out.push_str(&text);
+        }
+    }
+    if ai < args.len() {
+        out.push_str("%!(EXTRA ");
+        let extra: Vec<String> = args[ai..].iter().map(|v| format!("{}={}", v.type_name(), v.to_text())).collect();
+        out.push_str(&extra.join(", "));
+        out.push(')');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(go_duration(3_723_000_000_000), "1h2m3s");
+        assert_eq!(go_duration(1_500_000_000), "1.5s");
+        assert_eq!(go_duration(250_000_000), "250ms");
+        assert_eq!(humanize_bytes(27997), "28 kB");
+        assert_eq!(humanize_bytes(1500), "1.5 kB");
+        assert_eq!(sprintf("%s-%v|%5d|%.2f", &[Val::Str("a".into()), Val::Int(3), Val::Int(42), Val::Float(1.234)]), "a-3|   42|1.23");
+        assert_eq!(format_time(0, "2006-01-02 15:04:05 Mon Jan"), "1970-01-01 00:00:00 Thu Jan");
+        assert_eq!(call("addf", vec![Val::Str("-10.00".into()), Val::Float(0.01)]).ok(), Some(Val::Float(-9.99)));
+    }
+}

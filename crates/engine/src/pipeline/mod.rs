@@ -1,0 +1,236 @@
+//! Log pipelines: the stages after a stream selector, compiled once per query
+//! and run per entry over a reusable [`labels::LabelsBuilder`].
+
+pub mod convert;
+pub mod format;
+pub mod funcs;
+pub mod ip;
+pub mod jsonscan;
+pub mod label_filter;
+pub mod labels;
+pub mod line_filter;
+pub mod logfmt;
+pub mod parsers;
+pub mod pattern;
+pub mod select;
+pub mod template;
+
+use crate::labelset::LabelSet;
+use format::{LabelFormat, LineFormat};
+use label_filter::LabelFilter;
+use labels::LabelsBuilder;
+use line_filter::LineFilterStage;
+use parsers::{JsonExprParser, JsonParser, LogfmtParser, PatternParser, RegexpParser, UnpackParser};
+use regex::Regex;
+use runakefli_logql::{LabelSelectorItem, LineFilterOp, LineFilterValue, Stage};
+use std::collections::HashMap;
+
+#[derive(Debug)]
+enum Compiled {
+    LineFilter(LineFilterStage),
+    Json(JsonParser),
+    JsonExpr(JsonExprParser),
+    Logfmt(LogfmtParser),
+    Regexp(RegexpParser),
+    Pattern(PatternParser),
+    Unpack(UnpackParser),
+    LabelFilter(LabelFilter),
+    LineFormat(LineFormat),
+    LabelFormat(LabelFormat),
+    Decolorize(Regex),
+    Drop(Vec<LabelSelectorItem>),
+    Keep(Vec<LabelSelectorItem>),
+    Distinct(select::Distinct),
+}
+
+/// Loki runs line filters as early as possible: each moves before the stages
+/// preceding it, but never across a stage that rewrites the line
+/// (`line_format`, `unpack`). (`decolorize` is not a barrier, as in Loki.)
+pub fn reorder(stages: &[Stage]) -> Vec<Stage> {
+    let mut out: Vec<Stage> = Vec::with_capacity(stages.len());
+    let mut filters: Vec<Stage> = Vec::new();
+    let mut rest: Vec<Stage> = Vec::new();
+    for s in stages {
+        match s {
+            Stage::LineFilter(_) => filters.push(s.clone()),
+            Stage::LineFormat(_) | Stage::Unpack => {
+                out.append(&mut filters);
+                out.append(&mut rest);
+                out.push(s.clone());
+            }
+            _ => rest.push(s.clone()),
+        }
+    }
+    out.append(&mut filters);
+    out.append(&mut rest);
+    out
+}
+
+/// Plain case-sensitive `|=` substrings every kept line contains (pruning hints).
+pub fn required_substrings(stages: &[Stage]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in reorder(stages) {
+        match s {
+            Stage::LineFilter(f) => {
+                if f.op == LineFilterOp::Contains && f.values.len() == 1 {
+                    if let LineFilterValue::Str(v) = &f.values[0] {
+                        if !v.is_empty() {
+                            out.push(v.clone());
+                        }
+                    }
+                }
+            }
+            Stage::LineFormat(_) | Stage::Unpack => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+const ANSI: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\x07)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PRZcf-ntqry=><~]))";
+
+/// A compiled pipeline with its reusable buffers.
+#[derive(Debug)]
+pub struct Pipeline {
+    stages: Vec<Compiled>,
+    lbs: LabelsBuilder,
+    line: String,
+    interned: HashMap<LabelSet, LabelSet>,
+}
+
+impl Pipeline {
+    /// Compiles stages; the error is Loki's text after `parse error : `.
+    pub fn new(stages: &[Stage]) -> Result<Self, String> {
+        let mut out = Vec::with_capacity(stages.len());
+        for s in reorder(stages) {
+            out.push(match &s {
+                Stage::LineFilter(f) => Compiled::LineFilter(LineFilterStage::new(f)?),
+                Stage::Json(p) if p.is_empty() => Compiled::Json(JsonParser::default()),
+                Stage::Json(p) => Compiled::JsonExpr(JsonExprParser::new(p)?),
+                Stage::Logfmt { strict, keep_empty, params } => Compiled::Logfmt(LogfmtParser::new(*strict, *keep_empty, params)),
+                Stage::Regexp(r) => Compiled::Regexp(RegexpParser::new(r)?),
+                Stage::Pattern(p) => Compiled::Pattern(PatternParser::new(p)?),
+                Stage::Unpack => Compiled::Unpack(UnpackParser::default()),
+                Stage::LabelFilter(e) => Compiled::LabelFilter(LabelFilter::new(e)?),
+                Stage::LineFormat(t) => Compiled::LineFormat(LineFormat::new(t)?),
+                Stage::LabelFormat(ops) => Compiled::LabelFormat(LabelFormat::new(ops)?),
+                Stage::Decolorize => Compiled::Decolorize(Regex::new(ANSI).map_err(|e| e.to_string())?),
+                Stage::Drop(items) => Compiled::Drop(items.clone()),
+                Stage::Keep(items) => Compiled::Keep(items.clone()),
+                Stage::Distinct(l) => Compiled::Distinct(select::Distinct::new(l)),
+            });
+        }
+        Ok(Pipeline { stages: out, lbs: LabelsBuilder::default(), line: String::new(), interned: HashMap::new() })
+    }
+
+    /// True when the pipeline has no stages.
+    pub fn is_noop(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    /// Runs one entry. Returns the final line and label set, or `None` when
+    /// the entry is filtered out. `base` are the stream labels.
+    pub fn process(&mut self, ts: i64, line: &str, base: &LabelSet, metadata: &[(String, String)]) -> Option<(&str, LabelSet)> {
+        self.lbs.reset(base, metadata);
+        self.line.clear();
+        self.line.push_str(line);
+        for st in &mut self.stages {
+            let keep = match st {
+                Compiled::LineFilter(f) => f.keep(&self.line),
+                Compiled::Json(p) => {
+                    p.process(&self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::JsonExpr(p) => {
+                    p.process(&self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::Logfmt(p) => {
+                    p.process(&self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::Regexp(p) => {
+                    p.process(&self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::Pattern(p) => {
+                    p.process(&self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::Unpack(p) => {
+                    p.process(&mut self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::LabelFilter(f) => f.keep(&mut self.lbs),
+                Compiled::LineFormat(f) => {
+                    f.process(ts, &mut self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::LabelFormat(f) => {
+                    f.process(ts, &self.line, &mut self.lbs);
+                    true
+                }
+                Compiled::Decolorize(re) => {
+                    if let std::borrow::Cow::Owned(s) = re.replace_all(&self.line, "") {
+                        self.line = s;
+                    }
+                    true
+                }
+                Compiled::Drop(items) => {
+                    select::drop(items, &mut self.lbs);
+                    true
+                }
+                Compiled::Keep(items) => {
+                    select::keep(items, &mut self.lbs);
+                    true
+                }
+                Compiled::Distinct(d) => d.keep(&self.lbs),
+            };
+            if !keep {
+                return None;
+            }
+        }
+        let labels = self.lbs.labels();
+        let labels = match self.interned.get(&labels) {
+            Some(l) => l.clone(),
+            None => {
+                self.interned.insert(labels.clone(), labels.clone());
+                labels
+            }
+        };
+        Some((&self.line, labels))
+    }
+
+    /// Runs one entry through the pipeline and then reads `label`'s value
+    /// (for unwrap). Returns the final labels and the value.
+    pub fn labels_builder(&self) -> &LabelsBuilder {
+        &self.lbs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_logql::LineFilter;
+
+    fn contains(s: &str) -> Stage {
+        Stage::LineFilter(LineFilter { op: LineFilterOp::Contains, values: vec![LineFilterValue::Str(s.into())] })
+    }
+
+    #[test]
+    fn reorder_and_hints() {
+        let stages = vec![Stage::Json(vec![]), contains("a"), Stage::LineFormat("{{.x}}".into()), contains("b")];
+        let r = reorder(&stages);
+        assert!(matches!(r[0], Stage::LineFilter(_)));
+        assert_eq!(required_substrings(&stages), vec!["a".to_string()]);
+    }
+
+    #[test]
+    fn decolorize_then_filter_sees_raw_line() {
+        let stages = vec![Stage::Decolorize, contains("\x1b[31m")];
+        let mut p = Pipeline::new(&stages).unwrap();
+        let base = LabelSet::new(vec![("app".into(), "x".into())]);
+        let (line, _) = p.process(1, "\x1b[31mred\x1b[0m", &base, &[]).unwrap();
+        assert_eq!(line, "red");
+    }
+}

@@ -1,0 +1,351 @@
+//! Label-extracting parsers: `| json`, `| logfmt`, `| regexp`, `| pattern`,
+//! `| unpack`, with Loki's key sanitizing, `_extracted` suffixes, first-wins
+//! duplicates and `__error__` reporting.
+
+use super::jsonscan::{self, Kind, PathPart};
+use super::labels::LabelsBuilder;
+use super::logfmt::Decoder;
+use super::pattern::Pattern;
+use regex::Regex;
+
+/// Error name set when a JSON line cannot be parsed.
+pub const ERR_JSON: &str = "JSONParserErr";
+/// Error name set when a logfmt line cannot be parsed.
+pub const ERR_LOGFMT: &str = "LogfmtParserErr";
+
+/// Loki's label-name sanitizing: invalid characters become `_`; a leading
+/// digit gets a `_` prefix when `is_prefix`.
+pub fn sanitize_label_key(key: &str, is_prefix: bool) -> String {
+    let key = key.trim();
+    let mut out = String::with_capacity(key.len() + 1);
+    if is_prefix && key.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
+        out.push('_');
+    }
+    for c in key.chars() {
+        out.push(if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' });
+    }
+    out
+}
+
+/// Sets a parsed label unless this parser already set it for this line
+/// (first occurrence wins), adding `_extracted` on a clash with stream labels.
+fn set_parsed(lbs: &mut LabelsBuilder, seen: &mut Vec<String>, name: String, value: &str) {
+    let name = if lbs.base_has(&name) { name + "_extracted" } else { name };
+    if seen.contains(&name) {
+        return;
+    }
+    lbs.set(&name, value);
+    seen.push(name);
+}
+
+/// `| json` without parameters: flattens every scalar member.
+#[derive(Debug, Default)]
+pub struct JsonParser {
+    seen: Vec<String>,
+}
+
+impl JsonParser {
+    /// Extracts labels from `line`.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+        self.seen.clear();
+        let mut prefix = String::new();
+        let seen = &mut self.seen;
+        if let Err(e) = walk(line.as_bytes(), &mut prefix, lbs, seen) {
+            lbs.set_err(ERR_JSON);
+            lbs.set_err_details(&e);
+        }
+    }
+}
+
+fn walk(obj: &[u8], prefix: &mut String, lbs: &mut LabelsBuilder, seen: &mut Vec<String>) -> Result<(), String> {
+    jsonscan::object_each(obj, &mut |key, value, kind| {
+        let key = String::from_utf8_lossy(key);
+        match kind {
+            Kind::String | Kind::Number | Kind::Boolean => {
+                let name = if prefix.is_empty() {
+                    sanitize_label_key(&key, true)
+                } else {
+                    format!("{prefix}_{}", sanitize_label_key(&key, false))
+                };
+                let v = match kind {
+                    Kind::String => jsonscan::unescape_string(value),
+                    _ => String::from_utf8_lossy(value).into_owned(),
+                };
+                set_parsed(lbs, seen, name, &v);
+                Ok(())
+            }
+            Kind::Object => {
+                let len = prefix.len();
+                if !prefix.is_empty() {
+                    prefix.push('_');
+                }
+                prefix.push_str(&sanitize_label_key(&key, len == 0));
+                let r = walk(value, prefix, lbs, seen);
+                prefix.truncate(len);
+                r
+            }
+            Kind::Array | Kind::Null => Ok(()),
+        }
+    })
+}
+
+/// `| json a="x.y", b`: extracts the given paths.
+#[derive(Debug)]
+pub struct JsonExprParser {
+    ids: Vec<(String, Vec<PathPart>)>,
+}
+
+impl JsonExprParser {
+    /// Compiles the extraction paths.
+    pub fn new(params: &[runakefli_logql::LabelExtraction]) -> Result<Self, String> {
+        let mut ids = Vec::new();
+        for p in params {
+            let expr = p.expression.clone().unwrap_or_else(|| p.label.clone());
+            ids.push((p.label.clone(), jsonscan::parse_path(&expr)?));
+        }
+        Ok(JsonExprParser { ids })
+    }
+
+    /// Extracts labels from `line`.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+        let d = line.as_bytes();
+        if d.is_empty() {
+            return;
+        }
+        if !matches!(d[0], b'"' | b'{' | b'[') {
+            lbs.set_err(ERR_JSON);
+            return;
+        }
+        for (id, path) in &self.ids {
+            let name = if lbs.base_has(id) { format!("{id}_extracted") } else { id.clone() };
+            let v = match jsonscan::get_path(d, path) {
+                Some((v, Kind::String)) => jsonscan::unescape_string(v),
+                Some((_, Kind::Null)) | None => String::new(),
+                Some((v, _)) => String::from_utf8_lossy(v).into_owned(),
+            };
+            lbs.set(&name, &v);
+        }
+    }
+}
+
+/// `| logfmt [--strict] [--keep-empty] [params]`.
+#[derive(Debug)]
+pub struct LogfmtParser {
+    strict: bool,
+    keep_empty: bool,
+    params: Vec<(String, String)>,
+    seen: Vec<String>,
+}
+
+impl LogfmtParser {
+    /// Builds the parser; `params` are (label, key) pairs.
+    pub fn new(strict: bool, keep_empty: bool, params: &[runakefli_logql::LabelExtraction]) -> Self {
+        let params = params
+            .iter()
+            .map(|p| (p.label.clone(), p.expression.clone().unwrap_or_else(|| p.label.clone())))
+            .collect();
+        LogfmtParser { strict, keep_empty, params, seen: Vec::new() }
+    }
+
+    /// Extracts labels from `line`.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+        self.seen.clear();
+        if !self.params.is_empty() {
+            for (id, _) in &self.params {
+                if !lbs.base_has(id) {
+                    lbs.set(id, "");
+                }
+            }
+        }
+        let mut dec = Decoder::new(line.as_bytes());
+        while !dec.eol() {
+            if !dec.scan_keyval() {
+                if self.strict {
+                    break;
+                }
+                continue;
+            }
+            let key = String::from_utf8_lossy(dec.key());
+            let value = dec.value();
+            if value.is_none() && !self.keep_empty && self.params.is_empty() {
+                continue;
+            }
+            let value = value.map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
+            let value = if value.contains('\u{FFFD}') { String::new() } else { value };
+            if self.params.is_empty() {
+                let name = sanitize_label_key(&key, true);
+                if name.is_empty() {
+                    continue;
+                }
+                set_parsed(lbs, &mut self.seen, name, &value);
+            } else if let Some((id, _)) = self.params.iter().find(|(_, k)| *k == key) {
+                set_parsed(lbs, &mut self.seen, id.clone(), &value);
+            }
+        }
+        if self.strict {
+            if let Some(e) = dec.err() {
+                lbs.set_err(ERR_LOGFMT);
+                lbs.set_err_details(e);
+            }
+        }
+    }
+}
+
+/// `| regexp "(?P<name>…)"`.
+#[derive(Debug)]
+pub struct RegexpParser {
+    re: Regex,
+    names: Vec<(usize, String)>,
+}
+
+impl RegexpParser {
+    /// Compiles the expression; errors use Loki's wording.
+    pub fn new(src: &str) -> Result<Self, String> {
+        let re = Regex::new(src).map_err(|e| format!("invalid regexp parser: {}", super::line_filter::regex_error(&e)))?;
+        let mut names: Vec<(usize, String)> = Vec::new();
+        for (i, n) in re.capture_names().enumerate() {
+            if let Some(n) = n {
+                if names.iter().any(|(_, x)| x == n) {
+                    return Err(format!("invalid regexp parser: duplicate extracted label name '{n}'"));
+                }
+                names.push((i, n.to_string()));
+            }
+        }
+        if names.is_empty() {
+            return Err("invalid regexp parser: at least one named capture must be supplied".into());
+        }
+        Ok(RegexpParser { re, names })
+    }
+
+    /// Extracts labels from `line`.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+        if let Some(c) = self.re.captures(line) {
+            for (i, n) in &self.names {
+                let v = c.get(*i).map(|m| m.as_str()).unwrap_or("");
+                let name = sanitize_label_key(n, true);
+                let name = if lbs.base_has(&name) { name + "_extracted" } else { name };
+                lbs.set(&name, v);
+            }
+        }
+    }
+}
+
+/// `| pattern "…"`.
+#[derive(Debug)]
+pub struct PatternParser {
+    pattern: Pattern,
+}
+
+impl PatternParser {
+    /// Compiles the pattern; errors use Loki's wording.
+    pub fn new(src: &str) -> Result<Self, String> {
+        let pattern = Pattern::new(src).map_err(|e| format!("invalid pattern parser: {e}"))?;
+        if !pattern.has_capture() {
+            return Err("invalid pattern parser: at least one capture is required".into());
+        }
+        Ok(PatternParser { pattern })
+    }
+
+    /// Extracts labels from `line`.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+        let m = self.pattern.matches(line);
+        for (name, v) in self.pattern.names().iter().zip(m) {
+            let name = if lbs.base_has(name) { format!("{name}_extracted") } else { name.clone() };
+            lbs.set(&name, v);
+        }
+    }
+}
+
+/// `| unpack`: string members become labels; `_entry` replaces the line.
+#[derive(Debug, Default)]
+pub struct UnpackParser {
+    buf: Vec<(String, String)>,
+}
+
+impl UnpackParser {
+    /// Unpacks `line`, possibly replacing it.
+    pub fn process(&mut self, line: &mut String, lbs: &mut LabelsBuilder) {
+        if line.is_empty() {
+            return;
+        }
+        self.buf.clear();
+        if !line.starts_with('{') {
+            lbs.set_err(ERR_JSON);
+            lbs.set_err_details("expecting json object(6), but it is not");
+            return;
+        }
+        let mut entry: Option<String> = None;
+        let buf = &mut self.buf;
+        let r = jsonscan::object_each(line.as_bytes(), &mut |key, value, kind| {
+            if kind != Kind::String {
+                return Ok(());
+            }
+            let key = String::from_utf8_lossy(key).into_owned();
+            if key == "_entry" {
+                let mut out = Vec::new();
+                jsonscan::unescape_into(value, &mut out).map_err(|_| jsonscan::errors::BAD_ESCAPE.to_string())?;
+                entry = Some(String::from_utf8_lossy(&out).into_owned());
+                return Ok(());
+            }
+            buf.push((key, jsonscan::unescape_string(value)));
+            Ok(())
+        });
+        if let Err(e) = r {
+            lbs.set_err(ERR_JSON);
+            lbs.set_err_details(&e);
+            return;
+        }
+        if let Some(e) = entry {
+            for (k, v) in self.buf.drain(..) {
+                let k = if lbs.base_has(&k) { k + "_extracted" } else { k };
+                lbs.set(&k, &v);
+            }
+            *line = e;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labelset::LabelSet;
+
+    fn run(f: impl FnOnce(&mut LabelsBuilder)) -> String {
+        let base = LabelSet::new(vec![("app".into(), "x".into())]);
+        let mut b = LabelsBuilder::default();
+        b.reset(&base, &[]);
+        f(&mut b);
+        b.labels().to_string()
+    }
+
+    #[test]
+    fn json_flattens_and_first_wins() {
+        let s = run(|b| JsonParser::default().process(r#"{"a":{"b-c":1},"app":"y","l":"i","l":"e","n":null,"arr":[1]}"#, b));
+        assert_eq!(s, r#"{a_b_c="1", app="x", app_extracted="y", l="i"}"#);
+        let e = run(|b| JsonParser::default().process("not json", b));
+        assert!(e.contains("JSONParserErr"));
+    }
+
+    #[test]
+    fn logfmt_modes() {
+        let s = run(|b| LogfmtParser::new(false, false, &[]).process("a=1 b c= a=2 d=\"x y\"", b));
+        assert_eq!(s, r#"{a="1", app="x", d="x y"}"#);
+        let s = run(|b| LogfmtParser::new(false, true, &[]).process("a=1 b", b));
+        assert_eq!(s, r#"{a="1", app="x", b=""}"#);
+        let s = run(|b| LogfmtParser::new(true, false, &[]).process("a=1 =x", b));
+        assert!(s.contains("LogfmtParserErr"), "{s}");
+    }
+
+    #[test]
+    fn regexp_pattern_unpack() {
+        let s = run(|b| RegexpParser::new("(?P<n>\\d+)").unwrap().process("ab 12", b));
+        assert_eq!(s, r#"{app="x", n="12"}"#);
+        assert!(RegexpParser::new("(?P<a>x)(?P<a>y)").is_err());
+        let s = run(|b| PatternParser::new("<_> <w>").unwrap().process("a b", b));
+        assert_eq!(s, r#"{app="x", w="b"}"#);
+        let mut line = r#"{"job":"j","_entry":"hello"}"#.to_string();
+        let s = run(|b| UnpackParser::default().process(&mut line, b));
+        assert_eq!(line, "hello");
+        assert_eq!(s, r#"{app="x", job="j"}"#);
+    }
+}

@@ -1,0 +1,599 @@
+//! A Go `text/template` subset for `line_format` and `label_format`: text,
+//! `{{ pipeline }}` actions with fields (`.label`), literals, parenthesized
+//! pipelines, `if/else if/else/end`, trim markers, and Loki's function set.
+//! Errors follow Go's texts (`template: line:1:11: executing "line" at <f>: …`).
+
+use super::convert::{format_float_v, parse_float};
+use super::funcs;
+
+/// A runtime value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// A string.
+    Str(String),
+    /// An integer (Go `int`/`int64`).
+    Int(i64),
+    /// A float (Go `float64`).
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A time, nanoseconds since the epoch (UTC).
+    Time(i64),
+    /// No value.
+    Nil,
+}
+
+impl Val {
+    /// Go's type name, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Val::Str(_) => "string",
+            Val::Int(_) => "int",
+            Val::Float(_) => "float64",
+            Val::Bool(_) => "bool",
+            Val::Time(_) => "time.Time",
+            Val::Nil => "<nil>",
+        }
+    }
+
+    /// Go's `%v` / template printing.
+    pub fn print(&self, out: &mut String) {
+        match self {
+            Val::Str(s) => out.push_str(s),
+            Val::Int(i) => out.push_str(&i.to_string()),
+            Val::Float(f) => out.push_str(&format_float_v(*f)),
+            Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Val::Time(t) => out.push_str(&funcs::format_time(*t, "2006-01-02 15:04:05.999999999 -0700 MST")),
+            Val::Nil => out.push_str("<no value>"),
+        }
+    }
+
+    /// Go template truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Val::Str(s) => !s.is_empty(),
+            Val::Int(i) => *i != 0,
+            Val::Float(f) => *f != 0.0,
+            Val::Bool(b) => *b,
+            Val::Time(_) => true,
+            Val::Nil => false,
+        }
+    }
+
+    /// Text of the value.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.print(&mut s);
+        s
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Arg {
+    Field(String),
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Nil,
+    Dot,
+    Func(String),
+    Pipe(Pipe),
+}
+
+#[derive(Clone, Debug)]
+struct ArgNode {
+    arg: Arg,
+    pos: usize,
+    text: String,
+}
+
+#[derive(Clone, Debug)]
+struct Cmd {
+    args: Vec<ArgNode>,
+}
+
+#[derive(Clone, Debug)]
+struct Pipe {
+    cmds: Vec<Cmd>,
+}
+
+enum Term {
+    End,
+    Else,
+    ElseIf(Pipe),
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    Text(String),
+    Action(Pipe),
+    If(Vec<(Pipe, Vec<Node>)>, Vec<Node>),
+}
+
+/// What a template reads while running.
+pub trait Context {
+    /// A label's value (`.name`).
+    fn field(&self, name: &str) -> Option<&str>;
+    /// The current line (`__line__`).
+    fn line(&self) -> &str;
+    /// The entry's timestamp in nanoseconds (`__timestamp__`).
+    fn timestamp(&self) -> i64;
+}
+
+/// A parsed template.
+#[derive(Clone, Debug)]
+pub struct Template {
+    name: String,
+    nodes: Vec<Node>,
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    name: &'a str,
+    pos: usize,
+}
+
+#[derive(Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Num(String),
+    Field(String),
+    Pipe,
+    LParen,
+    RParen,
+    Dot,
+}
+
+impl Template {
+    /// Parses `src`; `name` is Go's template name (`line` or `label`).
+    pub fn parse(name: &str, src: &str) -> Result<Template, String> {
+        let mut p = Parser { src, name, pos: 0 };
+        let (nodes, term) = p.parse_list()?;
+        if let Some(t) = term {
+            let t = match t {
+                Term::End => "end",
+                _ => "else",
+            };
+            return Err(format!("template: {name}:{}: unexpected {{{{{t}}}}}", p.line_no()));
+        }
+        Ok(Template { name: name.to_string(), nodes })
+    }
+
+    /// Runs the template.
+    pub fn execute(&self, ctx: &dyn Context) -> Result<String, String> {
+        let mut out = String::new();
+        let ex = Exec { ctx, name: &self.name };
+        ex.nodes(&self.nodes, &mut out)?;
+        Ok(out)
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn line_no(&self) -> usize {
+        1 + self.src[..self.pos.min(self.src.len())].matches('\n').count()
+    }
+
+    fn err(&self, msg: &str) -> String {
+        format!("template: {}:{}: {msg}", self.name, self.line_no())
+    }
+
+    /// Parses nodes until EOF or a terminator keyword (`else…`, `end`), returned.
+    fn parse_list(&mut self) -> Result<(Vec<Node>, Option<Term>), String> {
+        let mut nodes = Vec::new();
+        loop {
+            let rest = &self.src[self.pos..];
+            let Some(open) = rest.find("{{") else {
+                if !rest.is_empty() {
+                    nodes.push(Node::Text(rest.to_string()));
+                }
+                self.pos = self.src.len();
+                return Ok((nodes, None));
+            };
+            let mut text = &rest[..open];
+            let mut inner_start = self.pos + open + 2;
+            if self.src[inner_start..].starts_with("- ") || self.src[inner_start..].starts_with("-\t") || self.src[inner_start..].starts_with("-\n") {
+                text = text.trim_end();
+                inner_start += 1;
+            }
+            if !text.is_empty() {
+                nodes.push(Node::Text(text.to_string()));
+            }
+            self.pos = inner_start;
+            let Some(close_rel) = self.find_close() else {
+                return Err(self.err("unclosed action"));
+            };
+            let mut inner_end = close_rel;
+            let mut after = close_rel + 2;
+            let trim_right = inner_end > inner_start
+                && self.src[..inner_end].ends_with('-')
+                && self.src[..inner_end - 1].ends_with([' ', '\t', '\n']);
+            if trim_right {
+                inner_end -= 1;
+            }
+            let inner = &self.src[inner_start..inner_end];
+            let t = inner.trim();
+            if t.starts_with("/*") {
+                self.pos = after;
+            } else {
+                let toks = self.lex(inner_start, inner_end)?;
+                self.pos = after;
+                match toks.first() {
+                    Some((Tok::Word(w), _)) if w == "end" => {
+                        self.skip_trim(trim_right, &mut after);
+                        return Ok((nodes, Some(Term::End)));
+                    }
+                    Some((Tok::Word(w), _)) if w == "else" => {
+                        self.skip_trim(trim_right, &mut after);
+                        if toks.len() > 2 && matches!(&toks[1].0, Tok::Word(x) if x == "if") {
+                            let cond = self.parse_pipe(&toks[2..])?;
+                            return Ok((nodes, Some(Term::ElseIf(cond))));
+                        }
+                        return Ok((nodes, Some(Term::Else)));
+                    }
+                    Some((Tok::Word(w), _)) if w == "if" => {
+                        self.skip_trim(trim_right, &mut after);
+                        let cond = self.parse_pipe(&toks[1..])?;
+                        let (body, term) = self.parse_list()?;
+                        let els = self.finish_if(term)?;
+                        nodes.push(Node::If(vec![(cond, body)], els));
+                        continue;
+                    }
+                    Some((Tok::Word(w), _)) if matches!(w.as_str(), "range" | "with" | "define" | "template" | "block") => {
+                        return Err(self.err(&format!("unsupported action {w:?}")));
+                    }
+                    _ => {
+                        let pipe = self.parse_pipe(&toks)?;
+                        nodes.push(Node::Action(pipe));
+                    }
+                }
+            }
+            self.skip_trim(trim_right, &mut after);
+        }
+    }
+
+    fn skip_trim(&mut self, trim_right: bool, after: &mut usize) {
+        if trim_right {
+            let rest = &self.src[*after..];
+            *after += rest.len() - rest.trim_start().len();
+        }
+        self.pos = *after;
+    }
+
+    /// After an if body: handles `else`, `else if`, `end`.
+    fn finish_if(&mut self, term: Option<Term>) -> Result<Vec<Node>, String> {
+        match term {
+            Some(Term::End) => Ok(Vec::new()),
+            Some(Term::Else) => {
+                let (els, term) = self.parse_list()?;
+                if !matches!(term, Some(Term::End)) {
+                    return Err(self.err("unexpected EOF"));
+                }
+                Ok(els)
+            }
+            Some(Term::ElseIf(cond)) => {
+                let (body, term) = self.parse_list()?;
+                let els = self.finish_if(term)?;
+                Ok(vec![Node::If(vec![(cond, body)], els)])
+            }
+            None => Err(self.err("unexpected EOF")),
+        }
+    }
+
+    fn find_close(&self) -> Option<usize> {
+        let b = self.src.as_bytes();
+        let mut i = self.pos;
+        while i + 1 < b.len() {
+            match b[i] {
+                b'"' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        if b[i] == b'\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                }
+                b'`' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'`' {
+                        i += 1;
+                    }
+                }
+                b'}' if b[i + 1] == b'}' => return Some(i),
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
+    fn lex(&self, start: usize, end: usize) -> Result<Vec<(Tok, usize)>, String> {
+        let s = &self.src[..end];
+        let b = s.as_bytes();
+        let mut i = start;
+        let mut out = Vec::new();
+        while i < end {
+            let c = b[i];
+            match c {
+                b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+                b'|' => {
+                    out.push((Tok::Pipe, i));
+                    i += 1;
+                }
+                b'(' => {
+                    out.push((Tok::LParen, i));
+                    i += 1;
+                }
+                b')' => {
+                    out.push((Tok::RParen, i));
+                    i += 1;
+                }
+                b'"' | b'`' => {
+                    let (v, used) = runakefli_model::labels::unquote_go(&s[i..]).ok_or_else(|| self.err("unterminated quoted string"))?;
+                    out.push((Tok::Str(v), i));
+                    i += used;
+                }
+                b'.' => {
+                    let st = i;
+                    i += 1;
+                    while i < end && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                        i += 1;
+                    }
+                    if i == st + 1 {
+                        out.push((Tok::Dot, st));
+                    } else {
+                        out.push((Tok::Field(s[st + 1..i].to_string()), st));
+                    }
+                }
+                b'0'..=b'9' | b'-' | b'+' => {
+                    let st = i;
+                    i += 1;
+                    while i < end && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E'))) {
+                        i += 1;
+                    }
+                    out.push((Tok::Num(s[st..i].to_string()), st));
+                }
+                c if c.is_ascii_alphabetic() || c == b'_' => {
+                    let st = i;
+                    while i < end && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                        i += 1;
+                    }
+                    out.push((Tok::Word(s[st..i].to_string()), st));
+                }
+                _ => {
+                    let ch = s[i..].chars().next().unwrap_or('?');
+                    return Err(self.err(&format!("unexpected {ch:?} in command")));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn parse_pipe(&self, toks: &[(Tok, usize)]) -> Result<Pipe, String> {
+        let mut i = 0;
+        let p = self.pipe_inner(toks, &mut i)?;
+        if i != toks.len() {
+            return Err(self.err("unexpected \")\" in operand"));
+        }
+        Ok(p)
+    }
+
+    fn pipe_inner(&self, toks: &[(Tok, usize)], i: &mut usize) -> Result<Pipe, String> {
+        let mut cmds = Vec::new();
+        let mut args: Vec<ArgNode> = Vec::new();
+        while *i < toks.len() {
+            let (t, pos) = &toks[*i];
+            *i += 1;
+            let text = match t {
+                Tok::Word(w) | Tok::Num(w) => w.clone(),
+                Tok::Field(f) => format!(".{f}"),
+                Tok::Str(s) => runakefli_model::labels::quote_go(s),
+                _ => String::new(),
+            };
+            let arg = match t {
+                Tok::Pipe => {
+                    if args.is_empty() {
+                        return Err(self.err("missing command"));
+                    }
+                    cmds.push(Cmd { args: std::mem::take(&mut args) });
+                    continue;
+                }
+                Tok::RParen => {
+                    *i -= 1;
+                    break;
+                }
+                Tok::LParen => {
+                    let inner = self.pipe_inner(toks, i)?;
+                    if !matches!(toks.get(*i), Some((Tok::RParen, _))) {
+                        return Err(self.err("unclosed left paren"));
+                    }
+                    *i += 1;
+                    Arg::Pipe(inner)
+                }
+                Tok::Dot => Arg::Dot,
+                Tok::Field(f) => Arg::Field(f.clone()),
+                Tok::Str(s) => Arg::Str(s.clone()),
+                Tok::Num(n) => {
+                    if let Ok(v) = n.parse::<i64>() {
+                        Arg::Int(v)
+                    } else if let Ok(v) = parse_float(n) {
+                        Arg::Float(v)
+                    } else {
+                        return Err(self.err(&format!("bad number syntax: {n:?}")));
+                    }
+                }
+                Tok::Word(w) => match w.as_str() {
+                    "true" => Arg::Bool(true),
+                    "false" => Arg::Bool(false),
+                    "nil" => Arg::Nil,
+                    _ => {
+                        if !funcs::exists(w) {
+                            return Err(self.err(&format!("function {w:?} not defined")));
+                        }
+                        Arg::Func(w.clone())
+                    }
+                },
+            };
+            args.push(ArgNode { arg, pos: *pos, text });
+        }
+        if args.is_empty() {
+            if cmds.is_empty() {
+                return Err(self.err("missing value for command"));
+            }
+            return Err(self.err("missing command"));
+        }
+        cmds.push(Cmd { args });
+        Ok(Pipe { cmds })
+    }
+}
+
+struct Exec<'a> {
+    ctx: &'a dyn Context,
+    name: &'a str,
+}
+
+impl Exec<'_> {
+    fn nodes(&self, nodes: &[Node], out: &mut String) -> Result<(), String> {
+        for n in nodes {
+            match n {
+                Node::Text(t) => out.push_str(t),
+                Node::Action(p) => self.pipe(p)?.print(out),
+                Node::If(branches, els) => {
+                    let mut done = false;
+                    for (cond, body) in branches {
+                        if self.pipe(cond)?.truthy() {
+                            self.nodes(body, out)?;
+                            done = true;
+                            break;
+                        }
+                    }
+                    if !done {
+                        self.nodes(els, out)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn err_at(&self, node: &ArgNode, msg: &str) -> String {
+        format!("template: {}:1:{}: executing \"{}\" at <{}>: {msg}", self.name, node.pos, self.name, node.text)
+    }
+
+    fn pipe(&self, p: &Pipe) -> Result<Val, String> {
+        let mut prev: Option<Val> = None;
+        for c in &p.cmds {
+            prev = Some(self.cmd(c, prev)?);
+        }
+        Ok(prev.unwrap_or(Val::Nil))
+    }
+
+    fn arg(&self, a: &ArgNode) -> Result<Val, String> {
+        Ok(match &a.arg {
+            Arg::Field(f) => Val::Str(self.ctx.field(f).unwrap_or("").to_string()),
+            Arg::Str(s) => Val::Str(s.clone()),
+            Arg::Int(i) => Val::Int(*i),
+            Arg::Float(f) => Val::Float(*f),
+            Arg::Bool(b) => Val::Bool(*b),
+            Arg::Nil => Val::Nil,
+            Arg::Dot => Val::Nil,
+            Arg::Pipe(p) => self.pipe(p)?,
+            Arg::Func(name) => self.call(a, name, Vec::new(), &[])?,
+        })
+    }
+
+    fn cmd(&self, c: &Cmd, piped: Option<Val>) -> Result<Val, String> {
+        let first = &c.args[0];
+        if let Arg::Func(name) = &first.arg {
+            let mut vals = Vec::with_capacity(c.args.len());
+            for a in &c.args[1..] {
+                vals.push(self.arg(a)?);
+            }
+            if let Some(p) = piped {
+                vals.push(p);
+            }
+            return self.call(first, name, vals, &c.args[1..]);
+        }
+        if c.args.len() > 1 || piped.is_some() {
+            return Err(self.err_at(first, &format!("can't give argument to non-function {}", first.text)));
+        }
+        self.arg(first)
+    }
+
+    fn call(&self, node: &ArgNode, name: &str, args: Vec<Val>, arg_nodes: &[ArgNode]) -> Result<Val, String> {
+        match name {
+            "__line__" => return Ok(Val::Str(self.ctx.line().to_string())),
+            "__timestamp__" => return Ok(Val::Time(self.ctx.timestamp())),
+            _ => {}
+        }
+        funcs::call(name, args).map_err(|e| match e {
+            funcs::CallError::Type { index, msg } => {
+                // Go reports a bad argument at the node of the last explicit argument.
+                let at = arg_nodes.get(index).or(arg_nodes.last()).unwrap_or(node);
+                self.err_at(at, &msg)
+            }
+            funcs::CallError::Failed(msg) => self.err_at(node, &format!("error calling {name}: {msg}")),
+            funcs::CallError::Arity(want, got) => self.err_at(
+                node,
+                &format!("wrong number of args for {name}: want {want} got {got}"),
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Ctx;
+    impl Context for Ctx {
+        fn field(&self, name: &str) -> Option<&str> {
+            match name {
+                "level" => Some("info"),
+                "msg" => Some("  hello world "),
+                "n" => Some("9.5"),
+                _ => None,
+            }
+        }
+        fn line(&self) -> &str {
+            "the line"
+        }
+        fn timestamp(&self) -> i64 {
+            1_795_913_998_050_126_112
+        }
+    }
+
+    fn run(src: &str) -> Result<String, String> {
+        Template::parse("line", src)?.execute(&Ctx)
+    }
+
+    #[test]
+    fn fields_pipes_and_funcs() {
+        assert_eq!(run("{{.level}} {{ .msg | trim | ToUpper }}").unwrap(), "info HELLO WORLD");
+        assert_eq!(run("{{ .nope }}|{{ printf \"%s-%v\" .level .nope }}").unwrap(), "|info-");
+        assert_eq!(run("{{ __line__ | trunc 3 }}").unwrap(), "the");
+        assert_eq!(run("{{ if eq .level \"info\" }}I{{ else }}O{{ end }}").unwrap(), "I");
+        assert_eq!(run("{{- if .nope -}} x {{- else if .level -}} y {{- end }}").unwrap(), "y");
+        assert_eq!(
+            run("{{ __timestamp__ | date \"2006-01-02T15:04:05.000Z07:00\" }}").unwrap(),
+            "2026-11-29T00:59:58.050Z"
+        );
+        assert_eq!(run("{{ ceil .n }} {{ floor .n }} {{ addf .n 0.5 }}").unwrap(), "10 9 10");
+    }
+
+    #[test]
+    fn errors_like_go() {
+        assert_eq!(run("{{.foo").unwrap_err(), "template: line:1: unclosed action");
+        assert_eq!(run("{{ .msg | nosuchfunc }}").unwrap_err(), "template: line:1: function \"nosuchfunc\" not defined");
+        assert_eq!(
+            run("{{ .n | float64 | round 0 }}").unwrap_err(),
+            "template: line:1:24: executing \"line\" at <0>: wrong type for value; expected int; got float64"
+        );
+        assert_eq!(
+            run("{{ .nope | bytes }}").unwrap_err(),
+            "template: line:1:11: executing \"line\" at <bytes>: error calling bytes: strconv.ParseFloat: parsing \"\": invalid syntax"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! Query answers: streams, matrices, vectors and scalars, plus statistics.
+
+use crate::labelset::LabelSet;
+
+/// One result stream of a log query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamResult {
+    /// The final label set after the pipeline.
+    pub labels: LabelSet,
+    /// `(timestamp ns, line)` in the query's direction.
+    pub entries: Vec<(i64, String)>,
+}
+
+/// One series of a matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The metric's labels.
+    pub labels: LabelSet,
+    /// `(timestamp ms, value)` in time order.
+    pub points: Vec<(i64, f64)>,
+}
+
+/// One element of an instant vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// The metric's labels.
+    pub labels: LabelSet,
+    /// Timestamp in milliseconds.
+    pub t_ms: i64,
+    /// The value.
+    pub value: f64,
+}
+
+/// The data of an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryResult {
+    /// Log query answer.
+    Streams(Vec<StreamResult>),
+    /// Range metric answer.
+    Matrix(Vec<Series>),
+    /// Instant metric answer.
+    Vector(Vec<Sample>),
+    /// A scalar: `(timestamp ms, value)`.
+    Scalar(i64, f64),
+}
+
+impl QueryResult {
+    /// Loki's `resultType`.
+    pub fn result_type(&self) -> &'static str {
+        match self {
+            QueryResult::Streams(_) => "streams",
+            QueryResult::Matrix(_) => "matrix",
+            QueryResult::Vector(_) => "vector",
+            QueryResult::Scalar(..) => "scalar",
+        }
+    }
+}
+
+/// Execution statistics, the figures Loki's `stats.summary` carries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryStats {
+    /// Bytes of lines read from storage.
+    pub bytes_processed: u64,
+    /// Lines read from storage.
+    pub lines_processed: u64,
+    /// Lines that passed the pipeline.
+    pub post_filter_lines: u64,
+    /// Entries in the answer.
+    pub entries_returned: u64,
+    /// Streams that matched the selector.
+    pub streams_matched: u64,
+    /// Wall-clock seconds.
+    pub exec_time_secs: f64,
+}
+
+/// An answer with its statistics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryResponse {
+    /// The data.
+    pub result: QueryResult,
+    /// The statistics.
+    pub stats: QueryStats,
+}

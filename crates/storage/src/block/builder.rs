@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::encoding::{encode_column, Stats};
+use super::ints::put_ints;
 use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_NONE, CODEC_ZSTD, OWN_FRAME_MIN};
 use super::shape::{split_line, template_slots, SLOT};
 use super::tokens::BloomBuilder;
-use super::ints::put_ints;
 use super::varint::{put_bytes, put_ivarint, put_uvarint, zigzag};
 use super::BlockMeta;
 
@@ -91,7 +91,10 @@ impl BlockBuilder {
         let md_bytes: usize = metadata.iter().map(|(k, v)| k.len() + v.len()).sum();
         self.raw += line.len() + 8 + md_bytes;
         self.line_bytes += line.len() as u64;
-        assert!(self.arena.len() + line.len() + md_bytes < u32::MAX as usize, "block larger than 4 GiB");
+        assert!(
+            self.arena.len() + line.len() + md_bytes < u32::MAX as usize,
+            "block larger than 4 GiB"
+        );
         self.ts.push(ts);
         let base = self.arena.len() as u32;
         self.arena.extend_from_slice(line.as_bytes());
@@ -108,7 +111,9 @@ impl BlockBuilder {
             let id = self.raw_template();
             self.row_tpl.push(id);
             let col = self.templates[id as usize].slots[0] as usize;
-            self.columns[col].spans.push((base, base + line.len() as u32));
+            self.columns[col]
+                .spans
+                .push((base, base + line.len() as u32));
         } else {
             self.row_tpl.push(tpl_id);
             let t = &self.templates[tpl_id as usize];
@@ -122,7 +127,8 @@ impl BlockBuilder {
                 Some(&n) => n,
                 None => {
                     self.meta_names.push(k.as_str().into());
-                    self.meta_index.insert(k.as_str().into(), self.meta_names.len() as u32 - 1);
+                    self.meta_index
+                        .insert(k.as_str().into(), self.meta_names.len() as u32 - 1);
                     self.meta_names.len() as u32 - 1
                 }
             };
@@ -142,9 +148,15 @@ impl BlockBuilder {
         let mut usable = slots.len() == self.scratch_spans.len();
         for (name, _) in slots {
             let next = self.columns.len() as u32;
-            let id = *self.col_index.entry(name.into_boxed_slice()).or_insert(next);
+            let id = *self
+                .col_index
+                .entry(name.into_boxed_slice())
+                .or_insert(next);
             if id == next {
-                self.columns.push(ColumnAcc { kind: ColumnKind::Field, spans: Vec::new() });
+                self.columns.push(ColumnAcc {
+                    kind: ColumnKind::Field,
+                    spans: Vec::new(),
+                });
             }
             if ids.contains(&id) {
                 usable = false;
@@ -152,7 +164,10 @@ impl BlockBuilder {
             ids.push(id);
         }
         let id = if usable {
-            self.templates.push(Template { text: text.to_vec(), slots: ids });
+            self.templates.push(Template {
+                text: text.to_vec(),
+                slots: ids,
+            });
             self.templates.len() as u32 - 1
         } else {
             UNUSABLE
@@ -165,8 +180,14 @@ impl BlockBuilder {
         if let Some(id) = self.raw_tpl {
             return id;
         }
-        self.columns.push(ColumnAcc { kind: ColumnKind::Line, spans: Vec::new() });
-        self.templates.push(Template { text: vec![SLOT], slots: vec![self.columns.len() as u32 - 1] });
+        self.columns.push(ColumnAcc {
+            kind: ColumnKind::Line,
+            spans: Vec::new(),
+        });
+        self.templates.push(Template {
+            text: vec![SLOT],
+            slots: vec![self.columns.len() as u32 - 1],
+        });
         let id = self.templates.len() as u32 - 1;
         self.raw_tpl = Some(id);
         id
@@ -208,7 +229,10 @@ impl BlockBuilder {
         match self.templates.len() {
             0 | 1 => {}
             2..=256 => dir.extend(self.row_tpl.iter().map(|&t| t as u8)),
-            _ => self.row_tpl.iter().for_each(|&t| put_uvarint(&mut dir, u64::from(t))),
+            _ => self
+                .row_tpl
+                .iter()
+                .for_each(|&t| put_uvarint(&mut dir, u64::from(t))),
         }
         put_row_timestamps(&mut dir, &self.ts, min_ts);
         if self.has_meta {
@@ -239,7 +263,11 @@ impl BlockBuilder {
         let mut kinds = Vec::with_capacity(self.columns.len());
         let mut values: Vec<&[u8]> = Vec::new();
         let mut payload = Vec::new();
-        let mut col_ts: Vec<Vec<i64>> = self.columns.iter().map(|c| Vec::with_capacity(c.spans.len())).collect();
+        let mut col_ts: Vec<Vec<i64>> = self
+            .columns
+            .iter()
+            .map(|c| Vec::with_capacity(c.spans.len()))
+            .collect();
         for (&t, &ts) in self.row_tpl.iter().zip(&self.ts) {
             for &c in &self.templates[t as usize].slots {
                 col_ts[c as usize].push(ts);
@@ -247,7 +275,11 @@ impl BlockBuilder {
         }
         for (col, row_ts) in self.columns.iter().zip(&col_ts) {
             values.clear();
-            values.extend(col.spans.iter().map(|&(a, b)| &self.arena[a as usize..b as usize]));
+            values.extend(
+                col.spans
+                    .iter()
+                    .map(|&(a, b)| &self.arena[a as usize..b as usize]),
+            );
             payload.clear();
             let enc = encode_column(&values, row_ts, &mut payload);
             if enc.encoding.has_bloom() {
@@ -295,7 +327,12 @@ impl BlockBuilder {
         dst.extend_from_slice(&body);
         dst.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
 
-        let meta = BlockMeta { rows: rows as u32, min_ts, max_ts, line_bytes: self.line_bytes };
+        let meta = BlockMeta {
+            rows: rows as u32,
+            min_ts,
+            max_ts,
+            line_bytes: self.line_bytes,
+        };
         self.reset();
         meta
     }
@@ -331,7 +368,10 @@ fn put_row_timestamps(dst: &mut Vec<u8>, ts: &[i64], min_ts: i64) {
             d
         })
         .collect();
-    let g = deltas.iter().fold(0u64, |g, &d| gcd(g, d.unsigned_abs())).max(1);
+    let g = deltas
+        .iter()
+        .fold(0u64, |g, &d| gcd(g, d.unsigned_abs()))
+        .max(1);
     put_uvarint(dst, g);
     let ints: Vec<u64> = deltas.iter().map(|&d| zigzag(d / g as i64)).collect();
     put_ints(dst, &ints);
@@ -359,17 +399,30 @@ fn put_stats(dst: &mut Vec<u8>, stats: Option<Stats>) {
 }
 
 /// Compresses `raw` into `body` (or stores it when compression does not help).
-fn write_frame(c: &mut zstd::bulk::Compressor<'static>, raw: &[u8], scratch: &mut Vec<u8>, body: &mut Vec<u8>) -> FrameInfo {
+fn write_frame(
+    c: &mut zstd::bulk::Compressor<'static>,
+    raw: &[u8],
+    scratch: &mut Vec<u8>,
+    body: &mut Vec<u8>,
+) -> FrameInfo {
     if raw.len() >= 32 {
         scratch.clear();
         scratch.reserve(zstd::zstd_safe::compress_bound(raw.len()));
         if let Ok(n) = c.compress_to_buffer(raw, scratch) {
             if n < raw.len() {
                 body.extend_from_slice(&scratch[..n]);
-                return FrameInfo { codec: CODEC_ZSTD, stored_len: n, raw_len: raw.len() };
+                return FrameInfo {
+                    codec: CODEC_ZSTD,
+                    stored_len: n,
+                    raw_len: raw.len(),
+                };
             }
         }
     }
     body.extend_from_slice(raw);
-    FrameInfo { codec: CODEC_NONE, stored_len: raw.len(), raw_len: raw.len() }
+    FrameInfo {
+        codec: CODEC_NONE,
+        stored_len: raw.len(),
+        raw_len: raw.len(),
+    }
 }

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
-use super::text::{self, HexLayout};
 use super::ints::{get_ints, put_ints};
+use super::text::{self, HexLayout};
 use super::varint::{put_bytes, put_uvarint, unzigzag, uvarint_len, Cursor};
 use crate::StorageError;
 
@@ -65,10 +65,16 @@ impl Encoding {
         match self {
             Encoding::Decimal => token.iter().all(u8::is_ascii_digit),
             Encoding::Ipv4 => token.len() <= 3 && token.iter().all(u8::is_ascii_digit),
-            Encoding::Timestamp => token.iter().all(|b| b.is_ascii_digit() || *b == b'T' || *b == b'Z'),
+            Encoding::Timestamp => token
+                .iter()
+                .all(|b| b.is_ascii_digit() || *b == b'T' || *b == b'Z'),
             Encoding::Hex => {
-                token.iter().all(|b| b.is_ascii_digit() || matches!(b, b'a'..=b'f'))
-                    || token.iter().all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
+                token
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'a'..=b'f'))
+                    || token
+                        .iter()
+                        .all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
             }
             Encoding::Const | Encoding::Dict | Encoding::Plain => true,
         }
@@ -108,7 +114,8 @@ pub struct Encoded<'v> {
 /// `row_ts[i]` is the timestamp of the row holding value `i` (timestamp
 /// columns may be stored relative to it).
 pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>) -> Encoded<'v> {
-    let mut index: HashMap<&[u8], u32, Xxh3DefaultBuilder> = HashMap::with_hasher(Xxh3DefaultBuilder);
+    let mut index: HashMap<&[u8], u32, Xxh3DefaultBuilder> =
+        HashMap::with_hasher(Xxh3DefaultBuilder);
     let mut distinct: Vec<&[u8]> = Vec::new();
     let mut ids = Vec::with_capacity(values.len());
     for &v in values {
@@ -120,25 +127,44 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
     }
     if distinct.len() <= 1 {
         put_bytes(dst, distinct.first().copied().unwrap_or(b""));
-        return Encoded { encoding: Encoding::Const, stats: None, distinct };
+        return Encoded {
+            encoding: Encoding::Const,
+            stats: None,
+            distinct,
+        };
     }
     let total: usize = values.iter().map(|v| v.len()).sum();
     let plain_size = total + values.len();
     let idx_size = if distinct.len() <= 256 { 1 } else { 2 };
     let dict_size = distinct.iter().map(|v| v.len() + 1).sum::<usize>() + values.len() * idx_size;
-    let mut best = (plain_size.min(dict_size), None::<(Encoding, Vec<u8>, Option<Stats>)>);
+    let mut best = (
+        plain_size.min(dict_size),
+        None::<(Encoding, Vec<u8>, Option<Stats>)>,
+    );
     let mut scratch = Vec::new();
-    for enc in [Encoding::Decimal, Encoding::Timestamp, Encoding::Hex, Encoding::Ipv4] {
+    for enc in [
+        Encoding::Decimal,
+        Encoding::Timestamp,
+        Encoding::Hex,
+        Encoding::Ipv4,
+    ] {
         scratch.clear();
         if let Some(stats) = encode_typed(enc, values, row_ts, &distinct, &mut scratch) {
             if scratch.len() < best.0 {
-                best = (scratch.len(), Some((enc, std::mem::take(&mut scratch), stats)));
+                best = (
+                    scratch.len(),
+                    Some((enc, std::mem::take(&mut scratch), stats)),
+                );
             }
         }
     }
     if let Some((encoding, payload, stats)) = best.1 {
         dst.extend_from_slice(&payload);
-        return Encoded { encoding, stats, distinct: Vec::new() };
+        return Encoded {
+            encoding,
+            stats,
+            distinct: Vec::new(),
+        };
     }
     if dict_size < plain_size && distinct.len() <= 65_536 {
         put_uvarint(dst, distinct.len() as u64);
@@ -155,7 +181,11 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
                 dst.extend_from_slice(&(i as u16).to_le_bytes());
             }
         }
-        return Encoded { encoding: Encoding::Dict, stats: None, distinct };
+        return Encoded {
+            encoding: Encoding::Dict,
+            stats: None,
+            distinct,
+        };
     }
     for v in values {
         put_uvarint(dst, v.len() as u64);
@@ -163,21 +193,37 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
     for v in values {
         dst.extend_from_slice(v);
     }
-    Encoded { encoding: Encoding::Plain, stats: None, distinct }
+    Encoded {
+        encoding: Encoding::Plain,
+        stats: None,
+        distinct,
+    }
 }
 
 /// Tries a typed encoding; `None` when some value is not eligible.
-fn encode_typed(enc: Encoding, values: &[&[u8]], row_ts: &[i64], distinct: &[&[u8]], dst: &mut Vec<u8>) -> Option<Option<Stats>> {
+fn encode_typed(
+    enc: Encoding,
+    values: &[&[u8]],
+    row_ts: &[i64],
+    distinct: &[&[u8]],
+    dst: &mut Vec<u8>,
+) -> Option<Option<Stats>> {
     match enc {
         Encoding::Decimal => {
             // Check the distinct values first: failing is the common outcome.
             for d in distinct {
                 text::parse_decimal(d)?;
             }
-            let parsed: Vec<(i64, u8)> = values.iter().map(|v| text::parse_decimal(v)).collect::<Option<_>>()?;
+            let parsed: Vec<(i64, u8)> = values
+                .iter()
+                .map(|v| text::parse_decimal(v))
+                .collect::<Option<_>>()?;
             let scale0 = parsed[0].1;
             let same_scale = parsed.iter().all(|p| p.1 == scale0);
-            let deltas: usize = parsed.windows(2).map(|w| uvarint_len(zz(w[1].0.wrapping_sub(w[0].0)))).sum();
+            let deltas: usize = parsed
+                .windows(2)
+                .map(|w| uvarint_len(zz(w[1].0.wrapping_sub(w[0].0))))
+                .sum();
             let plain: usize = parsed[1..].iter().map(|p| uvarint_len(zz(p.0))).sum();
             let delta = same_scale && deltas < plain;
             dst.push(u8::from(!same_scale) | (u8::from(delta) << 1));
@@ -198,7 +244,10 @@ fn encode_typed(enc: Encoding, values: &[&[u8]], row_ts: &[i64], distinct: &[&[u
             put_ints(dst, &ints);
             let f = |(m, s): (i64, u8)| m as f64 / 10f64.powi(i32::from(s));
             let min = parsed.iter().map(|&p| f(p)).fold(f64::INFINITY, f64::min);
-            let max = parsed.iter().map(|&p| f(p)).fold(f64::NEG_INFINITY, f64::max);
+            let max = parsed
+                .iter()
+                .map(|&p| f(p))
+                .fold(f64::NEG_INFINITY, f64::max);
             Some(Some(Stats::Number { min, max }))
         }
         Encoding::Timestamp => {
@@ -227,8 +276,13 @@ fn encode_typed(enc: Encoding, values: &[&[u8]], row_ts: &[i64], distinct: &[&[u
                     zz(d)
                 })
                 .collect();
-            let relative: Option<Vec<u64>> = (row_ts.len() == units.len())
-                .then(|| units.iter().zip(row_ts).map(|(&u, &t)| zz(u.wrapping_sub(t.div_euclid(unit)))).collect());
+            let relative: Option<Vec<u64>> = (row_ts.len() == units.len()).then(|| {
+                units
+                    .iter()
+                    .zip(row_ts)
+                    .map(|(&u, &t)| zz(u.wrapping_sub(t.div_euclid(unit))))
+                    .collect()
+            });
             let size = |v: &[u64]| v.iter().map(|&x| uvarint_len(x)).sum::<usize>();
             match relative {
                 Some(rel) if size(&rel) <= size(&deltas) => {
@@ -264,7 +318,10 @@ fn encode_typed(enc: Encoding, values: &[&[u8]], row_ts: &[i64], distinct: &[&[u
         }
         Encoding::Ipv4 => {
             // Byte planes: first octets of all values, then second octets, …
-            let quads: Vec<[u8; 4]> = values.iter().map(|v| text::parse_ipv4(v)).collect::<Option<_>>()?;
+            let quads: Vec<[u8; 4]> = values
+                .iter()
+                .map(|v| text::parse_ipv4(v))
+                .collect::<Option<_>>()?;
             for b in 0..4 {
                 dst.extend(quads.iter().map(|q| q[b]));
             }
@@ -322,6 +379,11 @@ impl Values {
         }
     }
 
+    /// True when there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Value `i` (must be `< len()`).
     #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
@@ -336,10 +398,15 @@ impl Values {
     pub fn check_utf8(&self) -> Result<(), StorageError> {
         let bad = || StorageError::corrupt("block column", "value is not utf-8");
         match self {
-            Values::Const { value, .. } => std::str::from_utf8(value).map(|_| ()).map_err(|_| bad()),
-            Values::Dict { data, ends, .. } | Values::Flat { data, ends } => {
-                (0..ends.len()).try_for_each(|i| std::str::from_utf8(slice(data, ends, i)).map(|_| ()).map_err(|_| bad()))
+            Values::Const { value, .. } => {
+                std::str::from_utf8(value).map(|_| ()).map_err(|_| bad())
             }
+            Values::Dict { data, ends, .. } | Values::Flat { data, ends } => (0..ends.len())
+                .try_for_each(|i| {
+                    std::str::from_utf8(slice(data, ends, i))
+                        .map(|_| ())
+                        .map_err(|_| bad())
+                }),
         }
     }
 }
@@ -366,10 +433,18 @@ fn read_strings(c: &mut Cursor<'_>, n: usize) -> Result<(Vec<u8>, Vec<u32>), Sto
 
 /// Decodes `n` values of a column stored with `enc`; `row_ts` as for
 /// [`encode_column`] (needed by relative timestamp columns only).
-pub fn decode_column(enc: Encoding, payload: &[u8], n: usize, row_ts: &[i64]) -> Result<Values, StorageError> {
+pub fn decode_column(
+    enc: Encoding,
+    payload: &[u8],
+    n: usize,
+    row_ts: &[i64],
+) -> Result<Values, StorageError> {
     let mut c = Cursor::new(payload, "column");
     let v = match enc {
-        Encoding::Const => Values::Const { value: c.bytes()?.to_vec(), n },
+        Encoding::Const => Values::Const {
+            value: c.bytes()?.to_vec(),
+            n,
+        },
         Encoding::Plain => {
             let (data, ends) = read_strings(&mut c, n)?;
             Values::Flat { data, ends }
@@ -384,7 +459,9 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize, row_ts: &[i64]) ->
                 c.take(n)?.iter().map(|&b| u32::from(b)).collect()
             } else {
                 let raw = c.take(n.checked_mul(2).ok_or_else(|| c.err("count overflow"))?)?;
-                raw.chunks_exact(2).map(|p| u32::from(u16::from_le_bytes([p[0], p[1]]))).collect()
+                raw.chunks_exact(2)
+                    .map(|p| u32::from(u16::from_le_bytes([p[0], p[1]])))
+                    .collect()
             };
             if idx.iter().any(|&i| i as usize >= d) {
                 return Err(c.err("dictionary index out of range"));
@@ -396,7 +473,11 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize, row_ts: &[i64]) ->
             if mode > 3 {
                 return Err(c.err("bad decimal mode"));
             }
-            let scales: Vec<u8> = if mode & 1 == 0 { vec![c.u8()?] } else { c.take(n)?.to_vec() };
+            let scales: Vec<u8> = if mode & 1 == 0 {
+                vec![c.u8()?]
+            } else {
+                c.take(n)?.to_vec()
+            };
             if scales.iter().any(|&s| s > 18) {
                 return Err(c.err("bad decimal scale"));
             }
@@ -428,7 +509,11 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize, row_ts: &[i64]) ->
             let mut prev = 0i64;
             for (i, raw) in get_ints(&mut c, n)?.into_iter().enumerate() {
                 let raw = unzigzag(raw);
-                prev = if mode == TS_RELATIVE { row_ts[i].div_euclid(unit).wrapping_add(raw) } else { prev.wrapping_add(raw) };
+                prev = if mode == TS_RELATIVE {
+                    row_ts[i].div_euclid(unit).wrapping_add(raw)
+                } else {
+                    prev.wrapping_add(raw)
+                };
                 if !text::format_rfc3339(&mut data, prev, w) {
                     return Err(c.err("timestamp out of range"));
                 }
@@ -467,7 +552,10 @@ pub fn decode_column(enc: Encoding, payload: &[u8], n: usize, row_ts: &[i64]) ->
             let mut data = Vec::with_capacity(n * 15);
             let mut ends = Vec::with_capacity(n);
             for i in 0..n {
-                text::format_ipv4(&mut data, [raw[i], raw[n + i], raw[2 * n + i], raw[3 * n + i]]);
+                text::format_ipv4(
+                    &mut data,
+                    [raw[i], raw[n + i], raw[2 * n + i], raw[3 * n + i]],
+                );
                 ends.push(data.len() as u32);
             }
             Values::Flat { data, ends }
@@ -486,7 +574,9 @@ mod tests {
     fn round(vals: &[&str]) -> Encoding {
         let v: Vec<&[u8]> = vals.iter().map(|s| s.as_bytes()).collect();
         let mut buf = Vec::new();
-        let ts: Vec<i64> = (0..v.len() as i64).map(|i| 1_795_913_989_854_000_000 + i * 1_000_000).collect();
+        let ts: Vec<i64> = (0..v.len() as i64)
+            .map(|i| 1_795_913_989_854_000_000 + i * 1_000_000)
+            .collect();
         let e = encode_column(&v, &ts, &mut buf);
         let d = decode_column(e.encoding, &buf, v.len(), &ts).unwrap();
         d.check_utf8().unwrap();
@@ -499,21 +589,66 @@ mod tests {
     #[test]
     fn chooses_encodings() {
         assert_eq!(round(&["info"; 5]), Encoding::Const);
-        assert_eq!(round(&["info", "warn", "info", "info", "error", "info"]), Encoding::Dict);
-        assert_eq!(round(&["12.345", "0.050", "1023.100", "7.000", "3.141", "2.718"]), Encoding::Decimal);
-        assert_eq!(round(&["1", "-20", "300", "4000", "50000", "600000"]), Encoding::Decimal);
-        assert_eq!(round(&["1.5", "1.50", "2", "-3.25", "10", "11.125"]), Encoding::Decimal);
-        let ts = ["2026-11-29T00:59:49.854Z", "2026-11-29T00:59:49.901Z", "2026-11-29T00:59:50.002Z", "2026-11-29T01:00:00.000Z"];
+        assert_eq!(
+            round(&["info", "warn", "info", "info", "error", "info"]),
+            Encoding::Dict
+        );
+        assert_eq!(
+            round(&["12.345", "0.050", "1023.100", "7.000", "3.141", "2.718"]),
+            Encoding::Decimal
+        );
+        assert_eq!(
+            round(&["1", "-20", "300", "4000", "50000", "600000"]),
+            Encoding::Decimal
+        );
+        assert_eq!(
+            round(&["1.5", "1.50", "2", "-3.25", "10", "11.125"]),
+            Encoding::Decimal
+        );
+        let ts = [
+            "2026-11-29T00:59:49.854Z",
+            "2026-11-29T00:59:49.901Z",
+            "2026-11-29T00:59:50.002Z",
+            "2026-11-29T01:00:00.000Z",
+        ];
         assert_eq!(round(&ts), Encoding::Timestamp);
-        let ids = ["4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b700f067aa0ba902b7", "a3ce929d0e0e47364bf92f3577b34da6"];
+        let ids = [
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+            "00f067aa0ba902b700f067aa0ba902b7",
+            "a3ce929d0e0e47364bf92f3577b34da6",
+        ];
         assert_eq!(round(&ids), Encoding::Hex);
-        let uuids = ["550e8400-e29b-41d4-a716-446655440000", "123e4567-e89b-12d3-a456-426614174000", "9f0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b"];
+        let uuids = [
+            "550e8400-e29b-41d4-a716-446655440000",
+            "123e4567-e89b-12d3-a456-426614174000",
+            "9f0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+        ];
         assert_eq!(round(&uuids), Encoding::Hex);
-        assert_eq!(round(&["10.0.0.1", "192.168.100.200", "8.8.8.8", "172.16.0.254"]), Encoding::Ipv4);
+        assert_eq!(
+            round(&["10.0.0.1", "192.168.100.200", "8.8.8.8", "172.16.0.254"]),
+            Encoding::Ipv4
+        );
         // Not exactly reprintable: stays a string encoding.
-        assert_eq!(round(&["1e3", "-0", "01", "1.0e5", "+4", "0x10"]), Encoding::Plain);
-        assert_eq!(round(&["550e8400-e29b-41d4-a716-446655440000", "550E8400-E29B-41D4-A716-446655440001", "x"]), Encoding::Plain);
-        assert_eq!(round(&["2026-11-29T00:59:49.854Z", "2026-11-29T00:59:49.85Z", "2026-11-29T00:59:49Z"]), Encoding::Plain);
+        assert_eq!(
+            round(&["1e3", "-0", "01", "1.0e5", "+4", "0x10"]),
+            Encoding::Plain
+        );
+        assert_eq!(
+            round(&[
+                "550e8400-e29b-41d4-a716-446655440000",
+                "550E8400-E29B-41D4-A716-446655440001",
+                "x"
+            ]),
+            Encoding::Plain
+        );
+        assert_eq!(
+            round(&[
+                "2026-11-29T00:59:49.854Z",
+                "2026-11-29T00:59:49.85Z",
+                "2026-11-29T00:59:49Z"
+            ]),
+            Encoding::Plain
+        );
         assert_eq!(round(&["a", "", "ü", "b\\u00e9", "c"]), Encoding::Plain);
         assert_eq!(round(&[]), Encoding::Const);
     }

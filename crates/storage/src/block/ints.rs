@@ -40,7 +40,12 @@ pub fn get_ints(c: &mut Cursor<'_>, n: usize) -> Result<Vec<u64>, StorageError> 
         1..=8 => {
             let planes = c.take(n.checked_mul(mode).ok_or_else(|| c.err("count overflow"))?)?;
             let mut out = vec![0u64; n];
-            for (b, plane) in planes.chunks_exact(n.max(1)).enumerate().take(if n == 0 { 0 } else { mode }) {
+            for (b, plane) in
+                planes
+                    .chunks_exact(n.max(1))
+                    .enumerate()
+                    .take(if n == 0 { 0 } else { mode })
+            {
                 for (v, &byte) in out.iter_mut().zip(plane) {
                     *v |= u64::from(byte) << (8 * b);
                 }
@@ -57,7 +62,13 @@ mod tests {
 
     #[test]
     fn both_modes_round_trip() {
-        for vals in [vec![], vec![0u64], vec![1, 2, 3, 255, 256, 70_000], vec![1, 1, 1, u64::MAX], (0..100).map(|i| i * 977).collect()] {
+        for vals in [
+            vec![],
+            vec![0u64],
+            vec![1, 2, 3, 255, 256, 70_000],
+            vec![1, 1, 1, u64::MAX],
+            (0..100).map(|i| i * 977).collect(),
+        ] {
             let mut buf = Vec::new();
             put_ints(&mut buf, &vals);
             let mut c = Cursor::new(&buf, "test");

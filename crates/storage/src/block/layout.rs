@@ -94,14 +94,22 @@ impl BlockHeader {
         let mut c = Cursor::new(src, "header");
         let version = c.u8()?;
         if version != VERSION {
-            return Err(StorageError::corrupt("block header", format!("unsupported version {version}")));
+            return Err(StorageError::corrupt(
+                "block header",
+                format!("unsupported version {version}"),
+            ));
         }
         let len = c.len(c.remaining())?;
         let body_start = c.pos() + len;
         if src.len() < body_start + 4 {
             return Err(c.err("header truncated"));
         }
-        let want = u32::from_le_bytes([src[body_start], src[body_start + 1], src[body_start + 2], src[body_start + 3]]);
+        let want = u32::from_le_bytes([
+            src[body_start],
+            src[body_start + 1],
+            src[body_start + 2],
+            src[body_start + 3],
+        ]);
         if crc32fast::hash(&src[..body_start]) != want {
             return Err(StorageError::corrupt("block header", "checksum mismatch"));
         }
@@ -119,7 +127,11 @@ impl BlockHeader {
             }
             let stored_len = c.len(src.len())?;
             let raw_len = c.len(MAX_FRAME_RAW)?;
-            frames.push(FrameInfo { codec, stored_len, raw_len });
+            frames.push(FrameInfo {
+                codec,
+                stored_len,
+                raw_len,
+            });
         }
         let nc = c.len(c.remaining())?;
         let mut columns = Vec::with_capacity(nc);
@@ -138,7 +150,18 @@ impl BlockHeader {
         if !c.is_empty() {
             return Err(c.err("trailing bytes in header"));
         }
-        Ok((BlockHeader { rows, min_ts, max_ts, line_bytes, frames, columns, bloom }, body_start + 4))
+        Ok((
+            BlockHeader {
+                rows,
+                min_ts,
+                max_ts,
+                line_bytes,
+                frames,
+                columns,
+                bloom,
+            },
+            body_start + 4,
+        ))
     }
 }
 
@@ -153,8 +176,15 @@ mod tests {
             min_ts: -5,
             max_ts: i64::MAX,
             line_bytes: 99,
-            frames: vec![FrameInfo { codec: CODEC_ZSTD, stored_len: 10, raw_len: 20 }],
-            columns: vec![(ColumnKind::Field, Encoding::Hex), (ColumnKind::Line, Encoding::Plain)],
+            frames: vec![FrameInfo {
+                codec: CODEC_ZSTD,
+                stored_len: 10,
+                raw_len: 20,
+            }],
+            columns: vec![
+                (ColumnKind::Field, Encoding::Hex),
+                (ColumnKind::Line, Encoding::Plain),
+            ],
             bloom: vec![1, 2, 3, 4, 5, 6, 7, 8],
         };
         let mut buf = Vec::new();

@@ -65,7 +65,11 @@ pub struct DecodedBlock {
 pub fn decode_block(src: &[u8]) -> Result<DecodedBlock, StorageError> {
     let r = BlockReader::open(src)?;
     let lines = r.lines()?;
-    Ok(DecodedBlock { ts: r.timestamps().to_vec(), lines, metadata: r.metadata().to_vec() })
+    Ok(DecodedBlock {
+        ts: r.timestamps().to_vec(),
+        lines,
+        metadata: r.metadata().to_vec(),
+    })
 }
 
 /// Whether the block may hold a line containing every one of `substrings`.
@@ -76,10 +80,20 @@ pub fn decode_block(src: &[u8]) -> Result<DecodedBlock, StorageError> {
 /// column, template or metadata of the block; a needle without such a token
 /// proves nothing. A damaged header answers `true` (reading will report it).
 pub fn block_may_contain(src: &[u8], substrings: &[String]) -> bool {
-    let Ok((header, _)) = BlockHeader::decode(src) else { return true };
+    let Ok((header, _)) = BlockHeader::decode(src) else {
+        return true;
+    };
     let bloom = Bloom::new(&header.bloom);
     let token_may_exist = |t: &[u8]| {
-        bloom.may_contain(t) || header.columns.iter().any(|&(_, enc)| !enc.has_bloom() && enc.token_fits(t))
+        bloom.may_contain(t)
+            || header
+                .columns
+                .iter()
+                .any(|&(_, enc)| !enc.has_bloom() && enc.token_fits(t))
     };
-    substrings.iter().all(|s| complete_tokens(s.as_bytes()).into_iter().all(token_may_exist))
+    substrings.iter().all(|s| {
+        complete_tokens(s.as_bytes())
+            .into_iter()
+            .all(token_may_exist)
+    })
 }

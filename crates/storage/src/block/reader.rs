@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 
 use super::encoding::{decode_column, Encoding, Stats, Values};
+use super::ints::get_ints;
 use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_ZSTD};
 use super::shape::{template_slots, SLOT};
-use super::ints::get_ints;
 use super::varint::{unzigzag, Cursor};
 use crate::StorageError;
 
@@ -35,7 +35,10 @@ struct Template {
 impl Template {
     fn piece(&self, i: usize) -> &[u8] {
         let start = self.piece_starts[i];
-        let end = self.piece_starts.get(i + 1).map_or(self.text.len(), |&n| n - 1);
+        let end = self
+            .piece_starts
+            .get(i + 1)
+            .map_or(self.text.len(), |&n| n - 1);
         &self.text[start..end]
     }
 }
@@ -107,7 +110,11 @@ impl<'a> BlockReader<'a> {
     /// which must be exactly one block.
     pub fn open(src: &'a [u8]) -> Result<Self, StorageError> {
         let (header, body_start) = BlockHeader::decode(src)?;
-        let body_len: usize = header.frames.iter().try_fold(0usize, |a, f| a.checked_add(f.stored_len)).ok_or_else(|| bad("frame sizes overflow"))?;
+        let body_len: usize = header
+            .frames
+            .iter()
+            .try_fold(0usize, |a, f| a.checked_add(f.stored_len))
+            .ok_or_else(|| bad("frame sizes overflow"))?;
         if src.len() != body_start.saturating_add(body_len).saturating_add(4) {
             return Err(bad("block length does not match its frames"));
         }
@@ -164,7 +171,11 @@ impl<'a> BlockReader<'a> {
             if piece_starts.len() != ns + 1 {
                 return Err(c.err("template slot count mismatch"));
             }
-            self.templates.push(Template { text, piece_starts, slots });
+            self.templates.push(Template {
+                text,
+                piece_starts,
+                slots,
+            });
         }
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
@@ -172,7 +183,9 @@ impl<'a> BlockReader<'a> {
         self.row_tpl = match nt {
             0 | 1 => vec![0; rows],
             2..=256 => c.take(rows)?.iter().map(|&b| u32::from(b)).collect(),
-            _ => (0..rows).map(|_| c.len(nt).map(|v| v as u32)).collect::<Result<_, _>>()?,
+            _ => (0..rows)
+                .map(|_| c.len(nt).map(|v| v as u32))
+                .collect::<Result<_, _>>()?,
         };
         if self.row_tpl.iter().any(|&t| t as usize >= nt) {
             return Err(c.err("row template out of range"));
@@ -233,14 +246,29 @@ impl<'a> BlockReader<'a> {
                     let max = f64::from_bits(c.u64_le()?);
                     Some(Stats::Number { min, max })
                 }
-                Encoding::Timestamp => Some(Stats::Time { min: c.ivarint()?, max: c.ivarint()? }),
+                Encoding::Timestamp => Some(Stats::Time {
+                    min: c.ivarint()?,
+                    max: c.ivarint()?,
+                }),
                 _ => None,
             };
-            self.columns.push(ColumnDir { kind, encoding, values, frame, offset, len, stats });
+            self.columns.push(ColumnDir {
+                kind,
+                encoding,
+                values,
+                frame,
+                offset,
+                len,
+                stats,
+            });
         }
         self.payload_base = c.pos();
         for col in &self.columns {
-            let limit = if col.frame == 0 { c.remaining() } else { self.header.frames[col.frame].raw_len };
+            let limit = if col.frame == 0 {
+                c.remaining()
+            } else {
+                self.header.frames[col.frame].raw_len
+            };
             if col.offset.checked_add(col.len).is_none_or(|e| e > limit) {
                 return Err(bad("column payload out of range"));
             }
@@ -278,7 +306,9 @@ impl<'a> BlockReader<'a> {
     fn names(&self) -> Vec<Option<String>> {
         let mut names = vec![None; self.columns.len()];
         for t in &self.templates {
-            let Some(slots) = template_slots(&t.text) else { continue };
+            let Some(slots) = template_slots(&t.text) else {
+                continue;
+            };
             for (&col, (name, _)) in t.slots.iter().zip(slots) {
                 let n = &mut names[col as usize];
                 if n.is_none() && self.columns[col as usize].kind == ColumnKind::Field {
@@ -302,8 +332,14 @@ impl<'a> BlockReader<'a> {
     /// Reads the named field for every row; `Ok(None)` when no line of the
     /// block has it. Only the frame holding that column is decompressed.
     pub fn column(&self, name: &str) -> Result<Option<Column>, StorageError> {
-        let Some(id) = self.column_id(name) else { return Ok(None) };
-        let row_ts = if self.columns[id].encoding == Encoding::Timestamp { self.column_row_ts(Some(id)).swap_remove(id) } else { Vec::new() };
+        let Some(id) = self.column_id(name) else {
+            return Ok(None);
+        };
+        let row_ts = if self.columns[id].encoding == Encoding::Timestamp {
+            self.column_row_ts(Some(id)).swap_remove(id)
+        } else {
+            Vec::new()
+        };
         let values = self.values(id, &row_ts)?;
         values.check_utf8()?;
         let rows = self.rows();
@@ -327,7 +363,12 @@ impl<'a> BlockReader<'a> {
                 next += 1;
             }
         }
-        Ok(Some(Column { encoding: self.columns[id].encoding, values, row_value, quoted }))
+        Ok(Some(Column {
+            encoding: self.columns[id].encoding,
+            values,
+            row_value,
+            quoted,
+        }))
     }
 
     /// Timestamps of the rows holding a value of each column, per column.
@@ -349,16 +390,34 @@ impl<'a> BlockReader<'a> {
         let frame: Cow<'_, [u8]> = if col.frame == 0 {
             Cow::Borrowed(&self.frame0[self.payload_base..])
         } else {
-            Cow::Owned(read_frame(self.src, self.frame_starts[col.frame], &self.header.frames[col.frame])?)
+            Cow::Owned(read_frame(
+                self.src,
+                self.frame_starts[col.frame],
+                &self.header.frames[col.frame],
+            )?)
         };
-        decode_column(col.encoding, &frame[col.offset..col.offset + col.len], col.values, row_ts)
+        decode_column(
+            col.encoding,
+            &frame[col.offset..col.offset + col.len],
+            col.values,
+            row_ts,
+        )
     }
 
     /// Rebuilds every line, byte-identical to what was pushed.
     pub fn lines(&self) -> Result<Vec<String>, StorageError> {
-        let needs_ts = self.columns.iter().any(|c| c.encoding == Encoding::Timestamp);
-        let row_ts = if needs_ts { self.column_row_ts(None) } else { vec![Vec::new(); self.columns.len()] };
-        let cols: Vec<Values> = (0..self.columns.len()).map(|i| self.values(i, &row_ts[i])).collect::<Result<_, _>>()?;
+        let needs_ts = self
+            .columns
+            .iter()
+            .any(|c| c.encoding == Encoding::Timestamp);
+        let row_ts = if needs_ts {
+            self.column_row_ts(None)
+        } else {
+            vec![Vec::new(); self.columns.len()]
+        };
+        let cols: Vec<Values> = (0..self.columns.len())
+            .map(|i| self.values(i, &row_ts[i]))
+            .collect::<Result<_, _>>()?;
         let mut cursor = vec![0usize; cols.len()];
         let mut out = Vec::with_capacity(self.rows());
         for &t in &self.row_tpl {

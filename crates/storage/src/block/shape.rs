@@ -72,7 +72,11 @@ pub fn template_slots(tpl: &[u8]) -> Option<Vec<(Vec<u8>, bool)>> {
 
 /// Walks a whole-line JSON object, calling `on_slot` for each value.
 fn walk(src: &[u8], on_slot: &mut dyn FnMut(Slot<'_>)) -> bool {
-    let mut w = Walker { src, path: Vec::with_capacity(4), on_slot };
+    let mut w = Walker {
+        src,
+        path: Vec::with_capacity(4),
+        on_slot,
+    };
     let i = w.ws(0);
     if src.get(i) != Some(&b'{') {
         return false;
@@ -197,7 +201,12 @@ impl Walker<'_, '_> {
                 (i, j, false)
             }
         };
-        (self.on_slot)(Slot { start, end, quoted, path: &self.path });
+        (self.on_slot)(Slot {
+            start,
+            end,
+            quoted,
+            path: &self.path,
+        });
         Some(if quoted { end + 1 } else { end })
     }
 }
@@ -209,7 +218,12 @@ mod tests {
     fn split(line: &str) -> Option<(Vec<u8>, Vec<String>)> {
         let (mut t, mut s) = (Vec::new(), Vec::new());
         split_line(line.as_bytes(), &mut t, &mut s).then(|| {
-            (t, s.iter().map(|&(a, b)| line[a as usize..b as usize].to_string()).collect())
+            (
+                t,
+                s.iter()
+                    .map(|&(a, b)| line[a as usize..b as usize].to_string())
+                    .collect(),
+            )
         })
     }
 
@@ -219,21 +233,48 @@ mod tests {
         assert_eq!(t, b"{\"a\":\"\0\", \"b\" : \0,\"c\":\0,\"e\":\0}".to_vec());
         assert_eq!(v, vec![r#"x\"y"#, "1.50", r#"[1,{"d":2}]"#, "null"]);
         let slots = template_slots(&t).unwrap();
-        let names: Vec<_> = slots.iter().map(|(n, q)| (String::from_utf8(n.clone()).unwrap(), *q)).collect();
-        assert_eq!(names, vec![("a".into(), true), ("b".into(), false), ("c".into(), false), ("e".into(), false)]);
+        let names: Vec<_> = slots
+            .iter()
+            .map(|(n, q)| (String::from_utf8(n.clone()).unwrap(), *q))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("a".into(), true),
+                ("b".into(), false),
+                ("c".into(), false),
+                ("e".into(), false)
+            ]
+        );
     }
 
     #[test]
     fn nested_paths() {
         let (t, v) = split(r#" {"r":{"m":"GET","u":{"p":"/"}},"x":{}} "#).unwrap();
         assert_eq!(v, vec!["GET", "/"]);
-        let names: Vec<_> = template_slots(&t).unwrap().into_iter().map(|(n, _)| n).collect();
+        let names: Vec<_> = template_slots(&t)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         assert_eq!(names, vec![b"r.m".to_vec(), b"r.u.p".to_vec()]);
     }
 
     #[test]
     fn rejects_non_objects() {
-        for l in ["", "plain text", "[1,2]", "\"s\"", "{\"a\":1", "{\"a\":1}x", "{\"a\" 1}", "{\"a\":}", "{a:1}", "{\"a\":1,}", "{\"a\":\"\0\"}"] {
+        for l in [
+            "",
+            "plain text",
+            "[1,2]",
+            "\"s\"",
+            "{\"a\":1",
+            "{\"a\":1}x",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{a:1}",
+            "{\"a\":1,}",
+            "{\"a\":\"\0\"}",
+        ] {
             assert!(split(l).is_none(), "{l:?}");
         }
         let deep = "{\"a\":".repeat(40) + "1" + &"}".repeat(40);

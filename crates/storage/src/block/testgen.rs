@@ -27,17 +27,63 @@ impl Rng {
 }
 
 const MSGS: &[&str] = &[
-    "request completed", "request started", "cache lookup finished", "user session refreshed",
-    "upstream responded", "payment authorized", "order created", "inventory reserved",
-    "token validated", "rate limit checked", "connection timeout while calling upstream", "retrying request",
-    "slow query detected", "feature flag evaluated", "message published", "message consumed",
-    "health check ok", "config reloaded", "background job finished", "email queued",
-    "search executed", "thumbnail generated", "webhook delivered", "audit record written",
+    "request completed",
+    "request started",
+    "cache lookup finished",
+    "user session refreshed",
+    "upstream responded",
+    "payment authorized",
+    "order created",
+    "inventory reserved",
+    "token validated",
+    "rate limit checked",
+    "connection timeout while calling upstream",
+    "retrying request",
+    "slow query detected",
+    "feature flag evaluated",
+    "message published",
+    "message consumed",
+    "health check ok",
+    "config reloaded",
+    "background job finished",
+    "email queued",
+    "search executed",
+    "thumbnail generated",
+    "webhook delivered",
+    "audit record written",
 ];
-const METHODS: &[(&str, f64)] = &[("GET", 0.70), ("POST", 0.18), ("PUT", 0.06), ("DELETE", 0.04), ("PATCH", 0.02)];
-const LEVELS: &[(&str, f64)] = &[("info", 0.93), ("warn", 0.04), ("error", 0.02), ("debug", 0.01)];
-const STATUSES: &[(&str, f64)] = &[("200", 0.82), ("201", 0.05), ("204", 0.03), ("304", 0.03), ("400", 0.02), ("401", 0.01), ("404", 0.02), ("500", 0.01), ("503", 0.01)];
-const REGIONS: &[&str] = &["eu-west-1", "eu-central-1", "us-east-1", "us-west-2", "ap-south-1", "ap-northeast-1"];
+const METHODS: &[(&str, f64)] = &[
+    ("GET", 0.70),
+    ("POST", 0.18),
+    ("PUT", 0.06),
+    ("DELETE", 0.04),
+    ("PATCH", 0.02),
+];
+const LEVELS: &[(&str, f64)] = &[
+    ("info", 0.93),
+    ("warn", 0.04),
+    ("error", 0.02),
+    ("debug", 0.01),
+];
+const STATUSES: &[(&str, f64)] = &[
+    ("200", 0.82),
+    ("201", 0.05),
+    ("204", 0.03),
+    ("304", 0.03),
+    ("400", 0.02),
+    ("401", 0.01),
+    ("404", 0.02),
+    ("500", 0.01),
+    ("503", 0.01),
+];
+const REGIONS: &[&str] = &[
+    "eu-west-1",
+    "eu-central-1",
+    "us-east-1",
+    "us-west-2",
+    "ap-south-1",
+    "ap-northeast-1",
+];
 const AGENTS: usize = 40;
 const PATHS: usize = 300;
 const USERS: u64 = 100_000;
@@ -55,7 +101,12 @@ impl Workload {
     pub fn new(seed: u64) -> Self {
         let mut rng = Rng::new(seed);
         let pod = rng.below(5000);
-        Workload { rng, ts_ms: 1_795_913_989_854, pod, bits: 0.0 }
+        Workload {
+            rng,
+            ts_ms: 1_795_913_989_854,
+            pod,
+            bits: 0.0,
+        }
     }
 
     fn uniform(&mut self, n: u64) -> u64 {
@@ -95,7 +146,9 @@ impl Workload {
 
     fn hex(&mut self, digits: usize) -> String {
         self.bits += 4.0 * digits as f64;
-        (0..digits).map(|_| char::from(b"0123456789abcdef"[self.rng.below(16) as usize])).collect()
+        (0..digits)
+            .map(|_| char::from(b"0123456789abcdef"[self.rng.below(16) as usize]))
+            .collect()
     }
 
     /// The next (timestamp ns, line).
@@ -106,21 +159,49 @@ impl Workload {
         let msg = MSGS[self.zipf(MSGS.len())];
         let method = self.weighted(METHODS);
         let p = self.zipf(PATHS);
-        let path = format!("/api/v{}/{}/{}", 1 + p % 3, ["users", "orders", "items", "carts", "search", "auth"][p % 6], p);
+        let path = format!(
+            "/api/v{}/{}/{}",
+            1 + p % 3,
+            ["users", "orders", "items", "carts", "search", "auth"][p % 6],
+            p
+        );
         let status = self.weighted(STATUSES);
         let dur = {
             let u = self.rng.unit().max(1e-12);
             self.bits += 14.0; // about 14 bits of a 3-decimal long-tailed value
             let base = -u.ln() * 25.0;
-            if self.rng.below(100) == 0 { base * 40.0 } else { base }
+            if self.rng.below(100) == 0 {
+                base * 40.0
+            } else {
+                base
+            }
         };
         let bytes = 200 + self.uniform(50_000);
         let agent = self.zipf(AGENTS);
-        let ip = format!("10.{}.{}.{}", self.uniform(4), self.uniform(256), self.uniform(256));
-        let req = format!("{}-{}-4{}-{}{}-{}", self.hex(8), self.hex(4), self.hex(3), ["8", "9", "a", "b"][self.uniform(4) as usize], self.hex(3), self.hex(12));
+        let ip = format!(
+            "10.{}.{}.{}",
+            self.uniform(4),
+            self.uniform(256),
+            self.uniform(256)
+        );
+        let req = format!(
+            "{}-{}-4{}-{}{}-{}",
+            self.hex(8),
+            self.hex(4),
+            self.hex(3),
+            ["8", "9", "a", "b"][self.uniform(4) as usize],
+            self.hex(3),
+            self.hex(12)
+        );
         let user = self.uniform(USERS);
         let region = REGIONS[self.uniform(REGIONS.len() as u64) as usize];
-        let retries = if self.rng.below(10) == 0 { self.bits += 3.3; 1 + self.rng.below(3) } else { self.bits += 0.15; 0 };
+        let retries = if self.rng.below(10) == 0 {
+            self.bits += 3.3;
+            1 + self.rng.below(3)
+        } else {
+            self.bits += 0.15;
+            0
+        };
         let cache = self.uniform(2) == 0;
         let mut line = format!(
             concat!(
@@ -129,7 +210,23 @@ impl Workload {
                 r#""client_ip":"{}","request_id":"{}","user_id":"user_{}","region":"{}","retries":{},"cache_hit":{},"#,
                 r#""protocol":"HTTP/1.1","content_type":"application/json","tls":true,"#
             ),
-            ts, level, msg, method, path, status, dur, bytes, 100 + agent, 4000 + agent * 7, 100 + agent * 3, ip, req, user, region, retries, cache
+            ts,
+            level,
+            msg,
+            method,
+            path,
+            status,
+            dur,
+            bytes,
+            100 + agent,
+            4000 + agent * 7,
+            100 + agent * 3,
+            ip,
+            req,
+            user,
+            region,
+            retries,
+            cache
         );
         if self.uniform(2) == 0 {
             let (t, s) = (self.hex(32), self.hex(16));
@@ -137,7 +234,11 @@ impl Workload {
         }
         if self.rng.below(50) == 0 {
             self.bits += 6.0;
-            line.push_str(&format!(r#""sql":"SELECT id, name, email FROM users WHERE id = {} AND tenant_id = {}","#, user, self.uniform(1000)));
+            line.push_str(&format!(
+                r#""sql":"SELECT id, name, email FROM users WHERE id = {} AND tenant_id = {}","#,
+                user,
+                self.uniform(1000)
+            ));
         }
         if level == "error" {
             line.push_str(r#""error":"upstream connect error or disconnect/reset before headers. reset reason: connection timeout","#);

@@ -6,7 +6,9 @@ use proptest::prelude::*;
 use super::testgen::Workload;
 use super::*;
 
-fn encode(rows: &[(i64, &str, Vec<(String, String)>)], level: i32) -> Vec<u8> {
+type Row<'a> = (i64, &'a str, Vec<(String, String)>);
+
+fn encode(rows: &[Row<'_>], level: i32) -> Vec<u8> {
     let mut b = BlockBuilder::new();
     for (ts, l, md) in rows {
         b.push(*ts, l, md);
@@ -19,10 +21,17 @@ fn encode(rows: &[(i64, &str, Vec<(String, String)>)], level: i32) -> Vec<u8> {
 }
 
 fn round_trip(lines: &[&str]) -> Vec<u8> {
-    let rows: Vec<_> = lines.iter().enumerate().map(|(i, l)| (i as i64 * 7 - 3, *l, Vec::new())).collect();
+    let rows: Vec<_> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i as i64 * 7 - 3, *l, Vec::new()))
+        .collect();
     let buf = encode(&rows, 3);
     let d = decode_block(&buf).unwrap();
-    assert_eq!(d.lines, lines.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        d.lines,
+        lines.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    );
     assert_eq!(d.ts, rows.iter().map(|r| r.0).collect::<Vec<_>>());
     buf
 }
@@ -77,12 +86,17 @@ fn big_blocks_use_separate_frames_and_round_trip() {
     let refs: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
     let buf = round_trip(&refs);
     let (h, _) = layout::BlockHeader::decode(&buf).unwrap();
-    assert!(h.frames.len() > 1, "large columns should get their own frames");
+    assert!(
+        h.frames.len() > 1,
+        "large columns should get their own frames"
+    );
 }
 
 #[test]
 fn many_templates_round_trip() {
-    let lines: Vec<String> = (0..600).map(|i| format!(r#"{{"k{}":{i},"v":"x"}}"#, i % 300)).collect();
+    let lines: Vec<String> = (0..600)
+        .map(|i| format!(r#"{{"k{}":{i},"v":"x"}}"#, i % 300))
+        .collect();
     let refs: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
     round_trip(&refs);
 }
@@ -91,12 +105,22 @@ fn many_templates_round_trip() {
 fn metadata_round_trips() {
     let rows = vec![
         (1, "a", vec![]),
-        (2, "{\"x\":1}", vec![("trace".to_string(), "abc".to_string()), ("pod".to_string(), "p-1".to_string())]),
+        (
+            2,
+            "{\"x\":1}",
+            vec![
+                ("trace".to_string(), "abc".to_string()),
+                ("pod".to_string(), "p-1".to_string()),
+            ],
+        ),
         (2, "b", vec![("pod".to_string(), "".to_string())]),
     ];
     let buf = encode(&rows, 1);
     let d = decode_block(&buf).unwrap();
-    assert_eq!(d.metadata, rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        d.metadata,
+        rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>()
+    );
     assert!(block_may_contain(&buf, &[" abc ".into()]));
 }
 
@@ -137,7 +161,11 @@ fn reader_reads_single_columns() {
         r#"{"msg":"c","level":"info","req":{"m":"GET"}}"#,
         r#"{"level":"error","n":"2"}"#,
     ];
-    let rows: Vec<_> = lines.iter().enumerate().map(|(i, l)| (i as i64 * 10, *l, Vec::new())).collect();
+    let rows: Vec<_> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i as i64 * 10, *l, Vec::new()))
+        .collect();
     let buf = encode(&rows, 3);
     let r = BlockReader::open(&buf).unwrap();
     assert_eq!(r.rows(), 4);
@@ -147,12 +175,18 @@ fn reader_reads_single_columns() {
     names.sort();
     assert_eq!(names, vec!["level", "msg", "n", "req.m"]);
     let level = r.column("level").unwrap().unwrap();
-    assert_eq!(level.iter().collect::<Vec<_>>(), vec![Some("error"), None, Some("info"), Some("error")]);
+    assert_eq!(
+        level.iter().collect::<Vec<_>>(),
+        vec![Some("error"), None, Some("info"), Some("error")]
+    );
     assert!(level.is_string(0));
     let msg = r.column("msg").unwrap().unwrap();
     assert_eq!(msg.get(0), Some(r#"a \"b\""#));
     let n = r.column("n").unwrap().unwrap();
-    assert_eq!((n.get(0), n.is_string(0), n.get(3), n.is_string(3)), (Some("1"), false, Some("2"), true));
+    assert_eq!(
+        (n.get(0), n.is_string(0), n.get(3), n.is_string(3)),
+        (Some("1"), false, Some("2"), true)
+    );
     assert_eq!(r.column("req.m").unwrap().unwrap().get(2), Some("GET"));
     assert!(r.column("missing").unwrap().is_none());
     assert_eq!(r.lines().unwrap(), lines.to_vec());
@@ -162,9 +196,13 @@ fn reader_reads_single_columns() {
 fn may_contain_prunes_clear_cases() {
     let mut w = Workload::new(3);
     let lines: Vec<(i64, String)> = (0..200).map(|_| w.line()).collect();
-    let rows: Vec<_> = lines.iter().map(|(t, l)| (*t, l.as_str(), Vec::new())).collect();
+    let rows: Vec<_> = lines
+        .iter()
+        .map(|(t, l)| (*t, l.as_str(), Vec::new()))
+        .collect();
     let buf = encode(&rows, 3);
-    let yes = |s: &[&str]| block_may_contain(&buf, &s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    let yes =
+        |s: &[&str]| block_may_contain(&buf, &s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
     assert!(yes(&["timeout"]), "partial tokens prove nothing");
     assert!(yes(&[" completed\""]));
     assert!(yes(&["\"level\":\"info\""]));
@@ -188,7 +226,10 @@ fn may_contain_prunes_clear_cases() {
 fn corruption_is_an_error_never_a_panic() {
     let mut w = Workload::new(5);
     let rows: Vec<_> = (0..50).map(|_| w.line()).collect();
-    let mut refs: Vec<_> = rows.iter().map(|(t, l)| (*t, l.as_str(), Vec::new())).collect();
+    let mut refs: Vec<_> = rows
+        .iter()
+        .map(|(t, l)| (*t, l.as_str(), Vec::new()))
+        .collect();
     refs.push((i64::MAX, "raw line", vec![("k".into(), "v".into())]));
     let buf = encode(&refs, 3);
     assert!(decode_block(&buf).is_ok());
@@ -271,10 +312,29 @@ proptest! {
 /// Lines from a small vocabulary, as JSON objects or plain text, so that
 /// needles drawn from them often span keys, values and punctuation.
 fn word_line() -> impl Strategy<Value = String> {
-    let word = prop::sample::select(vec!["info", "error", "a", "b_c", "é", "42", "4.5", "ab12cd34", "10.0.0.1", "x-y", ""]);
+    let word = prop::sample::select(vec![
+        "info", "error", "a", "b_c", "é", "42", "4.5", "ab12cd34", "10.0.0.1", "x-y", "",
+    ]);
     let plain = prop::collection::vec(word.clone(), 0..6).prop_map(|w| w.join(" "));
-    let json = prop::collection::vec((prop::sample::select(vec!["k", "level", "n", "id"]), word, any::<bool>()), 0..5).prop_map(|kv| {
-        let body: Vec<String> = kv.iter().map(|(k, v, q)| if *q || v.is_empty() { format!(r#""{k}":"{v}""#) } else { format!(r#""{k}": {v}"#) }).collect();
+    let json = prop::collection::vec(
+        (
+            prop::sample::select(vec!["k", "level", "n", "id"]),
+            word,
+            any::<bool>(),
+        ),
+        0..5,
+    )
+    .prop_map(|kv| {
+        let body: Vec<String> = kv
+            .iter()
+            .map(|(k, v, q)| {
+                if *q || v.is_empty() {
+                    format!(r#""{k}":"{v}""#)
+                } else {
+                    format!(r#""{k}": {v}"#)
+                }
+            })
+            .collect();
         format!("{{{}}}", body.join(","))
     });
     prop_oneof![plain, json]
@@ -283,9 +343,23 @@ fn word_line() -> impl Strategy<Value = String> {
 fn json_value(depth: u32) -> BoxedStrategy<String> {
     let leaf = prop_oneof![
         any::<i64>().prop_map(|v| v.to_string()),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|v| v.to_string()),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|v| v.to_string()),
         "[a-zA-Z0-9 _\\-.:/é]{0,12}".prop_map(|s| format!("\"{s}\"")),
-        prop::sample::select(vec!["true", "false", "null", "1.50", "1e3", "-0", "\"\\u00e9\"", "\"a\\\"b\"", "[]", "[1, \"x\"]"]).prop_map(String::from),
+        prop::sample::select(vec![
+            "true",
+            "false",
+            "null",
+            "1.50",
+            "1e3",
+            "-0",
+            "\"\\u00e9\"",
+            "\"a\\\"b\"",
+            "[]",
+            "[1, \"x\"]"
+        ])
+        .prop_map(String::from),
     ];
     if depth == 0 {
         return leaf.boxed();
@@ -297,7 +371,10 @@ fn json_object_at(depth: u32) -> BoxedStrategy<String> {
     let ws = prop::sample::select(vec!["", "", " ", "\n  "]);
     prop::collection::vec(("[a-z_.]{0,6}", json_value(depth), ws), 0..6)
         .prop_map(|kv| {
-            let body: Vec<String> = kv.iter().map(|(k, v, w)| format!("{w}\"{k}\":{w}{v}")).collect();
+            let body: Vec<String> = kv
+                .iter()
+                .map(|(k, v, w)| format!("{w}\"{k}\":{w}{v}"))
+                .collect();
             format!("{{{}}}", body.join(","))
         })
         .boxed()
@@ -312,7 +389,13 @@ fn json_object() -> BoxedStrategy<String> {
 #[ignore]
 fn measure() {
     use std::time::Instant;
-    for (rows_per_block, level, blocks) in [(30usize, 1, 2000usize), (30, 3, 2000), (1000, 3, 60), (1000, 9, 60), (1000, 15, 30)] {
+    for (rows_per_block, level, blocks) in [
+        (30usize, 1, 2000usize),
+        (30, 3, 2000),
+        (1000, 3, 60),
+        (1000, 9, 60),
+        (1000, 15, 30),
+    ] {
         let mut streams: Vec<Workload> = (0..50).map(|s| Workload::new(s as u64 + 1)).collect();
         let mut input: Vec<Vec<(i64, String)>> = Vec::new();
         let mut bits = 0.0;
@@ -353,7 +436,10 @@ fn measure() {
         let col_s = t.elapsed().as_secs_f64();
         assert!(errors > 0);
         let total: usize = encoded.iter().map(|e| e.len()).sum();
-        let bloom: usize = encoded.iter().map(|e| layout::BlockHeader::decode(e).unwrap().0.bloom.len()).sum();
+        let bloom: usize = encoded
+            .iter()
+            .map(|e| layout::BlockHeader::decode(e).unwrap().0.bloom.len())
+            .sum();
         println!(
             "rows/block {rows_per_block:5} zstd {level:2}: {:.1} B/line raw, {:.1} B/line stored ({:.1} bloom), info {:.1} B/line, encode {:.0} MB/s, decode {:.0} MB/s, level column {:.0} Mlines/s",
             raw as f64 / lines,
@@ -385,7 +471,12 @@ fn breakdown() {
     for name in r.column_names() {
         let c = r.column(&name).unwrap().unwrap();
         let vals: Vec<&[u8]> = c.iter().flatten().map(|s| s.as_bytes()).collect();
-        let ts: Vec<i64> = c.iter().zip(r.timestamps()).filter(|(v, _)| v.is_some()).map(|(_, t)| *t).collect();
+        let ts: Vec<i64> = c
+            .iter()
+            .zip(r.timestamps())
+            .filter(|(v, _)| v.is_some())
+            .map(|(_, t)| *t)
+            .collect();
         let mut p = Vec::new();
         let e = encoding::encode_column(&vals, &ts, &mut p);
         let z = zstd::bulk::compress(&p, 9).unwrap().len();

@@ -85,7 +85,18 @@ fn digits(s: &[u8]) -> Option<u64> {
     Some(v)
 }
 
-const POW10: [i64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
+const POW10: [i64; 10] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -115,7 +126,13 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// w) where a unit is 10^-w seconds. Does not check round-tripping; callers
 /// compare with [`format_rfc3339`].
 pub fn parse_rfc3339(s: &[u8]) -> Option<(i64, u8)> {
-    if s.len() < 20 || s[4] != b'-' || s[7] != b'-' || s[10] != b'T' || s[13] != b':' || s[16] != b':' {
+    if s.len() < 20
+        || s[4] != b'-'
+        || s[7] != b'-'
+        || s[10] != b'T'
+        || s[13] != b':'
+        || s[16] != b':'
+    {
         return None;
     }
     if *s.last()? != b'Z' {
@@ -123,7 +140,7 @@ pub fn parse_rfc3339(s: &[u8]) -> Option<(i64, u8)> {
     }
     let w = match s.len() {
         20 => 0,
-        n if n >= 22 && n <= 30 && s[19] == b'.' => n - 21,
+        n if (22..=30).contains(&n) && s[19] == b'.' => n - 21,
         _ => return None,
     };
     let y = digits(&s[0..4])? as i64;
@@ -132,7 +149,11 @@ pub fn parse_rfc3339(s: &[u8]) -> Option<(i64, u8)> {
     let h = digits(&s[11..13])? as i64;
     let mi = digits(&s[14..16])? as i64;
     let se = digits(&s[17..19])? as i64;
-    let frac = if w > 0 { digits(&s[20..20 + w])? as i64 } else { 0 };
+    let frac = if w > 0 {
+        digits(&s[20..20 + w])? as i64
+    } else {
+        0
+    };
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
         return None;
     }
@@ -212,13 +233,25 @@ impl HexLayout {
     /// The layout of `s` when it is hex digits with optional dashes and an even
     /// digit count; the case is taken from its first letter (lower if none).
     pub fn of(s: &[u8]) -> Option<HexLayout> {
-        let dashes: Vec<usize> = s.iter().enumerate().filter(|(_, &b)| b == b'-').map(|(i, _)| i).collect();
+        let dashes: Vec<usize> = s
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'-')
+            .map(|(i, _)| i)
+            .collect();
         let digits = s.len() - dashes.len();
-        if digits == 0 || digits % 2 != 0 || dashes.len() > 8 {
+        if digits == 0 || !digits.is_multiple_of(2) || dashes.len() > 8 {
             return None;
         }
-        let upper = s.iter().find(|b| b.is_ascii_alphabetic()).is_some_and(|b| b.is_ascii_uppercase());
-        Some(HexLayout { len: s.len(), dashes, upper })
+        let upper = s
+            .iter()
+            .find(|b| b.is_ascii_alphabetic())
+            .is_some_and(|b| b.is_ascii_uppercase());
+        Some(HexLayout {
+            len: s.len(),
+            dashes,
+            upper,
+        })
     }
 
     /// Bytes per packed value.
@@ -278,20 +311,47 @@ mod tests {
 
     #[test]
     fn decimals_round_trip_only_canonical() {
-        for s in ["0", "1", "-1", "1.50", "0.050", "-0.5", "123456789012345678", "200"] {
+        for s in [
+            "0",
+            "1",
+            "-1",
+            "1.50",
+            "0.050",
+            "-0.5",
+            "123456789012345678",
+            "200",
+        ] {
             let (m, sc) = parse_decimal(s.as_bytes()).unwrap_or_else(|| panic!("{s}"));
             let mut out = Vec::new();
             format_decimal(&mut out, m, sc);
             assert_eq!(out, s.as_bytes());
         }
-        for s in ["-0", "-0.0", "01", "1.", ".5", "1e3", "+1", "1.2.3", "", "-", "1234567890123456789", "0x1"] {
+        for s in [
+            "-0",
+            "-0.0",
+            "01",
+            "1.",
+            ".5",
+            "1e3",
+            "+1",
+            "1.2.3",
+            "",
+            "-",
+            "1234567890123456789",
+            "0x1",
+        ] {
             assert!(parse_decimal(s.as_bytes()).is_none(), "{s}");
         }
     }
 
     #[test]
     fn rfc3339_round_trips() {
-        for s in ["2026-11-29T00:59:49.854Z", "1970-01-01T00:00:00Z", "1969-12-31T23:59:59.999999999Z", "2000-02-29T12:00:00.1Z"] {
+        for s in [
+            "2026-11-29T00:59:49.854Z",
+            "1970-01-01T00:00:00Z",
+            "1969-12-31T23:59:59.999999999Z",
+            "2000-02-29T12:00:00.1Z",
+        ] {
             let (u, w) = parse_rfc3339(s.as_bytes()).unwrap();
             let mut out = Vec::new();
             assert!(format_rfc3339(&mut out, u, w));

@@ -138,17 +138,30 @@ mod tests {
     #[test]
     fn tokenizes() {
         let mut v = Vec::new();
-        for_each_token("a_b-c  é9.x".as_bytes(), |t| v.push(String::from_utf8(t.to_vec()).unwrap()));
+        for_each_token("a_b-c  é9.x".as_bytes(), |t| {
+            v.push(String::from_utf8(t.to_vec()).unwrap())
+        });
         assert_eq!(v, vec!["a_b", "c", "é9", "x"]);
     }
 
     #[test]
     fn complete_tokens_need_both_bounds() {
-        let c = |s: &str| complete_tokens(s.as_bytes()).into_iter().map(|t| t.to_vec()).collect::<Vec<_>>();
+        let c = |s: &str| {
+            complete_tokens(s.as_bytes())
+                .into_iter()
+                .map(|t| t.to_vec())
+                .collect::<Vec<_>>()
+        };
         assert!(c("timeout").is_empty());
         assert!(c("connection timeout").is_empty());
-        assert_eq!(c(" connection timeout "), vec![b"connection".to_vec(), b"timeout".to_vec()]);
-        assert_eq!(c("\"level\":\"error\""), vec![b"level".to_vec(), b"error".to_vec()]);
+        assert_eq!(
+            c(" connection timeout "),
+            vec![b"connection".to_vec(), b"timeout".to_vec()]
+        );
+        assert_eq!(
+            c("\"level\":\"error\""),
+            vec![b"level".to_vec(), b"error".to_vec()]
+        );
     }
 
     #[test]
@@ -162,7 +175,9 @@ mod tests {
         for i in 0..500 {
             assert!(bloom.may_contain(format!("tok{i}").as_bytes()));
         }
-        let fp = (0..1000).filter(|i| bloom.may_contain(format!("other{i}").as_bytes())).count();
+        let fp = (0..1000)
+            .filter(|i| bloom.may_contain(format!("other{i}").as_bytes()))
+            .count();
         assert!(fp < 80, "false positives {fp}");
     }
 }

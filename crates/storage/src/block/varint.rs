@@ -42,7 +42,7 @@ pub fn unzigzag(v: u64) -> i64 {
 /// Encoded size of `v` as an unsigned varint.
 #[inline]
 pub fn uvarint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// A bounds-checked reader over a byte slice; `what` names the section for errors.
@@ -61,7 +61,10 @@ impl<'a> Cursor<'a> {
 
     /// A corruption error naming this cursor's section.
     pub fn err(&self, detail: &str) -> StorageError {
-        StorageError::corrupt(format!("block {}", self.what), format!("{detail} at offset {}", self.pos))
+        StorageError::corrupt(
+            format!("block {}", self.what),
+            format!("{detail} at offset {}", self.pos),
+        )
     }
 
     /// Bytes not yet consumed.
@@ -82,7 +85,10 @@ impl<'a> Cursor<'a> {
     /// Reads one byte.
     #[inline]
     pub fn u8(&mut self) -> Result<u8, StorageError> {
-        let b = *self.buf.get(self.pos).ok_or_else(|| self.err("unexpected end"))?;
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or_else(|| self.err("unexpected end"))?;
         self.pos += 1;
         Ok(b)
     }

@@ -5,6 +5,11 @@
 
 pub mod dist;
 pub mod generator;
+pub mod http;
+pub mod ingest_bench;
+pub mod machine;
+pub mod procstat;
+pub mod push;
 pub mod rng;
 pub mod text;
 pub mod vocab;
@@ -13,3 +18,6 @@ pub use generator::{
     generate, GeneratedLine, Generator, GeneratorConfig, GeneratorError, GeneratorStats,
     OutputFormat,
 };
+pub use http::spawn_server;
+pub use ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
+pub use machine::MachineInfo;

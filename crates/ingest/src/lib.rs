@@ -3,6 +3,10 @@
 //!
 //! - [`loki`]: `POST /loki/api/v1/push` (protobuf + snappy, JSON).
 //! - [`otlp`]: `POST /otlp/v1/logs` and `/v1/logs` (OTLP protobuf, OTLP/JSON).
+//! - [`es_bulk`]: Elasticsearch `_bulk` (NDJSON action/document pairs).
+//! - [`jsonline`]: VictoriaLogs' `/insert/jsonline` (one JSON object per line).
+//!
+//! [`jsondoc`] maps JSON documents to entries for the last two.
 //!
 //! Every decoder reports problems as a [`PushError`], which carries the HTTP
 //! status Loki would answer with ([`PushError::status`]) and a message in
@@ -17,6 +21,9 @@
 
 pub mod body;
 pub mod error;
+pub mod es_bulk;
+pub mod jsondoc;
+pub mod jsonline;
 pub mod level;
 pub mod limits;
 pub mod loki;

@@ -17,6 +17,25 @@ pub fn is_valid_label_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
+/// A field or attribute name as a Prometheus label name: every character
+/// outside `[A-Za-z0-9_]` becomes `_`, a leading digit gets a `key_` prefix and
+/// a single leading `_` a `key` prefix (as Loki rewrites OTLP attribute names).
+pub fn sanitize_label_name(name: &str) -> String {
+    if name.is_empty() {
+        return String::new();
+    }
+    let mut s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.as_bytes()[0].is_ascii_digit() {
+        s.insert_str(0, "key_");
+    } else if s.starts_with('_') && !s.starts_with("__") {
+        s.insert_str(0, "key");
+    }
+    s
+}
+
 /// Splits Loki's label string form (`{a="b", c=`x`}`) into its pairs, in
 /// written order, keeping repeated names and empty values so the caller can
 /// report them. Values are Go-quoted strings as [`Labels::parse`] reads them.

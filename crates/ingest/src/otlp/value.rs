@@ -191,22 +191,9 @@ pub fn hex_decode(s: &str) -> Option<Vec<u8>> {
 }
 
 /// An attribute name as a Prometheus label name, as Loki's OTLP ingestion
-/// rewrites it: every character outside `[A-Za-z0-9_]` becomes `_`, a leading
-/// digit gets a `key_` prefix, a single leading `_` gets a `key` prefix.
+/// rewrites it (see [`crate::validate::sanitize_label_name`]).
 pub fn normalize_label(name: &str) -> String {
-    if name.is_empty() {
-        return String::new();
-    }
-    let mut s: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if s.as_bytes()[0].is_ascii_digit() {
-        s.insert_str(0, "key_");
-    } else if s.starts_with('_') && !s.starts_with("__") {
-        s.insert_str(0, "key");
-    }
-    s
+    crate::validate::sanitize_label_name(name)
 }
 
 /// Appends the metadata pairs of attribute `key` = `v`: one pair, or one per

@@ -10,6 +10,7 @@ pub mod ingest_bench;
 pub mod machine;
 pub mod procstat;
 pub mod push;
+pub mod query_bench;
 pub mod rng;
 pub mod text;
 pub mod vocab;
@@ -21,3 +22,4 @@ pub use generator::{
 pub use http::spawn_server;
 pub use ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
 pub use machine::MachineInfo;
+pub use query_bench::{run_query_bench, QueryBenchConfig, QueryReport};

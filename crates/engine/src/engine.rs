@@ -28,8 +28,13 @@ impl Engine {
     }
 
     fn check_limit(&self, limit: u32) -> Result<(), EngineError> {
-        if limit > self.limits.max_entries_limit_per_query && self.limits.max_entries_limit_per_query > 0 {
-            return Err(EngineError::EntriesLimit { requested: limit, max: self.limits.max_entries_limit_per_query });
+        if limit > self.limits.max_entries_limit_per_query
+            && self.limits.max_entries_limit_per_query > 0
+        {
+            return Err(EngineError::EntriesLimit {
+                requested: limit,
+                max: self.limits.max_entries_limit_per_query,
+            });
         }
         Ok(())
     }
@@ -69,7 +74,16 @@ impl Engine {
                         "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
                     ));
                 }
-                metric::eval_range(self.backend.as_ref(), &self.limits, tenant, s, start_ns, end_ns, step_ns, &mut stats)?
+                metric::eval_range(
+                    self.backend.as_ref(),
+                    &self.limits,
+                    tenant,
+                    s,
+                    start_ns,
+                    end_ns,
+                    step_ns,
+                    &mut stats,
+                )?
             }
         };
         stats.exec_time_secs = t0.elapsed().as_secs_f64();
@@ -95,7 +109,14 @@ impl Engine {
                     "log queries are not supported as an instant query type, please change your query to a range query type".into(),
                 ));
             }
-            Expr::Sample(s) => metric::eval_instant(self.backend.as_ref(), &self.limits, tenant, s, time_ns, &mut stats)?,
+            Expr::Sample(s) => metric::eval_instant(
+                self.backend.as_ref(),
+                &self.limits,
+                tenant,
+                s,
+                time_ns,
+                &mut stats,
+            )?,
         };
         stats.exec_time_secs = t0.elapsed().as_secs_f64();
         Ok(QueryResponse { result, stats })

@@ -63,13 +63,19 @@ mod tests {
 
     #[test]
     fn messages_and_statuses() {
-        let e = EngineError::EntriesLimit { requested: 6000, max: 5000 };
+        let e = EngineError::EntriesLimit {
+            requested: 6000,
+            max: 5000,
+        };
         assert_eq!(
             e.to_string(),
             "max entries limit per query exceeded, limit > max_entries_limit_per_query (6000 > 5000)"
         );
         assert_eq!(e.status(), 400);
         assert_eq!(EngineError::Execution("x".into()).status(), 500);
-        assert_eq!(EngineError::Plan("bad".into()).to_string(), "parse error : bad");
+        assert_eq!(
+            EngineError::Plan("bad".into()).to_string(),
+            "parse error : bad"
+        );
     }
 }

@@ -27,7 +27,14 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
             b'\t' => out.extend_from_slice(b"\\t"),
-            _ => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(c >> 4) as usize],
+                HEX[(c & 15) as usize],
+            ]),
         }
         start = i + 1;
     }
@@ -197,13 +204,25 @@ fn store_stats(lines: u64, bytes: u64) -> String {
 /// Writes Loki's `stats` object (summary filled in, other figures zero).
 pub fn write_stats(st: &QueryStats, out: &mut Vec<u8>) {
     let secs = st.exec_time_secs.max(0.0);
-    let per_sec = |n: u64| if secs > 0.0 { ((n as f64) / secs) as u64 } else { 0 };
+    let per_sec = |n: u64| {
+        if secs > 0.0 {
+            ((n as f64) / secs) as u64
+        } else {
+            0
+        }
+    };
     let mut summary = Vec::new();
     obj(
         &mut summary,
         &[
-            ("bytesProcessedPerSecond", per_sec(st.bytes_processed).to_string()),
-            ("linesProcessedPerSecond", per_sec(st.lines_processed).to_string()),
+            (
+                "bytesProcessedPerSecond",
+                per_sec(st.bytes_processed).to_string(),
+            ),
+            (
+                "linesProcessedPerSecond",
+                per_sec(st.lines_processed).to_string(),
+            ),
             ("totalBytesProcessed", st.bytes_processed.to_string()),
             ("totalLinesProcessed", st.lines_processed.to_string()),
             ("execTime", format_float_f(secs)),
@@ -217,7 +236,13 @@ pub fn write_stats(st: &QueryStats, out: &mut Vec<u8>) {
         ],
     );
     let cache_names = [
-        "entriesFound", "entriesRequested", "entriesStored", "bytesReceived", "bytesSent", "requests", "downloadTime",
+        "entriesFound",
+        "entriesRequested",
+        "entriesStored",
+        "bytesReceived",
+        "bytesSent",
+        "requests",
+        "downloadTime",
         "queryLengthServed",
     ];
     let cache_one = String::from_utf8_lossy(&zeros(&cache_names)).into_owned();
@@ -304,14 +329,20 @@ mod tests {
     fn escapes_like_loki() {
         let mut v = Vec::new();
         write_str(&mut v, "a\"b\\c\n\t\x01<&>é");
-        assert_eq!(String::from_utf8(v).unwrap(), "\"a\\\"b\\\\c\\n\\t\\u0001<&>é\"");
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "\"a\\\"b\\\\c\\n\\t\\u0001<&>é\""
+        );
     }
 
     #[test]
     fn bodies_parse_and_have_loki_shape() {
         let labels = LabelSet::new(vec![("app".into(), "x".into())]);
         let resp = QueryResponse {
-            result: QueryResult::Streams(vec![StreamResult { labels: labels.clone(), entries: vec![(5, "l".into())] }]),
+            result: QueryResult::Streams(vec![StreamResult {
+                labels: labels.clone(),
+                entries: vec![(5, "l".into())],
+            }]),
             stats: QueryStats::default(),
         };
         let mut out = Vec::new();
@@ -320,7 +351,11 @@ mod tests {
         assert_eq!(v["data"]["result"][0]["values"][0][0], "5");
         assert_eq!(v["data"]["stats"]["summary"]["totalEntriesReturned"], 0);
         let resp = QueryResponse {
-            result: QueryResult::Vector(vec![Sample { labels, t_ms: 1_795_912_200_500, value: 0.1 }]),
+            result: QueryResult::Vector(vec![Sample {
+                labels,
+                t_ms: 1_795_912_200_500,
+                value: 0.1,
+            }]),
             stats: QueryStats::default(),
         };
         let mut out = Vec::new();

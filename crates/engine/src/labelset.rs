@@ -78,7 +78,11 @@ mod tests {
 
     #[test]
     fn keeps_empty_values_and_sorts() {
-        let l = LabelSet::new(vec![("b".into(), "".into()), ("a".into(), "1".into()), ("b".into(), "2".into())]);
+        let l = LabelSet::new(vec![
+            ("b".into(), "".into()),
+            ("a".into(), "1".into()),
+            ("b".into(), "2".into()),
+        ]);
         assert_eq!(l.to_string(), r#"{a="1", b="2"}"#);
         let e = LabelSet::new(vec![("note".into(), String::new())]);
         assert_eq!(e.get("note"), Some(""));

@@ -63,7 +63,13 @@ pub fn run(
                 stats.post_filter_lines += 1;
                 let seq = per_source[src];
                 per_source[src] += 1;
-                candidates.push(Candidate { ts: e.ts, source: src, seq, line: line.to_string(), labels });
+                candidates.push(Candidate {
+                    ts: e.ts,
+                    source: src,
+                    seq,
+                    line: line.to_string(),
+                    labels,
+                });
                 if per_source[src] >= limit {
                     return ScanControl::NextStream;
                 }
@@ -78,7 +84,8 @@ pub fn run(
             Direction::Forward => a.ts.cmp(&b.ts),
             Direction::Backward => b.ts.cmp(&a.ts),
         };
-        t.then_with(|| order[a.source].cmp(&order[b.source])).then(a.seq.cmp(&b.seq))
+        t.then_with(|| order[a.source].cmp(&order[b.source]))
+            .then(a.seq.cmp(&b.seq))
     });
     candidates.truncate(limit);
     stats.entries_returned = candidates.len() as u64;
@@ -86,7 +93,10 @@ pub fn run(
     let mut out: Vec<StreamResult> = Vec::new();
     for c in candidates {
         let i = *groups.entry(c.labels.clone()).or_insert_with(|| {
-            out.push(StreamResult { labels: c.labels, entries: Vec::new() });
+            out.push(StreamResult {
+                labels: c.labels,
+                entries: Vec::new(),
+            });
             out.len() - 1
         });
         out[i].entries.push((c.ts, c.line));

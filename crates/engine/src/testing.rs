@@ -2,8 +2,8 @@
 //! a loader for Loki JSON push bodies.
 
 use runakefli_model::{
-    Backend, BackendError, Direction, Entry, EntryBatch, Labels, Matcher, PushRequest, PushStream, ScanControl,
-    ScanRequest, StreamInfo, TenantId, Timestamp,
+    Backend, BackendError, Direction, Entry, EntryBatch, Labels, Matcher, PushRequest, PushStream,
+    ScanControl, ScanRequest, StreamInfo, TenantId, Timestamp,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -41,7 +41,10 @@ impl MemBackend {
                 Some(i) => i,
                 None => {
                     streams.push(MemStream {
-                        info: StreamInfo { id, labels: Arc::new(ps.labels.clone()) },
+                        info: StreamInfo {
+                            id,
+                            labels: Arc::new(ps.labels.clone()),
+                        },
                         entries: Vec::new(),
                     });
                     streams.len() - 1
@@ -50,7 +53,11 @@ impl MemBackend {
             let s = &mut streams[idx];
             for e in &ps.entries {
                 let pos = s.entries.partition_point(|x| x.ts <= e.ts);
-                let dup = s.entries[..pos].iter().rev().take_while(|x| x.ts == e.ts).any(|x| x.line == e.line);
+                let dup = s.entries[..pos]
+                    .iter()
+                    .rev()
+                    .take_while(|x| x.ts == e.ts)
+                    .any(|x| x.line == e.line);
                 if !dup {
                     s.entries.insert(pos, e.clone());
                 }
@@ -71,16 +78,27 @@ impl MemBackend {
                 .collect();
             let mut entries = Vec::new();
             for e in s["values"].as_array().ok_or("missing values")? {
-                let ts: i64 = e[0].as_str().ok_or("bad timestamp")?.parse().map_err(|_| "bad timestamp")?;
+                let ts: i64 = e[0]
+                    .as_str()
+                    .ok_or("bad timestamp")?
+                    .parse()
+                    .map_err(|_| "bad timestamp")?;
                 let line = e[1].as_str().ok_or("bad line")?.to_string();
                 let metadata = e
                     .get(2)
                     .and_then(|m| m.as_object())
-                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 entries.push(Entry { ts, line, metadata });
             }
-            req.streams.push(PushStream { labels: Labels::new(pairs), entries });
+            req.streams.push(PushStream {
+                labels: Labels::new(pairs),
+                entries,
+            });
         }
         Ok(req)
     }
@@ -124,11 +142,19 @@ impl Backend for MemBackend {
         end: Timestamp,
     ) -> Result<Vec<StreamInfo>, BackendError> {
         Ok(self.with_streams(tenant, |ss| {
-            ss.iter().filter(|s| selected(s, matchers) && has_data(s, start, end)).map(|s| s.info.clone()).collect()
+            ss.iter()
+                .filter(|s| selected(s, matchers) && has_data(s, start, end))
+                .map(|s| s.info.clone())
+                .collect()
         }))
     }
 
-    fn label_names(&self, tenant: &TenantId, start: Timestamp, end: Timestamp) -> Result<Vec<String>, BackendError> {
+    fn label_names(
+        &self,
+        tenant: &TenantId,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
         Ok(self.with_streams(tenant, |ss| {
             let mut names: Vec<String> = ss
                 .iter()

@@ -3,14 +3,27 @@
 
 /// Parses a float as Go's `strconv.ParseFloat(s, 64)`; the error is Go's text.
 pub fn parse_float(s: &str) -> Result<f64, String> {
-    let err = || format!("strconv.ParseFloat: parsing {}: invalid syntax", runakefli_model::labels::quote_go(s));
+    let err = || {
+        format!(
+            "strconv.ParseFloat: parsing {}: invalid syntax",
+            runakefli_model::labels::quote_go(s)
+        )
+    };
     let t = s.strip_prefix(['+', '-']).unwrap_or(s);
     let lower = t.to_ascii_lowercase();
     if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
-        let v: f64 = if lower == "nan" { f64::NAN } else { f64::INFINITY };
+        let v: f64 = if lower == "nan" {
+            f64::NAN
+        } else {
+            f64::INFINITY
+        };
         return Ok(if s.starts_with('-') { -v } else { v });
     }
-    if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) {
+    if t.is_empty()
+        || !t
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
         return Err(err());
     }
     s.parse::<f64>().map_err(|_| err())
@@ -18,7 +31,12 @@ pub fn parse_float(s: &str) -> Result<f64, String> {
 
 /// Parses a Go duration (`1h2m3.5s`, `250ms`, `-1.5h`) into nanoseconds.
 pub fn parse_duration(s: &str) -> Result<i64, String> {
-    let err = || format!("time: invalid duration {}", runakefli_model::labels::quote_go(s));
+    let err = || {
+        format!(
+            "time: invalid duration {}",
+            runakefli_model::labels::quote_go(s)
+        )
+    };
     let (neg, mut rest) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
@@ -32,14 +50,18 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
     }
     let mut total: f64 = 0.0;
     while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let num = &rest[..num_end];
         if num.is_empty() || num == "." {
             return Err(err());
         }
         let v: f64 = num.parse().map_err(|_| err())?;
         rest = &rest[num_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let unit = &rest[..unit_end];
         let mult: f64 = match unit {
             "ns" => 1.0,
@@ -48,7 +70,12 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
             "s" => 1e9,
             "m" => 60e9,
             "h" => 3600e9,
-            "" => return Err(format!("time: missing unit in duration {}", runakefli_model::labels::quote_go(s))),
+            "" => {
+                return Err(format!(
+                    "time: missing unit in duration {}",
+                    runakefli_model::labels::quote_go(s)
+                ))
+            }
             _ => {
                 return Err(format!(
                     "time: unknown unit {} in duration {}",
@@ -70,11 +97,16 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
 /// Parses a byte size as humanize's `ParseBytes` (`10kB` = 10000, `3MiB`).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .unwrap_or(t.len());
     let num: String = t[..split].chars().filter(|&c| c != ',').collect();
-    let f: f64 = num
-        .parse()
-        .map_err(|_| format!("strconv.ParseFloat: parsing {}: invalid syntax", runakefli_model::labels::quote_go(&num)))?;
+    let f: f64 = num.parse().map_err(|_| {
+        format!(
+            "strconv.ParseFloat: parsing {}: invalid syntax",
+            runakefli_model::labels::quote_go(&num)
+        )
+    })?;
     let unit = t[split..].trim().to_ascii_lowercase();
     let mult: f64 = match unit.as_str() {
         "" | "b" => 1.0,
@@ -105,7 +137,11 @@ pub fn format_float_f(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     let s = format!("{v}");
     if s == "-0" {
@@ -115,21 +151,29 @@ pub fn format_float_f(v: f64) -> String {
 }
 
 /// Formats a float as Go's `%v` (shortest digits; exponent form when the
-/// exponent is below -4 or at least 21).
+/// decimal exponent is below -4 or at least 6).
 pub fn format_float_v(v: f64) -> String {
     if v.is_nan() {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let e = format!("{v:e}");
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..21).contains(&exp) {
+    if (-4..6).contains(&exp) {
         return format!("{v}");
     }
     let sign = if exp < 0 { '-' } else { '+' };
@@ -143,8 +187,14 @@ mod tests {
     #[test]
     fn go_compatible() {
         assert_eq!(parse_float("1.5e3"), Ok(1500.0));
-        assert_eq!(parse_float("n/a").unwrap_err(), "strconv.ParseFloat: parsing \"n/a\": invalid syntax");
-        assert_eq!(parse_float("").unwrap_err(), "strconv.ParseFloat: parsing \"\": invalid syntax");
+        assert_eq!(
+            parse_float("n/a").unwrap_err(),
+            "strconv.ParseFloat: parsing \"n/a\": invalid syntax"
+        );
+        assert_eq!(
+            parse_float("").unwrap_err(),
+            "strconv.ParseFloat: parsing \"\": invalid syntax"
+        );
         assert_eq!(parse_duration("1h2m3s"), Ok(3_723_000_000_000));
         assert_eq!(parse_duration("750us"), Ok(750_000));
         assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
@@ -153,7 +203,9 @@ mod tests {
         assert_eq!(parse_bytes("3MiB"), Ok(3 * 1024 * 1024));
         assert_eq!(parse_bytes("1.5KB"), Ok(1500));
         assert_eq!(format_float_v(1e21), "1e+21");
-        assert_eq!(format_float_v(1e6), "1000000");
+        assert_eq!(format_float_v(1e6), "1e+06");
+        assert_eq!(format_float_v(3145728.0), "3.145728e+06");
+        assert_eq!(format_float_v(100000.0), "100000");
         assert_eq!(format_float_v(0.00001), "1e-05");
         assert_eq!(format_float_f(-20.0), "-20");
     }

@@ -35,7 +35,10 @@ impl LineFormat {
     /// Parses the template; errors use Loki's wording.
     pub fn new(src: &str) -> Result<Self, String> {
         let template = Template::parse("line", src).map_err(|e| {
-            format!("stage '| line_format {}' : invalid line template: {e}", runakefli_model::labels::quote_go(src))
+            format!(
+                "stage '| line_format {}' : invalid line template: {e}",
+                runakefli_model::labels::quote_go(src)
+            )
         })?;
         Ok(LineFormat { template })
     }
@@ -76,7 +79,9 @@ impl LabelFormat {
         let mut seen: Vec<&str> = Vec::new();
         for op in ops {
             let dst = match op {
-                LabelFormatOp::Rename { dst, .. } | LabelFormatOp::Template { dst, .. } => dst.as_str(),
+                LabelFormatOp::Rename { dst, .. } | LabelFormatOp::Template { dst, .. } => {
+                    dst.as_str()
+                }
             };
             if seen.contains(&dst) {
                 return Err(format!("label_format: multiple label name '{dst}' not allowed in a single format operation"));

@@ -21,14 +21,84 @@ pub enum CallError {
 }
 
 const NAMES: &[&str] = &[
-    "__line__", "__timestamp__", "ToLower", "ToUpper", "Replace", "Trim", "TrimLeft", "TrimRight", "TrimPrefix",
-    "TrimSuffix", "TrimSpace", "lower", "upper", "title", "trunc", "substr", "contains", "hasPrefix", "hasSuffix",
-    "replace", "repeat", "trim", "trimAll", "trimPrefix", "trimSuffix", "int", "float64", "add", "sub", "mul", "div",
-    "mod", "addf", "subf", "mulf", "divf", "max", "min", "maxf", "minf", "ceil", "floor", "round", "date", "unixEpoch",
-    "unixEpochMillis", "unixEpochNanos", "unixToTime", "default", "regexReplaceAll", "regexReplaceAllLiteral", "count",
-    "alignLeft", "alignRight", "bytes", "duration", "duration_seconds", "printf", "print", "println", "len", "eq", "ne",
-    "lt", "le", "gt", "ge", "and", "or", "not", "urlencode", "urldecode", "b64enc", "b64dec", "indent", "nindent",
-    "toDate", "now",
+    "__line__",
+    "__timestamp__",
+    "ToLower",
+    "ToUpper",
+    "Replace",
+    "Trim",
+    "TrimLeft",
+    "TrimRight",
+    "TrimPrefix",
+    "TrimSuffix",
+    "TrimSpace",
+    "lower",
+    "upper",
+    "title",
+    "trunc",
+    "substr",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "replace",
+    "repeat",
+    "trim",
+    "trimAll",
+    "trimPrefix",
+    "trimSuffix",
+    "int",
+    "float64",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "addf",
+    "subf",
+    "mulf",
+    "divf",
+    "max",
+    "min",
+    "maxf",
+    "minf",
+    "ceil",
+    "floor",
+    "round",
+    "date",
+    "unixEpoch",
+    "unixEpochMillis",
+    "unixEpochNanos",
+    "unixToTime",
+    "default",
+    "regexReplaceAll",
+    "regexReplaceAllLiteral",
+    "count",
+    "alignLeft",
+    "alignRight",
+    "bytes",
+    "duration",
+    "duration_seconds",
+    "printf",
+    "print",
+    "println",
+    "len",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "and",
+    "or",
+    "not",
+    "urlencode",
+    "urldecode",
+    "b64enc",
+    "b64dec",
+    "indent",
+    "nindent",
+    "toDate",
+    "now",
 ];
 
 /// True when `name` is a known function.
@@ -37,7 +107,13 @@ pub fn exists(name: &str) -> bool {
 }
 
 fn type_err(index: usize, want: &str, got: &Val) -> CallError {
-    CallError::Type { index, msg: format!("wrong type for value; expected {want}; got {}", got.type_name()) }
+    CallError::Type {
+        index,
+        msg: format!(
+            "wrong type for value; expected {want}; got {}",
+            got.type_name()
+        ),
+    }
 }
 
 fn s(args: &[Val], i: usize) -> Result<&str, CallError> {
@@ -86,14 +162,6 @@ fn arity(args: &[Val], n: usize) -> Result<(), CallError> {
     Ok(())
 }
 
-fn floor_char(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
 fn title(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut prev_sep = true;
@@ -117,7 +185,11 @@ fn cmp_vals(a: &Val, b: &Val) -> Result<std::cmp::Ordering, CallError> {
         (Val::Int(x), Val::Float(y)) => (*x as f64).partial_cmp(y).unwrap_or(Ordering::Equal),
         (Val::Float(x), Val::Int(y)) => x.partial_cmp(&(*y as f64)).unwrap_or(Ordering::Equal),
         (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
-        _ => return Err(CallError::Failed("incompatible types for comparison".into())),
+        _ => {
+            return Err(CallError::Failed(
+                "incompatible types for comparison".into(),
+            ))
+        }
     })
 }
 
@@ -185,7 +257,11 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         "Replace" => {
             arity(a, 4)?;
             let (x, old, new, n) = (s(a, 0)?, s(a, 1)?, s(a, 2)?, int(a, 3)?);
-            st(if n < 0 { x.replace(old, new) } else { x.replacen(old, new, n as usize) })
+            st(if n < 0 {
+                x.replace(old, new)
+            } else {
+                x.replacen(old, new, n as usize)
+            })
         }
         "replace" => {
             arity(a, 3)?;
@@ -208,10 +284,11 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             arity(a, 2)?;
             let (c, x) = (int(a, 0)?, s(a, 1)?);
             let n = x.len() as i64;
+            let b = x.as_bytes();
             st(if c < 0 && n + c > 0 {
-                x[floor_char(x, (n + c) as usize)..].to_string()
+                String::from_utf8_lossy(&b[(n + c) as usize..]).into_owned()
             } else if c >= 0 && n > c {
-                x[..floor_char(x, c as usize)].to_string()
+                String::from_utf8_lossy(&b[..c as usize]).into_owned()
             } else {
                 x.to_string()
             })
@@ -220,16 +297,19 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             arity(a, 3)?;
             let (start, end, x) = (int(a, 0)?, int(a, 1)?, s(a, 2)?);
             let n = x.len() as i64;
+            let b = x.as_bytes();
             let r = if start < 0 {
-                &x[..floor_char(x, end.clamp(0, n) as usize)]
+                &b[..end.clamp(0, n) as usize]
             } else if end < 0 || end > n {
-                &x[floor_char(x, start.min(n) as usize)..]
+                &b[start.min(n) as usize..]
+            } else if start > end {
+                return Err(CallError::Failed(format!(
+                    "runtime error: slice bounds out of range [{start}:{end}]"
+                )));
             } else {
-                let b = floor_char(x, start.min(n) as usize);
-                let e = floor_char(x, end as usize).max(b);
-                &x[b..e]
+                &b[start as usize..end as usize]
             };
-            st(r.to_string())
+            st(String::from_utf8_lossy(r).into_owned())
         }
         "repeat" => {
             arity(a, 2)?;
@@ -265,7 +345,10 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             arity(a, 1)?;
             match &a[0] {
                 Val::Str(x) => Ok(Val::Int(x.len() as i64)),
-                other => Err(CallError::Failed(format!("len of type {}", other.type_name()))),
+                other => Err(CallError::Failed(format!(
+                    "len of type {}",
+                    other.type_name()
+                ))),
             }
         }
         "int" => {
@@ -276,8 +359,12 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             arity(a, 1)?;
             Ok(Val::Float(cast_f64(&a[0])))
         }
-        "add" => Ok(Val::Int(a.iter().map(cast_i64).fold(0i64, i64::wrapping_add))),
-        "mul" => Ok(Val::Int(a.iter().map(cast_i64).fold(1i64, i64::wrapping_mul))),
+        "add" => Ok(Val::Int(
+            a.iter().map(cast_i64).fold(0i64, i64::wrapping_add),
+        )),
+        "mul" => Ok(Val::Int(
+            a.iter().map(cast_i64).fold(1i64, i64::wrapping_mul),
+        )),
         "sub" => {
             arity(a, 2)?;
             Ok(Val::Int(cast_i64(&a[0]).wrapping_sub(cast_i64(&a[1]))))
@@ -286,9 +373,15 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             arity(a, 2)?;
             let (x, y) = (cast_i64(&a[0]), cast_i64(&a[1]));
             if y == 0 {
-                return Err(CallError::Failed("runtime error: integer divide by zero".into()));
+                return Err(CallError::Failed(
+                    "runtime error: integer divide by zero".into(),
+                ));
             }
-            Ok(Val::Int(if name == "div" { x.wrapping_div(y) } else { x.wrapping_rem(y) }))
+            Ok(Val::Int(if name == "div" {
+                x.wrapping_div(y)
+            } else {
+                x.wrapping_rem(y)
+            }))
         }
         "addf" => Ok(Val::Float(round_decimal(a.iter().map(cast_f64).sum()))),
         "mulf" => Ok(Val::Float(round_decimal(a.iter().map(cast_f64).product()))),
@@ -319,7 +412,11 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         }
         "maxf" | "minf" => {
             let it = a.iter().map(cast_f64);
-            let v = if name == "maxf" { it.fold(f64::NEG_INFINITY, f64::max) } else { it.fold(f64::INFINITY, f64::min) };
+            let v = if name == "maxf" {
+                it.fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                it.fold(f64::INFINITY, f64::min)
+            };
             Ok(Val::Float(v))
         }
         "ceil" => {
@@ -340,7 +437,11 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             let pow = 10f64.powi(p as i32);
             let digit = pow * v;
             let frac = digit.fract();
-            let r = if frac >= on { digit.ceil() } else { digit.floor() };
+            let r = if frac >= on {
+                digit.ceil()
+            } else {
+                digit.floor()
+            };
             Ok(Val::Float(r / pow))
         }
         "default" => {
@@ -364,7 +465,9 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         }
         "unixEpoch" | "unixEpochMillis" | "unixEpochNanos" => {
             arity(a, 1)?;
-            let Val::Time(t) = a[0] else { return Err(type_err(0, "time.Time", &a[0])) };
+            let Val::Time(t) = a[0] else {
+                return Err(type_err(0, "time.Time", &a[0]));
+            };
             let v = match name {
                 "unixEpoch" => t.div_euclid(1_000_000_000),
                 "unixEpochMillis" => t.div_euclid(1_000_000),
@@ -375,7 +478,9 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         "unixToTime" => {
             arity(a, 1)?;
             let x = s(a, 0)?;
-            let v: i64 = x.parse().map_err(|_| CallError::Failed(format!("strconv.ParseInt: parsing {x:?}: invalid syntax")))?;
+            let v: i64 = x.parse().map_err(|_| {
+                CallError::Failed(format!("strconv.ParseInt: parsing {x:?}: invalid syntax"))
+            })?;
             let ns = match x.len() {
                 0..=10 => v.saturating_mul(1_000_000_000),
                 11..=13 => v.saturating_mul(1_000_000),
@@ -407,13 +512,13 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         }
         "bytes" => {
             arity(a, 1)?;
-            let f = parse_float(s(a, 0)?).map_err(CallError::Failed)?;
-            st(humanize_bytes(f as u64))
+            let b = super::convert::parse_bytes(s(a, 0)?).map_err(CallError::Failed)?;
+            Ok(Val::Float(b as f64))
         }
         "duration" | "duration_seconds" => {
             arity(a, 1)?;
-            let f = parse_float(s(a, 0)?).map_err(CallError::Failed)?;
-            st(go_duration((f * 1e9) as i64))
+            let d = super::convert::parse_duration(s(a, 0)?).map_err(CallError::Failed)?;
+            Ok(Val::Float(d as f64 / 1e9))
         }
         "printf" => {
             if a.is_empty() {
@@ -458,8 +563,18 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
                 _ => o != Less,
             }))
         }
-        "and" => Ok(a.iter().find(|v| !v.truthy()).or(a.last()).cloned().unwrap_or(Val::Nil)),
-        "or" => Ok(a.iter().find(|v| v.truthy()).or(a.last()).cloned().unwrap_or(Val::Nil)),
+        "and" => Ok(a
+            .iter()
+            .find(|v| !v.truthy())
+            .or(a.last())
+            .cloned()
+            .unwrap_or(Val::Nil)),
+        "or" => Ok(a
+            .iter()
+            .find(|v| v.truthy())
+            .or(a.last())
+            .cloned()
+            .unwrap_or(Val::Nil)),
         "not" => {
             arity(a, 1)?;
             Ok(Val::Bool(!a[0].truthy()))
@@ -469,9 +584,15 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             let (n, x) = (int(a, 0)?, s(a, 1)?);
             let pad = " ".repeat(n.clamp(0, 1024) as usize);
             let body = format!("{pad}{}", x.replace('\n', &format!("\n{pad}")));
-            st(if name == "nindent" { format!("\n{body}") } else { body })
+            st(if name == "nindent" {
+                format!("\n{body}")
+            } else {
+                body
+            })
         }
-        _ => Err(CallError::Failed(format!("function {name:?} not implemented"))),
+        _ => Err(CallError::Failed(format!(
+            "function {name:?} not implemented"
+        ))),
     }
 }
 
@@ -559,9 +680,28 @@ pub fn format_time(ns: i64, layout: &str) -> String {
     let (hh, mm, ss) = (sod / 3600, (sod / 60) % 60, sod % 60);
     let wd = (days + 4).rem_euclid(7) as usize;
     const MONTHS: [&str; 12] = [
-        "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
     ];
-    const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+    const DAYS: [&str; 7] = [
+        "Sunday",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+    ];
     let mut out = String::new();
     let mut r = layout;
     while !r.is_empty() {
@@ -599,7 +739,16 @@ pub fn format_time(ns: i64, layout: &str) -> String {
         } else if take("pm") {
             ((if hh >= 12 { "pm" } else { "am" }).into(), 2)
         } else if take("Z07:00") || take("Z0700") || take("Z07") {
-            ("Z".into(), if take("Z07:00") { 6 } else if take("Z0700") { 5 } else { 3 })
+            (
+                "Z".into(),
+                if take("Z07:00") {
+                    6
+                } else if take("Z0700") {
+                    5
+                } else {
+                    3
+                },
+            )
         } else if take("-07:00") {
             ("+00:00".into(), 6)
         } else if take("-0700") {
@@ -718,7 +867,13 @@ pub fn sprintf(format: &str, args: &[Val]) -> String {
                 None => x.clone(),
             },
             ('v', other) => other.to_text(),
-            ('d', Val::Int(i)) => if plus && *i >= 0 { format!("+{i}") } else { i.to_string() },
+            ('d', Val::Int(i)) => {
+                if plus && *i >= 0 {
+                    format!("+{i}")
+                } else {
+                    i.to_string()
+                }
+            }
             ('f' | 'F', Val::Float(f)) => format!("{:.*}", prec.unwrap_or(6), f),
             ('f' | 'F', Val::Int(i)) => format!("%!f(int={i})"),
             ('e', Val::Float(f)) => {
@@ -747,7 +902,10 @@ pub fn sprintf(format: &str, args: &[Val]) -> String {
                 out.push_str(&text);
                 out.push_str(&" ".repeat(pad));
             } else if zero && !matches!(arg, Val::Str(_)) {
-                let (sign, digits) = text.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &text));
+                let (sign, digits) = text
+                    .strip_prefix('-')
+                    .map(|d| ("-", d))
+                    .unwrap_or(("", &text));
                 out.push_str(sign);
                 out.push_str(&"0".repeat(pad));
                 out.push_str(digits);
@@ -761,7 +919,10 @@ pub fn sprintf(format: &str, args: &[Val]) -> String {
     }
     if ai < args.len() {
         out.push_str("%!(EXTRA ");
-        let extra: Vec<String> = args[ai..].iter().map(|v| format!("{}={}", v.type_name(), v.to_text())).collect();
+        let extra: Vec<String> = args[ai..]
+            .iter()
+            .map(|v| format!("{}={}", v.type_name(), v.to_text()))
+            .collect();
         out.push_str(&extra.join(", "));
         out.push(')');
     }
@@ -779,8 +940,25 @@ mod tests {
         assert_eq!(go_duration(250_000_000), "250ms");
         assert_eq!(humanize_bytes(27997), "28 kB");
         assert_eq!(humanize_bytes(1500), "1.5 kB");
-        assert_eq!(sprintf("%s-%v|%5d|%.2f", &[Val::Str("a".into()), Val::Int(3), Val::Int(42), Val::Float(1.234)]), "a-3|   42|1.23");
-        assert_eq!(format_time(0, "2006-01-02 15:04:05 Mon Jan"), "1970-01-01 00:00:00 Thu Jan");
-        assert_eq!(call("addf", vec![Val::Str("-10.00".into()), Val::Float(0.01)]).ok(), Some(Val::Float(-9.99)));
+        assert_eq!(
+            sprintf(
+                "%s-%v|%5d|%.2f",
+                &[
+                    Val::Str("a".into()),
+                    Val::Int(3),
+                    Val::Int(42),
+                    Val::Float(1.234)
+                ]
+            ),
+            "a-3|   42|1.23"
+        );
+        assert_eq!(
+            format_time(0, "2006-01-02 15:04:05 Mon Jan"),
+            "1970-01-01 00:00:00 Thu Jan"
+        );
+        assert_eq!(
+            call("addf", vec![Val::Str("-10.00".into()), Val::Float(0.01)]).ok(),
+            Some(Val::Float(-9.99))
+        );
     }
 }

@@ -13,10 +13,7 @@ pub struct IpMatcher {
 fn key(ip: IpAddr) -> (bool, u128) {
     match ip {
         IpAddr::V4(v4) => (false, u32::from(v4) as u128),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => (false, u32::from(v4) as u128),
-            None => (true, u128::from(v6)),
-        },
+        IpAddr::V6(v6) => (true, u128::from(v6)),
     }
 }
 
@@ -43,8 +40,15 @@ impl IpMatcher {
             }
             let width = if v6 { 128 } else { 32 };
             let host_bits = width - bits.min(width);
-            let mask: u128 = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
-            return Ok(IpMatcher { lo: (v6, v & !mask), hi: (v6, v | mask) });
+            let mask: u128 = if host_bits >= 128 {
+                u128::MAX
+            } else {
+                (1u128 << host_bits) - 1
+            };
+            return Ok(IpMatcher {
+                lo: (v6, v & !mask),
+                hi: (v6, v | mask),
+            });
         }
         let k = key(p.parse::<IpAddr>().map_err(|_| bad())?);
         Ok(IpMatcher { lo: k, hi: k })
@@ -58,30 +62,50 @@ impl IpMatcher {
 
     /// True when `text` is an address in range.
     pub fn matches_str(&self, text: &str) -> bool {
-        text.parse::<IpAddr>().map(|ip| self.contains(ip)).unwrap_or(false)
+        text.parse::<IpAddr>()
+            .map(|ip| self.contains(ip))
+            .unwrap_or(false)
     }
 
-    /// True when any address-looking token of `line` is in range.
+    /// True when an address found in `line` is in range. Addresses are found
+    /// as Loki does: at an IPv4 or IPv6 "hint" the longest run of address
+    /// characters is parsed; a failed run is skipped as a whole.
     pub fn matches_line(&self, line: &str) -> bool {
+        const V4: &[u8] = b"0123456789.";
+        const V6: &[u8] = b"0123456789abcdefABCDEF:.";
         let b = line.as_bytes();
-        let is_ip_char = |c: u8| c.is_ascii_hexdigit() || c == b'.' || c == b':';
+        let n = b.len();
+        let hex = |c: u8| c.is_ascii_hexdigit();
         let mut i = 0;
-        while i < b.len() {
-            if !is_ip_char(b[i]) {
-                i += 1;
-                continue;
+        while i < n {
+            let charset = if i + 3 < n
+                && b[i].is_ascii_digit()
+                && (b[i + 1] == b'.' || b[i + 2] == b'.' || b[i + 3] == b'.')
+            {
+                Some(V4)
+            } else if i + 4 < n
+                && ((b[i] == b':' && b[i + 1] == b':' && hex(b[i + 2]))
+                    || (hex(b[i]) && b[i + 1] == b':')
+                    || (hex(b[i]) && hex(b[i + 1]) && b[i + 2] == b':')
+                    || (hex(b[i]) && hex(b[i + 1]) && hex(b[i + 2]) && b[i + 3] == b':')
+                    || (hex(b[i])
+                        && hex(b[i + 1])
+                        && hex(b[i + 2])
+                        && hex(b[i + 3])
+                        && b[i + 4] == b':'))
+            {
+                Some(V6)
+            } else {
+                None
+            };
+            if let Some(cs) = charset {
+                let len = b[i..].iter().take_while(|c| cs.contains(c)).count();
+                if self.matches_str(&line[i..i + len]) {
+                    return true;
+                }
+                i += len;
             }
-            let start = i;
-            while i < b.len() && is_ip_char(b[i]) {
-                i += 1;
-            }
-            let tok = &line[start..i];
-            if (tok.contains('.') || tok.contains(':')) && self.matches_str(tok.trim_end_matches(['.', ':'])) {
-                return true;
-            }
-            if self.matches_str(tok) {
-                return true;
-            }
+            i += 1;
         }
         false
     }

@@ -30,7 +30,8 @@ pub mod errors {
     /// MalformedObjectError.
     pub const MALFORMED_OBJECT: &str = "Value looks like object, but can't find closing '}' symbol";
     /// MalformedValueError.
-    pub const MALFORMED_VALUE: &str = "Value looks like Number/Boolean/None, but can't find its end: ',' or '}' symbol";
+    pub const MALFORMED_VALUE: &str =
+        "Value looks like Number/Boolean/None, but can't find its end: ',' or '}' symbol";
     /// UnknownValueTypeError.
     pub const UNKNOWN_TYPE: &str = "Unknown value type";
     /// MalformedStringEscapeError.
@@ -38,7 +39,8 @@ pub mod errors {
 }
 
 fn next_token(d: &[u8]) -> Option<usize> {
-    d.iter().position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
+    d.iter()
+        .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
 }
 
 /// Index just past the closing quote of a string whose opening quote was
@@ -127,12 +129,16 @@ pub fn value_at(d: &[u8], off: usize) -> Result<(&[u8], Kind, usize), &'static s
     }
 }
 
+/// The callback of [`object_each`]: `(key, value, kind)`.
+pub type MemberFn<'f, 'a> = dyn FnMut(&[u8], &'a [u8], Kind) -> Result<(), String> + 'f;
+
+/// An invalid escape sequence in a JSON string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadEscape;
+
 /// Calls `f(key, value, kind)` for each member of the object `d`, as
 /// jsonparser's `ObjectEach`. `f` may stop the walk by returning an error.
-pub fn object_each<'a>(
-    d: &'a [u8],
-    f: &mut dyn FnMut(&[u8], &'a [u8], Kind) -> Result<(), String>,
-) -> Result<(), String> {
+pub fn object_each<'a>(d: &'a [u8], f: &mut MemberFn<'_, 'a>) -> Result<(), String> {
     let mut off = match next_token(d) {
         Some(o) if d[o] == b'{' => o + 1,
         _ => return Err(errors::MALFORMED_OBJECT.into()),
@@ -191,7 +197,7 @@ pub fn object_each<'a>(
 }
 
 /// Unescapes a JSON string body (without quotes) into `out`.
-pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), ()> {
+pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), BadEscape> {
     let mut i = 0;
     while i < s.len() {
         let c = s[i];
@@ -200,7 +206,7 @@ pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), ()> {
             i += 1;
             continue;
         }
-        let e = *s.get(i + 1).ok_or(())?;
+        let e = *s.get(i + 1).ok_or(BadEscape)?;
         i += 2;
         let ch = match e {
             b'"' => '"',
@@ -212,9 +218,10 @@ pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), ()> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => {
-                let hex = |s: &[u8], i: usize| -> Result<u32, ()> {
-                    let h = s.get(i..i + 4).ok_or(())?;
-                    u32::from_str_radix(std::str::from_utf8(h).map_err(|_| ())?, 16).map_err(|_| ())
+                let hex = |s: &[u8], i: usize| -> Result<u32, BadEscape> {
+                    let h = s.get(i..i + 4).ok_or(BadEscape)?;
+                    u32::from_str_radix(std::str::from_utf8(h).map_err(|_| BadEscape)?, 16)
+                        .map_err(|_| BadEscape)
                 };
                 let mut cp = hex(s, i)?;
                 i += 4;
@@ -235,7 +242,7 @@ pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), ()> {
                 }
                 char::from_u32(cp).unwrap_or('\u{FFFD}')
             }
-            _ => return Err(()),
+            _ => return Err(BadEscape),
         };
         let mut buf = [0u8; 4];
         out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
@@ -363,7 +370,11 @@ mod tests {
     fn collect(s: &str) -> Result<Vec<(String, String, Kind)>, String> {
         let mut v = Vec::new();
         object_each(s.as_bytes(), &mut |k, val, kind| {
-            v.push((String::from_utf8_lossy(k).into(), String::from_utf8_lossy(val).into(), kind));
+            v.push((
+                String::from_utf8_lossy(k).into(),
+                String::from_utf8_lossy(val).into(),
+                kind,
+            ));
             Ok(())
         })?;
         Ok(v)
@@ -375,8 +386,14 @@ mod tests {
         assert_eq!(v.len(), 4);
         assert_eq!(v[1].1, r#"x\"y"#);
         assert_eq!(collect("plain text").unwrap_err(), errors::MALFORMED_OBJECT);
-        assert_eq!(collect(r#"{"level":"error","msg":"trunc"#).unwrap_err(), errors::MALFORMED_STRING);
-        assert_eq!(collect(r#"{"a":[1,2"#).unwrap_err(), errors::MALFORMED_ARRAY);
+        assert_eq!(
+            collect(r#"{"level":"error","msg":"trunc"#).unwrap_err(),
+            errors::MALFORMED_STRING
+        );
+        assert_eq!(
+            collect(r#"{"a":[1,2"#).unwrap_err(),
+            errors::MALFORMED_ARRAY
+        );
     }
 
     #[test]
@@ -384,8 +401,14 @@ mod tests {
         let d = br#"{"tags":["us","v2"],"geo":{"c":{"lat":1.5}},"l":[{"sku":"S"}]}"#;
         let p = parse_path("tags[1]").unwrap();
         assert_eq!(get_path(d, &p).unwrap().0, b"v2");
-        assert_eq!(get_path(d, &parse_path("geo.c.lat").unwrap()).unwrap().0, b"1.5");
-        assert_eq!(get_path(d, &parse_path("l[0].sku").unwrap()).unwrap().0, b"S");
+        assert_eq!(
+            get_path(d, &parse_path("geo.c.lat").unwrap()).unwrap().0,
+            b"1.5"
+        );
+        assert_eq!(
+            get_path(d, &parse_path("l[0].sku").unwrap()).unwrap().0,
+            b"S"
+        );
         assert!(get_path(d, &parse_path("nope.nope").unwrap()).is_none());
     }
 

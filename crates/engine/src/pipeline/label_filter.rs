@@ -45,16 +45,28 @@ impl LabelFilter {
     /// Compiles an AST filter.
     pub fn new(e: &LabelFilterExpr) -> Result<Self, String> {
         Ok(match e {
-            LabelFilterExpr::And(a, b) => LabelFilter::And(Box::new(Self::new(a)?), Box::new(Self::new(b)?)),
-            LabelFilterExpr::Or(a, b) => LabelFilter::Or(Box::new(Self::new(a)?), Box::new(Self::new(b)?)),
+            LabelFilterExpr::And(a, b) => {
+                LabelFilter::And(Box::new(Self::new(a)?), Box::new(Self::new(b)?))
+            }
+            LabelFilterExpr::Or(a, b) => {
+                LabelFilter::Or(Box::new(Self::new(a)?), Box::new(Self::new(b)?))
+            }
             LabelFilterExpr::Paren(a) => Self::new(a)?,
             LabelFilterExpr::String(m) => LabelFilter::String(m.clone()),
-            LabelFilterExpr::Number { name, op, value } => LabelFilter::Number(name.clone(), *op, *value),
-            LabelFilterExpr::Duration { name, op, value } => LabelFilter::Duration(name.clone(), *op, *value),
-            LabelFilterExpr::Bytes { name, op, value } => LabelFilter::Bytes(name.clone(), *op, *value),
-            LabelFilterExpr::Ip { name, negated, pattern } => {
-                LabelFilter::Ip(name.clone(), *negated, IpMatcher::new(pattern)?)
+            LabelFilterExpr::Number { name, op, value } => {
+                LabelFilter::Number(name.clone(), *op, *value)
             }
+            LabelFilterExpr::Duration { name, op, value } => {
+                LabelFilter::Duration(name.clone(), *op, *value)
+            }
+            LabelFilterExpr::Bytes { name, op, value } => {
+                LabelFilter::Bytes(name.clone(), *op, *value)
+            }
+            LabelFilterExpr::Ip {
+                name,
+                negated,
+                pattern,
+            } => LabelFilter::Ip(name.clone(), *negated, IpMatcher::new(pattern)?),
         })
     }
 
@@ -68,16 +80,22 @@ impl LabelFilter {
             }
             LabelFilter::Or(a, b) => a.keep(lbs) || b.keep(lbs),
             LabelFilter::String(m) => m.matches(lbs.get(&m.name).unwrap_or("")),
-            LabelFilter::Number(name, op, v) => Self::convert(lbs, name, parse_float, |x| cmp(*op, x, *v)),
-            LabelFilter::Duration(name, op, v) => Self::convert(lbs, name, parse_duration, |x| cmp(*op, x, *v)),
-            LabelFilter::Bytes(name, op, v) => Self::convert(lbs, name, parse_bytes, |x| cmp(*op, x, *v)),
+            LabelFilter::Number(name, op, v) => {
+                Self::convert(lbs, name, parse_float, |x| cmp(*op, x, *v))
+            }
+            LabelFilter::Duration(name, op, v) => {
+                Self::convert(lbs, name, parse_duration, |x| cmp(*op, x, *v))
+            }
+            LabelFilter::Bytes(name, op, v) => {
+                Self::convert(lbs, name, parse_bytes, |x| cmp(*op, x, *v))
+            }
             LabelFilter::Ip(name, negated, m) => {
                 if lbs.has_err() {
                     return true;
                 }
                 match lbs.get(name) {
                     None => false,
-                    Some(v) => m.matches_str(v) != *negated,
+                    Some(v) => m.matches_line(v) != *negated,
                 }
             }
         }
@@ -89,15 +107,15 @@ impl LabelFilter {
         parse: fn(&str) -> Result<T, String>,
         test: impl FnOnce(T) -> bool,
     ) -> bool {
-        if lbs.has_err() {
-            return true;
-        }
         let Some(v) = lbs.get(name) else { return false };
         match parse(v) {
             Ok(x) => test(x),
             Err(e) => {
-                lbs.set_err(ERR_LABEL_FILTER);
-                lbs.set_err_details(&e);
+                // An earlier error is kept: it is likely the more useful one.
+                if !lbs.has_err() {
+                    lbs.set_err(ERR_LABEL_FILTER);
+                    lbs.set_err_details(&e);
+                }
                 true
             }
         }
@@ -118,8 +136,12 @@ mod tests {
         assert!(LabelFilter::Number("s".into(), CmpOp::Gt, 499.0).keep(&mut b));
         assert!(!LabelFilter::Number("missing".into(), CmpOp::Gt, 1.0).keep(&mut b));
         let or = LabelFilter::Or(
-            Box::new(LabelFilter::String(Matcher::new("s", MatchOp::Eq, "1").unwrap())),
-            Box::new(LabelFilter::String(Matcher::new("s", MatchOp::Re, "5.*").unwrap())),
+            Box::new(LabelFilter::String(
+                Matcher::new("s", MatchOp::Eq, "1").unwrap(),
+            )),
+            Box::new(LabelFilter::String(
+                Matcher::new("s", MatchOp::Re, "5.*").unwrap(),
+            )),
         );
         assert!(or.keep(&mut b));
         assert!(LabelFilter::Number("d".into(), CmpOp::Gt, 1.0).keep(&mut b));

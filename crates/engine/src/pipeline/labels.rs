@@ -13,6 +13,7 @@ pub const ERROR_DETAILS_LABEL: &str = "__error_details__";
 #[derive(Debug, Default)]
 pub struct LabelsBuilder {
     base: LabelSet,
+    metadata_names: Vec<String>,
     current: Vec<(String, String)>,
     err: Option<String>,
     err_details: Option<String>,
@@ -22,8 +23,15 @@ pub struct LabelsBuilder {
 impl LabelsBuilder {
     /// Resets the buffer to a stream's labels plus an entry's structured metadata.
     pub fn reset(&mut self, base: &LabelSet, metadata: &[(String, String)]) {
-        if self.base != *base || self.dirty || !metadata.is_empty() || self.current.len() != base.len() {
+        if self.base != *base
+            || self.dirty
+            || !metadata.is_empty()
+            || self.current.len() != base.len()
+        {
             self.base = base.clone();
+            self.metadata_names.clear();
+            self.metadata_names
+                .extend(metadata.iter().map(|(k, _)| k.clone()));
             self.current.clear();
             self.current.extend(base.pairs().iter().cloned());
             for (k, v) in metadata {
@@ -35,9 +43,10 @@ impl LabelsBuilder {
         self.err_details = None;
     }
 
-    /// True when the stream labels hold `name` (parsers then add `_extracted`).
+    /// True when the stream labels or the structured metadata hold `name`
+    /// (parsers then add `_extracted`).
     pub fn base_has(&self, name: &str) -> bool {
-        self.base.get(name).is_some()
+        self.base.get(name).is_some() || self.metadata_names.iter().any(|m| m == name)
     }
 
     /// The value of `name`; the error labels read the error state.
@@ -45,7 +54,11 @@ impl LabelsBuilder {
         match name {
             ERROR_LABEL => self.err.as_deref(),
             ERROR_DETAILS_LABEL => self.err_details.as_deref(),
-            _ => self.current.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()),
+            _ => self
+                .current
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str()),
         }
     }
 
@@ -137,7 +150,8 @@ mod tests {
         let mut b = LabelsBuilder::default();
         b.reset(&base, &[("trace_id".into(), "t".into())]);
         assert!(b.base_has("app"));
-        assert!(!b.base_has("trace_id"));
+        assert!(b.base_has("trace_id"));
+        assert!(!b.base_has("level"));
         b.set("level", "info");
         b.set_err("JSONParserErr");
         assert_eq!(b.get("__error__"), Some("JSONParserErr"));

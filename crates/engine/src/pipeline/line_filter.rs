@@ -56,22 +56,36 @@ fn stage_text(f: &LineFilter) -> String {
 impl LineFilterStage {
     /// Compiles a filter; the error is Loki's message without the `parse error : ` prefix.
     pub fn new(f: &LineFilter) -> Result<Self, String> {
-        let negate = matches!(f.op, LineFilterOp::NotContains | LineFilterOp::NotMatch | LineFilterOp::NotPattern);
+        let negate = matches!(
+            f.op,
+            LineFilterOp::NotContains | LineFilterOp::NotMatch | LineFilterOp::NotPattern
+        );
         let mut alternatives = Vec::new();
         for v in &f.values {
             let t = match (f.op, v) {
-                (_, LineFilterValue::Ip(p)) => Test::Ip(IpMatcher::new(p).map_err(|e| format!("stage '{}' : {e}", stage_text(f)))?),
-                (LineFilterOp::Contains | LineFilterOp::NotContains, LineFilterValue::Str(s)) => Test::Contains(s.clone()),
-                (LineFilterOp::Match | LineFilterOp::NotMatch, LineFilterValue::Str(s)) => Test::Regex(
-                    Regex::new(s).map_err(|e| format!("stage '{}' : {}", stage_text(f), regex_error(&e)))?,
+                (_, LineFilterValue::Ip(p)) => Test::Ip(
+                    IpMatcher::new(p).map_err(|e| format!("stage '{}' : {e}", stage_text(f)))?,
                 ),
-                (_, LineFilterValue::Str(s)) => {
-                    Test::Pattern(Pattern::new(s).map_err(|e| format!("stage '{}' : {e}", stage_text(f)))?)
+                (LineFilterOp::Contains | LineFilterOp::NotContains, LineFilterValue::Str(s)) => {
+                    Test::Contains(s.clone())
                 }
+                (LineFilterOp::Match | LineFilterOp::NotMatch, LineFilterValue::Str(s)) => {
+                    Test::Regex(
+                        Regex::new(s).map_err(|e| {
+                            format!("stage '{}' : {}", stage_text(f), regex_error(&e))
+                        })?,
+                    )
+                }
+                (_, LineFilterValue::Str(s)) => Test::Pattern(
+                    Pattern::new(s).map_err(|e| format!("stage '{}' : {e}", stage_text(f)))?,
+                ),
             };
             alternatives.push(t);
         }
-        Ok(LineFilterStage { negate, alternatives })
+        Ok(LineFilterStage {
+            negate,
+            alternatives,
+        })
     }
 
     /// Whether the line passes.
@@ -84,8 +98,16 @@ impl LineFilterStage {
 /// Go's wording for regexp compile errors, approximated from the regex crate's.
 pub fn regex_error(e: &regex::Error) -> String {
     let text = e.to_string();
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-    format!("error parsing regexp: {}", last.trim_start_matches("error: "))
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    format!(
+        "error parsing regexp: {}",
+        last.trim_start_matches("error: ")
+    )
 }
 
 #[cfg(test)]
@@ -93,7 +115,14 @@ mod tests {
     use super::*;
 
     fn f(op: LineFilterOp, vals: &[&str]) -> LineFilterStage {
-        LineFilterStage::new(&LineFilter { op, values: vals.iter().map(|s| LineFilterValue::Str(s.to_string())).collect() }).unwrap()
+        LineFilterStage::new(&LineFilter {
+            op,
+            values: vals
+                .iter()
+                .map(|s| LineFilterValue::Str(s.to_string()))
+                .collect(),
+        })
+        .unwrap()
     }
 
     #[test]

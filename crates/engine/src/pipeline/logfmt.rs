@@ -14,7 +14,13 @@ pub struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder at the start of `line`.
     pub fn new(line: &'a [u8]) -> Self {
-        Decoder { line, pos: 0, key: &[], value: None, err: None }
+        Decoder {
+            line,
+            pos: 0,
+            key: &[],
+            value: None,
+            err: None,
+        }
     }
 
     /// True at the end of the line.
@@ -38,7 +44,10 @@ impl<'a> Decoder<'a> {
     }
 
     fn syntax_error(&mut self, msg: &str) {
-        self.err = Some(format!("logfmt syntax error at pos {} : {msg}", self.pos + 1));
+        self.err = Some(format!(
+            "logfmt syntax error at pos {} : {msg}",
+            self.pos + 1
+        ));
     }
 
     fn unexpected(&mut self, c: u8) {
@@ -47,7 +56,10 @@ impl<'a> Decoder<'a> {
             b'\'' => "'\\''".to_string(),
             c => format!("'{}'", c as char),
         };
-        self.err = Some(format!("logfmt syntax error at pos {} : unexpected {q}", self.pos + 1));
+        self.err = Some(format!(
+            "logfmt syntax error at pos {} : unexpected {q}",
+            self.pos + 1
+        ));
     }
 
     fn skip_value(&mut self) -> bool {
@@ -213,10 +225,16 @@ mod tests {
         assert_eq!(p[2], ("flag".into(), None));
         assert!(e.is_none());
         let (_, e) = pairs("=novalue");
-        assert_eq!(e.as_deref(), Some("logfmt syntax error at pos 1 : unexpected '='"));
+        assert_eq!(
+            e.as_deref(),
+            Some("logfmt syntax error at pos 1 : unexpected '='")
+        );
         let (p, e) = pairs("level=info msg=\"unterminated quote");
         assert_eq!(p.len(), 1);
-        assert_eq!(e.as_deref(), Some("logfmt syntax error at pos 35 : unterminated quoted value"));
+        assert_eq!(
+            e.as_deref(),
+            Some("logfmt syntax error at pos 35 : unterminated quoted value")
+        );
     }
 
     proptest::proptest! {

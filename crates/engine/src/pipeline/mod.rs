@@ -20,7 +20,9 @@ use format::{LabelFormat, LineFormat};
 use label_filter::LabelFilter;
 use labels::LabelsBuilder;
 use line_filter::LineFilterStage;
-use parsers::{JsonExprParser, JsonParser, LogfmtParser, PatternParser, RegexpParser, UnpackParser};
+use parsers::{
+    JsonExprParser, JsonParser, LogfmtParser, PatternParser, RegexpParser, UnpackParser,
+};
 use regex::Regex;
 use runakefli_logql::{LabelSelectorItem, LineFilterOp, LineFilterValue, Stage};
 use std::collections::HashMap;
@@ -71,12 +73,10 @@ pub fn required_substrings(stages: &[Stage]) -> Vec<String> {
     let mut out = Vec::new();
     for s in reorder(stages) {
         match s {
-            Stage::LineFilter(f) => {
-                if f.op == LineFilterOp::Contains && f.values.len() == 1 {
-                    if let LineFilterValue::Str(v) = &f.values[0] {
-                        if !v.is_empty() {
-                            out.push(v.clone());
-                        }
+            Stage::LineFilter(f) if f.op == LineFilterOp::Contains && f.values.len() == 1 => {
+                if let LineFilterValue::Str(v) = &f.values[0] {
+                    if !v.is_empty() {
+                        out.push(v.clone());
                     }
                 }
             }
@@ -102,25 +102,35 @@ impl Pipeline {
     /// Compiles stages; the error is Loki's text after `parse error : `.
     pub fn new(stages: &[Stage]) -> Result<Self, String> {
         let mut out = Vec::with_capacity(stages.len());
+        let ansi = Regex::new(ANSI).map_err(|e| e.to_string())?;
         for s in reorder(stages) {
             out.push(match &s {
                 Stage::LineFilter(f) => Compiled::LineFilter(LineFilterStage::new(f)?),
                 Stage::Json(p) if p.is_empty() => Compiled::Json(JsonParser::default()),
                 Stage::Json(p) => Compiled::JsonExpr(JsonExprParser::new(p)?),
-                Stage::Logfmt { strict, keep_empty, params } => Compiled::Logfmt(LogfmtParser::new(*strict, *keep_empty, params)),
+                Stage::Logfmt {
+                    strict,
+                    keep_empty,
+                    params,
+                } => Compiled::Logfmt(LogfmtParser::new(*strict, *keep_empty, params)),
                 Stage::Regexp(r) => Compiled::Regexp(RegexpParser::new(r)?),
                 Stage::Pattern(p) => Compiled::Pattern(PatternParser::new(p)?),
                 Stage::Unpack => Compiled::Unpack(UnpackParser::default()),
                 Stage::LabelFilter(e) => Compiled::LabelFilter(LabelFilter::new(e)?),
                 Stage::LineFormat(t) => Compiled::LineFormat(LineFormat::new(t)?),
                 Stage::LabelFormat(ops) => Compiled::LabelFormat(LabelFormat::new(ops)?),
-                Stage::Decolorize => Compiled::Decolorize(Regex::new(ANSI).map_err(|e| e.to_string())?),
+                Stage::Decolorize => Compiled::Decolorize(ansi.clone()),
                 Stage::Drop(items) => Compiled::Drop(items.clone()),
                 Stage::Keep(items) => Compiled::Keep(items.clone()),
                 Stage::Distinct(l) => Compiled::Distinct(select::Distinct::new(l)),
             });
         }
-        Ok(Pipeline { stages: out, lbs: LabelsBuilder::default(), line: String::new(), interned: HashMap::new() })
+        Ok(Pipeline {
+            stages: out,
+            lbs: LabelsBuilder::default(),
+            line: String::new(),
+            interned: HashMap::new(),
+        })
     }
 
     /// True when the pipeline has no stages.
@@ -130,7 +140,13 @@ impl Pipeline {
 
     /// Runs one entry. Returns the final line and label set, or `None` when
     /// the entry is filtered out. `base` are the stream labels.
-    pub fn process(&mut self, ts: i64, line: &str, base: &LabelSet, metadata: &[(String, String)]) -> Option<(&str, LabelSet)> {
+    pub fn process(
+        &mut self,
+        ts: i64,
+        line: &str,
+        base: &LabelSet,
+        metadata: &[(String, String)],
+    ) -> Option<(&str, LabelSet)> {
         self.lbs.reset(base, metadata);
         self.line.clear();
         self.line.push_str(line);
@@ -201,8 +217,8 @@ impl Pipeline {
         Some((&self.line, labels))
     }
 
-    /// Runs one entry through the pipeline and then reads `label`'s value
-    /// (for unwrap). Returns the final labels and the value.
+    /// The label buffer as the last [`Pipeline::process`] call left it
+    /// (metric queries read unwrapped values from it).
     pub fn labels_builder(&self) -> &LabelsBuilder {
         &self.lbs
     }
@@ -214,12 +230,20 @@ mod tests {
     use runakefli_logql::LineFilter;
 
     fn contains(s: &str) -> Stage {
-        Stage::LineFilter(LineFilter { op: LineFilterOp::Contains, values: vec![LineFilterValue::Str(s.into())] })
+        Stage::LineFilter(LineFilter {
+            op: LineFilterOp::Contains,
+            values: vec![LineFilterValue::Str(s.into())],
+        })
     }
 
     #[test]
     fn reorder_and_hints() {
-        let stages = vec![Stage::Json(vec![]), contains("a"), Stage::LineFormat("{{.x}}".into()), contains("b")];
+        let stages = vec![
+            Stage::Json(vec![]),
+            contains("a"),
+            Stage::LineFormat("{{.x}}".into()),
+            contains("b"),
+        ];
         let r = reorder(&stages);
         assert!(matches!(r[0], Stage::LineFilter(_)));
         assert_eq!(required_substrings(&stages), vec!["a".to_string()]);

@@ -22,7 +22,11 @@ pub fn sanitize_label_key(key: &str, is_prefix: bool) -> String {
         out.push('_');
     }
     for c in key.chars() {
-        out.push(if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' });
+        out.push(if c.is_ascii_alphanumeric() || c == '_' {
+            c
+        } else {
+            '_'
+        });
     }
     out
 }
@@ -30,7 +34,11 @@ pub fn sanitize_label_key(key: &str, is_prefix: bool) -> String {
 /// Sets a parsed label unless this parser already set it for this line
 /// (first occurrence wins), adding `_extracted` on a clash with stream labels.
 fn set_parsed(lbs: &mut LabelsBuilder, seen: &mut Vec<String>, name: String, value: &str) {
-    let name = if lbs.base_has(&name) { name + "_extracted" } else { name };
+    let name = if lbs.base_has(&name) {
+        name + "_extracted"
+    } else {
+        name
+    };
     if seen.contains(&name) {
         return;
     }
@@ -57,7 +65,12 @@ impl JsonParser {
     }
 }
 
-fn walk(obj: &[u8], prefix: &mut String, lbs: &mut LabelsBuilder, seen: &mut Vec<String>) -> Result<(), String> {
+fn walk(
+    obj: &[u8],
+    prefix: &mut String,
+    lbs: &mut LabelsBuilder,
+    seen: &mut Vec<String>,
+) -> Result<(), String> {
     jsonscan::object_each(obj, &mut |key, value, kind| {
         let key = String::from_utf8_lossy(key);
         match kind {
@@ -117,7 +130,11 @@ impl JsonExprParser {
             return;
         }
         for (id, path) in &self.ids {
-            let name = if lbs.base_has(id) { format!("{id}_extracted") } else { id.clone() };
+            let name = if lbs.base_has(id) {
+                format!("{id}_extracted")
+            } else {
+                id.clone()
+            };
             let v = match jsonscan::get_path(d, path) {
                 Some((v, Kind::String)) => jsonscan::unescape_string(v),
                 Some((_, Kind::Null)) | None => String::new(),
@@ -139,12 +156,26 @@ pub struct LogfmtParser {
 
 impl LogfmtParser {
     /// Builds the parser; `params` are (label, key) pairs.
-    pub fn new(strict: bool, keep_empty: bool, params: &[runakefli_logql::LabelExtraction]) -> Self {
+    pub fn new(
+        strict: bool,
+        keep_empty: bool,
+        params: &[runakefli_logql::LabelExtraction],
+    ) -> Self {
         let params = params
             .iter()
-            .map(|p| (p.label.clone(), p.expression.clone().unwrap_or_else(|| p.label.clone())))
+            .map(|p| {
+                (
+                    p.label.clone(),
+                    p.expression.clone().unwrap_or_else(|| p.label.clone()),
+                )
+            })
             .collect();
-        LogfmtParser { strict, keep_empty, params, seen: Vec::new() }
+        LogfmtParser {
+            strict,
+            keep_empty,
+            params,
+            seen: Vec::new(),
+        }
     }
 
     /// Extracts labels from `line`.
@@ -170,8 +201,14 @@ impl LogfmtParser {
             if value.is_none() && !self.keep_empty && self.params.is_empty() {
                 continue;
             }
-            let value = value.map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
-            let value = if value.contains('\u{FFFD}') { String::new() } else { value };
+            let value = value
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default();
+            let value = if value.contains('\u{FFFD}') {
+                String::new()
+            } else {
+                value
+            };
             if self.params.is_empty() {
                 let name = sanitize_label_key(&key, true);
                 if name.is_empty() {
@@ -201,18 +238,39 @@ pub struct RegexpParser {
 impl RegexpParser {
     /// Compiles the expression; errors use Loki's wording.
     pub fn new(src: &str) -> Result<Self, String> {
-        let re = Regex::new(src).map_err(|e| format!("invalid regexp parser: {}", super::line_filter::regex_error(&e)))?;
+        let mut seen_names: Vec<&str> = Vec::new();
+        for cap in src.split("(?P<").skip(1).chain(src.split("(?<").skip(1)) {
+            if let Some(end) = cap.find('>') {
+                let n = &cap[..end];
+                if !n.is_empty() && seen_names.contains(&n) {
+                    return Err(format!(
+                        "invalid regexp parser: duplicate extracted label name '{n}'"
+                    ));
+                }
+                seen_names.push(n);
+            }
+        }
+        let re = Regex::new(src).map_err(|e| {
+            format!(
+                "invalid regexp parser: {}",
+                super::line_filter::regex_error(&e)
+            )
+        })?;
         let mut names: Vec<(usize, String)> = Vec::new();
         for (i, n) in re.capture_names().enumerate() {
             if let Some(n) = n {
                 if names.iter().any(|(_, x)| x == n) {
-                    return Err(format!("invalid regexp parser: duplicate extracted label name '{n}'"));
+                    return Err(format!(
+                        "invalid regexp parser: duplicate extracted label name '{n}'"
+                    ));
                 }
                 names.push((i, n.to_string()));
             }
         }
         if names.is_empty() {
-            return Err("invalid regexp parser: at least one named capture must be supplied".into());
+            return Err(
+                "invalid regexp parser: at least one named capture must be supplied".into(),
+            );
         }
         Ok(RegexpParser { re, names })
     }
@@ -223,7 +281,11 @@ impl RegexpParser {
             for (i, n) in &self.names {
                 let v = c.get(*i).map(|m| m.as_str()).unwrap_or("");
                 let name = sanitize_label_key(n, true);
-                let name = if lbs.base_has(&name) { name + "_extracted" } else { name };
+                let name = if lbs.base_has(&name) {
+                    name + "_extracted"
+                } else {
+                    name
+                };
                 lbs.set(&name, v);
             }
         }
@@ -250,7 +312,11 @@ impl PatternParser {
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
         let m = self.pattern.matches(line);
         for (name, v) in self.pattern.names().iter().zip(m) {
-            let name = if lbs.base_has(name) { format!("{name}_extracted") } else { name.clone() };
+            let name = if lbs.base_has(name) {
+                format!("{name}_extracted")
+            } else {
+                name.clone()
+            };
             lbs.set(&name, v);
         }
     }
@@ -283,7 +349,8 @@ impl UnpackParser {
             let key = String::from_utf8_lossy(key).into_owned();
             if key == "_entry" {
                 let mut out = Vec::new();
-                jsonscan::unescape_into(value, &mut out).map_err(|_| jsonscan::errors::BAD_ESCAPE.to_string())?;
+                jsonscan::unescape_into(value, &mut out)
+                    .map_err(|_| jsonscan::errors::BAD_ESCAPE.to_string())?;
                 entry = Some(String::from_utf8_lossy(&out).into_owned());
                 return Ok(());
             }
@@ -297,7 +364,11 @@ impl UnpackParser {
         }
         if let Some(e) = entry {
             for (k, v) in self.buf.drain(..) {
-                let k = if lbs.base_has(&k) { k + "_extracted" } else { k };
+                let k = if lbs.base_has(&k) {
+                    k + "_extracted"
+                } else {
+                    k
+                };
                 lbs.set(&k, &v);
             }
             *line = e;
@@ -320,7 +391,12 @@ mod tests {
 
     #[test]
     fn json_flattens_and_first_wins() {
-        let s = run(|b| JsonParser::default().process(r#"{"a":{"b-c":1},"app":"y","l":"i","l":"e","n":null,"arr":[1]}"#, b));
+        let s = run(|b| {
+            JsonParser::default().process(
+                r#"{"a":{"b-c":1},"app":"y","l":"i","l":"e","n":null,"arr":[1]}"#,
+                b,
+            )
+        });
         assert_eq!(s, r#"{a_b_c="1", app="x", app_extracted="y", l="i"}"#);
         let e = run(|b| JsonParser::default().process("not json", b));
         assert!(e.contains("JSONParserErr"));
@@ -338,7 +414,11 @@ mod tests {
 
     #[test]
     fn regexp_pattern_unpack() {
-        let s = run(|b| RegexpParser::new("(?P<n>\\d+)").unwrap().process("ab 12", b));
+        let s = run(|b| {
+            RegexpParser::new("(?P<n>\\d+)")
+                .unwrap()
+                .process("ab 12", b)
+        });
         assert_eq!(s, r#"{app="x", n="12"}"#);
         assert!(RegexpParser::new("(?P<a>x)(?P<a>y)").is_err());
         let s = run(|b| PatternParser::new("<_> <w>").unwrap().process("a b", b));

@@ -16,7 +16,8 @@ pub struct Pattern {
 
 fn is_name(s: &str) -> bool {
     let mut c = s.chars();
-    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic()) && c.all(|x| x == '_' || x.is_ascii_alphanumeric())
+    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+        && c.all(|x| x == '_' || x.is_ascii_alphanumeric())
 }
 
 impl Pattern {
@@ -36,7 +37,11 @@ impl Pattern {
                         if matches!(nodes.last(), Some(Node::Capture(_))) {
                             return Err("found consecutive capture".to_string());
                         }
-                        nodes.push(Node::Capture(if name == "_" { None } else { Some(name.to_string()) }));
+                        nodes.push(Node::Capture(if name == "_" {
+                            None
+                        } else {
+                            Some(name.to_string())
+                        }));
                         rest = &rest[end + 1..];
                         continue;
                     }
@@ -87,7 +92,9 @@ impl Pattern {
             nodes = &nodes[1..];
         }
         while !nodes.is_empty() {
-            let Node::Capture(name) = &nodes[0] else { return out };
+            let Node::Capture(name) = &nodes[0] else {
+                return out;
+            };
             if nodes.len() == 1 {
                 if name.is_some() {
                     out.push(input);

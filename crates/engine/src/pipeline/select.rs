@@ -24,7 +24,9 @@ pub fn keep(items: &[LabelSelectorItem], lbs: &mut LabelsBuilder) {
         if name == ERROR_LABEL || name == ERROR_DETAILS_LABEL {
             return true;
         }
-        items.iter().any(|it| it.name == name && it.matcher.as_ref().is_none_or(|m| m.matches(value)))
+        items
+            .iter()
+            .any(|it| it.name == name && it.matcher.as_ref().is_none_or(|m| m.matches(value)))
     });
 }
 
@@ -38,12 +40,19 @@ pub struct Distinct {
 impl Distinct {
     /// A filter over `labels`.
     pub fn new(labels: &[String]) -> Self {
-        Distinct { labels: labels.to_vec(), seen: HashSet::new() }
+        Distinct {
+            labels: labels.to_vec(),
+            seen: HashSet::new(),
+        }
     }
 
     /// True for the first entry with its value combination.
     pub fn keep(&mut self, lbs: &LabelsBuilder) -> bool {
-        let key: Vec<Option<String>> = self.labels.iter().map(|l| lbs.get(l).map(str::to_string)).collect();
+        let key: Vec<Option<String>> = self
+            .labels
+            .iter()
+            .map(|l| lbs.get(l).map(str::to_string))
+            .collect();
         if key.iter().all(Option::is_none) {
             return true;
         }

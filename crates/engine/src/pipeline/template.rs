@@ -43,7 +43,10 @@ impl Val {
             Val::Int(i) => out.push_str(&i.to_string()),
             Val::Float(f) => out.push_str(&format_float_v(*f)),
             Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Val::Time(t) => out.push_str(&funcs::format_time(*t, "2006-01-02 15:04:05.999999999 -0700 MST")),
+            Val::Time(t) => out.push_str(&funcs::format_time(
+                *t,
+                "2006-01-02 15:04:05.999999999 -0700 MST",
+            )),
             Val::Nil => out.push_str("<no value>"),
         }
     }
@@ -156,15 +159,24 @@ impl Template {
                 Term::End => "end",
                 _ => "else",
             };
-            return Err(format!("template: {name}:{}: unexpected {{{{{t}}}}}", p.line_no()));
+            return Err(format!(
+                "template: {name}:{}: unexpected {{{{{t}}}}}",
+                p.line_no()
+            ));
         }
-        Ok(Template { name: name.to_string(), nodes })
+        Ok(Template {
+            name: name.to_string(),
+            nodes,
+        })
     }
 
     /// Runs the template.
     pub fn execute(&self, ctx: &dyn Context) -> Result<String, String> {
         let mut out = String::new();
-        let ex = Exec { ctx, name: &self.name };
+        let ex = Exec {
+            ctx,
+            name: &self.name,
+        };
         ex.nodes(&self.nodes, &mut out)?;
         Ok(out)
     }
@@ -172,7 +184,9 @@ impl Template {
 
 impl<'a> Parser<'a> {
     fn line_no(&self) -> usize {
-        1 + self.src[..self.pos.min(self.src.len())].matches('\n').count()
+        1 + self.src[..self.pos.min(self.src.len())]
+            .matches('\n')
+            .count()
     }
 
     fn err(&self, msg: &str) -> String {
@@ -193,7 +207,10 @@ impl<'a> Parser<'a> {
             };
             let mut text = &rest[..open];
             let mut inner_start = self.pos + open + 2;
-            if self.src[inner_start..].starts_with("- ") || self.src[inner_start..].starts_with("-\t") || self.src[inner_start..].starts_with("-\n") {
+            if self.src[inner_start..].starts_with("- ")
+                || self.src[inner_start..].starts_with("-\t")
+                || self.src[inner_start..].starts_with("-\n")
+            {
                 text = text.trim_end();
                 inner_start += 1;
             }
@@ -240,7 +257,12 @@ impl<'a> Parser<'a> {
                         nodes.push(Node::If(vec![(cond, body)], els));
                         continue;
                     }
-                    Some((Tok::Word(w), _)) if matches!(w.as_str(), "range" | "with" | "define" | "template" | "block") => {
+                    Some((Tok::Word(w), _))
+                        if matches!(
+                            w.as_str(),
+                            "range" | "with" | "define" | "template" | "block"
+                        ) =>
+                    {
                         return Err(self.err(&format!("unsupported action {w:?}")));
                     }
                     _ => {
@@ -331,7 +353,8 @@ impl<'a> Parser<'a> {
                     i += 1;
                 }
                 b'"' | b'`' => {
-                    let (v, used) = runakefli_model::labels::unquote_go(&s[i..]).ok_or_else(|| self.err("unterminated quoted string"))?;
+                    let (v, used) = runakefli_model::labels::unquote_go(&s[i..])
+                        .ok_or_else(|| self.err("unterminated quoted string"))?;
                     out.push((Tok::Str(v), i));
                     i += used;
                 }
@@ -350,7 +373,11 @@ impl<'a> Parser<'a> {
                 b'0'..=b'9' | b'-' | b'+' => {
                     let st = i;
                     i += 1;
-                    while i < end && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E'))) {
+                    while i < end
+                        && (b[i].is_ascii_alphanumeric()
+                            || b[i] == b'.'
+                            || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E')))
+                    {
                         i += 1;
                     }
                     out.push((Tok::Num(s[st..i].to_string()), st));
@@ -397,7 +424,9 @@ impl<'a> Parser<'a> {
                     if args.is_empty() {
                         return Err(self.err("missing command"));
                     }
-                    cmds.push(Cmd { args: std::mem::take(&mut args) });
+                    cmds.push(Cmd {
+                        args: std::mem::take(&mut args),
+                    });
                     continue;
                 }
                 Tok::RParen => {
@@ -436,7 +465,11 @@ impl<'a> Parser<'a> {
                     }
                 },
             };
-            args.push(ArgNode { arg, pos: *pos, text });
+            args.push(ArgNode {
+                arg,
+                pos: *pos,
+                text,
+            });
         }
         if args.is_empty() {
             if cmds.is_empty() {
@@ -479,7 +512,10 @@ impl Exec<'_> {
     }
 
     fn err_at(&self, node: &ArgNode, msg: &str) -> String {
-        format!("template: {}:1:{}: executing \"{}\" at <{}>: {msg}", self.name, node.pos, self.name, node.text)
+        format!(
+            "template: {}:1:{}: executing \"{}\" at <{}>: {msg}",
+            self.name, node.pos, self.name, node.text
+        )
     }
 
     fn pipe(&self, p: &Pipe) -> Result<Val, String> {
@@ -517,12 +553,21 @@ impl Exec<'_> {
             return self.call(first, name, vals, &c.args[1..]);
         }
         if c.args.len() > 1 || piped.is_some() {
-            return Err(self.err_at(first, &format!("can't give argument to non-function {}", first.text)));
+            return Err(self.err_at(
+                first,
+                &format!("can't give argument to non-function {}", first.text),
+            ));
         }
         self.arg(first)
     }
 
-    fn call(&self, node: &ArgNode, name: &str, args: Vec<Val>, arg_nodes: &[ArgNode]) -> Result<Val, String> {
+    fn call(
+        &self,
+        node: &ArgNode,
+        name: &str,
+        args: Vec<Val>,
+        arg_nodes: &[ArgNode],
+    ) -> Result<Val, String> {
         match name {
             "__line__" => return Ok(Val::Str(self.ctx.line().to_string())),
             "__timestamp__" => return Ok(Val::Time(self.ctx.timestamp())),
@@ -534,7 +579,9 @@ impl Exec<'_> {
                 let at = arg_nodes.get(index).or(arg_nodes.last()).unwrap_or(node);
                 self.err_at(at, &msg)
             }
-            funcs::CallError::Failed(msg) => self.err_at(node, &format!("error calling {name}: {msg}")),
+            funcs::CallError::Failed(msg) => {
+                self.err_at(node, &format!("error calling {name}: {msg}"))
+            }
             funcs::CallError::Arity(want, got) => self.err_at(
                 node,
                 &format!("wrong number of args for {name}: want {want} got {got}"),
@@ -571,22 +618,43 @@ mod tests {
 
     #[test]
     fn fields_pipes_and_funcs() {
-        assert_eq!(run("{{.level}} {{ .msg | trim | ToUpper }}").unwrap(), "info HELLO WORLD");
-        assert_eq!(run("{{ .nope }}|{{ printf \"%s-%v\" .level .nope }}").unwrap(), "|info-");
+        assert_eq!(
+            run("{{.level}} {{ .msg | trim | ToUpper }}").unwrap(),
+            "info HELLO WORLD"
+        );
+        assert_eq!(
+            run("{{ .nope }}|{{ printf \"%s-%v\" .level .nope }}").unwrap(),
+            "|info-"
+        );
         assert_eq!(run("{{ __line__ | trunc 3 }}").unwrap(), "the");
-        assert_eq!(run("{{ if eq .level \"info\" }}I{{ else }}O{{ end }}").unwrap(), "I");
-        assert_eq!(run("{{- if .nope -}} x {{- else if .level -}} y {{- end }}").unwrap(), "y");
+        assert_eq!(
+            run("{{ if eq .level \"info\" }}I{{ else }}O{{ end }}").unwrap(),
+            "I"
+        );
+        assert_eq!(
+            run("{{- if .nope -}} x {{- else if .level -}} y {{- end }}").unwrap(),
+            "y"
+        );
         assert_eq!(
             run("{{ __timestamp__ | date \"2006-01-02T15:04:05.000Z07:00\" }}").unwrap(),
             "2026-11-29T00:59:58.050Z"
         );
-        assert_eq!(run("{{ ceil .n }} {{ floor .n }} {{ addf .n 0.5 }}").unwrap(), "10 9 10");
+        assert_eq!(
+            run("{{ ceil .n }} {{ floor .n }} {{ addf .n 0.5 }}").unwrap(),
+            "10 9 10"
+        );
     }
 
     #[test]
     fn errors_like_go() {
-        assert_eq!(run("{{.foo").unwrap_err(), "template: line:1: unclosed action");
-        assert_eq!(run("{{ .msg | nosuchfunc }}").unwrap_err(), "template: line:1: function \"nosuchfunc\" not defined");
+        assert_eq!(
+            run("{{.foo").unwrap_err(),
+            "template: line:1: unclosed action"
+        );
+        assert_eq!(
+            run("{{ .msg | nosuchfunc }}").unwrap_err(),
+            "template: line:1: function \"nosuchfunc\" not defined"
+        );
         assert_eq!(
             run("{{ .n | float64 | round 0 }}").unwrap_err(),
             "template: line:1:24: executing \"line\" at <0>: wrong type for value; expected int; got float64"

@@ -1,0 +1,316 @@
+//! Validation Loki performs around parsing: selectors must have a matcher
+//! that rejects the empty value, `sort` takes no grouping, pipeline stages
+//! must build (regular expressions, templates), `regexp`/`pattern` parsers
+//! need captures. Regular-expression errors are worded as Go words them.
+
+use crate::ast::{Expr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr, Stage, VectorOp};
+use crate::errors::ParseError;
+use crate::template::check_template;
+use regex_syntax::ast::ErrorKind as K;
+use runakefli_model::Matcher;
+
+/// Loki's message for a selector without a non-empty-compatible matcher.
+pub const ERR_EMPTY_COMPATIBLE: &str = "queries require at least one regexp or equality matcher that does not have an empty-compatible value. For instance, app=~\".*\" does not meet this requirement, but app=~\".+\" will";
+
+/// Post-parse validation of a whole query.
+pub(crate) fn validate_expr(e: &Expr) -> Result<(), ParseError> {
+    match e {
+        Expr::Log(l) => {
+            validate_matchers(&l.selector)?;
+            validate_pipeline(&l.pipeline)
+        }
+        Expr::Sample(s) => {
+            validate_sample(s)?;
+            for r in s.log_ranges() {
+                validate_pipeline(&r.log.pipeline)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A selector must contain a matcher that does not match the empty string.
+pub fn validate_matchers(m: &[Matcher]) -> Result<(), ParseError> {
+    if m.iter().all(|m| m.matches_empty()) {
+        return Err(ParseError::plain(ERR_EMPTY_COMPATIBLE));
+    }
+    Ok(())
+}
+
+fn validate_sample(s: &SampleExpr) -> Result<(), ParseError> {
+    match s {
+        SampleExpr::Binary { lhs, rhs, .. } => {
+            validate_sample(lhs)?;
+            validate_sample(rhs)
+        }
+        SampleExpr::Literal(_) | SampleExpr::Vector(_) => Ok(()),
+        SampleExpr::VectorAggregation { op, expr, grouping, .. } => {
+            if matches!(op, VectorOp::Sort | VectorOp::SortDesc) && grouping.as_ref().is_some_and(|g| !g.labels.is_empty())
+            {
+                return Err(ParseError::plain("sort and sort_desc doesn't allow grouping by "));
+            }
+            validate_sample(expr)
+        }
+        SampleExpr::RangeAggregation { range, .. } => validate_matchers(&range.log.selector),
+        SampleExpr::LabelReplace { expr, .. } | SampleExpr::Paren(expr) => validate_sample(expr),
+    }
+}
+
+enum Item<'a> {
+    Filters(Vec<&'a LineFilter>),
+    Stage(&'a Stage),
+}
+
+/// Builds the stages in Loki's order (line filters grouped ahead of the
+/// other stages up to a label filter, `line_format` or `unpack`) and reports
+/// the first that fails, as `stage '<stage>' : <error>`.
+fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
+    let mut order: Vec<Item> = Vec::new();
+    let mut filters: Vec<&LineFilter> = Vec::new();
+    let mut others: Vec<&Stage> = Vec::new();
+    fn flush_into<'a>(order: &mut Vec<Item<'a>>, filters: &mut Vec<&'a LineFilter>, others: &mut Vec<&'a Stage>) {
+        if !filters.is_empty() {
+            order.push(Item::Filters(std::mem::take(filters)));
+        }
+        order.extend(others.drain(..).map(Item::Stage));
+    }
+    for s in stages {
+        match s {
+            Stage::LabelFilter(_) => {
+                flush_into(&mut order, &mut filters, &mut others);
+                order.push(Item::Stage(s));
+            }
+            Stage::LineFilter(f) => filters.push(f),
+            Stage::LineFormat(_) | Stage::Unpack => {
+                others.push(s);
+                flush_into(&mut order, &mut filters, &mut others);
+            }
+            _ => others.push(s),
+        }
+    }
+    flush_into(&mut order, &mut filters, &mut others);
+    for item in order {
+        match item {
+            Item::Filters(fs) => {
+                for f in &fs {
+                    if !matches!(f.op, LineFilterOp::Match | LineFilterOp::NotMatch) {
+                        continue;
+                    }
+                    for v in &f.values {
+                        if let LineFilterValue::Str(re) = v {
+                            if let Some(e) = go_regex_error(re) {
+                                let text: Vec<String> = fs.iter().map(|f| f.to_string()).collect();
+                                return Err(stage_error(&text.join(" "), &e));
+                            }
+                        }
+                    }
+                }
+            }
+            Item::Stage(s) => match s {
+                Stage::LineFormat(t) => {
+                    if let Err(e) = check_template("line", t) {
+                        return Err(stage_error(&s.to_string(), &format!("invalid line template: {e}")));
+                    }
+                }
+                Stage::LabelFormat(ops) => {
+                    for op in ops {
+                        if let LabelFormatOp::Template { dst, template } = op {
+                            if let Err(e) = check_template("label", template) {
+                                return Err(stage_error(
+                                    &s.to_string(),
+                                    &format!("invalid template for label '{dst}': {e}"),
+                                ));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+fn stage_error(stage: &str, msg: &str) -> ParseError {
+    ParseError::plain(format!("stage '{stage}' : {msg}"))
+}
+
+/// Go's `regexp.Compile` error for `re` (`error parsing regexp: …`), or
+/// `None` when Go would accept it. Close to Go for the common mistakes.
+pub fn go_regex_error(re: &str) -> Option<String> {
+    let e = match regex_syntax::ast::parse::Parser::new().parse(re) {
+        Ok(ast) => {
+            return match regex_syntax::hir::translate::Translator::new().translate(re, &ast) {
+                Ok(_) => None,
+                Err(e) => Some(format!("error parsing regexp: {}", e.kind())),
+            }
+        }
+        Err(e) => e,
+    };
+    let span = e.span();
+    let (s, t) = (span.start.offset.min(re.len()), span.end.offset.min(re.len()));
+    let text = re.get(s..t).unwrap_or("");
+    let (code, expr): (&str, String) = match e.kind() {
+        K::GroupUnclosed => ("missing closing )", re.to_string()),
+        K::GroupUnopened => ("unexpected )", re.to_string()),
+        K::ClassUnclosed => ("missing closing ]", re.get(s..).unwrap_or("").to_string()),
+        K::RepetitionMissing => ("missing argument to repetition operator", repetition_op(&re[s..])),
+        K::EscapeUnexpectedEof => ("trailing backslash at end of expression", String::new()),
+        K::EscapeUnrecognized
+        | K::EscapeHexEmpty
+        | K::EscapeHexInvalid
+        | K::EscapeHexInvalidDigit
+        | K::ClassEscapeInvalid
+        | K::UnsupportedBackreference => ("invalid escape sequence", text.to_string()),
+        K::ClassRangeInvalid | K::ClassRangeLiteral => ("invalid character class range", text.to_string()),
+        K::RepetitionCountInvalid => ("invalid repeat count", text.to_string()),
+        // Go reads an unfinished `{` as a literal; Go allows duplicate names.
+        K::RepetitionCountUnclosed | K::RepetitionCountDecimalEmpty | K::DecimalEmpty | K::GroupNameDuplicate { .. } => {
+            return None
+        }
+        K::GroupNameInvalid | K::GroupNameEmpty | K::GroupNameUnexpectedEof => {
+            let start = re[..s].rfind("(?").unwrap_or(0);
+            let end = re[start..].find('>').map(|j| start + j + 1).unwrap_or(re.len());
+            ("invalid named capture", re[start..end].to_string())
+        }
+        K::NestLimitExceeded(_) => ("expression nests too deeply", String::new()),
+        _ => {
+            let start = re[..s.max(1).min(re.len())].rfind("(?").unwrap_or(s);
+            ("invalid or unsupported Perl syntax", re.get(start..t.max(start)).unwrap_or("").to_string())
+        }
+    };
+    Some(format!("error parsing regexp: {code}: `{expr}`"))
+}
+
+/// The repetition operator at the start of `rest` (`*`, `+?`, `{2,3}`).
+fn repetition_op(rest: &str) -> String {
+    let len = if rest.starts_with('{') {
+        rest.find('}').map(|j| j + 1).unwrap_or(rest.len())
+    } else {
+        rest.chars().next().map(char::len_utf8).unwrap_or(0)
+    };
+    let lazy = usize::from(rest[len..].starts_with('?'));
+    rest[..len + lazy].to_string()
+}
+
+/// The named groups of a regular expression in order (escapes and classes
+/// skipped).
+fn capture_names(re: &str) -> Vec<String> {
+    let b = re.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut in_class) = (0, false);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => {
+                let rest = &re[i..];
+                let name_start = if rest.starts_with("(?P<") {
+                    Some(i + 4)
+                } else if rest.starts_with("(?<") && !rest.starts_with("(?<=") && !rest.starts_with("(?<!") {
+                    Some(i + 3)
+                } else {
+                    None
+                };
+                if let Some(ns) = name_start {
+                    if let Some(j) = re[ns..].find('>') {
+                        out.push(re[ns..ns + j].to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+fn is_label_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic()) && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Loki's checks for `| regexp "..."`.
+pub(crate) fn check_regexp_parser(re: &str) -> Result<(), ParseError> {
+    let fail = |m: String| Err(ParseError::plain(format!("invalid regexp parser: {m}")));
+    if let Some(e) = go_regex_error(re) {
+        return fail(e);
+    }
+    let names = capture_names(re);
+    if names.is_empty() {
+        return fail("at least one named capture must be supplied".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for n in &names {
+        if !is_label_name(n) {
+            return fail(format!("invalid extracted label name '{n}'"));
+        }
+        if !seen.insert(n.as_str()) {
+            return fail(format!("duplicate extracted label name '{n}'"));
+        }
+    }
+    Ok(())
+}
+
+/// Loki's checks for `| pattern "..."`: at least one named capture.
+pub(crate) fn check_pattern_parser(p: &str) -> Result<(), ParseError> {
+    let mut named = 0;
+    let mut rest = p;
+    while let Some(i) = rest.find('<') {
+        let after = &rest[i + 1..];
+        match after.find('>') {
+            Some(j) => {
+                let name = &after[..j];
+                if is_label_name(name) && name != "_" {
+                    named += 1;
+                }
+                rest = &after[j + 1..];
+            }
+            None => break,
+        }
+    }
+    if named == 0 {
+        return Err(ParseError::plain("invalid pattern parser: at least one capture is required"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_regex_messages() {
+        assert_eq!(go_regex_error("a.*b"), None);
+        assert_eq!(
+            go_regex_error("(?P<bad").unwrap(),
+            "error parsing regexp: invalid named capture: `(?P<bad`"
+        );
+        assert_eq!(go_regex_error("(?P<>x)").unwrap(), "error parsing regexp: invalid named capture: `(?P<>`");
+        assert_eq!(go_regex_error("(a").unwrap(), "error parsing regexp: missing closing ): `(a`");
+        assert_eq!(go_regex_error("a)").unwrap(), "error parsing regexp: unexpected ): `a)`");
+        assert_eq!(go_regex_error("[a").unwrap(), "error parsing regexp: missing closing ]: `[a`");
+        assert_eq!(
+            go_regex_error("*a").unwrap(),
+            "error parsing regexp: missing argument to repetition operator: `*`"
+        );
+        assert_eq!(go_regex_error(r"\q").unwrap(), "error parsing regexp: invalid escape sequence: `\\q`");
+        assert_eq!(go_regex_error("(?P<a>x)(?P<a>y)"), None);
+    }
+
+    #[test]
+    fn regexp_parser_checks() {
+        assert!(check_regexp_parser("(?P<a>x)").is_ok());
+        assert_eq!(
+            check_regexp_parser("(x)").unwrap_err().to_string(),
+            "parse error : invalid regexp parser: at least one named capture must be supplied"
+        );
+        assert_eq!(
+            check_regexp_parser(r"(?P<first>\S+) (?P<first>\S+)").unwrap_err().to_string(),
+            "parse error : invalid regexp parser: duplicate extracted label name 'first'"
+        );
+        assert!(check_pattern_parser("<ip> - <_>").is_ok());
+        assert!(check_pattern_parser("no captures").is_err());
+    }
+}

@@ -141,7 +141,14 @@ pub fn write_query_response(resp: &QueryResponse, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        QueryResult::Scalar(t, v) => write_point(out, *t, *v),
+        QueryResult::Scalar(t, v) => {
+            // Loki writes a scalar's time as integer milliseconds.
+            out.push(b'[');
+            write_int(out, *t);
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(format_float_f(*v).as_bytes());
+            out.extend_from_slice(b"\"]");
+        }
     }
     out.extend_from_slice(b",\"stats\":");
     write_stats(&resp.stats, out);

@@ -147,6 +147,22 @@ impl Pipeline {
         base: &LabelSet,
         metadata: &[(String, String)],
     ) -> Option<(&str, LabelSet)> {
+        if !self.run(ts, line, base, metadata) {
+            return None;
+        }
+        let labels = self.intern_labels();
+        Some((&self.line, labels))
+    }
+
+    /// Runs the stages on one entry, leaving the line and labels in the
+    /// pipeline's buffers; false when the entry is filtered out.
+    pub fn run(
+        &mut self,
+        ts: i64,
+        line: &str,
+        base: &LabelSet,
+        metadata: &[(String, String)],
+    ) -> bool {
         self.lbs.reset(base, metadata);
         self.line.clear();
         self.line.push_str(line);
@@ -203,24 +219,33 @@ impl Pipeline {
                 Compiled::Distinct(d) => d.keep(&self.lbs),
             };
             if !keep {
-                return None;
+                return false;
             }
         }
+        true
+    }
+
+    /// The line after the last [`Pipeline::run`].
+    pub fn line(&self) -> &str {
+        &self.line
+    }
+
+    /// The label buffer after the last [`Pipeline::run`] (unwrap reads and
+    /// post-filters it).
+    pub fn labels_builder_mut(&mut self) -> &mut LabelsBuilder {
+        &mut self.lbs
+    }
+
+    /// The final label set of the last run, shared with equal earlier sets.
+    pub fn intern_labels(&mut self) -> LabelSet {
         let labels = self.lbs.labels();
-        let labels = match self.interned.get(&labels) {
+        match self.interned.get(&labels) {
             Some(l) => l.clone(),
             None => {
                 self.interned.insert(labels.clone(), labels.clone());
                 labels
             }
-        };
-        Some((&self.line, labels))
-    }
-
-    /// The label buffer as the last [`Pipeline::process`] call left it
-    /// (metric queries read unwrapped values from it).
-    pub fn labels_builder(&self) -> &LabelsBuilder {
-        &self.lbs
+        }
     }
 }
 

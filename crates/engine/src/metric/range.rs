@@ -1,0 +1,340 @@
+//! Range aggregations: `count_over_time`, `rate`, `bytes_*`, the unwrapped
+//! `*_over_time` family, `rate_counter` and `absent_over_time`. Windows are
+//! `(t - range - offset, t - offset]` for every step `t`.
+
+use super::{Ctx, StepSeries};
+use crate::error::EngineError;
+use crate::labelset::LabelSet;
+use crate::pipeline::convert::{parse_bytes, parse_duration, parse_float};
+use crate::pipeline::label_filter::LabelFilter;
+use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
+use crate::pipeline::{required_substrings, Pipeline};
+use runakefli_logql::{Grouping, LogRange, RangeOp, UnwrapConversion};
+use runakefli_model::{Direction, MatchOp, ScanControl, ScanRequest};
+use std::collections::HashMap;
+
+/// Error name set when an unwrapped label is not a number.
+pub const ERR_SAMPLE_EXTRACTION: &str = "SampleExtractionErr";
+
+/// Loki's message for a series that still carries `__error__`.
+pub fn pipeline_error(err: &str, series: &LabelSet) -> EngineError {
+    EngineError::BadRequest(format!(
+        "pipeline error: '{err}' for series: '{series}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"{err}\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
+    ))
+}
+
+fn reduce(labels: &LabelSet, grouping: Option<&Grouping>, unwrap_label: Option<&str>) -> LabelSet {
+    let keep_err = |k: &str| k == ERROR_LABEL || k == ERROR_DETAILS_LABEL;
+    let pairs: Vec<(String, String)> = match grouping {
+        Some(g) if !g.without => labels
+            .pairs()
+            .iter()
+            .filter(|(k, _)| g.labels.iter().any(|l| l == k) || keep_err(k))
+            .cloned()
+            .collect(),
+        Some(g) => labels
+            .pairs()
+            .iter()
+            .filter(|(k, _)| !g.labels.iter().any(|l| l == k) && Some(k.as_str()) != unwrap_label)
+            .cloned()
+            .collect(),
+        None => match unwrap_label {
+            Some(u) => labels
+                .pairs()
+                .iter()
+                .filter(|(k, _)| k != u)
+                .cloned()
+                .collect(),
+            None => return labels.clone(),
+        },
+    };
+    LabelSet::from_sorted(pairs)
+}
+
+/// Evaluates one range aggregation over all steps.
+pub(crate) fn eval(
+    ctx: &mut Ctx,
+    op: RangeOp,
+    r: &LogRange,
+    param: Option<f64>,
+    grouping: Option<&Grouping>,
+) -> Result<Vec<StepSeries>, EngineError> {
+    let first = ctx.steps[0];
+    let last = *ctx.steps.last().unwrap_or(&first);
+    let lo = first - r.range - r.offset; // exclusive
+    let hi = last - r.offset; // inclusive
+    let mut pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
+    let post: Vec<LabelFilter> = match &r.unwrap {
+        Some(u) => u
+            .post_filters
+            .iter()
+            .map(LabelFilter::new)
+            .collect::<Result<_, _>>()
+            .map_err(EngineError::Plan)?,
+        None => Vec::new(),
+    };
+    let req = ScanRequest {
+        tenant: ctx.tenant.clone(),
+        matchers: r.log.selector.clone(),
+        start: lo.saturating_add(1),
+        end: hi.saturating_add(1),
+        direction: Direction::Forward,
+        required_substrings: required_substrings(&r.log.pipeline),
+    };
+    let unwrap_label = r.unwrap.as_ref().map(|u| u.label.as_str());
+    let mut series: HashMap<LabelSet, Vec<(i64, f64)>> = HashMap::new();
+    let mut reduced: HashMap<LabelSet, LabelSet> = HashMap::new();
+    let mut bases: HashMap<u64, LabelSet> = HashMap::new();
+    let stats = &mut *ctx.stats;
+    backend_scan(ctx.backend, &req, &mut |id, labels, entries| {
+        let base = bases
+            .entry(id)
+            .or_insert_with(|| LabelSet::from(labels))
+            .clone();
+        for e in entries {
+            if e.ts <= lo || e.ts > hi {
+                continue;
+            }
+            stats.lines_processed += 1;
+            stats.bytes_processed += e.line.len() as u64;
+            if !pipeline.run(e.ts, &e.line, &base, &e.metadata) {
+                continue;
+            }
+            let value = match &r.unwrap {
+                None => match op {
+                    RangeOp::BytesOverTime | RangeOp::BytesRate => pipeline.line().len() as f64,
+                    _ => 1.0,
+                },
+                Some(u) => {
+                    let lbs = pipeline.labels_builder_mut();
+                    let text = lbs.get(&u.label).unwrap_or("").to_string();
+                    let conv = match u.conversion {
+                        UnwrapConversion::None => parse_float(&text),
+                        UnwrapConversion::Duration => {
+                            parse_duration(&text).map(|ns| ns as f64 / 1e9)
+                        }
+                        UnwrapConversion::Bytes => parse_bytes(&text).map(|b| b as f64),
+                    };
+                    let v = match conv {
+                        Ok(v) => v,
+                        Err(err) => {
+                            lbs.set_err(ERR_SAMPLE_EXTRACTION);
+                            lbs.set_err_details(&err);
+                            0.0
+                        }
+                    };
+                    if !post.iter().all(|f| f.keep(lbs)) {
+                        continue;
+                    }
+                    v
+                }
+            };
+            stats.post_filter_lines += 1;
+            let full = pipeline.intern_labels();
+            let key = reduced
+                .entry(full.clone())
+                .or_insert_with(|| reduce(&full, grouping, unwrap_label))
+                .clone();
+            series.entry(key).or_default().push((e.ts, value));
+        }
+    })?;
+    let mut keys: Vec<&LabelSet> = series.keys().collect();
+    keys.sort();
+    if let Some(bad) = keys.iter().find(|k| k.get(ERROR_LABEL).is_some()) {
+        return Err(pipeline_error(
+            bad.get(ERROR_LABEL).unwrap_or_default(),
+            bad,
+        ));
+    }
+    let steps = ctx.steps.clone();
+    if op == RangeOp::AbsentOverTime {
+        let mut values = Vec::with_capacity(steps.len());
+        for &t in &steps {
+            let (a, b) = (t - r.range - r.offset, t - r.offset);
+            let any = series.values().any(|pts| {
+                let i = pts.partition_point(|p| p.0 <= a);
+                i < pts.len() && pts[i].0 <= b
+            });
+            values.push(if any { None } else { Some(1.0) });
+        }
+        let labels = LabelSet::new(
+            r.log
+                .selector
+                .iter()
+                .filter(|m| m.op == MatchOp::Eq)
+                .map(|m| (m.name.clone(), m.value.clone()))
+                .collect(),
+        );
+        return Ok(vec![StepSeries { labels, values }]);
+    }
+    let mut out = Vec::with_capacity(series.len());
+    for (labels, mut pts) in series {
+        pts.sort_by_key(|p| p.0);
+        let mut values = Vec::with_capacity(steps.len());
+        for &t in &steps {
+            let (a, b) = (t - r.range - r.offset, t - r.offset);
+            let i = pts.partition_point(|p| p.0 <= a);
+            let j = pts.partition_point(|p| p.0 <= b);
+            let w = &pts[i..j];
+            values.push(if w.is_empty() {
+                None
+            } else {
+                aggregate(op, w, r.range, param, r.unwrap.is_some())
+            });
+        }
+        out.push(StepSeries { labels, values });
+    }
+    Ok(out)
+}
+
+fn backend_scan(
+    backend: &dyn runakefli_model::Backend,
+    req: &ScanRequest,
+    f: &mut dyn FnMut(u64, &runakefli_model::Labels, Vec<runakefli_model::Entry>),
+) -> Result<(), EngineError> {
+    backend.scan(req, &mut |info, batch| {
+        f(info.id, &info.labels, batch.entries);
+        ScanControl::Continue
+    })?;
+    Ok(())
+}
+
+fn aggregate(
+    op: RangeOp,
+    w: &[(i64, f64)],
+    range_ns: i64,
+    param: Option<f64>,
+    unwrapped: bool,
+) -> Option<f64> {
+    let range_secs = range_ns as f64 / 1e9;
+    let n = w.len() as f64;
+    let sum = || w.iter().map(|p| p.1).sum::<f64>();
+    Some(match op {
+        RangeOp::CountOverTime => n,
+        RangeOp::Rate => {
+            if unwrapped {
+                sum() / range_secs
+            } else {
+                n / range_secs
+            }
+        }
+        RangeOp::BytesOverTime | RangeOp::SumOverTime => sum(),
+        RangeOp::BytesRate => sum() / range_secs,
+        RangeOp::AvgOverTime => {
+            let mut mean = 0.0;
+            for (k, p) in w.iter().enumerate() {
+                mean += (p.1 - mean) / (k as f64 + 1.0);
+            }
+            mean
+        }
+        RangeOp::MinOverTime => {
+            w.iter()
+                .map(|p| p.1)
+                .fold(f64::NAN, |m, v| if m.is_nan() || v < m { v } else { m })
+        }
+        RangeOp::MaxOverTime => {
+            w.iter()
+                .map(|p| p.1)
+                .fold(f64::NAN, |m, v| if m.is_nan() || v > m { v } else { m })
+        }
+        RangeOp::StdvarOverTime | RangeOp::StddevOverTime => {
+            let (mut mean, mut aux) = (0.0, 0.0);
+            for (k, p) in w.iter().enumerate() {
+                let delta = p.1 - mean;
+                mean += delta / (k as f64 + 1.0);
+                aux += delta * (p.1 - mean);
+            }
+            let var = aux / n;
+            if op == RangeOp::StddevOverTime {
+                var.sqrt()
+            } else {
+                var
+            }
+        }
+        RangeOp::QuantileOverTime => {
+            quantile(param.unwrap_or(f64::NAN), w.iter().map(|p| p.1).collect())
+        }
+        RangeOp::FirstOverTime => w[0].1,
+        RangeOp::LastOverTime => w[w.len() - 1].1,
+        RangeOp::RateCounter => return extrapolated_rate(w, range_ns, range_secs),
+        RangeOp::AbsentOverTime => return None,
+    })
+}
+
+/// Prometheus' quantile with linear interpolation.
+pub fn quantile(q: f64, mut v: Vec<f64>) -> f64 {
+    if v.is_empty() || q.is_nan() {
+        return f64::NAN;
+    }
+    if q < 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if q > 1.0 {
+        return f64::INFINITY;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len() as f64;
+    let rank = q * (n - 1.0);
+    let lower = rank.floor().max(0.0);
+    let upper = (lower + 1.0).min(n - 1.0);
+    let weight = rank - rank.floor();
+    v[lower as usize] * (1.0 - weight) + v[upper as usize] * weight
+}
+
+/// Loki's `rate_counter`: Prometheus' extrapolated counter rate as Loki runs
+/// it (millisecond sample times, a range start one range before the first
+/// sample and a range end at the last one). Fewer than two samples give 0.
+fn extrapolated_rate(w: &[(i64, f64)], range_ns: i64, range_secs: f64) -> Option<f64> {
+    if w.len() < 2 {
+        return Some(0.0);
+    }
+    let ms = |p: (i64, f64)| (p.0.div_euclid(1_000_000), p.1);
+    let first = ms(w[0]);
+    let last = ms(w[w.len() - 1]);
+    let range_start = first.0 - range_ns / 1_000_000;
+    let range_end = last.0;
+    let mut result = last.1 - first.1;
+    let mut prev = 0.0;
+    for p in w {
+        if p.1 < prev {
+            result += prev;
+        }
+        prev = p.1;
+    }
+    let mut to_start = (first.0 - range_start) as f64 / 1000.0;
+    let to_end = (range_end - last.0) as f64 / 1000.0;
+    let sampled = (last.0 - first.0) as f64 / 1000.0;
+    let avg = sampled / (w.len() as f64 - 1.0);
+    if result > 0.0 && first.1 >= 0.0 {
+        let to_zero = sampled * (first.1 / result);
+        if to_zero < to_start {
+            to_start = to_zero;
+        }
+    }
+    let threshold = avg * 1.1;
+    let mut interval = sampled;
+    interval += if to_start < threshold {
+        to_start
+    } else {
+        avg / 2.0
+    };
+    interval += if to_end < threshold {
+        to_end
+    } else {
+        avg / 2.0
+    };
+    Some(result * (interval / sampled) / range_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_like_prometheus() {
+        assert_eq!(quantile(0.5, vec![1.0, 3.0, 2.0]), 2.0);
+        assert_eq!(quantile(0.0, vec![5.0, 1.0]), 1.0);
+        assert_eq!(quantile(1.5, vec![1.0]), f64::INFINITY);
+        assert_eq!(quantile(0.25, vec![0.0, 4.0]), 1.0);
+    }
+}

@@ -101,7 +101,9 @@ pub fn parse_prom_duration(s: &str) -> Result<i64, DurationError> {
             .ok_or_else(bad)?
             + next_unit;
         next_unit = idx + 1;
-        let add = num.checked_mul(UNITS[idx].1).ok_or(DurationError::OutOfRange)?;
+        let add = num
+            .checked_mul(UNITS[idx].1)
+            .ok_or(DurationError::OutOfRange)?;
         total = total.checked_add(add).ok_or(DurationError::OutOfRange)?;
     }
     Ok(total)
@@ -258,9 +260,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, DurationError> {
         .map(|(i, _)| i)
         .unwrap_or(s.len());
     let num: String = s[..num_end].chars().filter(|c| *c != ',').collect();
-    let f: f64 = num
-        .parse()
-        .map_err(|_| DurationError::Bytes(format!("strconv.ParseFloat: parsing {num:?}: invalid syntax")))?;
+    let f: f64 = num.parse().map_err(|_| {
+        DurationError::Bytes(format!(
+            "strconv.ParseFloat: parsing {num:?}: invalid syntax"
+        ))
+    })?;
     let extra = s[num_end..].trim().to_lowercase();
     let mult: f64 = match extra.as_str() {
         "" | "b" => 1.0,
@@ -276,7 +280,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, DurationError> {
         "pi" | "pib" => 1024f64.powi(5),
         "e" | "eb" => 1e18,
         "ei" | "eib" => 1024f64.powi(6),
-        _ => return Err(DurationError::Bytes(format!("unhandled size name: {extra}"))),
+        _ => {
+            return Err(DurationError::Bytes(format!(
+                "unhandled size name: {extra}"
+            )))
+        }
     };
     let v = f * mult;
     if v >= u64::MAX as f64 {
@@ -302,7 +310,7 @@ pub fn format_bytes(b: u64) -> String {
     ];
     if b > 0 {
         for (u, m) in UNITS {
-            if b % m == 0 && b / m < (1 << 53) / m.max(1) {
+            if b.is_multiple_of(m) {
                 return format!("{}{u}", b / m);
             }
         }
@@ -322,7 +330,10 @@ mod tests {
     fn prom_durations() {
         assert_eq!(parse_prom_duration("5m"), Ok(5 * NS_M));
         assert_eq!(parse_prom_duration("1h30m"), Ok(NS_H + 30 * NS_M));
-        assert_eq!(parse_prom_duration("1y2w3d"), Ok(NS_Y + 2 * NS_W + 3 * NS_D));
+        assert_eq!(
+            parse_prom_duration("1y2w3d"),
+            Ok(NS_Y + 2 * NS_W + 3 * NS_D)
+        );
         assert_eq!(parse_prom_duration("100ms"), Ok(100 * NS_MS));
         assert_eq!(parse_prom_duration("0"), Ok(0));
         assert_eq!(
@@ -331,7 +342,10 @@ mod tests {
         );
         assert!(parse_prom_duration("5m1h").is_err());
         assert!(parse_prom_duration("5").is_err());
-        assert_eq!(parse_prom_duration("").unwrap_err().to_string(), "empty duration string");
+        assert_eq!(
+            parse_prom_duration("").unwrap_err().to_string(),
+            "empty duration string"
+        );
     }
 
     #[test]
@@ -339,7 +353,10 @@ mod tests {
         assert_eq!(parse_go_duration("1.5h"), Ok(NS_H + 30 * NS_M));
         assert_eq!(parse_go_duration("100us"), Ok(100_000));
         assert_eq!(parse_go_duration("-5m"), Ok(-5 * NS_M));
-        assert_eq!(parse_go_duration("1h2m3s4ms5us6ns"), Ok(NS_H + 2 * NS_M + 3 * NS_S + 4 * NS_MS + 5006));
+        assert_eq!(
+            parse_go_duration("1h2m3s4ms5us6ns"),
+            Ok(NS_H + 2 * NS_M + 3 * NS_S + 4 * NS_MS + 5006)
+        );
         assert_eq!(parse_go_duration(".5s"), Ok(NS_S / 2));
         assert_eq!(
             parse_go_duration("1").unwrap_err().to_string(),
@@ -357,7 +374,19 @@ mod tests {
     fn combined_and_format() {
         assert_eq!(parse_duration("1d"), Ok(NS_D));
         assert_eq!(parse_duration("750us"), Ok(750_000));
-        for ns in [0, 1, 1500, NS_MS, 90 * NS_M, NS_D + NS_S, 2 * NS_W, NS_Y, -5 * NS_M, -1, 13 * NS_D] {
+        for ns in [
+            0,
+            1,
+            1500,
+            NS_MS,
+            90 * NS_M,
+            NS_D + NS_S,
+            2 * NS_W,
+            NS_Y,
+            -5 * NS_M,
+            -1,
+            13 * NS_D,
+        ] {
             assert_eq!(parse_duration(&format_duration(ns)), Ok(ns), "{ns}");
         }
         assert_eq!(format_duration(90 * NS_M), "1h30m");

@@ -34,12 +34,20 @@ fn render(line: usize, col: usize, msg: &str) -> String {
 impl ParseError {
     /// An error at a position.
     pub fn at(line: usize, col: usize, msg: impl Into<String>) -> Self {
-        ParseError::Parse { line, col, msg: msg.into() }
+        ParseError::Parse {
+            line,
+            col,
+            msg: msg.into(),
+        }
     }
 
     /// An error without position (`parse error : msg`).
     pub fn plain(msg: impl Into<String>) -> Self {
-        ParseError::Parse { line: 0, col: 0, msg: msg.into() }
+        ParseError::Parse {
+            line: 0,
+            col: 0,
+            msg: msg.into(),
+        }
     }
 }
 

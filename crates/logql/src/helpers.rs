@@ -54,7 +54,10 @@ impl RangeOp {
     /// Whether the function works on plain log lines (no unwrap).
     pub fn works_without_unwrap(self) -> bool {
         use RangeOp::*;
-        matches!(self, BytesOverTime | BytesRate | CountOverTime | Rate | AbsentOverTime)
+        matches!(
+            self,
+            BytesOverTime | BytesRate | CountOverTime | Rate | AbsentOverTime
+        )
     }
 }
 
@@ -101,7 +104,10 @@ impl BinOp {
 
     /// `==`, `!=`, `>`, `>=`, `<`, `<=`.
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Neq | BinOp::Gt | BinOp::Gte | BinOp::Lt | BinOp::Lte)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Neq | BinOp::Gt | BinOp::Gte | BinOp::Lt | BinOp::Lte
+        )
     }
 
     /// `and`, `or`, `unless`.
@@ -139,7 +145,10 @@ impl LineFilterOp {
 
     /// True for the negated filters (`!=`, `!~`, `!>`).
     pub fn is_negated(self) -> bool {
-        matches!(self, LineFilterOp::NotContains | LineFilterOp::NotMatch | LineFilterOp::NotPattern)
+        matches!(
+            self,
+            LineFilterOp::NotContains | LineFilterOp::NotMatch | LineFilterOp::NotPattern
+        )
     }
 }
 
@@ -155,7 +164,10 @@ impl Expr {
 
     /// The stream selectors of the query, left to right.
     pub fn selector_matchers(&self) -> Vec<&[Matcher]> {
-        self.log_exprs().into_iter().map(|l| l.selector.as_slice()).collect()
+        self.log_exprs()
+            .into_iter()
+            .map(|l| l.selector.as_slice())
+            .collect()
     }
 
     /// True for a log (stream) query.
@@ -205,7 +217,10 @@ impl LogExpr {
     /// Whether any stage can drop lines (line or label filters).
     pub fn has_filter(&self) -> bool {
         self.pipeline.iter().any(|s| {
-            matches!(s, crate::ast::Stage::LineFilter(_) | crate::ast::Stage::LabelFilter(_))
+            matches!(
+                s,
+                crate::ast::Stage::LineFilter(_) | crate::ast::Stage::LabelFilter(_)
+            )
         })
     }
 }

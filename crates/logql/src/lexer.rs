@@ -169,7 +169,10 @@ const SYMS: &[(&str, Sym)] = &[
 impl Sym {
     /// The spelling Loki uses for this token in error messages.
     pub fn name(self) -> &'static str {
-        SYMS.iter().find(|(_, s)| *s == self).map(|(n, _)| *n).unwrap_or("?")
+        SYMS.iter()
+            .find(|(_, s)| *s == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
     }
 }
 
@@ -332,8 +335,17 @@ impl Lexer {
                 col = 0;
             }
         }
-        let eof = if chars.is_empty() { (0, 0) } else { (line, col + 1) };
-        Lexer { chars, pos, eof, i: 0 }
+        let eof = if chars.is_empty() {
+            (0, 0)
+        } else {
+            (line, col + 1)
+        };
+        Lexer {
+            chars,
+            pos,
+            eof,
+            i: 0,
+        }
     }
 
     fn peek(&self, k: usize) -> Option<char> {
@@ -404,7 +416,11 @@ impl Lexer {
         }
         let start = self.i;
         let Some(c) = self.peek(0) else {
-            return Token { tok: Tok::Eof, line: self.eof.0, col: self.eof.1 };
+            return Token {
+                tok: Tok::Eof,
+                line: self.eof.0,
+                col: self.eof.1,
+            };
         };
         if c == '_' || c.is_alphabetic() {
             self.i += 1;
@@ -496,7 +512,12 @@ impl Lexer {
 
     /// Loki's `tryScan*`: glue the following unit characters to `prefix` and
     /// accept them only if the whole parses.
-    fn try_suffix<T>(&mut self, prefix: &str, unit: fn(char) -> bool, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
+    fn try_suffix<T>(
+        &mut self,
+        prefix: &str,
+        unit: fn(char) -> bool,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Option<T> {
         let mut j = self.i;
         while j < self.chars.len() {
             let c = self.chars[j];
@@ -580,11 +601,25 @@ impl Lexer {
         if !has_digits {
             err.get_or_insert_with(|| format!("{} has no digits", litname(prefix)));
         }
-        if let Some(e) = self.peek(0).map(|c| c.to_ascii_lowercase()).filter(|c| *c == 'e' || *c == 'p') {
+        if let Some(e) = self
+            .peek(0)
+            .map(|c| c.to_ascii_lowercase())
+            .filter(|c| *c == 'e' || *c == 'p')
+        {
             if e == 'e' && prefix != ' ' && prefix != '0' {
-                err.get_or_insert_with(|| format!("{:?} exponent requires decimal mantissa", self.peek(0).unwrap_or('e')));
+                err.get_or_insert_with(|| {
+                    format!(
+                        "{:?} exponent requires decimal mantissa",
+                        self.peek(0).unwrap_or('e')
+                    )
+                });
             } else if e == 'p' && prefix != 'x' {
-                err.get_or_insert_with(|| format!("{:?} exponent requires hexadecimal mantissa", self.peek(0).unwrap_or('p')));
+                err.get_or_insert_with(|| {
+                    format!(
+                        "{:?} exponent requires hexadecimal mantissa",
+                        self.peek(0).unwrap_or('p')
+                    )
+                });
             }
             self.i += 1;
             is_float = true;
@@ -699,7 +734,10 @@ impl Lexer {
         }
         match String::from_utf8(out) {
             Ok(s) => self.token(start, Tok::Str(s)),
-            Err(e) => self.token(start, Tok::Str(String::from_utf8_lossy(e.as_bytes()).into_owned())),
+            Err(e) => self.token(
+                start,
+                Tok::Str(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
         }
     }
 
@@ -831,9 +869,16 @@ mod tests {
         let t = tokenize("x [1.5h]");
         assert_eq!(
             t[1].tok,
-            Tok::Error(ParseError::at(1, 3, "not a valid duration string: \"1.5h\""))
+            Tok::Error(ParseError::at(
+                1,
+                3,
+                "not a valid duration string: \"1.5h\""
+            ))
         );
-        assert!(matches!(tokenize("\"abc").last().unwrap().tok, Tok::Error(_)));
+        assert!(matches!(
+            tokenize("\"abc").last().unwrap().tok,
+            Tok::Error(_)
+        ));
         assert!(matches!(tokenize("[5m").last().unwrap().tok, Tok::Error(_)));
     }
 }

@@ -18,9 +18,11 @@ pub mod validate;
 
 pub use ast::*;
 pub use duration::{
-    format_bytes, format_duration, parse_bytes, parse_duration, parse_go_duration, parse_prom_duration,
-    DurationError,
+    format_bytes, format_duration, parse_bytes, parse_duration, parse_go_duration,
+    parse_prom_duration, DurationError,
 };
 pub use errors::ParseError;
-pub use parser::{parse_expr, parse_expr_unvalidated, parse_log_selector, parse_matchers, MAX_INPUT_SIZE};
+pub use parser::{
+    parse_expr, parse_expr_unvalidated, parse_log_selector, parse_matchers, MAX_INPUT_SIZE,
+};
 pub use printer::quote;

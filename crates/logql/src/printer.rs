@@ -4,8 +4,9 @@
 //! back the same AST. Strings are quoted Go-style.
 
 use crate::ast::{
-    BinModifier, Expr, Grouping, LabelExtraction, LabelFilterExpr, LabelFormatOp, LabelSelectorItem, LineFilter,
-    LineFilterValue, LogExpr, LogRange, SampleExpr, Stage, Unwrap, UnwrapConversion, VectorOp,
+    BinModifier, Expr, Grouping, LabelExtraction, LabelFilterExpr, LabelFormatOp,
+    LabelSelectorItem, LineFilter, LineFilterValue, LogExpr, LogRange, SampleExpr, Stage, Unwrap,
+    UnwrapConversion, VectorOp,
 };
 use crate::duration::{format_bytes, format_duration};
 use std::fmt::{self, Display, Formatter, Write};
@@ -113,7 +114,11 @@ impl Display for Stage {
                 f.write_str("| json")?;
                 extractions(f, p)
             }
-            Stage::Logfmt { strict, keep_empty, params } => {
+            Stage::Logfmt {
+                strict,
+                keep_empty,
+                params,
+            } => {
                 f.write_str("| logfmt")?;
                 if *strict {
                     f.write_str(" --strict")?;
@@ -134,7 +139,9 @@ impl Display for Stage {
                     f.write_str(if i == 0 { " " } else { "," })?;
                     match op {
                         LabelFormatOp::Rename { dst, src } => write!(f, "{dst}={src}")?,
-                        LabelFormatOp::Template { dst, template } => write!(f, "{dst}={}", quote(template))?,
+                        LabelFormatOp::Template { dst, template } => {
+                            write!(f, "{dst}={}", quote(template))?
+                        }
                     }
                 }
                 Ok(())
@@ -164,43 +171,66 @@ fn is_leaf(e: &LabelFilterExpr) -> bool {
     !matches!(e, LabelFilterExpr::And(..) | LabelFilterExpr::Or(..))
 }
 
-fn write_lf(f: &mut Formatter<'_>, e: &LabelFilterExpr, follow: Follow) -> fmt::Result {
+/// Prints `e` so that the label-filter parser, reading it at minimum
+/// precedence `min` (0 at the top, 2 right of `or`, 3 right of `and`) with
+/// `follow` after it, rebuilds the same tree. A comma takes everything to its
+/// right and binds only the primary before it; `and`/`or` are left-assoc.
+fn write_lf(f: &mut Formatter<'_>, e: &LabelFilterExpr, min: u8, follow: Follow) -> fmt::Result {
     match e {
         LabelFilterExpr::Or(l, r) => {
-            write_lf(f, l, Follow::Op)?;
+            write_lf(f, l, min, Follow::Op)?;
             f.write_str(" or ")?;
-            write_lf(f, r, follow)
+            write_lf(f, r, 2, follow)
         }
         LabelFilterExpr::And(l, r) => {
-            write_lf(f, l, Follow::Op)?;
-            // `and` binds tight and left; `,` takes everything to its right.
-            if is_leaf(r) || follow == Follow::Op {
-                f.write_str(" and ")?;
+            let comma = if min >= 3 {
+                is_leaf(l)
             } else {
+                is_leaf(l) && !is_leaf(r) && follow == Follow::Nothing
+            };
+            if comma {
+                write_lf(f, l, 3, Follow::Op)?;
                 f.write_str(", ")?;
+                write_lf(f, r, 0, follow)
+            } else {
+                write_lf(f, l, min, Follow::Op)?;
+                f.write_str(" and ")?;
+                write_lf(f, r, 3, follow)
             }
-            write_lf(f, r, follow)
         }
         LabelFilterExpr::Paren(x) => {
             f.write_str("(")?;
-            write_lf(f, x, Follow::Nothing)?;
+            write_lf(f, x, 0, Follow::Nothing)?;
             f.write_str(")")
         }
         LabelFilterExpr::String(m) => write!(f, "{m}"),
-        LabelFilterExpr::Number { name, op, value } => write!(f, "{name}{}{}", op.as_str(), num(*value)),
+        LabelFilterExpr::Number { name, op, value } => {
+            write!(f, "{name}{}{}", op.as_str(), num(*value))
+        }
         LabelFilterExpr::Duration { name, op, value } => {
             write!(f, "{name}{}{}", op.as_str(), format_duration(*value))
         }
-        LabelFilterExpr::Bytes { name, op, value } => write!(f, "{name}{}{}", op.as_str(), format_bytes(*value)),
-        LabelFilterExpr::Ip { name, negated, pattern } => {
-            write!(f, "{name}{}ip({})", if *negated { "!=" } else { "=" }, quote(pattern))
+        LabelFilterExpr::Bytes { name, op, value } => {
+            write!(f, "{name}{}{}", op.as_str(), format_bytes(*value))
+        }
+        LabelFilterExpr::Ip {
+            name,
+            negated,
+            pattern,
+        } => {
+            write!(
+                f,
+                "{name}{}ip({})",
+                if *negated { "!=" } else { "=" },
+                quote(pattern)
+            )
         }
     }
 }
 
 impl Display for LabelFilterExpr {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write_lf(f, self, Follow::Nothing)
+        write_lf(f, self, 0, Follow::Nothing)
     }
 }
 
@@ -234,7 +264,12 @@ impl Display for LogRange {
 
 impl Display for Grouping {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, " {} ({})", if self.without { "without" } else { "by" }, self.labels.join(","))
+        write!(
+            f,
+            " {} ({})",
+            if self.without { "without" } else { "by" },
+            self.labels.join(",")
+        )
     }
 }
 
@@ -244,13 +279,22 @@ impl Display for BinModifier {
             f.write_str(" bool")?;
         }
         if let Some(m) = &self.matching {
-            write!(f, " {} ({})", if m.on { "on" } else { "ignoring" }, m.labels.join(","))?;
+            write!(
+                f,
+                " {} ({})",
+                if m.on { "on" } else { "ignoring" },
+                m.labels.join(",")
+            )?;
         }
         if let Some(g) = &self.group {
-            f.write_str(if g.left { " group_left" } else { " group_right" })?;
-            if !g.include.is_empty() {
-                write!(f, " ({})", g.include.join(","))?;
-            }
+            f.write_str(if g.left {
+                " group_left"
+            } else {
+                " group_right"
+            })?;
+            // Always parenthesised: a bare `group_left` before `(expr)` would
+            // read the expression as its label list.
+            write!(f, " ({})", g.include.join(","))?;
         }
         Ok(())
     }
@@ -259,7 +303,12 @@ impl Display for BinModifier {
 impl Display for SampleExpr {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
-            SampleExpr::RangeAggregation { op, range, param, grouping } => {
+            SampleExpr::RangeAggregation {
+                op,
+                range,
+                param,
+                grouping,
+            } => {
                 write!(f, "{}(", op.as_str())?;
                 if let Some(p) = param {
                     write!(f, "{},", num(*p))?;
@@ -270,7 +319,12 @@ impl Display for SampleExpr {
                 }
                 Ok(())
             }
-            SampleExpr::VectorAggregation { op, expr, grouping, param } => {
+            SampleExpr::VectorAggregation {
+                op,
+                expr,
+                grouping,
+                param,
+            } => {
                 f.write_str(op.as_str())?;
                 if let Some(g) = grouping {
                     g.fmt(f)?;
@@ -285,12 +339,23 @@ impl Display for SampleExpr {
                 }
                 write!(f, "{expr})")
             }
-            SampleExpr::Binary { op, lhs, rhs, modifier } => {
+            SampleExpr::Binary {
+                op,
+                lhs,
+                rhs,
+                modifier,
+            } => {
                 write!(f, "{lhs} {}{modifier} {rhs}", op.as_str())
             }
             SampleExpr::Literal(v) => f.write_str(&num(*v)),
             SampleExpr::Vector(v) => write!(f, "vector({})", num(*v)),
-            SampleExpr::LabelReplace { expr, dst, replacement, src, regex } => write!(
+            SampleExpr::LabelReplace {
+                expr,
+                dst,
+                replacement,
+                src,
+                regex,
+            } => write!(
                 f,
                 "label_replace({expr},{},{},{},{})",
                 quote(dst),

@@ -7,22 +7,99 @@
 /// Loki's own.
 pub const TEMPLATE_FUNCTIONS: &[&str] = &[
     // Go builtins
-    "and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery",
-    "eq", "ge", "gt", "le", "lt", "ne",
+    "and",
+    "call",
+    "html",
+    "index",
+    "slice",
+    "js",
+    "len",
+    "not",
+    "or",
+    "print",
+    "printf",
+    "println",
+    "urlquery",
+    "eq",
+    "ge",
+    "gt",
+    "le",
+    "lt",
+    "ne",
     // Sprig subset
-    "lower", "upper", "title", "trunc", "substr", "contains", "hasPrefix", "hasSuffix", "indent", "nindent",
-    "replace", "repeat", "trim", "trimAll", "trimSuffix", "trimPrefix", "int", "float64", "add", "sub", "mul",
-    "div", "mod", "addf", "subf", "mulf", "divf", "max", "min", "maxf", "minf", "ceil", "floor", "round",
-    "fromJson", "date", "toDate", "now", "unixEpoch", "default",
+    "lower",
+    "upper",
+    "title",
+    "trunc",
+    "substr",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "indent",
+    "nindent",
+    "replace",
+    "repeat",
+    "trim",
+    "trimAll",
+    "trimSuffix",
+    "trimPrefix",
+    "int",
+    "float64",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "addf",
+    "subf",
+    "mulf",
+    "divf",
+    "max",
+    "min",
+    "maxf",
+    "minf",
+    "ceil",
+    "floor",
+    "round",
+    "fromJson",
+    "date",
+    "toDate",
+    "now",
+    "unixEpoch",
+    "default",
     // Loki
-    "ToLower", "ToUpper", "Replace", "Trim", "TrimLeft", "TrimRight", "TrimPrefix", "TrimSuffix", "TrimSpace",
-    "regexReplaceAll", "regexReplaceAllLiteral", "count", "urldecode", "urlencode", "b64enc", "b64dec", "bytes",
-    "duration", "duration_seconds", "unixEpochMillis", "unixEpochNanos", "toDateInZone", "unixToTime",
-    "alignLeft", "alignRight", "__line__", "__timestamp__",
+    "ToLower",
+    "ToUpper",
+    "Replace",
+    "Trim",
+    "TrimLeft",
+    "TrimRight",
+    "TrimPrefix",
+    "TrimSuffix",
+    "TrimSpace",
+    "regexReplaceAll",
+    "regexReplaceAllLiteral",
+    "count",
+    "urldecode",
+    "urlencode",
+    "b64enc",
+    "b64dec",
+    "bytes",
+    "duration",
+    "duration_seconds",
+    "unixEpochMillis",
+    "unixEpochNanos",
+    "toDateInZone",
+    "unixToTime",
+    "alignLeft",
+    "alignRight",
+    "__line__",
+    "__timestamp__",
 ];
 
 const KEYWORDS: &[&str] = &[
-    "if", "else", "end", "range", "with", "define", "template", "block", "nil", "true", "false", "break", "continue",
+    "if", "else", "end", "range", "with", "define", "template", "block", "nil", "true", "false",
+    "break", "continue",
 ];
 
 /// Checks a template named `name` (`line` or `label`); the error reads like
@@ -47,7 +124,8 @@ pub fn check_template(name: &str, src: &str) -> Result<(), String> {
             i += 1;
         }
         if b.get(i) == Some(&'/') && b.get(i + 1) == Some(&'*') {
-            let close = (i + 2..b.len().saturating_sub(1)).find(|&j| b[j] == '*' && b[j + 1] == '/');
+            let close =
+                (i + 2..b.len().saturating_sub(1)).find(|&j| b[j] == '*' && b[j + 1] == '/');
             let Some(c) = close else {
                 return err(line_at(start), "unclosed comment".into());
             };
@@ -56,7 +134,10 @@ pub fn check_template(name: &str, src: &str) -> Result<(), String> {
                 i += 1;
             }
             if !(b.get(i) == Some(&'}') && b.get(i + 1) == Some(&'}')) {
-                return err(line_at(start), "comment ends before closing delimiter".into());
+                return err(
+                    line_at(start),
+                    "comment ends before closing delimiter".into(),
+                );
             }
             i += 2;
             continue;
@@ -72,7 +153,12 @@ pub fn check_template(name: &str, src: &str) -> Result<(), String> {
                 i += 2;
                 break;
             }
-            if c == '-' && b.get(i + 1) == Some(&'}') && b.get(i + 2) == Some(&'}') && i > 0 && b[i - 1].is_whitespace() {
+            if c == '-'
+                && b.get(i + 1) == Some(&'}')
+                && b.get(i + 2) == Some(&'}')
+                && i > 0
+                && b[i - 1].is_whitespace()
+            {
                 i += 3;
                 break;
             }
@@ -91,7 +177,11 @@ pub fn check_template(name: &str, src: &str) -> Result<(), String> {
                                 return err(line_at(start), what.into());
                             }
                             Some('\n') if q != '`' => {
-                                let what = if q == '"' { "unterminated quoted string" } else { "unterminated character constant" };
+                                let what = if q == '"' {
+                                    "unterminated quoted string"
+                                } else {
+                                    "unterminated character constant"
+                                };
                                 return err(line_at(i), what.into());
                             }
                             Some('\\') if q != '`' => i += 2,
@@ -119,27 +209,36 @@ pub fn check_template(name: &str, src: &str) -> Result<(), String> {
                         i += 1;
                     }
                     let w: String = b[s..i].iter().collect();
-                    if !prev_dot && !KEYWORDS.contains(&w.as_str()) && !TEMPLATE_FUNCTIONS.contains(&w.as_str()) {
+                    if !prev_dot
+                        && !KEYWORDS.contains(&w.as_str())
+                        && !TEMPLATE_FUNCTIONS.contains(&w.as_str())
+                    {
                         return err(line_at(s), format!("function {w:?} not defined"));
                     }
                     if first {
                         match w.as_str() {
                             "if" | "range" | "with" | "define" | "block" => stack.push("open"),
-                            "end" => {
-                                if stack.pop().is_none() {
-                                    return err(line_at(s), "unexpected {{end}}".into());
-                                }
+                            "end" if stack.pop().is_none() => {
+                                return err(line_at(s), "unexpected {{end}}".into());
                             }
-                            "else" if stack.is_empty() => return err(line_at(s), "unexpected {{else}}".into()),
+                            "else" if stack.is_empty() => {
+                                return err(line_at(s), "unexpected {{else}}".into())
+                            }
                             _ => {}
                         }
                     }
                     words.push(w);
                     prev_dot = false;
                 }
-                c if c.is_ascii_digit() || ((c == '-' || c == '+') && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())) => {
+                c if c.is_ascii_digit()
+                    || ((c == '-' || c == '+')
+                        && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())) =>
+                {
                     i += 1;
-                    while b.get(i).is_some_and(|c| c.is_alphanumeric() || matches!(*c, '.' | '_' | '+' | '-')) {
+                    while b
+                        .get(i)
+                        .is_some_and(|c| c.is_alphanumeric() || matches!(*c, '.' | '_' | '+' | '-'))
+                    {
                         i += 1;
                     }
                     words.push("0".into());
@@ -155,7 +254,13 @@ pub fn check_template(name: &str, src: &str) -> Result<(), String> {
                     words.push(c.to_string());
                 }
                 other => {
-                    return err(line_at(i), format!("unrecognized character in action: U+{:04X} '{other}'", other as u32));
+                    return err(
+                        line_at(i),
+                        format!(
+                            "unrecognized character in action: U+{:04X} '{other}'",
+                            other as u32
+                        ),
+                    );
                 }
             }
             first = false;
@@ -191,11 +296,17 @@ mod tests {
 
     #[test]
     fn reports_go_errors() {
-        assert_eq!(check_template("line", "{{.foo").unwrap_err(), "template: line:1: unclosed action");
+        assert_eq!(
+            check_template("line", "{{.foo").unwrap_err(),
+            "template: line:1: unclosed action"
+        );
         assert_eq!(
             check_template("line", "{{ .msg | nosuchfunc }}").unwrap_err(),
             "template: line:1: function \"nosuchfunc\" not defined"
         );
-        assert_eq!(check_template("label", "{{ if .a }}").unwrap_err(), "template: label:1: unexpected EOF");
+        assert_eq!(
+            check_template("label", "{{ if .a }}").unwrap_err(),
+            "template: label:1: unexpected EOF"
+        );
     }
 }

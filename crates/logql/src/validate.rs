@@ -3,7 +3,9 @@
 //! must build (regular expressions, templates), `regexp`/`pattern` parsers
 //! need captures. Regular-expression errors are worded as Go words them.
 
-use crate::ast::{Expr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr, Stage, VectorOp};
+use crate::ast::{
+    Expr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr, Stage, VectorOp,
+};
 use crate::errors::ParseError;
 use crate::template::check_template;
 use regex_syntax::ast::ErrorKind as K;
@@ -44,10 +46,15 @@ fn validate_sample(s: &SampleExpr) -> Result<(), ParseError> {
             validate_sample(rhs)
         }
         SampleExpr::Literal(_) | SampleExpr::Vector(_) => Ok(()),
-        SampleExpr::VectorAggregation { op, expr, grouping, .. } => {
-            if matches!(op, VectorOp::Sort | VectorOp::SortDesc) && grouping.as_ref().is_some_and(|g| !g.labels.is_empty())
+        SampleExpr::VectorAggregation {
+            op, expr, grouping, ..
+        } => {
+            if matches!(op, VectorOp::Sort | VectorOp::SortDesc)
+                && grouping.as_ref().is_some_and(|g| !g.labels.is_empty())
             {
-                return Err(ParseError::plain("sort and sort_desc doesn't allow grouping by "));
+                return Err(ParseError::plain(
+                    "sort and sort_desc doesn't allow grouping by ",
+                ));
             }
             validate_sample(expr)
         }
@@ -68,7 +75,11 @@ fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
     let mut order: Vec<Item> = Vec::new();
     let mut filters: Vec<&LineFilter> = Vec::new();
     let mut others: Vec<&Stage> = Vec::new();
-    fn flush_into<'a>(order: &mut Vec<Item<'a>>, filters: &mut Vec<&'a LineFilter>, others: &mut Vec<&'a Stage>) {
+    fn flush_into<'a>(
+        order: &mut Vec<Item<'a>>,
+        filters: &mut Vec<&'a LineFilter>,
+        others: &mut Vec<&'a Stage>,
+    ) {
         if !filters.is_empty() {
             order.push(Item::Filters(std::mem::take(filters)));
         }
@@ -109,7 +120,10 @@ fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
             Item::Stage(s) => match s {
                 Stage::LineFormat(t) => {
                     if let Err(e) = check_template("line", t) {
-                        return Err(stage_error(&s.to_string(), &format!("invalid line template: {e}")));
+                        return Err(stage_error(
+                            &s.to_string(),
+                            &format!("invalid line template: {e}"),
+                        ));
                     }
                 }
                 Stage::LabelFormat(ops) => {
@@ -148,13 +162,19 @@ pub fn go_regex_error(re: &str) -> Option<String> {
         Err(e) => e,
     };
     let span = e.span();
-    let (s, t) = (span.start.offset.min(re.len()), span.end.offset.min(re.len()));
+    let (s, t) = (
+        span.start.offset.min(re.len()),
+        span.end.offset.min(re.len()),
+    );
     let text = re.get(s..t).unwrap_or("");
     let (code, expr): (&str, String) = match e.kind() {
         K::GroupUnclosed => ("missing closing )", re.to_string()),
         K::GroupUnopened => ("unexpected )", re.to_string()),
         K::ClassUnclosed => ("missing closing ]", re.get(s..).unwrap_or("").to_string()),
-        K::RepetitionMissing => ("missing argument to repetition operator", repetition_op(&re[s..])),
+        K::RepetitionMissing => (
+            "missing argument to repetition operator",
+            repetition_op(&re[s..]),
+        ),
         K::EscapeUnexpectedEof => ("trailing backslash at end of expression", String::new()),
         K::EscapeUnrecognized
         | K::EscapeHexEmpty
@@ -162,21 +182,30 @@ pub fn go_regex_error(re: &str) -> Option<String> {
         | K::EscapeHexInvalidDigit
         | K::ClassEscapeInvalid
         | K::UnsupportedBackreference => ("invalid escape sequence", text.to_string()),
-        K::ClassRangeInvalid | K::ClassRangeLiteral => ("invalid character class range", text.to_string()),
+        K::ClassRangeInvalid | K::ClassRangeLiteral => {
+            ("invalid character class range", text.to_string())
+        }
         K::RepetitionCountInvalid => ("invalid repeat count", text.to_string()),
         // Go reads an unfinished `{` as a literal; Go allows duplicate names.
-        K::RepetitionCountUnclosed | K::RepetitionCountDecimalEmpty | K::DecimalEmpty | K::GroupNameDuplicate { .. } => {
-            return None
-        }
+        K::RepetitionCountUnclosed
+        | K::RepetitionCountDecimalEmpty
+        | K::DecimalEmpty
+        | K::GroupNameDuplicate { .. } => return None,
         K::GroupNameInvalid | K::GroupNameEmpty | K::GroupNameUnexpectedEof => {
             let start = re[..s].rfind("(?").unwrap_or(0);
-            let end = re[start..].find('>').map(|j| start + j + 1).unwrap_or(re.len());
+            let end = re[start..]
+                .find('>')
+                .map(|j| start + j + 1)
+                .unwrap_or(re.len());
             ("invalid named capture", re[start..end].to_string())
         }
         K::NestLimitExceeded(_) => ("expression nests too deeply", String::new()),
         _ => {
             let start = re[..s.max(1).min(re.len())].rfind("(?").unwrap_or(s);
-            ("invalid or unsupported Perl syntax", re.get(start..t.max(start)).unwrap_or("").to_string())
+            (
+                "invalid or unsupported Perl syntax",
+                re.get(start..t.max(start)).unwrap_or("").to_string(),
+            )
         }
     };
     Some(format!("error parsing regexp: {code}: `{expr}`"))
@@ -208,7 +237,10 @@ fn capture_names(re: &str) -> Vec<String> {
                 let rest = &re[i..];
                 let name_start = if rest.starts_with("(?P<") {
                     Some(i + 4)
-                } else if rest.starts_with("(?<") && !rest.starts_with("(?<=") && !rest.starts_with("(?<!") {
+                } else if rest.starts_with("(?<")
+                    && !rest.starts_with("(?<=")
+                    && !rest.starts_with("(?<!")
+                {
                     Some(i + 3)
                 } else {
                     None
@@ -228,7 +260,8 @@ fn capture_names(re: &str) -> Vec<String> {
 
 fn is_label_name(s: &str) -> bool {
     let mut c = s.chars();
-    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic()) && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+        && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
 /// Loki's checks for `| regexp "..."`.
@@ -271,7 +304,9 @@ pub(crate) fn check_pattern_parser(p: &str) -> Result<(), ParseError> {
         }
     }
     if named == 0 {
-        return Err(ParseError::plain("invalid pattern parser: at least one capture is required"));
+        return Err(ParseError::plain(
+            "invalid pattern parser: at least one capture is required",
+        ));
     }
     Ok(())
 }
@@ -287,15 +322,30 @@ mod tests {
             go_regex_error("(?P<bad").unwrap(),
             "error parsing regexp: invalid named capture: `(?P<bad`"
         );
-        assert_eq!(go_regex_error("(?P<>x)").unwrap(), "error parsing regexp: invalid named capture: `(?P<>`");
-        assert_eq!(go_regex_error("(a").unwrap(), "error parsing regexp: missing closing ): `(a`");
-        assert_eq!(go_regex_error("a)").unwrap(), "error parsing regexp: unexpected ): `a)`");
-        assert_eq!(go_regex_error("[a").unwrap(), "error parsing regexp: missing closing ]: `[a`");
+        assert_eq!(
+            go_regex_error("(?P<>x)").unwrap(),
+            "error parsing regexp: invalid named capture: `(?P<>`"
+        );
+        assert_eq!(
+            go_regex_error("(a").unwrap(),
+            "error parsing regexp: missing closing ): `(a`"
+        );
+        assert_eq!(
+            go_regex_error("a)").unwrap(),
+            "error parsing regexp: unexpected ): `a)`"
+        );
+        assert_eq!(
+            go_regex_error("[a").unwrap(),
+            "error parsing regexp: missing closing ]: `[a`"
+        );
         assert_eq!(
             go_regex_error("*a").unwrap(),
             "error parsing regexp: missing argument to repetition operator: `*`"
         );
-        assert_eq!(go_regex_error(r"\q").unwrap(), "error parsing regexp: invalid escape sequence: `\\q`");
+        assert_eq!(
+            go_regex_error(r"\q").unwrap(),
+            "error parsing regexp: invalid escape sequence: `\\q`"
+        );
         assert_eq!(go_regex_error("(?P<a>x)(?P<a>y)"), None);
     }
 
@@ -307,7 +357,9 @@ mod tests {
             "parse error : invalid regexp parser: at least one named capture must be supplied"
         );
         assert_eq!(
-            check_regexp_parser(r"(?P<first>\S+) (?P<first>\S+)").unwrap_err().to_string(),
+            check_regexp_parser(r"(?P<first>\S+) (?P<first>\S+)")
+                .unwrap_err()
+                .to_string(),
             "parse error : invalid regexp parser: duplicate extracted label name 'first'"
         );
         assert!(check_pattern_parser("<ip> - <_>").is_ok());

@@ -18,7 +18,12 @@ fn conformance_corpus() {
         count += 1;
         let got: Result<String, String> = if kind == "matchers" {
             parse_matchers(query)
-                .map(|m| m.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(","))
+                .map(|m| {
+                    m.iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
                 .map_err(|e| e.to_string())
         } else {
             match parse_expr(query) {
@@ -26,7 +31,9 @@ fn conformance_corpus() {
                     let printed = e.to_string();
                     match parse_expr(&printed) {
                         Ok(e2) if e2 == e => Ok(printed),
-                        Ok(e2) => Err(format!("round trip changed the AST: {printed}\n  {e:?}\n  {e2:?}")),
+                        Ok(e2) => Err(format!(
+                            "round trip changed the AST: {printed}\n  {e:?}\n  {e2:?}"
+                        )),
                         Err(err) => Err(format!("printed form {printed:?} does not parse: {err}")),
                     }
                 }
@@ -38,9 +45,16 @@ fn conformance_corpus() {
             (None, Err(e)) => failures.push(format!("{id}: {query}\n  unexpected error: {e}")),
             (Some(w), Err(e)) if e == w => {}
             (Some(w), Err(e)) => failures.push(format!("{id}: {query}\n  want: {w}\n  got:  {e}")),
-            (Some(w), Ok(p)) => failures.push(format!("{id}: {query}\n  want error: {w}\n  parsed as: {p}")),
+            (Some(w), Ok(p)) => failures.push(format!(
+                "{id}: {query}\n  want error: {w}\n  parsed as: {p}"
+            )),
         }
     }
     assert!(count > 300, "corpus too small: {count}");
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

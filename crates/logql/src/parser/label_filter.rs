@@ -68,7 +68,11 @@ impl Parser {
             Sym::Re | Sym::Nre => {
                 self.bump();
                 let value = self.expect_string(&["STRING"])?;
-                let mop = if op == Sym::Re { MatchOp::Re } else { MatchOp::Nre };
+                let mop = if op == Sym::Re {
+                    MatchOp::Re
+                } else {
+                    MatchOp::Nre
+                };
                 return Ok(LabelFilterExpr::String(new_matcher(name, mop, value)?));
             }
             Sym::CmpEq => CmpOp::Eq,
@@ -83,24 +87,44 @@ impl Parser {
         match self.tok().clone() {
             Tok::Str(value) if eq_or_neq => {
                 self.bump();
-                let mop = if op == Sym::Eq { MatchOp::Eq } else { MatchOp::Neq };
+                let mop = if op == Sym::Eq {
+                    MatchOp::Eq
+                } else {
+                    MatchOp::Neq
+                };
                 Ok(LabelFilterExpr::String(new_matcher(name, mop, value)?))
             }
             Tok::Sym(Sym::Ip) if eq_or_neq => {
                 let pattern = self.ip_call()?;
-                Ok(LabelFilterExpr::Ip { name, negated: op == Sym::Neq, pattern })
+                Ok(LabelFilterExpr::Ip {
+                    name,
+                    negated: op == Sym::Neq,
+                    pattern,
+                })
             }
             Tok::Duration(value) => {
                 self.bump();
-                Ok(LabelFilterExpr::Duration { name, op: cmp, value })
+                Ok(LabelFilterExpr::Duration {
+                    name,
+                    op: cmp,
+                    value,
+                })
             }
             Tok::Bytes(value) => {
                 self.bump();
-                Ok(LabelFilterExpr::Bytes { name, op: cmp, value })
+                Ok(LabelFilterExpr::Bytes {
+                    name,
+                    op: cmp,
+                    value,
+                })
             }
             Tok::Number(_) | Tok::Sym(Sym::Add) | Tok::Sym(Sym::Sub) => {
                 let value = self.signed_number()?;
-                Ok(LabelFilterExpr::Number { name, op: cmp, value })
+                Ok(LabelFilterExpr::Number {
+                    name,
+                    op: cmp,
+                    value,
+                })
             }
             _ => Err(self.unexpected(&[])),
         }

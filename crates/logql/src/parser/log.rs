@@ -3,8 +3,8 @@
 
 use super::Parser;
 use crate::ast::{
-    LabelExtraction, LabelFormatOp, LabelSelectorItem, LineFilter, LineFilterOp, LineFilterValue, LogExpr, LogRange,
-    Stage, Unwrap, UnwrapConversion,
+    LabelExtraction, LabelFormatOp, LabelSelectorItem, LineFilter, LineFilterOp, LineFilterValue,
+    LogExpr, LogRange, Stage, Unwrap, UnwrapConversion,
 };
 use crate::errors::ParseError;
 use crate::lexer::{Sym, Tok};
@@ -144,7 +144,11 @@ impl Parser {
                     self.bump();
                 }
                 let params = self.extractions()?;
-                return Ok(Stage::Logfmt { strict, keep_empty, params });
+                return Ok(Stage::Logfmt {
+                    strict,
+                    keep_empty,
+                    params,
+                });
             }
             Sym::Regexp => {
                 self.bump();
@@ -301,7 +305,11 @@ impl Parser {
             self.bump();
             post_filters.push(self.label_filter(&["IDENTIFIER", "("])?);
         }
-        Ok(Some(Unwrap { label, conversion, post_filters }))
+        Ok(Some(Unwrap {
+            label,
+            conversion,
+            post_filters,
+        }))
     }
 
     fn range_token(&mut self, expected: &[&str]) -> Result<i64, ParseError> {
@@ -342,7 +350,12 @@ impl Parser {
             if unwrap.is_none() && pipeline.is_empty() {
                 unwrap = self.unwrap()?;
             }
-            return Ok(LogRange { log: LogExpr { selector, pipeline }, range, offset, unwrap });
+            return Ok(LogRange {
+                log: LogExpr { selector, pipeline },
+                range,
+                offset,
+                unwrap,
+            });
         }
         if !self.is(Sym::LBrace) {
             return Err(self.unexpected(&["{", "("]));
@@ -351,7 +364,11 @@ impl Parser {
         let pipeline = self.pipeline(true)?;
         let unwrap = self.unwrap()?;
         if !matches!(self.tok(), Tok::Range(_)) {
-            return Err(self.unexpected(if unwrap.is_some() { &["RANGE", "|"] } else { &[] }));
+            return Err(self.unexpected(if unwrap.is_some() {
+                &["RANGE", "|"]
+            } else {
+                &[]
+            }));
         }
         self.range_tail(selector, pipeline, unwrap)
     }
@@ -372,7 +389,12 @@ impl Parser {
             pipeline = self.pipeline(true)?;
             unwrap = self.unwrap()?;
         }
-        Ok(LogRange { log: LogExpr { selector, pipeline }, range, offset, unwrap })
+        Ok(LogRange {
+            log: LogExpr { selector, pipeline },
+            range,
+            offset,
+            unwrap,
+        })
     }
 }
 

@@ -84,8 +84,9 @@ impl Parser {
                 };
                 self.bump();
                 self.expect(Sym::RParen, &[")"])?;
-                let v = parse_float(&n)
-                    .map_err(|e| ParseError::plain(format!("unable to parse vectorExpr as a float: {e}")))?;
+                let v = parse_float(&n).map_err(|e| {
+                    ParseError::plain(format!("unable to parse vectorExpr as a float: {e}"))
+                })?;
                 Ok(Node::Sample(SampleExpr::Vector(v)))
             }
             Tok::Sym(Sym::LabelReplace) => Ok(Node::Sample(self.label_replace()?)),
@@ -127,26 +128,41 @@ impl Parser {
         let name = op.as_str();
         let param = match param {
             Some(p) if op != RangeOp::QuantileOverTime => {
-                return Err(ParseError::plain(format!("parameter {p} not supported for operation {name}")))
+                return Err(ParseError::plain(format!(
+                    "parameter {p} not supported for operation {name}"
+                )))
             }
             Some(p) => Some(parse_float(&p).map_err(|e| {
                 ParseError::plain(format!("invalid parameter for operation {name}: {e}"))
             })?),
             None if op == RangeOp::QuantileOverTime => {
-                return Err(ParseError::plain(format!("parameter required for operation {name}")))
+                return Err(ParseError::plain(format!(
+                    "parameter required for operation {name}"
+                )))
             }
             None => None,
         };
         if grouping.is_some() && !op.allows_grouping() {
-            return Err(ParseError::plain(format!("grouping not allowed for {name} aggregation")));
+            return Err(ParseError::plain(format!(
+                "grouping not allowed for {name} aggregation"
+            )));
         }
         if range.unwrap.is_some() && !op.allows_unwrap() {
-            return Err(ParseError::plain(format!("invalid aggregation {name} with unwrap")));
+            return Err(ParseError::plain(format!(
+                "invalid aggregation {name} with unwrap"
+            )));
         }
         if range.unwrap.is_none() && !op.works_without_unwrap() {
-            return Err(ParseError::plain(format!("invalid aggregation {name} without unwrap")));
+            return Err(ParseError::plain(format!(
+                "invalid aggregation {name} without unwrap"
+            )));
         }
-        Ok(SampleExpr::RangeAggregation { op, range: Box::new(range), param, grouping })
+        Ok(SampleExpr::RangeAggregation {
+            op,
+            range: Box::new(range),
+            param,
+            grouping,
+        })
     }
 
     fn vector_aggregation(&mut self, op: VectorOp, approx: bool) -> Result<SampleExpr, ParseError> {
@@ -173,7 +189,9 @@ impl Parser {
         let param = match op {
             VectorOp::Topk | VectorOp::Bottomk => {
                 let Some(p) = param else {
-                    return Err(ParseError::plain(format!("parameter required for operation {name}")));
+                    return Err(ParseError::plain(format!(
+                        "parameter required for operation {name}"
+                    )));
                 };
                 let k: i64 = parse_go_int(&p)
                     .ok_or_else(|| ParseError::plain(format!("invalid parameter {name}({p},")))?;
@@ -183,18 +201,27 @@ impl Parser {
                     )));
                 }
                 if approx && grouping.is_some() {
-                    return Err(ParseError::plain(format!("grouping not allowed for {name} aggregation")));
+                    return Err(ParseError::plain(format!(
+                        "grouping not allowed for {name} aggregation"
+                    )));
                 }
                 Some(k as f64)
             }
             _ => {
                 if let Some(p) = param {
-                    return Err(ParseError::plain(format!("unsupported parameter for operation {name}({p},")));
+                    return Err(ParseError::plain(format!(
+                        "unsupported parameter for operation {name}({p},"
+                    )));
                 }
                 None
             }
         };
-        Ok(SampleExpr::VectorAggregation { op, expr: Box::new(inner), grouping, param })
+        Ok(SampleExpr::VectorAggregation {
+            op,
+            expr: Box::new(inner),
+            grouping,
+            param,
+        })
     }
 
     fn label_replace(&mut self) -> Result<SampleExpr, ParseError> {
@@ -212,9 +239,17 @@ impl Parser {
         let replacement = args.pop().unwrap_or_default();
         let dst = args.pop().unwrap_or_default();
         if let Some(e) = go_regex_error(&format!("^(?:{regex})$")) {
-            return Err(ParseError::plain(format!("invalid regex in label_replace: {e}")));
+            return Err(ParseError::plain(format!(
+                "invalid regex in label_replace: {e}"
+            )));
         }
-        Ok(SampleExpr::LabelReplace { expr: Box::new(inner), dst, replacement, src, regex })
+        Ok(SampleExpr::LabelReplace {
+            expr: Box::new(inner),
+            dst,
+            replacement,
+            src,
+            regex,
+        })
     }
 
     /// `by (..)` / `without (..)` if present.
@@ -261,7 +296,10 @@ impl Parser {
         };
         self.bump();
         self.expect(Sym::LParen, &["("])?;
-        m.matching = Some(VectorMatching { on, labels: self.label_list()? });
+        m.matching = Some(VectorMatching {
+            on,
+            labels: self.label_list()?,
+        });
         let left = match self.tok() {
             Tok::Sym(Sym::GroupLeft) => true,
             Tok::Sym(Sym::GroupRight) => false,
@@ -281,10 +319,13 @@ impl Parser {
 /// Go's `strconv.ParseFloat` on a NUMBER token (decimal forms).
 pub(crate) fn parse_float(s: &str) -> Result<f64, String> {
     let ok = !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
         && !s.starts_with(['e', 'E']);
     match s.parse::<f64>() {
-        Ok(v) if ok && v.is_infinite() => Err(format!("strconv.ParseFloat: parsing {s:?}: value out of range")),
+        Ok(v) if ok && v.is_infinite() => Err(format!(
+            "strconv.ParseFloat: parsing {s:?}: value out of range"
+        )),
         Ok(v) if ok => Ok(v),
         _ => Err(format!("strconv.ParseFloat: parsing {s:?}: invalid syntax")),
     }
@@ -334,7 +375,12 @@ fn literal_value(e: &SampleExpr) -> Option<f64> {
 }
 
 /// Loki's checks when it builds a binary operation.
-fn new_binary(op: BinOp, modifier: BinModifier, lhs: Node, rhs: Node) -> Result<SampleExpr, ParseError> {
+fn new_binary(
+    op: BinOp,
+    modifier: BinModifier,
+    lhs: Node,
+    rhs: Node,
+) -> Result<SampleExpr, ParseError> {
     let sym = op.as_str();
     let lhs = match lhs {
         Node::Sample(s) => s,
@@ -366,5 +412,10 @@ fn new_binary(op: BinOp, modifier: BinModifier, lhs: Node, rhs: Node) -> Result<
             )));
         }
     }
-    Ok(SampleExpr::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs), modifier })
+    Ok(SampleExpr::Binary {
+        op,
+        lhs: Box::new(lhs),
+        rhs: Box::new(rhs),
+        modifier,
+    })
 }

@@ -54,7 +54,9 @@ pub fn parse_expr_unvalidated(input: &str) -> Result<Expr, ParseError> {
 pub fn parse_log_selector(input: &str) -> Result<LogExpr, ParseError> {
     match parse_expr(input)? {
         Expr::Log(l) => Ok(l),
-        Expr::Sample(_) => Err(ParseError::Unsupported("only log selector is supported".into())),
+        Expr::Sample(_) => Err(ParseError::Unsupported(
+            "only log selector is supported".into(),
+        )),
     }
 }
 
@@ -64,7 +66,9 @@ pub fn parse_log_selector(input: &str) -> Result<LogExpr, ParseError> {
 pub fn parse_matchers(input: &str) -> Result<Vec<Matcher>, ParseError> {
     match parse_expr(input)? {
         Expr::Log(l) if l.pipeline.is_empty() => Ok(l.selector),
-        _ => Err(ParseError::Unsupported("only label matchers are supported".into())),
+        _ => Err(ParseError::Unsupported(
+            "only label matchers are supported".into(),
+        )),
     }
 }
 
@@ -82,7 +86,10 @@ pub(crate) struct Parser {
 
 impl Parser {
     fn new(input: &str) -> Self {
-        Parser { toks: tokenize(input), i: 0 }
+        Parser {
+            toks: tokenize(input),
+            i: 0,
+        }
     }
 
     fn token(&self, k: usize) -> &Token {

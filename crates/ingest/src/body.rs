@@ -138,17 +138,51 @@ fn read_bounded<R: Read>(
 /// Loki pushes. The length the block claims is checked against `limit`
 /// before anything is allocated.
 pub fn snappy_block(body: &[u8], limit: usize) -> Result<Vec<u8>, PushError> {
-    let len = snap::raw::decompress_len(body)
-        .map_err(|e| PushError::Decompress(format!("snappy: {e}")))?;
-    if exceeds(len, limit) {
-        return Err(PushError::BodyTooLarge { size: len, limit });
-    }
+    let len = snappy_len(body, limit)?;
     let mut out = vec![0u8; len];
     let n = snap::raw::Decoder::new()
         .decompress(body, &mut out)
-        .map_err(|e| PushError::Decompress(format!("snappy: {e}")))?;
+        .map_err(|e| PushError::Decompress(e.to_string()))?;
     out.truncate(n);
     Ok(out)
+}
+
+/// The most a snappy block can expand: a 3-byte copy element yields at most
+/// 64 bytes. A header claiming more is corrupt, and is refused before any
+/// buffer is allocated.
+const SNAPPY_MAX_RATIO: usize = 22;
+
+/// The decompressed length a snappy block claims, checked against `limit`
+/// and against what its size can possibly hold.
+fn snappy_len(body: &[u8], limit: usize) -> Result<usize, PushError> {
+    let len = snap::raw::decompress_len(body).map_err(|e| PushError::Decompress(e.to_string()))?;
+    if exceeds(len, limit) {
+        return Err(PushError::BodyTooLarge { size: len, limit });
+    }
+    if len > body.len().saturating_mul(SNAPPY_MAX_RATIO) {
+        return Err(PushError::Decompress(format!(
+            "snappy: corrupt input (claims {len} bytes from {} compressed bytes)",
+            body.len()
+        )));
+    }
+    Ok(len)
+}
+
+/// Like [`snappy_block`], but decompresses into `scratch` (grown as needed,
+/// never shrunk, so a reused buffer costs no allocation or zeroing) and
+/// returns the decompressed length.
+pub fn snappy_block_into(
+    body: &[u8],
+    limit: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<usize, PushError> {
+    let len = snappy_len(body, limit)?;
+    if scratch.len() < len {
+        scratch.resize(len, 0);
+    }
+    snap::raw::Decoder::new()
+        .decompress(body, &mut scratch[..len])
+        .map_err(|e| PushError::Decompress(e.to_string()))
 }
 
 #[cfg(test)]
@@ -224,6 +258,12 @@ mod tests {
             .unwrap();
         assert_eq!(snappy_block(&snappy, 1 << 20).unwrap_err().status(), 413);
         assert_eq!(snappy_block(&snappy, 0).unwrap().len(), 10 << 20);
+        let mut scratch = vec![1u8; 20 << 20];
+        assert_eq!(
+            snappy_block_into(&snappy, 0, &mut scratch).unwrap(),
+            10 << 20
+        );
+        assert!(scratch[..10 << 20].iter().all(|b| *b == 0));
     }
 
     #[test]
@@ -241,5 +281,12 @@ mod tests {
             400
         );
         assert!(decompress(b"abc", Encoding::Identity, 2).is_err());
+        // A 5-byte body claiming 50 MB is refused without allocating it.
+        let e = snappy_block(b"\x80\xe1\xeb\x17\x00", 0).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("snappy: corrupt input (claims 50000000 bytes"),
+            "{e}"
+        );
     }
 }

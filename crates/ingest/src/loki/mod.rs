@@ -27,7 +27,6 @@
 mod json;
 pub mod proto;
 mod protobuf;
-mod wire;
 
 use crate::body::{decompress, media_type, Encoding};
 use crate::{PushError, PushLimits};

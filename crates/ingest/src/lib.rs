@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod body;
+pub mod discover;
 pub mod error;
 pub mod es_bulk;
 pub mod jsondoc;

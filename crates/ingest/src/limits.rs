@@ -21,6 +21,14 @@ pub struct PushLimits {
     /// Largest structured metadata per entry, as the sum of name and value bytes
     /// (Loki `max_structured_metadata_size`, default 64 KiB).
     pub max_structured_metadata_bytes: usize,
+    /// Loki pushes: add `service_name` to streams without one
+    /// ([`crate::discover`]; Loki's `discover_service_name`). Off by default
+    /// so streams keep exactly the pushed labels; OTLP always discovers.
+    pub discover_service_name: bool,
+    /// Loki pushes: add `detected_level` structured metadata
+    /// ([`crate::level`]; Loki's `discover_log_levels`). Off by default;
+    /// OTLP always detects.
+    pub discover_log_levels: bool,
 }
 
 impl Default for PushLimits {
@@ -33,6 +41,8 @@ impl Default for PushLimits {
             max_label_value_length: 2048,
             max_structured_metadata_entries: 128,
             max_structured_metadata_bytes: 64 << 10,
+            discover_service_name: false,
+            discover_log_levels: false,
         }
     }
 }
@@ -48,6 +58,8 @@ impl PushLimits {
             max_label_value_length: 0,
             max_structured_metadata_entries: 0,
             max_structured_metadata_bytes: 0,
+            discover_service_name: false,
+            discover_log_levels: false,
         }
     }
 }

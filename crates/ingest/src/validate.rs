@@ -209,7 +209,10 @@ impl LabelCache {
         if let Some(l) = self.parsed.get(text) {
             return Ok(l.clone());
         }
-        let pairs = parse_label_pairs(text).map_err(PushError::InvalidLabels)?;
+        let mut pairs = parse_label_pairs(text).map_err(PushError::InvalidLabels)?;
+        if limits.discover_service_name && pairs.iter().any(|(_, v)| !v.is_empty()) {
+            crate::discover::discover_service_name(&mut pairs);
+        }
         let labels = check_label_pairs(pairs, limits)?;
         self.parsed.insert(text.to_string(), labels.clone());
         Ok(labels)

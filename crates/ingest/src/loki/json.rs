@@ -5,6 +5,7 @@
 //! is refused), label and structured-metadata values must be strings, the
 //! third element of a value is optional. Unknown fields are ignored.
 
+use crate::level::apply_detected_level;
 use crate::validate::{check_entry, check_label_pairs, is_valid_label_name};
 use crate::{PushError, PushLimits};
 use runakefli_model::{Entry, PushRequest, PushStream};
@@ -139,12 +140,19 @@ pub(crate) fn decode(body: &[u8], limits: &PushLimits) -> Result<PushRequest, Pu
                 "invalid label name {bad:?}"
             )));
         }
-        let labels = check_label_pairs(s.stream.0, limits)?;
+        let mut pairs = s.stream.0;
+        if limits.discover_service_name && pairs.iter().any(|(_, v)| !v.is_empty()) {
+            crate::discover::discover_service_name(&mut pairs);
+        }
+        let labels = check_label_pairs(pairs, limits)?;
         if s.values.is_empty() {
             continue;
         }
         let mut entries = Vec::with_capacity(s.values.len());
-        for Value(e) in s.values {
+        for Value(mut e) in s.values {
+            if limits.discover_log_levels {
+                apply_detected_level(&labels, &mut e.metadata, &e.line);
+            }
             check_entry(&labels, e.line.len(), &e.metadata, limits)?;
             entries.push(e);
         }

@@ -12,6 +12,10 @@
 //! - Labels are parsed once per distinct label string per request, then
 //!   checked (missing, too many, too long, duplicate names); lines and
 //!   structured metadata are checked against the limits.
+//! - Loki's ingestion extras are off unless asked for:
+//!   [`PushLimits::discover_service_name`] adds `service_name`
+//!   ([`crate::discover`]), [`PushLimits::discover_log_levels`] adds
+//!   `detected_level` metadata ([`crate::level`]).
 //!
 //! Differences from Loki, by design:
 //! - Loki stores the valid entries of a push and answers 400 for the others;

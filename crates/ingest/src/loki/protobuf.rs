@@ -6,6 +6,7 @@
 //! skipped, as protobuf requires.
 
 use crate::body::snappy_block_into;
+use crate::level::apply_detected_level;
 use crate::validate::{check_entry, LabelCache};
 use crate::{PushError, PushLimits};
 use runakefli_model::{Entry, PushRequest, PushStream};
@@ -39,8 +40,13 @@ pub(crate) fn decode_raw(buf: &[u8], limits: &PushLimits) -> Result<PushRequest,
     while let Some((field, wt)) = r.key()? {
         if field == 1 {
             expect(wt, LEN)?;
-            let (labels_text, entries) = decode_stream(r.bytes()?)?;
+            let (labels_text, mut entries) = decode_stream(r.bytes()?)?;
             let labels = cache.get(labels_text, limits)?;
+            if limits.discover_log_levels {
+                for e in &mut entries {
+                    apply_detected_level(&labels, &mut e.metadata, &e.line);
+                }
+            }
             for e in &entries {
                 check_entry(&labels, e.line.len(), &e.metadata, limits)?;
             }

@@ -390,6 +390,47 @@ fn json_errors() {
 }
 
 #[test]
+fn optional_discovery() {
+    let body = br#"{"streams":[{"stream":{"app":"api","env":"prod"},"values":[["1","level=warn msg=slow"],["2","x",{"level":"ERROR"}]]}]}"#;
+    let plain = decode_push(body, Some("application/json"), None, &lim()).unwrap();
+    assert_eq!(
+        plain.streams[0].labels.to_string(),
+        r#"{app="api", env="prod"}"#
+    );
+    assert!(plain.streams[0].entries[0].metadata.is_empty());
+    let limits = PushLimits {
+        discover_service_name: true,
+        discover_log_levels: true,
+        ..lim()
+    };
+    let got = decode_push(body, Some("application/json"), None, &limits).unwrap();
+    assert_eq!(
+        got.streams[0].labels.to_string(),
+        r#"{app="api", env="prod", service_name="api"}"#
+    );
+    assert_eq!(
+        got.streams[0].entries[0].metadata,
+        vec![("detected_level".to_string(), "warn".to_string())]
+    );
+    assert_eq!(
+        got.streams[0].entries[1].metadata[1],
+        ("detected_level".to_string(), "error".to_string())
+    );
+    let pb = decode_push(
+        &snappy_proto(&sample()),
+        Some("application/x-protobuf"),
+        None,
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(pb.streams[0].labels.get("service_name"), Some("x"));
+    assert_eq!(
+        pb.streams[0].entries[0].metadata,
+        vec![("detected_level".to_string(), "unknown".to_string())]
+    );
+}
+
+#[test]
 fn empty_push_is_fine() {
     assert_eq!(
         decode_push(b"{}", Some("application/json"), None, &lim())

@@ -3,6 +3,7 @@
 
 use super::proto::{ExportLogsServiceRequest, KeyValue, LogRecord};
 use super::value::{as_string, flatten_attribute, hex};
+use crate::discover::{discover_service_name, SERVICE_NAME};
 use crate::level::apply_detected_level;
 use crate::validate::{check_entry, check_label_pairs};
 use crate::{PushError, PushLimits};
@@ -31,26 +32,7 @@ pub const INDEX_ATTRIBUTES: &[&str] = &[
     "k8s.job.name",
 ];
 
-/// Stream labels `service_name` is copied from when `service.name` is missing
-/// (Loki's `discover_service_name` default): the first of these present wins.
-pub const SERVICE_NAME_SOURCES: &[&str] = &[
-    "service",
-    "app",
-    "application",
-    "app_name",
-    "name",
-    "app_kubernetes_io_name",
-    "container",
-    "container_name",
-    "k8s_container_name",
-    "component",
-    "workload",
-    "job",
-    "k8s_job_name",
-];
-
-/// Value of `service_name` when nothing names the service.
-pub const UNKNOWN_SERVICE: &str = "unknown_service";
+pub use crate::discover::{SERVICE_NAME_SOURCES, UNKNOWN_SERVICE};
 
 /// Converts a decoded export request into checked streams.
 pub(crate) fn to_push(
@@ -130,17 +112,9 @@ fn resource_labels(
         set(&mut pairs, k, v);
     }
     if !has_service_name {
-        let found = SERVICE_NAME_SOURCES.iter().find_map(|src| {
-            pairs
-                .iter()
-                .find(|(k, v)| k == src && !v.is_empty())
-                .map(|(_, v)| v.clone())
-        });
-        set(
-            &mut pairs,
-            "service_name".to_string(),
-            found.unwrap_or_else(|| UNKNOWN_SERVICE.to_string()),
-        );
+        // A `service.name` that is empty still set the label; discovery replaces it.
+        pairs.retain(|(k, _)| k != SERVICE_NAME);
+        discover_service_name(&mut pairs);
     }
     Ok((check_label_pairs(pairs, limits)?, md))
 }

@@ -1,19 +1,14 @@
 //! The block writer: accumulates rows of one stream, splits JSON lines into
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
-use std::collections::HashMap;
-
-use xxhash_rust::xxh3::Xxh3DefaultBuilder;
-
 use super::encoding::{encode_column, Stats};
+use super::hash::FastMap;
 use super::ints::put_ints;
 use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_NONE, CODEC_ZSTD, OWN_FRAME_MIN};
 use super::shape::{split_line, template_slots, SLOT};
 use super::tokens::BloomBuilder;
 use super::varint::{put_bytes, put_ivarint, put_uvarint, zigzag};
 use super::BlockMeta;
-
-type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
 
 /// Template id marking a template that cannot be used (duplicate paths).
 const UNUSABLE: u32 = u32::MAX;

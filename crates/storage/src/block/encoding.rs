@@ -4,10 +4,7 @@
 //! Every encoding is exact on bytes: a typed encoding is only chosen when each
 //! value reprints to the very same text (see `text.rs`).
 
-use std::collections::HashMap;
-
-use xxhash_rust::xxh3::Xxh3DefaultBuilder;
-
+use super::hash::FastMap;
 use super::ints::{get_ints, put_ints};
 use super::text::{self, HexLayout};
 use super::varint::{put_bytes, put_uvarint, unzigzag, uvarint_len, Cursor};
@@ -31,6 +28,8 @@ pub enum Encoding {
     Plain = 5,
     /// Canonical dotted IPv4 addresses as 4 bytes.
     Ipv4 = 6,
+    /// A common text prefix plus a canonical decimal (`user_48213`).
+    PrefixedDecimal = 7,
 }
 
 impl Encoding {
@@ -44,6 +43,7 @@ impl Encoding {
             4 => Encoding::Hex,
             5 => Encoding::Plain,
             6 => Encoding::Ipv4,
+            7 => Encoding::PrefixedDecimal,
             _ => return None,
         })
     }
@@ -51,7 +51,10 @@ impl Encoding {
     /// True when the column's tokens are in the block bloom (string-like
     /// encodings); typed encodings are matched by token shape instead.
     pub fn has_bloom(self) -> bool {
-        matches!(self, Encoding::Const | Encoding::Dict | Encoding::Plain)
+        matches!(
+            self,
+            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::PrefixedDecimal
+        )
     }
 
     /// True when the column directory carries min/max for this encoding.
@@ -76,7 +79,7 @@ impl Encoding {
                         .iter()
                         .all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
             }
-            Encoding::Const | Encoding::Dict | Encoding::Plain => true,
+            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::PrefixedDecimal => true,
         }
     }
 }
@@ -114,8 +117,7 @@ pub struct Encoded<'v> {
 /// `row_ts[i]` is the timestamp of the row holding value `i` (timestamp
 /// columns may be stored relative to it).
 pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>) -> Encoded<'v> {
-    let mut index: HashMap<&[u8], u32, Xxh3DefaultBuilder> =
-        HashMap::with_hasher(Xxh3DefaultBuilder);
+    let mut index: FastMap<&[u8], u32> = FastMap::default();
     let mut distinct: Vec<&[u8]> = Vec::new();
     let mut ids = Vec::with_capacity(values.len());
     for &v in values {
@@ -147,6 +149,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
         Encoding::Timestamp,
         Encoding::Hex,
         Encoding::Ipv4,
+        Encoding::PrefixedDecimal,
     ] {
         scratch.clear();
         if let Some(stats) = encode_typed(enc, values, row_ts, &distinct, &mut scratch) {
@@ -160,10 +163,15 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
     }
     if let Some((encoding, payload, stats)) = best.1 {
         dst.extend_from_slice(&payload);
+        let distinct = if encoding.has_bloom() {
+            distinct
+        } else {
+            Vec::new()
+        };
         return Encoded {
             encoding,
             stats,
-            distinct: Vec::new(),
+            distinct,
         };
     }
     if dict_size < plain_size && distinct.len() <= 65_536 {
@@ -218,37 +226,21 @@ fn encode_typed(
                 .iter()
                 .map(|v| text::parse_decimal(v))
                 .collect::<Option<_>>()?;
-            let scale0 = parsed[0].1;
-            let same_scale = parsed.iter().all(|p| p.1 == scale0);
-            let deltas: usize = parsed
-                .windows(2)
-                .map(|w| uvarint_len(zz(w[1].0.wrapping_sub(w[0].0))))
-                .sum();
-            let plain: usize = parsed[1..].iter().map(|p| uvarint_len(zz(p.0))).sum();
-            let delta = same_scale && deltas < plain;
-            dst.push(u8::from(!same_scale) | (u8::from(delta) << 1));
-            if same_scale {
-                dst.push(scale0);
-            } else {
-                dst.extend(parsed.iter().map(|p| p.1));
+            dst.push(0);
+            Some(Some(put_decimals(dst, &parsed)))
+        }
+        Encoding::PrefixedDecimal => {
+            let prefix = decimal_prefix(distinct)?;
+            for d in distinct {
+                text::parse_decimal(&d[prefix.len()..])?;
             }
-            let mut prev = 0i64;
-            let ints: Vec<u64> = parsed
+            let parsed: Vec<(i64, u8)> = values
                 .iter()
-                .map(|&(m, _)| {
-                    let v = if delta { m.wrapping_sub(prev) } else { m };
-                    prev = m;
-                    zz(v)
-                })
-                .collect();
-            put_ints(dst, &ints);
-            let f = |(m, s): (i64, u8)| m as f64 / 10f64.powi(i32::from(s));
-            let min = parsed.iter().map(|&p| f(p)).fold(f64::INFINITY, f64::min);
-            let max = parsed
-                .iter()
-                .map(|&p| f(p))
-                .fold(f64::NEG_INFINITY, f64::max);
-            Some(Some(Stats::Number { min, max }))
+                .map(|v| text::parse_decimal(&v[prefix.len()..]))
+                .collect::<Option<_>>()?;
+            put_bytes(dst, prefix);
+            put_decimals(dst, &parsed);
+            Some(None)
         }
         Encoding::Timestamp => {
             let mut w0 = None;
@@ -329,6 +321,61 @@ fn encode_typed(
         }
         _ => None,
     }
+}
+
+/// The longest prefix shared by all `distinct` values that ends before any
+/// trailing digits, signs or dots (so the rest can be a decimal); `None` if empty.
+fn decimal_prefix<'v>(distinct: &[&'v [u8]]) -> Option<&'v [u8]> {
+    let first = distinct.first()?;
+    let mut n = first.len();
+    for d in &distinct[1..] {
+        n = n.min(
+            first
+                .iter()
+                .zip(d.iter())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
+    }
+    while n > 0 && matches!(first[n - 1], b'0'..=b'9' | b'-' | b'.') {
+        n -= 1;
+    }
+    (n > 0).then(|| &first[..n])
+}
+
+/// Writes mantissas and scales (after the caller's prefix section); returns min/max.
+fn put_decimals(dst: &mut Vec<u8>, parsed: &[(i64, u8)]) -> Stats {
+    let scale0 = parsed[0].1;
+    let same_scale = parsed.iter().all(|p| p.1 == scale0);
+    let deltas: usize = parsed
+        .windows(2)
+        .map(|w| uvarint_len(zz(w[1].0.wrapping_sub(w[0].0))))
+        .sum();
+    let plain: usize = parsed[1..].iter().map(|p| uvarint_len(zz(p.0))).sum();
+    let delta = same_scale && deltas < plain;
+    dst.push(u8::from(!same_scale) | (u8::from(delta) << 1));
+    if same_scale {
+        dst.push(scale0);
+    } else {
+        dst.extend(parsed.iter().map(|p| p.1));
+    }
+    let mut prev = 0i64;
+    let ints: Vec<u64> = parsed
+        .iter()
+        .map(|&(m, _)| {
+            let v = if delta { m.wrapping_sub(prev) } else { m };
+            prev = m;
+            zz(v)
+        })
+        .collect();
+    put_ints(dst, &ints);
+    let f = |(m, s): (i64, u8)| m as f64 / 10f64.powi(i32::from(s));
+    let min = parsed.iter().map(|&p| f(p)).fold(f64::INFINITY, f64::min);
+    let max = parsed
+        .iter()
+        .map(|&p| f(p))
+        .fold(f64::NEG_INFINITY, f64::max);
+    Stats::Number { min, max }
 }
 
 /// Timestamp column mode: each value is a delta from the previous value.
@@ -468,7 +515,8 @@ pub fn decode_column(
             }
             Values::Dict { data, ends, idx }
         }
-        Encoding::Decimal => {
+        Encoding::Decimal | Encoding::PrefixedDecimal => {
+            let prefix = c.bytes()?;
             let mode = c.u8()?;
             if mode > 3 {
                 return Err(c.err("bad decimal mode"));
@@ -482,13 +530,14 @@ pub fn decode_column(
                 return Err(c.err("bad decimal scale"));
             }
             let delta = mode & 2 != 0;
-            let mut data = Vec::with_capacity(n.min(c.remaining()) * 6);
+            let mut data = Vec::with_capacity(n.min(c.remaining()) * (6 + prefix.len()));
             let mut ends = Vec::with_capacity(n.min(c.remaining()));
             let mut prev = 0i64;
             for (i, raw) in get_ints(&mut c, n)?.into_iter().enumerate() {
                 let raw = unzigzag(raw);
                 let m = if delta { prev.wrapping_add(raw) } else { raw };
                 prev = m;
+                data.extend_from_slice(prefix);
                 text::format_decimal(&mut data, m, scales[if scales.len() == 1 { 0 } else { i }]);
                 ends.push(data.len() as u32);
             }
@@ -650,6 +699,23 @@ mod tests {
             Encoding::Plain
         );
         assert_eq!(round(&["a", "", "ü", "b\\u00e9", "c"]), Encoding::Plain);
+        let users = [
+            "user_48213",
+            "user_7",
+            "user_100000",
+            "user_12",
+            "user_99881",
+            "user_31337",
+        ];
+        assert_eq!(round(&users), Encoding::PrefixedDecimal);
+        assert_eq!(
+            round(&["user_1", "user_01", "user_2", "user_3", "user_4", "user_5"]),
+            Encoding::Plain
+        );
+        assert_eq!(
+            round(&["a-1", "a-2", "a-3", "a-4", "a-5", "a-6"]),
+            Encoding::PrefixedDecimal
+        );
         assert_eq!(round(&[]), Encoding::Const);
     }
 

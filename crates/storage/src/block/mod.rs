@@ -16,6 +16,7 @@
 
 pub mod builder;
 pub mod encoding;
+mod hash;
 mod ints;
 pub mod layout;
 pub mod reader;

@@ -217,6 +217,26 @@ pub fn format_ipv4(dst: &mut Vec<u8>, a: [u8; 4]) {
     }
 }
 
+/// Nibble of each byte as a hex digit of one case; 0x10 marks non-digits.
+const fn hex_table(upper: bool) -> [u8; 256] {
+    let mut t = [0x10u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let alpha = if upper { b'A' } else { b'a' };
+    let mut i = 0;
+    while i < 6 {
+        t[alpha as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+}
+
+const HEX_LOWER: [u8; 256] = hex_table(false);
+const HEX_UPPER: [u8; 256] = hex_table(true);
+
 /// Layout shared by all values of a packed-hex column: total length, the
 /// positions of `-` separators, and the letter case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -259,33 +279,28 @@ impl HexLayout {
         (self.len - self.dashes.len()) / 2
     }
 
-    /// Packs `s` into `dst` if it follows this layout exactly.
+    /// Packs `s` into `dst` if it follows this layout exactly (on failure
+    /// `dst` may hold a partial value; callers discard it).
     pub fn pack(&self, s: &[u8], dst: &mut Vec<u8>) -> bool {
-        if s.len() != self.len {
+        if s.len() != self.len || self.dashes.iter().any(|&d| s[d] != b'-') {
             return false;
         }
+        let table = if self.upper { &HEX_UPPER } else { &HEX_LOWER };
+        let mut bad = 0u8;
         let mut hi: Option<u8> = None;
-        let mut d = self.dashes.iter().peekable();
-        for (i, &b) in s.iter().enumerate() {
-            if d.peek() == Some(&&i) {
-                d.next();
-                if b != b'-' {
-                    return false;
+        let mut start = 0;
+        for end in self.dashes.iter().copied().chain(std::iter::once(self.len)) {
+            for &b in &s[start..end] {
+                let v = table[b as usize];
+                bad |= v;
+                match hi.take() {
+                    None => hi = Some(v),
+                    Some(h) => dst.push(h << 4 | (v & 15)),
                 }
-                continue;
             }
-            let v = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' if !self.upper => b - b'a' + 10,
-                b'A'..=b'F' if self.upper => b - b'A' + 10,
-                _ => return false,
-            };
-            match hi.take() {
-                None => hi = Some(v),
-                Some(h) => dst.push(h << 4 | v),
-            }
+            start = end + 1;
         }
-        true
+        bad & 0x10 == 0
     }
 
     /// Appends the text form of one packed value.

@@ -6,8 +6,8 @@ use crate::merge_iter::{MergeIter, Source};
 use crate::part::Part;
 use crate::{names, Storage, StorageError};
 use runakefli_model::{
-    Backend, BackendError, EntryBatch, Labels, Matcher, ScanControl, ScanRequest, StreamId, StreamInfo, TenantId,
-    Timestamp,
+    Backend, BackendError, EntryBatch, Labels, Matcher, ScanControl, ScanRequest, StreamId,
+    StreamInfo, TenantId, Timestamp,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -18,7 +18,13 @@ fn bounds(start: Timestamp, end: Timestamp) -> Option<(i64, i64)> {
 }
 
 impl Storage {
-    fn matching(&self, tenant: &TenantId, matchers: &[Matcher], lo: i64, hi: i64) -> Vec<(StreamId, Arc<Labels>)> {
+    fn matching(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        lo: i64,
+        hi: i64,
+    ) -> Vec<(StreamId, Arc<Labels>)> {
         match self.inner.tenant(tenant) {
             Some(t) => t.index.read().matching(matchers, lo, hi),
             None => Vec::new(),
@@ -30,8 +36,12 @@ impl Storage {
         req: &ScanRequest,
         visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
     ) -> Result<(), StorageError> {
-        let Some((lo, hi)) = bounds(req.start, req.end) else { return Ok(()) };
-        let Some(tenant) = self.inner.tenant(&req.tenant) else { return Ok(()) };
+        let Some((lo, hi)) = bounds(req.start, req.end) else {
+            return Ok(());
+        };
+        let Some(tenant) = self.inner.tenant(&req.tenant) else {
+            return Ok(());
+        };
         // Memtables first, then parts (see the storage module's consistency rules).
         let (active, frozen) = {
             let m = self.inner.mem.read();
@@ -39,13 +49,17 @@ impl Storage {
         };
         let parts: Vec<Arc<Part>> = {
             let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi)).flat_map(|(_, p)| p.state.read().parts.clone()).collect()
+            ps.range(names::day_of(lo)..=names::day_of(hi))
+                .flat_map(|(_, p)| p.state.read().parts.clone())
+                .collect()
         };
         let streams = tenant.index.read().matching(&req.matchers, lo, hi);
         for (sid, labels) in streams {
             let mut sources = Vec::with_capacity(parts.len() + 2);
             for p in &parts {
-                if let Some(s) = Source::part(p, sid, lo, hi, req.direction, &req.required_substrings)? {
+                if let Some(s) =
+                    Source::part(p, sid, lo, hi, req.direction, &req.required_substrings)?
+                {
                     sources.push(s);
                 }
             }
@@ -65,7 +79,12 @@ impl Storage {
             while let Some(e) = it.next_entry()? {
                 batch.push(e);
                 if batch.len() == SCAN_BATCH_ENTRIES {
-                    control = visit(&info, EntryBatch { entries: std::mem::take(&mut batch) });
+                    control = visit(
+                        &info,
+                        EntryBatch {
+                            entries: std::mem::take(&mut batch),
+                        },
+                    );
                     if control != ScanControl::Continue {
                         break;
                     }
@@ -90,13 +109,30 @@ impl Backend for Storage {
         start: Timestamp,
         end: Timestamp,
     ) -> Result<Vec<StreamInfo>, BackendError> {
-        let Some((lo, hi)) = bounds(start, end) else { return Ok(Vec::new()) };
-        Ok(self.matching(tenant, matchers, lo, hi).into_iter().map(|(id, labels)| StreamInfo { id, labels }).collect())
+        let Some((lo, hi)) = bounds(start, end) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .matching(tenant, matchers, lo, hi)
+            .into_iter()
+            .map(|(id, labels)| StreamInfo { id, labels })
+            .collect())
     }
 
-    fn label_names(&self, tenant: &TenantId, start: Timestamp, end: Timestamp) -> Result<Vec<String>, BackendError> {
-        let Some((lo, hi)) = bounds(start, end) else { return Ok(Vec::new()) };
-        Ok(self.inner.tenant(tenant).map(|t| t.index.read().label_names(lo, hi)).unwrap_or_default())
+    fn label_names(
+        &self,
+        tenant: &TenantId,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
+        let Some((lo, hi)) = bounds(start, end) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .inner
+            .tenant(tenant)
+            .map(|t| t.index.read().label_names(lo, hi))
+            .unwrap_or_default())
     }
 
     fn label_values(
@@ -107,7 +143,9 @@ impl Backend for Storage {
         start: Timestamp,
         end: Timestamp,
     ) -> Result<Vec<String>, BackendError> {
-        let Some((lo, hi)) = bounds(start, end) else { return Ok(Vec::new()) };
+        let Some((lo, hi)) = bounds(start, end) else {
+            return Ok(Vec::new());
+        };
         let values: BTreeSet<String> = self
             .matching(tenant, matchers, lo, hi)
             .into_iter()

@@ -49,9 +49,14 @@ pub struct StorageConfig {
     /// Flush the memtable once its oldest entry is this old, so idle streams reach
     /// parts (and the WAL can be trimmed).
     pub flush_interval: Duration,
-    /// zstd level for parts written by flushes: fast, since the data is rewritten
-    /// by merges anyway.
+    /// zstd level for parts written by flushes: fast (negative levels trade a
+    /// little size for speed), since merges rewrite the data anyway.
     pub flush_zstd_level: i32,
+    /// Encode flushed parts with the columnar block codec (token indexes for
+    /// recent data, smaller files) instead of row-wise zstd blocks. Off by
+    /// default: merges re-encode every row anyway, and encoding columnar twice
+    /// roughly doubles ingest CPU.
+    pub flush_columnar: bool,
     /// zstd level for merged parts: they live long, so spend a bit more CPU.
     pub merge_zstd_level: i32,
     /// zstd level of WAL records: the cheapest level that still shrinks JSON
@@ -61,10 +66,11 @@ pub struct StorageConfig {
     /// throwaway stores).
     pub wal_fsync: bool,
     /// Size-tiered merging: merge at least this many neighbouring parts of similar
-    /// size.
+    /// size. High, so that a row is rewritten by few merges (each costs a full
+    /// columnar encode); flushed parts are cheap to read meanwhile.
     pub merge_min_parts: usize,
     /// Never merge more than this many parts at once (bounds open inputs and
-    /// decoded blocks held by one merge).
+    /// decoded blocks held by one merge: one block per input).
     pub merge_max_parts: usize,
     /// Parts count as "similar size" when the largest is at most this many times
     /// the smallest.
@@ -84,12 +90,13 @@ impl StorageConfig {
             data_dir: data_dir.into(),
             memtable_flush_bytes: 64 << 20,
             flush_interval: Duration::from_secs(30),
-            flush_zstd_level: 1,
+            flush_zstd_level: -3,
+            flush_columnar: false,
             merge_zstd_level: 3,
             wal_zstd_level: 1,
             wal_fsync: true,
-            merge_min_parts: 8,
-            merge_max_parts: 16,
+            merge_min_parts: 16,
+            merge_max_parts: 24,
             merge_size_ratio: 4,
             merge_idle_after: Duration::from_secs(5),
             background: true,

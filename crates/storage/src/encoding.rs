@@ -75,17 +75,23 @@ impl<'a> Reader<'a> {
 
     /// Reads a little-endian u32.
     pub fn u32(&mut self) -> Result<u32, StorageError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 
     /// Reads a little-endian u64.
     pub fn u64(&mut self) -> Result<u64, StorageError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 
     /// Reads a little-endian i64.
     pub fn i64(&mut self) -> Result<i64, StorageError> {
-        Ok(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 
     /// Reads an unsigned LEB128 varint.
@@ -120,7 +126,9 @@ impl<'a> Reader<'a> {
     /// Reads a length-prefixed UTF-8 string.
     pub fn string(&mut self) -> Result<String, StorageError> {
         let b = self.bytes()?;
-        std::str::from_utf8(b).map(str::to_owned).map_err(|_| self.err("invalid utf-8"))
+        std::str::from_utf8(b)
+            .map(str::to_owned)
+            .map_err(|_| self.err("invalid utf-8"))
     }
 
     /// Reads a list of string pairs written by [`put_pairs`].
@@ -155,7 +163,11 @@ mod tests {
         assert_eq!(r.remaining(), 0);
         for cut in 0..b.len() {
             let mut r = Reader::new(&b[..cut], "t");
-            let ok = r.u32().and_then(|_| r.uvarint()).and_then(|_| r.i64()).and_then(|_| r.pairs());
+            let ok = r
+                .u32()
+                .and_then(|_| r.uvarint())
+                .and_then(|_| r.i64())
+                .and_then(|_| r.pairs());
             assert!(ok.is_err());
         }
     }

@@ -25,7 +25,9 @@ pub enum StorageError {
     #[error("invalid tenant id: {0}")]
     InvalidTenant(String),
     /// Two different label sets of one tenant hash to the same stream id.
-    #[error("stream id collision in tenant {tenant}: {existing} and {incoming} share id {id:016x}")]
+    #[error(
+        "stream id collision in tenant {tenant}: {existing} and {incoming} share id {id:016x}"
+    )]
     StreamIdCollision {
         /// The tenant.
         tenant: String,
@@ -48,12 +50,18 @@ pub enum StorageError {
 impl StorageError {
     /// Shorthand for a corruption error.
     pub fn corrupt(what: impl Into<String>, detail: impl Into<String>) -> Self {
-        StorageError::Corrupt { what: what.into(), detail: detail.into() }
+        StorageError::Corrupt {
+            what: what.into(),
+            detail: detail.into(),
+        }
     }
 
     /// Shorthand for an I/O error on `path`.
     pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
-        StorageError::Io { path: path.as_ref().display().to_string(), source }
+        StorageError::Io {
+            path: path.as_ref().display().to_string(),
+            source,
+        }
     }
 }
 
@@ -61,9 +69,10 @@ impl From<StorageError> for runakefli_model::BackendError {
     fn from(e: StorageError) -> Self {
         use runakefli_model::BackendError;
         match e {
-            StorageError::Io { path, source } => {
-                BackendError::Io(std::io::Error::new(source.kind(), format!("{path}: {source}")))
-            }
+            StorageError::Io { path, source } => BackendError::Io(std::io::Error::new(
+                source.kind(),
+                format!("{path}: {source}"),
+            )),
             StorageError::Corrupt { .. } => BackendError::Corrupt(e.to_string()),
             other => BackendError::Limit(other.to_string()),
         }

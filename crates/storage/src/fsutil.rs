@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 /// fsyncs a directory so that entries created, renamed or removed in it persist.
 pub fn fsync_dir(dir: &Path) -> Result<(), StorageError> {
-    File::open(dir).and_then(|f| f.sync_all()).map_err(|e| StorageError::io(dir, e))
+    File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| StorageError::io(dir, e))
 }
 
 /// Creates `dir` (and parents) and fsyncs it and its parent so the new entry persists.
@@ -36,7 +38,9 @@ pub fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8]) -> Result<(), Storage
         .truncate(true)
         .open(tmp)
         .map_err(|e| StorageError::io(tmp, e))?;
-    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(tmp, e))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| StorageError::io(tmp, e))?;
     drop(f);
     fs::rename(tmp, path).map_err(|e| StorageError::io(path, e))?;
     fsync_dir(path.parent().unwrap_or(Path::new(".")))

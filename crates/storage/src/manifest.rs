@@ -32,9 +32,15 @@ pub struct Manifest {
 impl Manifest {
     /// Serialises the manifest.
     pub fn encode(&self) -> String {
-        let mut s = format!("{HEADER}\nflushed_wal {}\nnext_part {}\n", self.flushed_wal, self.next_part);
+        let mut s = format!(
+            "{HEADER}\nflushed_wal {}\nnext_part {}\n",
+            self.flushed_wal, self.next_part
+        );
         for p in &self.parts {
-            s.push_str(&format!("part {:016x} {} {} {} {}\n", p.id, p.order, p.level, p.rows, p.bytes));
+            s.push_str(&format!(
+                "part {:016x} {} {} {} {}\n",
+                p.id, p.order, p.level, p.rows, p.bytes
+            ));
         }
         let crc = crc32fast::hash(s.as_bytes());
         s.push_str(&format!("crc32 {crc:08x}\n"));
@@ -45,8 +51,13 @@ impl Manifest {
     pub fn decode(text: &[u8], what: &str) -> Result<Manifest, StorageError> {
         let bad = |d: &str| StorageError::corrupt(what, d);
         let text = std::str::from_utf8(text).map_err(|_| bad("not utf-8"))?;
-        let text = text.strip_suffix('\n').ok_or_else(|| bad("missing final newline"))?;
-        let body_end = text.rfind('\n').map(|i| i + 1).ok_or_else(|| bad("too short"))?;
+        let text = text
+            .strip_suffix('\n')
+            .ok_or_else(|| bad("missing final newline"))?;
+        let body_end = text
+            .rfind('\n')
+            .map(|i| i + 1)
+            .ok_or_else(|| bad("too short"))?;
         let (body, last) = text.split_at(body_end);
         let crc = last
             .strip_prefix("crc32 ")
@@ -63,7 +74,11 @@ impl Manifest {
         let mut m = Manifest::default();
         for line in lines {
             let f: Vec<&str> = line.split(' ').collect();
-            let num = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| bad(line));
+            let num = |i: usize| {
+                f.get(i)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .ok_or_else(|| bad(line))
+            };
             match f[0] {
                 "flushed_wal" => m.flushed_wal = num(1)?,
                 "next_part" => m.next_part = num(1)?,
@@ -92,7 +107,11 @@ impl Manifest {
 
     /// Atomically replaces the manifest of partition `dir`.
     pub fn store(&self, dir: &Path) -> Result<(), StorageError> {
-        write_atomic(&dir.join(names::MANIFEST_FILE), &dir.join(names::MANIFEST_TMP_FILE), self.encode().as_bytes())
+        write_atomic(
+            &dir.join(names::MANIFEST_FILE),
+            &dir.join(names::MANIFEST_TMP_FILE),
+            self.encode().as_bytes(),
+        )
     }
 }
 
@@ -105,7 +124,13 @@ mod tests {
         let m = Manifest {
             flushed_wal: 12,
             next_part: 5,
-            parts: vec![PartInfo { id: 3, order: 1, level: 1, rows: 100, bytes: 4096 }],
+            parts: vec![PartInfo {
+                id: 3,
+                order: 1,
+                level: 1,
+                rows: 100,
+                bytes: 4096,
+            }],
         };
         let d = tempfile::tempdir().unwrap();
         m.store(d.path()).unwrap();

@@ -44,12 +44,21 @@ impl Default for Memtable {
 
 /// Approximate memory an entry takes in the memtable.
 pub fn entry_bytes(e: &Entry) -> usize {
-    e.line.len() + MEMTABLE_ENTRY_OVERHEAD + e.metadata.iter().map(|(k, v)| k.len() + v.len() + 48).sum::<usize>()
+    e.line.len()
+        + MEMTABLE_ENTRY_OVERHEAD
+        + e.metadata
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 48)
+            .sum::<usize>()
 }
 
 impl Memtable {
     /// Adds entries of several streams of `tenant` (one lock acquisition).
-    pub fn insert<'a>(&self, tenant: &TenantId, streams: impl Iterator<Item = (StreamId, &'a Arc<Labels>, &'a [Entry])>) {
+    pub fn insert<'a>(
+        &self,
+        tenant: &TenantId,
+        streams: impl Iterator<Item = (StreamId, &'a Arc<Labels>, &'a [Entry])>,
+    ) {
         let mut bytes = 0;
         let mut rows = 0;
         {
@@ -59,7 +68,10 @@ impl Memtable {
                 None => t.entry(tenant.clone()).or_default(),
             };
             for (sid, labels, entries) in streams {
-                let buf = tm.entry(sid).or_insert_with(|| StreamBuf { labels: labels.clone(), entries: Vec::new() });
+                let buf = tm.entry(sid).or_insert_with(|| StreamBuf {
+                    labels: labels.clone(),
+                    entries: Vec::new(),
+                });
                 buf.entries.reserve(entries.len());
                 for e in entries {
                     bytes += entry_bytes(e);
@@ -98,7 +110,13 @@ impl Memtable {
         let t = self.tables.read();
         t.get(tenant)
             .and_then(|tm| tm.get(&sid))
-            .map(|b| b.entries.iter().filter(|e| e.ts >= lo && e.ts <= hi).cloned().collect())
+            .map(|b| {
+                b.entries
+                    .iter()
+                    .filter(|e| e.ts >= lo && e.ts <= hi)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -117,7 +135,14 @@ mod tests {
         let m = Memtable::default();
         let t = TenantId::new("t");
         let labels = Arc::new(Labels::new(vec![("a".into(), "b".into())]));
-        let es: Vec<Entry> = [5, 1, 3].iter().map(|&ts| Entry { ts, line: format!("l{ts}"), metadata: vec![] }).collect();
+        let es: Vec<Entry> = [5, 1, 3]
+            .iter()
+            .map(|&ts| Entry {
+                ts,
+                line: format!("l{ts}"),
+                metadata: vec![],
+            })
+            .collect();
         m.insert(&t, std::iter::once((1, &labels, &es[..])));
         assert_eq!(m.rows(), 3);
         assert!(m.bytes() > 6);

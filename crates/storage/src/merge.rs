@@ -2,7 +2,7 @@
 //! neighbours in push order), and the merge itself, stream by stream.
 
 use crate::merge_iter::{MergeIter, Source};
-use crate::part::{Part, PartInfo, PartWriter};
+use crate::part::{BlockFormat, Part, PartInfo, PartWriter};
 use crate::partition::Partition;
 use crate::StorageError;
 use runakefli_model::Direction;
@@ -75,8 +75,11 @@ pub fn merge_parts(
     stop: &AtomicBool,
 ) -> Result<Option<u64>, StorageError> {
     let id = partition.alloc_part_id();
-    let mut writer = PartWriter::create(&partition.dir, id, level)?;
-    let mut sids: Vec<u64> = inputs.iter().flat_map(|p| p.stream_ids().iter().copied()).collect();
+    let mut writer = PartWriter::create(&partition.dir, id, BlockFormat::Columnar, level)?;
+    let mut sids: Vec<u64> = inputs
+        .iter()
+        .flat_map(|p| p.stream_ids().iter().copied())
+        .collect();
     sids.sort_unstable();
     sids.dedup();
     for sid in sids {
@@ -91,6 +94,9 @@ pub fn merge_parts(
         }
         let rows = MergeIter::new(sources, i64::MIN, i64::MAX, Direction::Forward)?;
         writer.write_stream(sid, rows)?;
+        for p in inputs {
+            p.release_stream(sid);
+        }
     }
     let rows = writer.rows();
     let order = inputs.iter().map(|p| p.info().order).min().unwrap_or(id);
@@ -106,22 +112,43 @@ mod tests {
     use super::*;
 
     fn parts(sizes: &[u64]) -> Vec<PartInfo> {
-        sizes.iter().enumerate().map(|(i, &b)| PartInfo { id: i as u64, order: i as u64, level: 0, rows: 1, bytes: b }).collect()
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| PartInfo {
+                id: i as u64,
+                order: i as u64,
+                level: 0,
+                rows: 1,
+                bytes: b,
+            })
+            .collect()
     }
 
-    const P: Policy = Policy { min_parts: 4, max_parts: 6, size_ratio: 4 };
+    const P: Policy = Policy {
+        min_parts: 4,
+        max_parts: 6,
+        size_ratio: 4,
+    };
 
     #[test]
     fn tiered_windows() {
         assert_eq!(pick(&parts(&[10, 10, 10]), P, false), None);
         assert_eq!(pick(&parts(&[10, 10, 10, 12]), P, false), Some(0..4));
-        assert_eq!(pick(&parts(&[1000, 10, 10, 10, 12, 9, 9, 9]), P, false), Some(1..7));
+        assert_eq!(
+            pick(&parts(&[1000, 10, 10, 10, 12, 9, 9, 9]), P, false),
+            Some(1..7)
+        );
         assert_eq!(pick(&parts(&[1000, 10, 100, 10, 10]), P, false), None);
     }
 
     #[test]
     fn idle_merge_spares_large_settled_parts() {
-        const P: Policy = Policy { min_parts: 8, max_parts: 16, size_ratio: 4 };
+        const P: Policy = Policy {
+            min_parts: 8,
+            max_parts: 16,
+            size_ratio: 4,
+        };
         assert_eq!(pick(&parts(&[600, 75, 75, 75, 75]), P, true), Some(0..5));
         assert_eq!(pick(&parts(&[600, 75, 75, 75]), P, true), Some(1..4));
         assert_eq!(pick(&parts(&[10_000, 75, 75]), P, true), Some(1..3));

@@ -8,7 +8,6 @@
 //! decoded lazily, one at a time per source, so memory stays at a block or so
 //! per source.
 
-use crate::block::{block_may_contain, decode_block};
 use crate::part::{BlockRef, Part};
 use crate::StorageError;
 use runakefli_model::{Direction, Entry, StreamId};
@@ -45,7 +44,7 @@ impl Source {
             if b.meta.max_ts < lo || b.meta.min_ts > hi {
                 continue;
             }
-            if !substrings.is_empty() && !block_may_contain(part.block_bytes(b)?, substrings) {
+            if !substrings.is_empty() && !part.may_contain(b, substrings)? {
                 continue;
             }
             match dir {
@@ -71,7 +70,13 @@ impl Source {
         if dir == Direction::Backward {
             entries.reverse();
         }
-        Source { part: None, blocks: VecDeque::new(), cur: entries.into_iter(), head: None, undecoded: None }
+        Source {
+            part: None,
+            blocks: VecDeque::new(),
+            cur: entries.into_iter(),
+            head: None,
+            undecoded: None,
+        }
     }
 }
 
@@ -114,9 +119,23 @@ pub struct MergeIter {
 
 impl MergeIter {
     /// Merges `sources` (in rank order) within the inclusive range `[lo, hi]`.
-    pub fn new(sources: Vec<Source>, lo: i64, hi: i64, dir: Direction) -> Result<Self, StorageError> {
+    pub fn new(
+        sources: Vec<Source>,
+        lo: i64,
+        hi: i64,
+        dir: Direction,
+    ) -> Result<Self, StorageError> {
         let backward = dir == Direction::Backward;
-        let mut it = MergeIter { sources, heap: BinaryHeap::new(), lo, hi, backward, pending: VecDeque::new(), lookahead: None, failed: false };
+        let mut it = MergeIter {
+            sources,
+            heap: BinaryHeap::new(),
+            lo,
+            hi,
+            backward,
+            pending: VecDeque::new(),
+            lookahead: None,
+            failed: false,
+        };
         for rank in 0..it.sources.len() {
             it.advance(rank)?;
         }
@@ -135,7 +154,11 @@ impl MergeIter {
         }
         if let Some(b) = s.blocks.pop_front() {
             // Queue with a bound on its first row; decoded when it reaches the top.
-            let ts = if backward { b.meta.max_ts.min(hi) } else { b.meta.min_ts.max(lo) };
+            let ts = if backward {
+                b.meta.max_ts.min(hi)
+            } else {
+                b.meta.min_ts.max(lo)
+            };
             s.undecoded = Some(b);
             self.heap.push(Key { ts, rank, backward });
         }
@@ -144,20 +167,24 @@ impl MergeIter {
 
     fn decode(&mut self, rank: usize) -> Result<(), StorageError> {
         let s = &mut self.sources[rank];
-        let (Some(b), Some(part)) = (s.undecoded.take(), s.part.as_ref()) else { return Ok(()) };
-        let d = decode_block(part.block_bytes(&b)?)?;
+        let (Some(b), Some(part)) = (s.undecoded.take(), s.part.as_ref()) else {
+            return Ok(());
+        };
+        let d = part.decode(&b)?;
         let n = d.ts.len();
         if d.lines.len() != n || d.metadata.len() != n {
-            return Err(StorageError::corrupt(part.path().display().to_string(), "block columns disagree on row count"));
+            return Err(StorageError::corrupt(
+                part.path().display().to_string(),
+                "block columns disagree on row count",
+            ));
         }
-        let mut rows: Vec<Entry> = d
-            .ts
-            .into_iter()
-            .zip(d.lines)
-            .zip(d.metadata)
-            .filter(|((ts, _), _)| *ts >= self.lo && *ts <= self.hi)
-            .map(|((ts, line), metadata)| Entry { ts, line, metadata })
-            .collect();
+        let mut rows: Vec<Entry> =
+            d.ts.into_iter()
+                .zip(d.lines)
+                .zip(d.metadata)
+                .filter(|((ts, _), _)| *ts >= self.lo && *ts <= self.hi)
+                .map(|((ts, line), metadata)| Entry { ts, line, metadata })
+                .collect();
         if self.backward {
             rows.reverse();
         }
@@ -195,7 +222,15 @@ impl MergeIter {
                 None => return Ok(None),
             },
         };
-        let mut run = vec![first];
+        // Fast path: the next entry has another timestamp, nothing to compare.
+        let second = match self.next_raw()? {
+            Some(e) if e.ts == first.ts => e,
+            other => {
+                self.lookahead = other;
+                return Ok(Some(first));
+            }
+        };
+        let mut run = vec![first, second];
         while run.len() < DEDUP_RUN_LIMIT {
             match self.next_raw()? {
                 Some(e) if e.ts == run[0].ts => run.push(e),
@@ -220,12 +255,19 @@ fn dedup(run: Vec<Entry>, keep_last: bool) -> Vec<Entry> {
     let mut keep = vec![true; n];
     {
         let mut seen: HashSet<(&str, &[(String, String)])> = HashSet::with_capacity(n);
-        let order: Box<dyn Iterator<Item = usize>> = if keep_last { Box::new((0..n).rev()) } else { Box::new(0..n) };
+        let order: Box<dyn Iterator<Item = usize>> = if keep_last {
+            Box::new((0..n).rev())
+        } else {
+            Box::new(0..n)
+        };
         for i in order {
             keep[i] = seen.insert((run[i].line.as_str(), run[i].metadata.as_slice()));
         }
     }
-    run.into_iter().zip(keep).filter_map(|(e, k)| k.then_some(e)).collect()
+    run.into_iter()
+        .zip(keep)
+        .filter_map(|(e, k)| k.then_some(e))
+        .collect()
 }
 
 impl Iterator for MergeIter {
@@ -250,7 +292,11 @@ mod tests {
     use super::*;
 
     fn e(ts: i64, line: &str) -> Entry {
-        Entry { ts, line: line.into(), metadata: vec![] }
+        Entry {
+            ts,
+            line: line.into(),
+            metadata: vec![],
+        }
     }
 
     fn run(sources: Vec<Source>, dir: Direction) -> Vec<(i64, String)> {
@@ -264,11 +310,25 @@ mod tests {
     fn ties_follow_rank_then_position_and_duplicates_go() {
         let a = vec![e(1, "a1"), e(2, "a2"), e(2, "dup")];
         let b = vec![e(2, "b2"), e(0, "b0"), e(2, "dup")];
-        let fwd = run(vec![Source::memory(a.clone(), Direction::Forward), Source::memory(b.clone(), Direction::Forward)], Direction::Forward);
-        let want: Vec<(i64, String)> =
-            [(0, "b0"), (1, "a1"), (2, "a2"), (2, "dup"), (2, "b2")].iter().map(|(t, l)| (*t, l.to_string())).collect();
+        let fwd = run(
+            vec![
+                Source::memory(a.clone(), Direction::Forward),
+                Source::memory(b.clone(), Direction::Forward),
+            ],
+            Direction::Forward,
+        );
+        let want: Vec<(i64, String)> = [(0, "b0"), (1, "a1"), (2, "a2"), (2, "dup"), (2, "b2")]
+            .iter()
+            .map(|(t, l)| (*t, l.to_string()))
+            .collect();
         assert_eq!(fwd, want);
-        let bwd = run(vec![Source::memory(a, Direction::Backward), Source::memory(b, Direction::Backward)], Direction::Backward);
+        let bwd = run(
+            vec![
+                Source::memory(a, Direction::Backward),
+                Source::memory(b, Direction::Backward),
+            ],
+            Direction::Backward,
+        );
         let mut rev = want.clone();
         rev.reverse();
         // Backward keeps one copy of the duplicate; order is exactly reversed.
@@ -277,7 +337,21 @@ mod tests {
 
     #[test]
     fn metadata_distinguishes_entries() {
-        let a = vec![e(1, "x"), Entry { ts: 1, line: "x".into(), metadata: vec![("k".into(), "v".into())] }];
-        assert_eq!(run(vec![Source::memory(a, Direction::Forward)], Direction::Forward).len(), 2);
+        let a = vec![
+            e(1, "x"),
+            Entry {
+                ts: 1,
+                line: "x".into(),
+                metadata: vec![("k".into(), "v".into())],
+            },
+        ];
+        assert_eq!(
+            run(
+                vec![Source::memory(a, Direction::Forward)],
+                Direction::Forward
+            )
+            .len(),
+            2
+        );
     }
 }

@@ -44,7 +44,11 @@ impl Partition {
         Partition {
             day,
             dir,
-            state: RwLock::new(PartitionState { manifest, parts, last_flush: Instant::now() }),
+            state: RwLock::new(PartitionState {
+                manifest,
+                parts,
+                last_flush: Instant::now(),
+            }),
             commit_lock: Mutex::new(()),
             merging: AtomicBool::new(false),
         }
@@ -53,8 +57,11 @@ impl Partition {
     /// Opens partition `dir`: reads the manifest, removes unlisted files, opens parts.
     pub fn open(day: i64, dir: &Path) -> Result<Partition, StorageError> {
         let manifest = Manifest::load(dir)?.unwrap_or_default();
-        let listed: std::collections::HashSet<String> =
-            manifest.parts.iter().map(|p| names::part_file(p.id)).collect();
+        let listed: std::collections::HashSet<String> = manifest
+            .parts
+            .iter()
+            .map(|p| names::part_file(p.id))
+            .collect();
         let mut removed = false;
         for (name, path) in list_dir(dir)? {
             if name == names::MANIFEST_FILE || listed.contains(&name) {
@@ -88,18 +95,33 @@ impl Partition {
     /// where the first removed part was, or at the end), optionally raising
     /// `flushed_wal`; writes the manifest atomically, then installs the new part
     /// list. Removed parts are marked obsolete (deleted when unused).
-    pub fn commit(&self, remove: &[u64], add: Option<PartInfo>, flushed_wal: Option<u64>) -> Result<(), StorageError> {
+    pub fn commit(
+        &self,
+        remove: &[u64],
+        add: Option<PartInfo>,
+        flushed_wal: Option<u64>,
+    ) -> Result<(), StorageError> {
         let _c = self.commit_lock.lock();
         let new_part = match &add {
-            Some(info) => Some(Arc::new(Part::open(&self.dir.join(names::part_file(info.id)), info.clone())?)),
+            Some(info) => Some(Arc::new(Part::open(
+                &self.dir.join(names::part_file(info.id)),
+                info.clone(),
+            )?)),
             None => None,
         };
         let (mut manifest, mut parts) = {
             let st = self.state.read();
             (st.manifest.clone(), st.parts.clone())
         };
-        let pos = parts.iter().position(|p| remove.contains(&p.info().id)).unwrap_or(parts.len());
-        let removed: Vec<Arc<Part>> = parts.iter().filter(|p| remove.contains(&p.info().id)).cloned().collect();
+        let pos = parts
+            .iter()
+            .position(|p| remove.contains(&p.info().id))
+            .unwrap_or(parts.len());
+        let removed: Vec<Arc<Part>> = parts
+            .iter()
+            .filter(|p| remove.contains(&p.info().id))
+            .cloned()
+            .collect();
         parts.retain(|p| !remove.contains(&p.info().id));
         if let Some(p) = new_part {
             parts.insert(pos.min(parts.len()), p);
@@ -162,7 +184,9 @@ impl Tenant {
         let mut index = StreamIndex::load(&dir)?;
         let mut partitions = BTreeMap::new();
         for (name, path) in list_dir(&dir)? {
-            let Some(day) = names::parse_day_name(&name) else { continue };
+            let Some(day) = names::parse_day_name(&name) else {
+                continue;
+            };
             if !path.is_dir() {
                 continue;
             }
@@ -204,7 +228,10 @@ impl Tenant {
 
     /// `flushed_wal` of the partition of `day` (0 when it does not exist).
     pub fn flushed_wal(&self, day: i64) -> u64 {
-        self.partitions.read().get(&day).map_or(0, |p| p.state.read().manifest.flushed_wal)
+        self.partitions
+            .read()
+            .get(&day)
+            .map_or(0, |p| p.state.read().manifest.flushed_wal)
     }
 
     /// Writes streams not yet in the streams file, durably.

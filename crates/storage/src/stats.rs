@@ -19,6 +19,27 @@ pub struct Counters {
     pub merged_rows: AtomicU64,
     /// Background flush or merge failures.
     pub background_errors: AtomicU64,
+    /// CPU time spent in flushes, microseconds.
+    pub flush_cpu_us: AtomicU64,
+    /// CPU time spent in merges, microseconds.
+    pub merge_cpu_us: AtomicU64,
+}
+
+/// CPU time consumed by the calling thread so far.
+pub fn thread_cpu() -> std::time::Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the valid timespec we pass.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return std::time::Duration::ZERO;
+    }
+    std::time::Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 impl Counters {
@@ -70,4 +91,8 @@ pub struct StorageStats {
     pub disk_bytes: u64,
     /// Background flush or merge failures since open.
     pub background_errors: u64,
+    /// CPU milliseconds spent in flushes since open.
+    pub flush_cpu_ms: u64,
+    /// CPU milliseconds spent in merges since open.
+    pub merge_cpu_ms: u64,
 }

@@ -17,7 +17,7 @@ use crate::config::{StorageConfig, BACKGROUND_TICK, MEMTABLE_BACKPRESSURE_FACTOR
 use crate::fsutil::{create_dir_durable, list_dir};
 use crate::memtable::Memtable;
 use crate::merge::{self, Policy};
-use crate::part::PartWriter;
+use crate::part::{BlockFormat, PartWriter};
 use crate::partition::{Partition, Tenant};
 use crate::stats::{Counters, StorageStats};
 use crate::wal::{self, record, Wal};
@@ -88,14 +88,21 @@ impl Storage {
             let t = match tenants.get(&tenant) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = Arc::new(Tenant::create(tenant.clone(), names::tenant_dir(&data, tenant.as_str()))?);
+                    let t = Arc::new(Tenant::create(
+                        tenant.clone(),
+                        names::tenant_dir(&data, tenant.as_str()),
+                    )?);
                     tenants.insert(tenant.clone(), t.clone());
                     t
                 }
             };
             let mut kept: Vec<(StreamId, Arc<Labels>, Vec<Entry>)> = Vec::new();
             for s in req.streams {
-                let entries: Vec<Entry> = s.entries.into_iter().filter(|e| seq >= t.flushed_wal(names::day_of(e.ts))).collect();
+                let entries: Vec<Entry> = s
+                    .entries
+                    .into_iter()
+                    .filter(|e| seq >= t.flushed_wal(names::day_of(e.ts)))
+                    .collect();
                 if entries.is_empty() {
                     continue;
                 }
@@ -116,12 +123,19 @@ impl Storage {
         if active.rows() == 0 {
             wal.remove_before(next_seq)?;
         }
-        tracing::info!(records = replayed.records, rows = active.rows(), "storage opened");
+        tracing::info!(
+            records = replayed.records,
+            rows = active.rows(),
+            "storage opened"
+        );
         let inner = Arc::new(Inner {
             cfg,
             wal,
             gate: RwLock::new(()),
-            mem: RwLock::new(MemState { active: Arc::new(active), frozen: None }),
+            mem: RwLock::new(MemState {
+                active: Arc::new(active),
+                frozen: None,
+            }),
             tenants: RwLock::new(tenants),
             flush_lock: Mutex::new(()),
             signals: Mutex::new(Signals::default()),
@@ -137,7 +151,10 @@ impl Storage {
             let i = inner.clone();
             threads.push(spawn("runakefli-merge", move || i.merge_loop())?);
         }
-        Ok(Arc::new(Storage { inner, threads: Mutex::new(threads) }))
+        Ok(Arc::new(Storage {
+            inner,
+            threads: Mutex::new(threads),
+        }))
     }
 
     /// Appends a push request for `tenant`. Returns once the data is in the WAL
@@ -188,7 +205,10 @@ impl Drop for Storage {
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StorageError> {
-    std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| StorageError::io(name, e))
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map_err(|e| StorageError::io(name, e))
 }
 
 /// Widens the index's time ranges of `sid` to cover `entries`.
@@ -227,7 +247,10 @@ impl Inner {
         if let Some(t) = ts.get(id) {
             return Ok(t.clone());
         }
-        let t = Arc::new(Tenant::create(id.clone(), names::tenant_dir(&self.cfg.data_dir, id.as_str()))?);
+        let t = Arc::new(Tenant::create(
+            id.clone(),
+            names::tenant_dir(&self.cfg.data_dir, id.as_str()),
+        )?);
         ts.insert(id.clone(), t.clone());
         Ok(t)
     }
@@ -265,7 +288,13 @@ impl Inner {
             }
             self.wal.append(&frame)?;
             let active = self.mem.read().active.clone();
-            active.insert(tenant, resolved.iter().zip(&req.streams).map(|((sid, l), s)| (*sid, l, &s.entries[..])));
+            active.insert(
+                tenant,
+                resolved
+                    .iter()
+                    .zip(&req.streams)
+                    .map(|((sid, l), s)| (*sid, l, &s.entries[..])),
+            );
             active
         };
         Counters::add(&self.counters.appended_rows, rows as u64);
@@ -281,7 +310,10 @@ impl Inner {
         if !self.cfg.background {
             return;
         }
-        let limit = self.cfg.memtable_flush_bytes.saturating_mul(MEMTABLE_BACKPRESSURE_FACTOR);
+        let limit = self
+            .cfg
+            .memtable_flush_bytes
+            .saturating_mul(MEMTABLE_BACKPRESSURE_FACTOR);
         loop {
             if self.mem.read().active.bytes() < limit || self.shutdown.load(Ordering::Relaxed) {
                 return;
@@ -315,7 +347,11 @@ impl Inner {
                 (active, seg)
             }
         };
-        self.write_frozen(&frozen, next_seg)?;
+        let cpu0 = crate::stats::thread_cpu();
+        let res = self.write_frozen(&frozen, next_seg);
+        let cpu = crate::stats::thread_cpu().saturating_sub(cpu0);
+        Counters::add(&self.counters.flush_cpu_us, cpu.as_micros() as u64);
+        res?;
         self.mem.write().frozen = None;
         {
             let _s = self.signals.lock();
@@ -351,14 +387,23 @@ impl Inner {
                     while end < rows.len() && names::day_of(rows[end].ts) == day {
                         end += 1;
                     }
-                    by_day.entry(day).or_default().push((sid, rows[start..end].to_vec()));
+                    by_day
+                        .entry(day)
+                        .or_default()
+                        .push((sid, rows[start..end].to_vec()));
                     start = end;
                 }
             }
             for (day, list) in by_day {
                 let partition = t.partition(day)?;
                 let id = partition.alloc_part_id();
-                let mut w = PartWriter::create(&partition.dir, id, self.cfg.flush_zstd_level)?;
+                let format = if self.cfg.flush_columnar {
+                    BlockFormat::Columnar
+                } else {
+                    BlockFormat::Raw
+                };
+                let mut w =
+                    PartWriter::create(&partition.dir, id, format, self.cfg.flush_zstd_level)?;
                 for (sid, rows) in list {
                     w.write_stream(sid, rows.into_iter().map(Ok))?;
                 }
@@ -385,7 +430,9 @@ impl Inner {
             }
             let active = self.mem.read().active.clone();
             let due = active.bytes() >= self.cfg.memtable_flush_bytes
-                || active.created().is_some_and(|c| c.elapsed() >= self.cfg.flush_interval)
+                || active
+                    .created()
+                    .is_some_and(|c| c.elapsed() >= self.cfg.flush_interval)
                 || self.mem.read().frozen.is_some();
             if due {
                 if let Err(e) = self.flush() {
@@ -425,7 +472,10 @@ impl Inner {
 
     fn partitions(&self) -> Vec<Arc<Partition>> {
         let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
-        tenants.iter().flat_map(|t| t.partitions.read().values().cloned().collect::<Vec<_>>()).collect()
+        tenants
+            .iter()
+            .flat_map(|t| t.partitions.read().values().cloned().collect::<Vec<_>>())
+            .collect()
     }
 
     /// Runs one merge if the policy wants one; true when it merged.
@@ -444,7 +494,12 @@ impl Inner {
                 continue;
             }
             Counters::add(&self.counters.merges_running, 1);
+            let cpu0 = crate::stats::thread_cpu();
             let res = merge::merge_parts(&p, &inputs, self.cfg.merge_zstd_level, &self.shutdown);
+            let cpu = crate::stats::thread_cpu().saturating_sub(cpu0);
+            Counters::add(&self.counters.merge_cpu_us, cpu.as_micros() as u64);
+            // Release the inputs (deleting merged-away files) before reporting done.
+            drop(inputs);
             self.counters.merges_running.fetch_sub(1, Ordering::Relaxed);
             p.merging.store(false, Ordering::SeqCst);
             return match res? {
@@ -470,6 +525,8 @@ impl Inner {
             flushed_rows: ld(&c.flushed_rows),
             flushes: ld(&c.flushes),
             background_errors: ld(&c.background_errors),
+            flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
+            merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
             wal_bytes_written: self.wal.bytes_written(),
             wal_disk_bytes: wal::disk_bytes(&self.cfg.data_dir),
             ..Default::default()
@@ -488,7 +545,8 @@ impl Inner {
         for t in &tenants {
             s.tenants += 1;
             s.streams += t.index.read().len() as u64;
-            index_bytes += std::fs::metadata(t.dir.join(names::STREAMS_FILE)).map_or(0, |m| m.len());
+            index_bytes +=
+                std::fs::metadata(t.dir.join(names::STREAMS_FILE)).map_or(0, |m| m.len());
             for p in t.partitions.read().values() {
                 s.partitions += 1;
                 let st = p.state.read();
@@ -526,7 +584,9 @@ fn dedup_sorted(rows: Vec<&Entry>) -> Vec<&Entry> {
         let dup = if use_set {
             seen.contains(&k)
         } else {
-            out[run_start..].iter().any(|r| r.line == e.line && r.metadata == e.metadata)
+            out[run_start..]
+                .iter()
+                .any(|r| r.line == e.line && r.metadata == e.metadata)
         };
         if dup {
             continue;
@@ -536,7 +596,11 @@ fn dedup_sorted(rows: Vec<&Entry>) -> Vec<&Entry> {
             seen.insert(k);
         } else if out.len() - run_start >= 16 {
             use_set = true;
-            seen.extend(out[run_start..].iter().map(|r| (r.line.as_str(), r.metadata.as_slice())));
+            seen.extend(
+                out[run_start..]
+                    .iter()
+                    .map(|r| (r.line.as_str(), r.metadata.as_slice())),
+            );
         }
     }
     out

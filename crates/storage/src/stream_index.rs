@@ -11,7 +11,7 @@
 use crate::encoding::{put_pairs, put_u32, put_u64, Reader};
 use crate::fsutil::fsync_dir;
 use crate::{names, StorageError};
-use runakefli_model::{Labels, Matcher, MatchOp, StreamId};
+use runakefli_model::{Labels, MatchOp, Matcher, StreamId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -53,14 +53,30 @@ impl StreamIndex {
 
     fn insert(&mut self, sid: StreamId, labels: Arc<Labels>, persisted: bool) {
         for (k, v) in labels.pairs() {
-            self.postings.entry(k.clone()).or_default().entry(v.clone()).or_default().push(sid);
+            self.postings
+                .entry(k.clone())
+                .or_default()
+                .entry(v.clone())
+                .or_default()
+                .push(sid);
         }
-        self.streams.insert(sid, StreamEntry { labels, days: BTreeMap::new(), persisted });
+        self.streams.insert(
+            sid,
+            StreamEntry {
+                labels,
+                days: BTreeMap::new(),
+                persisted,
+            },
+        );
     }
 
     /// Returns the id and shared labels of `labels`, adding the stream when new.
     /// Fails when a different label set already owns the id.
-    pub fn resolve(&mut self, tenant: &str, labels: &Labels) -> Result<(StreamId, Arc<Labels>), StorageError> {
+    pub fn resolve(
+        &mut self,
+        tenant: &str,
+        labels: &Labels,
+    ) -> Result<(StreamId, Arc<Labels>), StorageError> {
         let sid = labels.stream_id();
         if let Some(e) = self.streams.get(&sid) {
             if *e.labels != *labels {
@@ -89,7 +105,9 @@ impl StreamIndex {
 
     /// Whether `sid` may have entries in the inclusive range `[lo, hi]`.
     pub fn overlaps(&self, sid: StreamId, lo: i64, hi: i64) -> bool {
-        let Some(e) = self.streams.get(&sid) else { return false };
+        let Some(e) = self.streams.get(&sid) else {
+            return false;
+        };
         e.days
             .range(crate::names::day_of(lo)..=crate::names::day_of(hi))
             .any(|(_, &(min, max))| min <= hi && max >= lo)
@@ -102,10 +120,15 @@ impl StreamIndex {
         let mut candidates: Option<&Vec<StreamId>> = None;
         for m in matchers {
             if m.op == MatchOp::Eq && !m.value.is_empty() {
-                let ids = self.postings.get(&m.name).and_then(|vals| vals.get(&m.value));
+                let ids = self
+                    .postings
+                    .get(&m.name)
+                    .and_then(|vals| vals.get(&m.value));
                 match ids {
                     None => return Vec::new(),
-                    Some(ids) if candidates.is_none_or(|c| ids.len() < c.len()) => candidates = Some(ids),
+                    Some(ids) if candidates.is_none_or(|c| ids.len() < c.len()) => {
+                        candidates = Some(ids)
+                    }
                     Some(_) => {}
                 }
             }
@@ -136,8 +159,12 @@ impl StreamIndex {
 
     /// Streams not yet written to the streams file.
     pub fn unpersisted(&self) -> Vec<(StreamId, Arc<Labels>)> {
-        let mut v: Vec<_> =
-            self.streams.iter().filter(|(_, e)| !e.persisted).map(|(s, e)| (*s, e.labels.clone())).collect();
+        let mut v: Vec<_> = self
+            .streams
+            .iter()
+            .filter(|(_, e)| !e.persisted)
+            .map(|(s, e)| (*s, e.labels.clone()))
+            .collect();
         v.sort_by_key(|(s, _)| *s);
         v
     }
@@ -173,8 +200,13 @@ impl StreamIndex {
                 }
                 Err(e) => {
                     tracing::warn!(path = %path.display(), offset = off, error = %e, "truncating streams file at invalid record");
-                    let f = OpenOptions::new().write(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
-                    f.set_len(off as u64).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(&path, e))?;
+                    let f = OpenOptions::new()
+                        .write(true)
+                        .open(&path)
+                        .map_err(|e| StorageError::io(&path, e))?;
+                    f.set_len(off as u64)
+                        .and_then(|_| f.sync_all())
+                        .map_err(|e| StorageError::io(&path, e))?;
                     break;
                 }
             }
@@ -213,8 +245,14 @@ pub fn persist(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result
         buf.extend_from_slice(&payload);
     }
     let existed = path.exists();
-    let mut f = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
-    f.write_all(&buf).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(&path, e))?;
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| StorageError::io(&path, e))?;
+    f.write_all(&buf)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| StorageError::io(&path, e))?;
     if !existed {
         fsync_dir(tenant_dir)?;
     }
@@ -226,23 +264,45 @@ mod tests {
     use super::*;
 
     fn l(pairs: &[(&str, &str)]) -> Labels {
-        Labels::new(pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect())
+        Labels::new(
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+        )
     }
 
     #[test]
     fn matching_ranges_and_names() {
         let mut idx = StreamIndex::default();
-        let (a, _) = idx.resolve("t", &l(&[("app", "api"), ("env", "prod")])).unwrap();
+        let (a, _) = idx
+            .resolve("t", &l(&[("app", "api"), ("env", "prod")]))
+            .unwrap();
         let (b, _) = idx.resolve("t", &l(&[("app", "web")])).unwrap();
         idx.note_range(a, 0, 10, 20);
         idx.note_range(b, 0, 30, 40);
         let m = |n: &str, op, v: &str| Matcher::new(n, op, v).unwrap();
         let ids = |v: Vec<(StreamId, Arc<Labels>)>| v.into_iter().map(|x| x.0).collect::<Vec<_>>();
-        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Eq, "api")], 0, 100)), vec![a]);
-        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Re, ".+")], 0, 100)), vec![a, b]);
-        assert_eq!(ids(idx.matching(&[m("env", MatchOp::Eq, "")], 0, 100)), vec![b]);
-        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Re, ".+")], 21, 29)), Vec::<u64>::new());
-        assert_eq!(ids(idx.matching(&[m("app", MatchOp::Eq, "nope")], 0, 100)), Vec::<u64>::new());
+        assert_eq!(
+            ids(idx.matching(&[m("app", MatchOp::Eq, "api")], 0, 100)),
+            vec![a]
+        );
+        assert_eq!(
+            ids(idx.matching(&[m("app", MatchOp::Re, ".+")], 0, 100)),
+            vec![a, b]
+        );
+        assert_eq!(
+            ids(idx.matching(&[m("env", MatchOp::Eq, "")], 0, 100)),
+            vec![b]
+        );
+        assert_eq!(
+            ids(idx.matching(&[m("app", MatchOp::Re, ".+")], 21, 29)),
+            Vec::<u64>::new()
+        );
+        assert_eq!(
+            ids(idx.matching(&[m("app", MatchOp::Eq, "nope")], 0, 100)),
+            Vec::<u64>::new()
+        );
         assert_eq!(idx.label_names(0, 25), vec!["app", "env"]);
         assert_eq!(idx.label_names(25, 100), vec!["app"]);
     }
@@ -260,7 +320,12 @@ mod tests {
         let loaded = StreamIndex::load(d.path()).unwrap();
         assert_eq!(loaded.len(), 2);
         assert!(loaded.unpersisted().is_empty());
-        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 2).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len - 2)
+            .unwrap();
         assert_eq!(StreamIndex::load(d.path()).unwrap().len(), 1);
     }
 }

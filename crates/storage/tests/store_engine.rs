@@ -3,8 +3,8 @@
 //! label index, replay and garbage collection.
 
 use runakefli_model::{
-    Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl, ScanRequest, TenantId,
-    NANOS_PER_DAY,
+    Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,
+    ScanRequest, TenantId, NANOS_PER_DAY,
 };
 use runakefli_storage::{Storage, StorageConfig};
 use std::path::Path;
@@ -18,15 +18,27 @@ fn cfg(dir: &Path) -> StorageConfig {
 }
 
 fn labels(app: &str) -> Labels {
-    Labels::new(vec![("app".into(), app.into()), ("env".into(), "prod".into())])
+    Labels::new(vec![
+        ("app".into(), app.into()),
+        ("env".into(), "prod".into()),
+    ])
 }
 
 fn e(ts: i64, line: &str) -> Entry {
-    Entry { ts, line: line.into(), metadata: vec![] }
+    Entry {
+        ts,
+        line: line.into(),
+        metadata: vec![],
+    }
 }
 
 fn push(app: &str, entries: Vec<Entry>) -> PushRequest {
-    PushRequest { streams: vec![PushStream { labels: labels(app), entries }] }
+    PushRequest {
+        streams: vec![PushStream {
+            labels: labels(app),
+            entries,
+        }],
+    }
 }
 
 fn t(name: &str) -> TenantId {
@@ -38,7 +50,14 @@ fn sel(app: &str) -> Vec<Matcher> {
 }
 
 /// All (ts, line) pairs per stream label string, in scan order.
-fn scan(s: &Storage, tenant: &str, matchers: Vec<Matcher>, start: i64, end: i64, dir: Direction) -> Vec<(String, i64, String)> {
+fn scan(
+    s: &Storage,
+    tenant: &str,
+    matchers: Vec<Matcher>,
+    start: i64,
+    end: i64,
+    dir: Direction,
+) -> Vec<(String, i64, String)> {
     let req = ScanRequest {
         tenant: t(tenant),
         matchers,
@@ -71,11 +90,22 @@ fn all(s: &Storage, tenant: &str, dir: Direction) -> Vec<(String, i64, String)> 
 fn forward_backward_ties_and_out_of_order() {
     let d = tempfile::tempdir().unwrap();
     let s = Storage::open(cfg(d.path())).unwrap();
-    s.append(&t("a"), &push("x", vec![e(5, "five"), e(1, "one"), e(3, "three-a")])).unwrap();
-    s.append(&t("a"), &push("x", vec![e(3, "three-b"), e(2, "two")])).unwrap();
-    let fwd: Vec<_> = scan(&s, "a", sel("x"), 0, 100, Direction::Forward).into_iter().map(|x| x.2).collect();
+    s.append(
+        &t("a"),
+        &push("x", vec![e(5, "five"), e(1, "one"), e(3, "three-a")]),
+    )
+    .unwrap();
+    s.append(&t("a"), &push("x", vec![e(3, "three-b"), e(2, "two")]))
+        .unwrap();
+    let fwd: Vec<_> = scan(&s, "a", sel("x"), 0, 100, Direction::Forward)
+        .into_iter()
+        .map(|x| x.2)
+        .collect();
     assert_eq!(fwd, vec!["one", "two", "three-a", "three-b", "five"]);
-    let bwd: Vec<_> = scan(&s, "a", sel("x"), 0, 100, Direction::Backward).into_iter().map(|x| x.2).collect();
+    let bwd: Vec<_> = scan(&s, "a", sel("x"), 0, 100, Direction::Backward)
+        .into_iter()
+        .map(|x| x.2)
+        .collect();
     assert_eq!(bwd, vec!["five", "three-b", "three-a", "two", "one"]);
 }
 
@@ -91,7 +121,11 @@ fn workload() -> Vec<(String, PushRequest)> {
                 entries.push(Entry {
                     ts,
                     line: format!("{app} r{round} i{}", i % 5),
-                    metadata: if i % 3 == 0 { vec![("trace".into(), format!("{}", i % 2))] } else { vec![] },
+                    metadata: if i % 3 == 0 {
+                        vec![("trace".into(), format!("{}", i % 2))]
+                    } else {
+                        vec![]
+                    },
                 });
             }
             entries.push(e(NANOS_PER_DAY, "same-ts duplicate"));
@@ -103,6 +137,15 @@ fn workload() -> Vec<(String, PushRequest)> {
 
 #[test]
 fn same_answer_from_memtable_parts_and_merged_parts() {
+    same_answer(false);
+}
+
+#[test]
+fn same_answer_with_columnar_flushed_parts() {
+    same_answer(true);
+}
+
+fn same_answer(flush_columnar: bool) {
     let work = workload();
     let d1 = tempfile::tempdir().unwrap();
     let mem = Storage::open(cfg(d1.path())).unwrap();
@@ -110,7 +153,12 @@ fn same_answer_from_memtable_parts_and_merged_parts() {
         mem.append(&t(tn), r).unwrap();
     }
     let d2 = tempfile::tempdir().unwrap();
-    let parts = Storage::open(cfg(d2.path())).unwrap();
+    let cfg2 = |p: &Path| {
+        let mut c = cfg(p);
+        c.flush_columnar = flush_columnar;
+        c
+    };
+    let parts = Storage::open(cfg2(d2.path())).unwrap();
     for (i, (tn, r)) in work.iter().enumerate() {
         parts.append(&t(tn), r).unwrap();
         if i % 4 == 3 {
@@ -145,25 +193,42 @@ fn same_answer_from_memtable_parts_and_merged_parts() {
     }
     // And the merged store survives a reopen unchanged.
     drop(parts);
-    let reopened = Storage::open(cfg(d2.path())).unwrap();
-    assert_eq!(all(&reopened, "t1", Direction::Forward), all(&mem, "t1", Direction::Forward));
+    let reopened = Storage::open(cfg2(d2.path())).unwrap();
+    assert_eq!(
+        all(&reopened, "t1", Direction::Forward),
+        all(&mem, "t1", Direction::Forward)
+    );
 }
 
 #[test]
 fn tenants_are_isolated() {
     let d = tempfile::tempdir().unwrap();
     let s = Storage::open(cfg(d.path())).unwrap();
-    s.append(&t("one"), &push("x", vec![e(1, "secret-one")])).unwrap();
-    s.append(&t("two"), &push("x", vec![e(1, "secret-two")])).unwrap();
+    s.append(&t("one"), &push("x", vec![e(1, "secret-one")]))
+        .unwrap();
+    s.append(&t("two"), &push("x", vec![e(1, "secret-two")]))
+        .unwrap();
     s.flush().unwrap();
-    s.append(&t("two"), &push("y", vec![e(2, "two-y")])).unwrap();
+    s.append(&t("two"), &push("y", vec![e(2, "two-y")]))
+        .unwrap();
     let one = all(&s, "one", Direction::Forward);
-    assert_eq!(one.iter().map(|x| x.2.as_str()).collect::<Vec<_>>(), vec!["secret-one"]);
-    assert_eq!(s.label_values(&t("one"), "app", &[], 0, 10).unwrap(), vec!["x"]);
-    assert_eq!(s.label_values(&t("two"), "app", &[], 0, 10).unwrap(), vec!["x", "y"]);
+    assert_eq!(
+        one.iter().map(|x| x.2.as_str()).collect::<Vec<_>>(),
+        vec!["secret-one"]
+    );
+    assert_eq!(
+        s.label_values(&t("one"), "app", &[], 0, 10).unwrap(),
+        vec!["x"]
+    );
+    assert_eq!(
+        s.label_values(&t("two"), "app", &[], 0, 10).unwrap(),
+        vec!["x", "y"]
+    );
     assert!(all(&s, "nobody", Direction::Forward).is_empty());
     assert!(s.streams(&t("nobody"), &[], 0, 10).unwrap().is_empty());
-    assert!(s.append(&t("../evil"), &push("x", vec![e(1, "x")])).is_err());
+    assert!(s
+        .append(&t("../evil"), &push("x", vec![e(1, "x")]))
+        .is_err());
 }
 
 #[test]
@@ -171,18 +236,42 @@ fn time_ranges_are_half_open_and_cross_days() {
     let d = tempfile::tempdir().unwrap();
     let s = Storage::open(cfg(d.path())).unwrap();
     let day = NANOS_PER_DAY;
-    s.append(&t("a"), &push("x", vec![e(day - 1, "d0-last"), e(day, "d1-first"), e(3 * day, "d3")])).unwrap();
+    s.append(
+        &t("a"),
+        &push(
+            "x",
+            vec![e(day - 1, "d0-last"), e(day, "d1-first"), e(3 * day, "d3")],
+        ),
+    )
+    .unwrap();
     s.flush().unwrap();
-    s.append(&t("a"), &push("x", vec![e(day + 5, "d1-mem")])).unwrap();
-    let lines = |a, b| scan(&s, "a", sel("x"), a, b, Direction::Forward).into_iter().map(|x| x.2).collect::<Vec<_>>();
+    s.append(&t("a"), &push("x", vec![e(day + 5, "d1-mem")]))
+        .unwrap();
+    let lines = |a, b| {
+        scan(&s, "a", sel("x"), a, b, Direction::Forward)
+            .into_iter()
+            .map(|x| x.2)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(lines(day - 1, day), vec!["d0-last"]);
     assert_eq!(lines(day, day + 6), vec!["d1-first", "d1-mem"]);
-    assert_eq!(lines(0, 10 * day), vec!["d0-last", "d1-first", "d1-mem", "d3"]);
+    assert_eq!(
+        lines(0, 10 * day),
+        vec!["d0-last", "d1-first", "d1-mem", "d3"]
+    );
     assert!(lines(day + 6, 3 * day).is_empty());
     assert!(lines(5, 5).is_empty());
     // The index knows the stream has no data in that gap.
-    assert!(s.streams(&t("a"), &sel("x"), day + 6, 3 * day).unwrap().is_empty());
-    assert_eq!(s.streams(&t("a"), &sel("x"), 3 * day, 3 * day + 1).unwrap().len(), 1);
+    assert!(s
+        .streams(&t("a"), &sel("x"), day + 6, 3 * day)
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        s.streams(&t("a"), &sel("x"), 3 * day, 3 * day + 1)
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(s.stats().partitions, 3);
 }
 
@@ -190,37 +279,79 @@ fn time_ranges_are_half_open_and_cross_days() {
 fn label_index_queries() {
     let d = tempfile::tempdir().unwrap();
     let s = Storage::open(cfg(d.path())).unwrap();
-    let l1 = Labels::new(vec![("app".into(), "api".into()), ("env".into(), "prod".into())]);
-    let l2 = Labels::new(vec![("app".into(), "web".into()), ("env".into(), "dev".into()), ("team".into(), "x".into())]);
+    let l1 = Labels::new(vec![
+        ("app".into(), "api".into()),
+        ("env".into(), "prod".into()),
+    ]);
+    let l2 = Labels::new(vec![
+        ("app".into(), "web".into()),
+        ("env".into(), "dev".into()),
+        ("team".into(), "x".into()),
+    ]);
     let req = PushRequest {
         streams: vec![
-            PushStream { labels: l1.clone(), entries: vec![e(10, "a")] },
-            PushStream { labels: l2.clone(), entries: vec![e(100, "b")] },
+            PushStream {
+                labels: l1.clone(),
+                entries: vec![e(10, "a")],
+            },
+            PushStream {
+                labels: l2.clone(),
+                entries: vec![e(100, "b")],
+            },
         ],
     };
     s.append(&t("a"), &req).unwrap();
     let m = |n: &str, op, v: &str| Matcher::new(n, op, v).unwrap();
     let ids = |ms: &[Matcher], a, b| {
-        let mut v: Vec<String> = s.streams(&t("a"), ms, a, b).unwrap().into_iter().map(|x| x.labels.to_string()).collect();
+        let mut v: Vec<String> = s
+            .streams(&t("a"), ms, a, b)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.labels.to_string())
+            .collect();
         v.sort();
         v
     };
-    assert_eq!(ids(&[m("env", MatchOp::Eq, "prod")], 0, 1000), vec![l1.to_string()]);
+    assert_eq!(
+        ids(&[m("env", MatchOp::Eq, "prod")], 0, 1000),
+        vec![l1.to_string()]
+    );
     assert_eq!(ids(&[m("app", MatchOp::Re, "api|web")], 0, 1000).len(), 2);
-    assert_eq!(ids(&[m("team", MatchOp::Eq, "")], 0, 1000), vec![l1.to_string()]);
-    assert_eq!(ids(&[m("app", MatchOp::Neq, "api")], 0, 50), Vec::<String>::new());
-    assert_eq!(s.label_names(&t("a"), 0, 1000).unwrap(), vec!["app", "env", "team"]);
+    assert_eq!(
+        ids(&[m("team", MatchOp::Eq, "")], 0, 1000),
+        vec![l1.to_string()]
+    );
+    assert_eq!(
+        ids(&[m("app", MatchOp::Neq, "api")], 0, 50),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        s.label_names(&t("a"), 0, 1000).unwrap(),
+        vec!["app", "env", "team"]
+    );
     assert_eq!(s.label_names(&t("a"), 0, 50).unwrap(), vec!["app", "env"]);
-    assert_eq!(s.label_values(&t("a"), "env", &[], 0, 1000).unwrap(), vec!["dev", "prod"]);
-    assert_eq!(s.label_values(&t("a"), "env", &[m("app", MatchOp::Eq, "web")], 0, 1000).unwrap(), vec!["dev"]);
-    let stream = s.streams(&t("a"), &[m("app", MatchOp::Eq, "api")], 0, 1000).unwrap();
+    assert_eq!(
+        s.label_values(&t("a"), "env", &[], 0, 1000).unwrap(),
+        vec!["dev", "prod"]
+    );
+    assert_eq!(
+        s.label_values(&t("a"), "env", &[m("app", MatchOp::Eq, "web")], 0, 1000)
+            .unwrap(),
+        vec!["dev"]
+    );
+    let stream = s
+        .streams(&t("a"), &[m("app", MatchOp::Eq, "api")], 0, 1000)
+        .unwrap();
     assert_eq!(stream[0].id, l1.stream_id());
     // Survives flush + reopen (stream file + part index ranges).
     s.flush().unwrap();
     drop(s);
     let s = Storage::open(cfg(d.path())).unwrap();
     assert_eq!(s.label_names(&t("a"), 0, 50).unwrap(), vec!["app", "env"]);
-    assert_eq!(s.label_values(&t("a"), "team", &[], 0, 1000).unwrap(), vec!["x"]);
+    assert_eq!(
+        s.label_values(&t("a"), "team", &[], 0, 1000).unwrap(),
+        vec!["x"]
+    );
 }
 
 #[test]
@@ -228,16 +359,26 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
     let d = tempfile::tempdir().unwrap();
     {
         let s = Storage::open(cfg(d.path())).unwrap();
-        s.append(&t("a"), &push("x", vec![e(1, "flushed")])).unwrap();
+        s.append(&t("a"), &push("x", vec![e(1, "flushed")]))
+            .unwrap();
         s.flush().unwrap();
-        s.append(&t("a"), &push("x", vec![e(2, "only-in-wal")])).unwrap();
-        s.append(&t("b"), &push("y", vec![e(3, "other-tenant")])).unwrap();
+        s.append(&t("a"), &push("x", vec![e(2, "only-in-wal")]))
+            .unwrap();
+        s.append(&t("b"), &push("y", vec![e(3, "other-tenant")]))
+            .unwrap();
     }
     let s = Storage::open(cfg(d.path())).unwrap();
-    let lines: Vec<_> = all(&s, "a", Direction::Forward).into_iter().map(|x| x.2).collect();
+    let lines: Vec<_> = all(&s, "a", Direction::Forward)
+        .into_iter()
+        .map(|x| x.2)
+        .collect();
     assert_eq!(lines, vec!["flushed", "only-in-wal"]);
     assert_eq!(all(&s, "b", Direction::Forward).len(), 1);
-    assert_eq!(s.stats().memtable_rows, 2, "the flushed record is not replayed again");
+    assert_eq!(
+        s.stats().memtable_rows,
+        2,
+        "the flushed record is not replayed again"
+    );
     s.flush().unwrap();
     let st = s.stats();
     assert_eq!(st.memtable_rows, 0);
@@ -263,8 +404,10 @@ fn crash_leftovers_are_removed_on_open() {
     std::fs::write(pdir.join("0000000000000100.part.tmp"), b"half").unwrap();
     std::fs::write(pdir.join("MANIFEST.tmp"), b"half").unwrap();
     let s = Storage::open(cfg(d.path())).unwrap();
-    let names: Vec<String> =
-        std::fs::read_dir(&pdir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<String> = std::fs::read_dir(&pdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert_eq!(all(&s, "a", Direction::Forward).len(), 1);
 }
@@ -316,8 +459,16 @@ fn background_threads_flush_and_merge() {
             let s: Arc<Storage> = s.clone();
             std::thread::spawn(move || {
                 for i in 0..100i64 {
-                    let entries = (0..20).map(|j| e(i * 100 + j, &format!("thread {th} batch {i} line {j} {}", "x".repeat(50)))).collect();
-                    s.append(&t("t"), &push(&format!("s{}", i % 7), entries)).unwrap();
+                    let entries = (0..20)
+                        .map(|j| {
+                            e(
+                                i * 100 + j,
+                                &format!("thread {th} batch {i} line {j} {}", "x".repeat(50)),
+                            )
+                        })
+                        .collect();
+                    s.append(&t("t"), &push(&format!("s{}", i % 7), entries))
+                        .unwrap();
                 }
             })
         })
@@ -328,7 +479,11 @@ fn background_threads_flush_and_merge() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let st = s.stats();
-        if st.memtable_rows == 0 && st.merges_running == 0 && st.merge_backlog == 0 && st.flushes > 0 {
+        if st.memtable_rows == 0
+            && st.merges_running == 0
+            && st.merge_backlog == 0
+            && st.flushes > 0
+        {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "{st:?}");

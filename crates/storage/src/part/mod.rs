@@ -6,11 +6,12 @@
 //! lists streams in ascending id order, each with its blocks (offset, length,
 //! crc32 of the block bytes, and the block's [`BlockMeta`]).
 
+pub mod raw_block;
 mod writer;
 
 pub use writer::PartWriter;
 
-use crate::block::BlockMeta;
+use crate::block::{block_may_contain, decode_block, BlockMeta, DecodedBlock};
 use crate::encoding::Reader;
 use crate::fsutil::remove_file;
 use crate::StorageError;
@@ -28,6 +29,32 @@ const HEADER_LEN: usize = 16;
 const FOOTER_LEN: usize = 40;
 /// Smallest encoding of one block entry in the index.
 const INDEX_BLOCK_LEN: usize = 8 + 4 + 4 + 4 + 8 + 8 + 8;
+
+/// How the blocks of a part are encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockFormat {
+    /// Columnar blocks of the block codec (merged parts; flushed parts when so configured).
+    Columnar,
+    /// Row-wise zstd blocks (freshly flushed parts).
+    Raw,
+}
+
+impl BlockFormat {
+    fn code(self) -> u32 {
+        match self {
+            BlockFormat::Columnar => 0,
+            BlockFormat::Raw => 1,
+        }
+    }
+
+    fn from_code(c: u32) -> Option<Self> {
+        match c {
+            0 => Some(BlockFormat::Columnar),
+            1 => Some(BlockFormat::Raw),
+            _ => None,
+        }
+    }
+}
 
 /// Where a block lies in its part, with its summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,12 +94,16 @@ pub struct Part {
     streams: HashMap<StreamId, (usize, usize)>,
     stream_order: Vec<StreamId>,
     blocks: Vec<BlockRef>,
+    format: BlockFormat,
     obsolete: AtomicBool,
 }
 
 impl std::fmt::Debug for Part {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Part").field("info", &self.info).field("path", &self.path).finish()
+        f.debug_struct("Part")
+            .field("info", &self.info)
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -89,6 +120,9 @@ impl Part {
         if len < HEADER_LEN + FOOTER_LEN || &map[..8] != MAGIC {
             return Err(bad("bad part header"));
         }
+        let format =
+            BlockFormat::from_code(u32::from_le_bytes(map[12..16].try_into().expect("4 bytes")))
+                .ok_or_else(|| bad("unknown block format"))?;
         let footer = &map[len - FOOTER_LEN..];
         if &footer[32..40] != END_MAGIC {
             return Err(bad("bad part footer"));
@@ -102,7 +136,9 @@ impl Part {
         if version != VERSION {
             return Err(bad(&format!("unsupported part version {version}")));
         }
-        let index_end = index_offset.checked_add(index_len).ok_or_else(|| bad("index bounds"))?;
+        let index_end = index_offset
+            .checked_add(index_len)
+            .ok_or_else(|| bad("index bounds"))?;
         if index_offset < HEADER_LEN as u64 || index_end != (len - FOOTER_LEN) as u64 {
             return Err(bad("index bounds"));
         }
@@ -127,12 +163,22 @@ impl Part {
                 let offset = r.u64()?;
                 let blen = r.u32()?;
                 let crc = r.u32()?;
-                let meta = BlockMeta { rows: r.u32()?, min_ts: r.i64()?, max_ts: r.i64()?, line_bytes: r.u64()? };
+                let meta = BlockMeta {
+                    rows: r.u32()?,
+                    min_ts: r.i64()?,
+                    max_ts: r.i64()?,
+                    line_bytes: r.u64()?,
+                };
                 if offset < HEADER_LEN as u64 || offset.saturating_add(blen as u64) > index_offset {
                     return Err(bad("block bounds"));
                 }
                 total_rows += meta.rows as u64;
-                blocks.push(BlockRef { offset, len: blen, crc, meta });
+                blocks.push(BlockRef {
+                    offset,
+                    len: blen,
+                    crc,
+                    meta,
+                });
             }
             streams.insert(sid, (start, nb));
             stream_order.push(sid);
@@ -143,7 +189,16 @@ impl Part {
         let mut info = info;
         info.rows = rows;
         info.bytes = len as u64;
-        Ok(Part { info, path: path.to_path_buf(), map, streams, stream_order, blocks, obsolete: AtomicBool::new(false) })
+        Ok(Part {
+            info,
+            path: path.to_path_buf(),
+            map,
+            streams,
+            stream_order,
+            blocks,
+            format,
+            obsolete: AtomicBool::new(false),
+        })
     }
 
     /// The part's manifest entry.
@@ -173,9 +228,60 @@ impl Part {
     pub fn block_bytes(&self, b: &BlockRef) -> Result<&[u8], StorageError> {
         let bytes = &self.map[b.offset as usize..b.offset as usize + b.len as usize];
         if crc32fast::hash(bytes) != b.crc {
-            return Err(StorageError::corrupt(self.path.display().to_string(), format!("block at {} checksum mismatch", b.offset)));
+            return Err(StorageError::corrupt(
+                self.path.display().to_string(),
+                format!("block at {} checksum mismatch", b.offset),
+            ));
         }
         Ok(bytes)
+    }
+
+    /// How the part's blocks are encoded.
+    pub fn format(&self) -> BlockFormat {
+        self.format
+    }
+
+    /// Decodes a block.
+    pub fn decode(&self, b: &BlockRef) -> Result<DecodedBlock, StorageError> {
+        let bytes = self.block_bytes(b)?;
+        match self.format {
+            BlockFormat::Columnar => decode_block(bytes),
+            BlockFormat::Raw => raw_block::decode_raw_block(bytes),
+        }
+    }
+
+    /// Whether the block may hold a line containing every one of `substrings`
+    /// (always true for raw blocks, which carry no token index).
+    pub fn may_contain(&self, b: &BlockRef, substrings: &[String]) -> Result<bool, StorageError> {
+        Ok(match self.format {
+            BlockFormat::Columnar => block_may_contain(self.block_bytes(b)?, substrings),
+            BlockFormat::Raw => true,
+        })
+    }
+
+    /// Drops this process's mapping of the pages holding `sid`'s blocks (they
+    /// stay in the page cache). Merges call it after consuming a stream so that
+    /// reading whole input parts does not grow the resident set.
+    pub fn release_stream(&self, sid: StreamId) {
+        let blocks = self.stream_blocks(sid);
+        let (Some(first), Some(last)) = (blocks.first(), blocks.last()) else {
+            return;
+        };
+        let page = 4096usize;
+        let start = (first.offset as usize).div_ceil(page) * page;
+        let end = ((last.offset as usize + last.len as usize) / page) * page;
+        if end > start && end <= self.map.len() {
+            // SAFETY: the range lies inside our read-only, file-backed mapping;
+            // MADV_DONTNEED on such a mapping only drops page-table entries and the
+            // data is faulted back in from the file if touched again.
+            unsafe {
+                libc::madvise(
+                    self.map.as_ptr().add(start) as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_DONTNEED,
+                );
+            }
+        }
     }
 
     /// Marks the part as merged away: its file is deleted when the last handle drops.
@@ -200,23 +306,31 @@ mod tests {
     use runakefli_model::Entry;
 
     fn entry(ts: i64, line: &str) -> Entry {
-        Entry { ts, line: line.into(), metadata: vec![] }
+        Entry {
+            ts,
+            line: line.into(),
+            metadata: vec![],
+        }
     }
 
     #[test]
     fn write_then_read() {
         let d = tempfile::tempdir().unwrap();
-        let mut w = PartWriter::create(d.path(), 7, 1).unwrap();
-        w.write_stream(3, (0..10).map(|i| Ok(entry(i, "a")))).unwrap();
-        w.write_stream(9, vec![Ok(entry(5, "b"))].into_iter()).unwrap();
-        assert!(w.write_stream(4, std::iter::empty::<Result<Entry, StorageError>>()).is_err());
+        let mut w = PartWriter::create(d.path(), 7, BlockFormat::Columnar, 1).unwrap();
+        w.write_stream(3, (0..10).map(|i| Ok(entry(i, "a"))))
+            .unwrap();
+        w.write_stream(9, vec![Ok(entry(5, "b"))].into_iter())
+            .unwrap();
+        assert!(w
+            .write_stream(4, std::iter::empty::<Result<Entry, StorageError>>())
+            .is_err());
         let info = w.finish(7, 0).unwrap();
         assert_eq!(info.rows, 11);
         let p = Part::open(&d.path().join(crate::names::part_file(7)), info.clone()).unwrap();
         assert_eq!(p.stream_ids(), &[3, 9]);
         let b = &p.stream_blocks(3)[0];
         assert_eq!((b.meta.rows, b.meta.min_ts, b.meta.max_ts), (10, 0, 9));
-        let dec = crate::block::decode_block(p.block_bytes(b).unwrap()).unwrap();
+        let dec = p.decode(b).unwrap();
         assert_eq!(dec.ts, (0..10).collect::<Vec<_>>());
         assert!(p.stream_blocks(4).is_empty());
     }
@@ -224,8 +338,9 @@ mod tests {
     #[test]
     fn corruption_is_an_error_not_a_panic() {
         let d = tempfile::tempdir().unwrap();
-        let mut w = PartWriter::create(d.path(), 1, 1).unwrap();
-        w.write_stream(1, (0..100).map(|i| Ok(entry(i, "line")))).unwrap();
+        let mut w = PartWriter::create(d.path(), 1, BlockFormat::Raw, 1).unwrap();
+        w.write_stream(1, (0..100).map(|i| Ok(entry(i, "line"))))
+            .unwrap();
         let info = w.finish(1, 0).unwrap();
         let path = d.path().join(crate::names::part_file(1));
         let good = std::fs::read(&path).unwrap();
@@ -236,9 +351,8 @@ mod tests {
             if let Ok(p) = Part::open(&path, info.clone()) {
                 for &sid in p.stream_ids() {
                     for b in p.stream_blocks(sid) {
-                        if let Ok(bytes) = p.block_bytes(b) {
-                            let _ = crate::block::decode_block(bytes);
-                        }
+                        let _ = p.decode(b);
+                        let _ = p.may_contain(b, &["x".to_string()]);
                     }
                 }
             }
@@ -250,8 +364,9 @@ mod tests {
     #[test]
     fn obsolete_part_file_is_deleted_on_last_drop() {
         let d = tempfile::tempdir().unwrap();
-        let mut w = PartWriter::create(d.path(), 2, 1).unwrap();
-        w.write_stream(1, vec![Ok(entry(1, "x"))].into_iter()).unwrap();
+        let mut w = PartWriter::create(d.path(), 2, BlockFormat::Raw, 1).unwrap();
+        w.write_stream(1, vec![Ok(entry(1, "x"))].into_iter())
+            .unwrap();
         let info = w.finish(2, 0).unwrap();
         let path = d.path().join(crate::names::part_file(2));
         let p = std::sync::Arc::new(Part::open(&path, info).unwrap());

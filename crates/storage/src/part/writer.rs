@@ -1,8 +1,9 @@
 //! Writes a part file: blocks stream by stream, then the index and footer,
 //! fsynced and renamed into place.
 
-use super::{BlockRef, PartInfo, END_MAGIC, HEADER_LEN, MAGIC, VERSION};
-use crate::block::BlockBuilder;
+use super::raw_block::RawBlockBuilder;
+use super::{BlockFormat, BlockRef, PartInfo, END_MAGIC, HEADER_LEN, MAGIC, VERSION};
+use crate::block::{BlockBuilder, BlockMeta};
 use crate::config::{BLOCK_MAX_RAW_BYTES, BLOCK_MAX_ROWS};
 use crate::encoding::{put_u32, put_u64, put_uvarint};
 use crate::{names, StorageError};
@@ -11,6 +12,41 @@ use std::borrow::Borrow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+enum Builder {
+    Columnar(Box<BlockBuilder>),
+    Raw(RawBlockBuilder),
+}
+
+impl Builder {
+    fn push(&mut self, ts: i64, line: &str, metadata: &[(String, String)]) {
+        match self {
+            Builder::Columnar(b) => b.push(ts, line, metadata),
+            Builder::Raw(b) => b.push(ts, line, metadata),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Builder::Columnar(b) => b.len(),
+            Builder::Raw(b) => b.len(),
+        }
+    }
+
+    fn raw_bytes(&self) -> usize {
+        match self {
+            Builder::Columnar(b) => b.raw_bytes(),
+            Builder::Raw(b) => b.raw_bytes(),
+        }
+    }
+
+    fn finish(&mut self, level: i32, dst: &mut Vec<u8>) -> Result<BlockMeta, StorageError> {
+        match self {
+            Builder::Columnar(b) => Ok(b.finish(level, dst)),
+            Builder::Raw(b) => b.finish(level, dst),
+        }
+    }
+}
 
 /// A part being written to `<id>.part.tmp`; [`PartWriter::finish`] makes it durable
 /// under its final name. Dropping an unfinished writer removes the temp file.
@@ -24,13 +60,18 @@ pub struct PartWriter {
     n_streams: u64,
     last_stream: Option<StreamId>,
     rows: u64,
-    builder: BlockBuilder,
+    builder: Builder,
     scratch: Vec<u8>,
 }
 
 impl PartWriter {
-    /// Starts part `id` in `dir`, encoding blocks at zstd `level`.
-    pub fn create(dir: &Path, id: u64, level: i32) -> Result<Self, StorageError> {
+    /// Starts part `id` in `dir`, encoding blocks in `format` at zstd `level`.
+    pub fn create(
+        dir: &Path,
+        id: u64,
+        format: BlockFormat,
+        level: i32,
+    ) -> Result<Self, StorageError> {
         let path = dir.join(names::part_file(id));
         let tmp = dir.join(format!("{}{}", names::part_file(id), names::TMP_SUFFIX));
         let f = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
@@ -38,7 +79,7 @@ impl PartWriter {
         let mut h = Vec::with_capacity(HEADER_LEN);
         h.extend_from_slice(MAGIC);
         h.extend_from_slice(&VERSION.to_le_bytes());
-        h.extend_from_slice(&[0; 4]);
+        h.extend_from_slice(&format.code().to_le_bytes());
         out.write_all(&h).map_err(|e| StorageError::io(&tmp, e))?;
         Ok(PartWriter {
             out: Some(out),
@@ -50,7 +91,12 @@ impl PartWriter {
             n_streams: 0,
             last_stream: None,
             rows: 0,
-            builder: BlockBuilder::new(),
+            // `new()` is the codec's documented constructor; it may or may not implement Default.
+            #[allow(clippy::box_default)]
+            builder: match format {
+                BlockFormat::Columnar => Builder::Columnar(Box::new(BlockBuilder::new())),
+                BlockFormat::Raw => Builder::Raw(RawBlockBuilder::default()),
+            },
             scratch: Vec::new(),
         })
     }
@@ -69,18 +115,23 @@ impl PartWriter {
         rows: impl Iterator<Item = Result<E, StorageError>>,
     ) -> Result<(), StorageError> {
         if self.last_stream.is_some_and(|p| p >= sid) {
-            return Err(StorageError::corrupt("part writer", "stream ids must ascend"));
+            return Err(StorageError::corrupt(
+                "part writer",
+                "stream ids must ascend",
+            ));
         }
         let mut blocks: Vec<BlockRef> = Vec::new();
         for row in rows {
             let row = row?;
             let e = row.borrow();
             self.builder.push(e.ts, &e.line, &e.metadata);
-            if self.builder.len() >= BLOCK_MAX_ROWS || self.builder.raw_bytes() >= BLOCK_MAX_RAW_BYTES {
+            if self.builder.len() >= BLOCK_MAX_ROWS
+                || self.builder.raw_bytes() >= BLOCK_MAX_RAW_BYTES
+            {
                 blocks.push(self.flush_block()?);
             }
         }
-        if !self.builder.is_empty() {
+        if self.builder.len() > 0 {
             blocks.push(self.flush_block()?);
         }
         if blocks.is_empty() {
@@ -104,10 +155,16 @@ impl PartWriter {
 
     fn flush_block(&mut self) -> Result<BlockRef, StorageError> {
         self.scratch.clear();
-        let meta = self.builder.finish(self.level, &mut self.scratch);
+        let meta = self.builder.finish(self.level, &mut self.scratch)?;
         let out = self.out.as_mut().expect("writer open");
-        out.write_all(&self.scratch).map_err(|e| StorageError::io(&self.tmp, e))?;
-        let b = BlockRef { offset: self.offset, len: self.scratch.len() as u32, crc: crc32fast::hash(&self.scratch), meta };
+        out.write_all(&self.scratch)
+            .map_err(|e| StorageError::io(&self.tmp, e))?;
+        let b = BlockRef {
+            offset: self.offset,
+            len: self.scratch.len() as u32,
+            crc: crc32fast::hash(&self.scratch),
+            meta,
+        };
         self.offset += self.scratch.len() as u64;
         self.rows += b.meta.rows as u64;
         Ok(b)
@@ -130,14 +187,23 @@ impl PartWriter {
         let io = |e| StorageError::io(&self.tmp, e);
         out.write_all(&index).map_err(io)?;
         out.write_all(&footer).map_err(io)?;
-        let f = out.into_inner().map_err(|e| StorageError::io(&self.tmp, e.into_error()))?;
+        let f = out
+            .into_inner()
+            .map_err(|e| StorageError::io(&self.tmp, e.into_error()))?;
         f.sync_all().map_err(io)?;
         drop(f);
         std::fs::rename(&self.tmp, &self.path).map_err(|e| StorageError::io(&self.path, e))?;
         let bytes = self.offset + index.len() as u64 + footer.len() as u64;
-        let id = names::parse_part_file(self.path.file_name().and_then(|n| n.to_str()).unwrap_or(""))
-            .ok_or_else(|| StorageError::corrupt("part writer", "bad part name"))?;
-        Ok(PartInfo { id, order, level, rows: self.rows, bytes })
+        let id =
+            names::parse_part_file(self.path.file_name().and_then(|n| n.to_str()).unwrap_or(""))
+                .ok_or_else(|| StorageError::corrupt("part writer", "bad part name"))?;
+        Ok(PartInfo {
+            id,
+            order,
+            level,
+            rows: self.rows,
+            bytes,
+        })
     }
 }
 

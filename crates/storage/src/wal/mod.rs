@@ -99,7 +99,10 @@ impl Wal {
             let buf = std::mem::take(&mut st.pending);
             let batch = st.next_batch;
             st.next_batch += 1;
-            let mut file = st.file.take().expect("segment file present while no leader");
+            let mut file = st
+                .file
+                .take()
+                .expect("segment file present while no leader");
             let seq = st.seq;
             drop(st);
             let res = self.write_batch(&mut file, &buf, seq);
@@ -109,7 +112,8 @@ impl Wal {
                 Ok(()) => {
                     st.seg_bytes += buf.len() as u64;
                     st.durable_batch = batch;
-                    self.bytes_written.fetch_add(buf.len() as u64, Ordering::Relaxed);
+                    self.bytes_written
+                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
                     if st.seg_bytes > WAL_SEGMENT_MAX_BYTES {
                         if let Err(e) = self.rotate_locked(&mut st) {
                             st.failed = Some(e.to_string());
@@ -133,7 +137,8 @@ impl Wal {
 
     fn write_batch(&self, file: &mut File, buf: &[u8], seq: u64) -> Result<(), StorageError> {
         let path = names::wal_segment(&self.data, seq);
-        file.write_all(buf).map_err(|e| StorageError::io(&path, e))?;
+        file.write_all(buf)
+            .map_err(|e| StorageError::io(&path, e))?;
         if self.fsync {
             file.sync_data().map_err(|e| StorageError::io(&path, e))?;
         }

@@ -29,7 +29,8 @@ fn compress(raw: &[u8], level: i32) -> Result<Vec<u8>, StorageError> {
             *c = Some((level, comp));
         }
         let (_, comp) = c.as_mut().expect("compressor set above");
-        comp.compress(raw).map_err(|e| StorageError::io("wal record compression", e))
+        comp.compress(raw)
+            .map_err(|e| StorageError::io("wal record compression", e))
     })
 }
 
@@ -92,7 +93,10 @@ pub fn decode_payload(payload: &[u8]) -> Result<(TenantId, PushRequest), Storage
     let mut r = Reader::new(payload, "wal record");
     let kind = r.take(1)?[0];
     if kind != KIND_PUSH {
-        return Err(StorageError::corrupt("wal record", format!("unknown record kind {kind}")));
+        return Err(StorageError::corrupt(
+            "wal record",
+            format!("unknown record kind {kind}"),
+        ));
     }
     let raw_len = r.u32()? as usize;
     if raw_len > WAL_RECORD_MAX_BYTES {
@@ -131,8 +135,16 @@ mod tests {
             streams: vec![PushStream {
                 labels: Labels::new(vec![("app".into(), "api".into())]),
                 entries: vec![
-                    Entry { ts: 5, line: "{\"msg\":\"hello\"}".into(), metadata: vec![] },
-                    Entry { ts: -3, line: "x".into(), metadata: vec![("trace".into(), "ab".into())] },
+                    Entry {
+                        ts: 5,
+                        line: "{\"msg\":\"hello\"}".into(),
+                        metadata: vec![],
+                    },
+                    Entry {
+                        ts: -3,
+                        line: "x".into(),
+                        metadata: vec![("trace".into(), "ab".into())],
+                    },
                 ],
             }],
         }
@@ -142,7 +154,9 @@ mod tests {
     fn round_trip() {
         let t = TenantId::new("t1");
         let frame = encode(&t, &sample(), 1).unwrap();
-        let Frame::Valid(p, used) = read_frame(&frame) else { panic!("invalid") };
+        let Frame::Valid(p, used) = read_frame(&frame) else {
+            panic!("invalid")
+        };
         assert_eq!(used, frame.len());
         let (t2, req) = decode_payload(p).unwrap();
         assert_eq!(t2, t);

@@ -97,8 +97,13 @@ pub fn replay(
                 Frame::Invalid(why) => why.to_string(),
             };
             tracing::warn!(path = %path.display(), offset = off, reason = %bad, "truncating WAL segment at invalid record");
-            let f = OpenOptions::new().write(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
-            f.set_len(off as u64).and_then(|_| f.sync_all()).map_err(|e| StorageError::io(&path, e))?;
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| StorageError::io(&path, e))?;
+            f.set_len(off as u64)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| StorageError::io(&path, e))?;
             stats.truncated += 1;
             break;
         }
@@ -116,7 +121,11 @@ mod tests {
         PushRequest {
             streams: vec![PushStream {
                 labels: Labels::new(vec![("app".into(), "a".into())]),
-                entries: vec![Entry { ts, line: format!("line {ts}"), metadata: vec![] }],
+                entries: vec![Entry {
+                    ts,
+                    line: format!("line {ts}"),
+                    metadata: vec![],
+                }],
             }],
         }
     }
@@ -134,7 +143,8 @@ mod tests {
     fn write_three(data: &Path) -> std::path::PathBuf {
         let wal = Wal::open(data, 1, true).unwrap();
         for ts in 1..=3 {
-            wal.append(&record::encode(&TenantId::new("t"), &req(ts), 1).unwrap()).unwrap();
+            wal.append(&record::encode(&TenantId::new("t"), &req(ts), 1).unwrap())
+                .unwrap();
         }
         names::wal_segment(data, 1)
     }
@@ -176,7 +186,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         write_three(d.path());
         let wal = Wal::open(d.path(), 2, false).unwrap();
-        wal.append(&record::encode(&TenantId::new("t"), &req(9), 1).unwrap()).unwrap();
+        wal.append(&record::encode(&TenantId::new("t"), &req(9), 1).unwrap())
+            .unwrap();
         std::fs::write(names::wal_segment(d.path(), 3), b"RKF").unwrap();
         let (got, st) = collect(d.path());
         assert_eq!(got, vec![1, 2, 3, 9]);
@@ -204,7 +215,9 @@ mod tests {
         }
         let (mut got, _) = collect(d.path());
         got.sort();
-        let mut want: Vec<i64> = (0..4).flat_map(|t| (0..50).map(move |i| t * 1000 + i)).collect();
+        let mut want: Vec<i64> = (0..4)
+            .flat_map(|t| (0..50).map(move |i| t * 1000 + i))
+            .collect();
         want.sort();
         assert_eq!(got, want);
     }
@@ -213,9 +226,11 @@ mod tests {
     fn rotate_and_remove_before() {
         let d = tempfile::tempdir().unwrap();
         let wal = Wal::open(d.path(), 1, true).unwrap();
-        wal.append(&record::encode(&TenantId::new("t"), &req(1), 1).unwrap()).unwrap();
+        wal.append(&record::encode(&TenantId::new("t"), &req(1), 1).unwrap())
+            .unwrap();
         assert_eq!(wal.rotate().unwrap(), 2);
-        wal.append(&record::encode(&TenantId::new("t"), &req(2), 1).unwrap()).unwrap();
+        wal.append(&record::encode(&TenantId::new("t"), &req(2), 1).unwrap())
+            .unwrap();
         wal.remove_before(2).unwrap();
         let (got, st) = collect(d.path());
         assert_eq!(got, vec![2]);

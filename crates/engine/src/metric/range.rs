@@ -4,7 +4,7 @@
 
 use super::{Ctx, StepSeries};
 use crate::error::EngineError;
-use crate::labelset::LabelSet;
+use crate::labelset::{FastMap, LabelSet};
 use crate::pipeline::convert::{parse_bytes, parse_duration, parse_float};
 use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
@@ -82,9 +82,11 @@ pub(crate) fn eval(
         required_substrings: required_substrings(&r.log.pipeline),
     };
     let unwrap_label = r.unwrap.as_ref().map(|u| u.label.as_str());
-    let mut series: HashMap<LabelSet, Vec<(i64, f64)>> = HashMap::new();
-    let mut reduced: HashMap<LabelSet, LabelSet> = HashMap::new();
-    let mut bases: HashMap<u64, LabelSet> = HashMap::new();
+    // Series by reduced labels; interned full label sets (by identity) to series index.
+    let mut series: Vec<(LabelSet, Vec<(i64, f64)>)> = Vec::new();
+    let mut series_index: HashMap<LabelSet, usize> = HashMap::new();
+    let mut by_full: FastMap<usize, (LabelSet, usize)> = FastMap::default();
+    let mut bases: FastMap<u64, LabelSet> = FastMap::default();
     let stats = &mut *ctx.stats;
     backend_scan(ctx.backend, &req, &mut |id, labels, entries| {
         let base = bases
@@ -131,14 +133,23 @@ pub(crate) fn eval(
             };
             stats.post_filter_lines += 1;
             let full = pipeline.intern_labels();
-            let key = reduced
-                .entry(full.clone())
-                .or_insert_with(|| reduce(&full, grouping, unwrap_label))
-                .clone();
-            series.entry(key).or_default().push((e.ts, value));
+            let idx = match by_full.get(&full.id()) {
+                Some((_, i)) => *i,
+                None => {
+                    let key = reduce(&full, grouping, unwrap_label);
+                    let i = *series_index.entry(key.clone()).or_insert_with(|| {
+                        series.push((key, Vec::new()));
+                        series.len() - 1
+                    });
+                    // Keep `full` alive so its identity stays unique.
+                    by_full.insert(full.id(), (full, i));
+                    i
+                }
+            };
+            series[idx].1.push((e.ts, value));
         }
     })?;
-    let mut keys: Vec<&LabelSet> = series.keys().collect();
+    let mut keys: Vec<&LabelSet> = series.iter().map(|(k, _)| k).collect();
     keys.sort();
     if let Some(bad) = keys.iter().find(|k| k.get(ERROR_LABEL).is_some()) {
         return Err(pipeline_error(
@@ -151,7 +162,7 @@ pub(crate) fn eval(
         let mut values = Vec::with_capacity(steps.len());
         for &t in &steps {
             let (a, b) = (t - r.range - r.offset, t - r.offset);
-            let any = series.values().any(|pts| {
+            let any = series.iter().any(|(_, pts)| {
                 let i = pts.partition_point(|p| p.0 <= a);
                 i < pts.len() && pts[i].0 <= b
             });

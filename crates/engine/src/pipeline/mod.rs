@@ -15,6 +15,7 @@ pub mod pattern;
 pub mod select;
 pub mod template;
 
+use crate::labelset::FastMap;
 use crate::labelset::LabelSet;
 use format::{LabelFormat, LineFormat};
 use label_filter::LabelFilter;
@@ -25,7 +26,6 @@ use parsers::{
 };
 use regex::Regex;
 use runakefli_logql::{LabelSelectorItem, LineFilterOp, LineFilterValue, Stage};
-use std::collections::HashMap;
 
 #[derive(Debug)]
 enum Compiled {
@@ -95,7 +95,7 @@ pub struct Pipeline {
     stages: Vec<Compiled>,
     lbs: LabelsBuilder,
     line: String,
-    interned: HashMap<LabelSet, LabelSet>,
+    interned: FastMap<u64, Vec<LabelSet>>,
 }
 
 impl Pipeline {
@@ -129,7 +129,7 @@ impl Pipeline {
             stages: out,
             lbs: LabelsBuilder::default(),
             line: String::new(),
-            interned: HashMap::new(),
+            interned: FastMap::default(),
         })
     }
 
@@ -238,14 +238,17 @@ impl Pipeline {
 
     /// The final label set of the last run, shared with equal earlier sets.
     pub fn intern_labels(&mut self) -> LabelSet {
-        let labels = self.lbs.labels();
-        match self.interned.get(&labels) {
-            Some(l) => l.clone(),
-            None => {
-                self.interned.insert(labels.clone(), labels.clone());
-                labels
-            }
+        if self.lbs.is_base() {
+            return self.lbs.base().clone();
         }
+        let h = self.lbs.view_hash();
+        let bucket = self.interned.entry(h).or_default();
+        if let Some(l) = bucket.iter().find(|l| self.lbs.view_eq(l)) {
+            return l.clone();
+        }
+        let l = self.lbs.labels();
+        bucket.push(l.clone());
+        l
     }
 }
 

@@ -16,7 +16,22 @@ pub const ERR_LOGFMT: &str = "LogfmtParserErr";
 /// Loki's label-name sanitizing: invalid characters become `_`; a leading
 /// digit gets a `_` prefix when `is_prefix`.
 pub fn sanitize_label_key(key: &str, is_prefix: bool) -> String {
-    let key = key.trim();
+    sanitize_cow(key, is_prefix).into_owned()
+}
+
+/// [`sanitize_label_key`] without allocating when the key is already valid.
+pub fn sanitize_cow(key: &str, is_prefix: bool) -> std::borrow::Cow<'_, str> {
+    let t = key.trim();
+    let valid = !t.is_empty()
+        && t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && !(is_prefix && t.as_bytes()[0].is_ascii_digit());
+    if valid {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    std::borrow::Cow::Owned(sanitize_slow(t, is_prefix))
+}
+
+fn sanitize_slow(key: &str, is_prefix: bool) -> String {
     let mut out = String::with_capacity(key.len() + 1);
     if is_prefix && key.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
         out.push('_');
@@ -33,17 +48,32 @@ pub fn sanitize_label_key(key: &str, is_prefix: bool) -> String {
 
 /// Sets a parsed label unless this parser already set it for this line
 /// (first occurrence wins), adding `_extracted` on a clash with stream labels.
-fn set_parsed(lbs: &mut LabelsBuilder, seen: &mut Vec<String>, name: String, value: &str) {
-    let name = if lbs.base_has(&name) {
-        name + "_extracted"
+fn set_parsed(lbs: &mut LabelsBuilder, seen: &mut Vec<String>, name: &str, value: &str) {
+    let extracted;
+    let name = if lbs.base_has(name) {
+        extracted = format!("{name}_extracted");
+        extracted.as_str()
     } else {
         name
     };
-    if seen.contains(&name) {
+    if seen.iter().any(|s| s == name) {
         return;
     }
-    lbs.set(&name, value);
-    seen.push(name);
+    lbs.set(name, value);
+    seen.push(name.to_string());
+}
+
+/// A JSON string value: borrowed when it has no escapes.
+fn json_string(v: &[u8]) -> std::borrow::Cow<'_, str> {
+    if !v.contains(&b'\\') {
+        if let Ok(s) = std::str::from_utf8(v) {
+            if s.contains('\u{FFFD}') {
+                return std::borrow::Cow::Borrowed("");
+            }
+            return std::borrow::Cow::Borrowed(s);
+        }
+    }
+    std::borrow::Cow::Owned(jsonscan::unescape_string(v))
 }
 
 /// `| json` without parameters: flattens every scalar member.
@@ -75,16 +105,19 @@ fn walk(
         let key = String::from_utf8_lossy(key);
         match kind {
             Kind::String | Kind::Number | Kind::Boolean => {
-                let name = if prefix.is_empty() {
-                    sanitize_label_key(&key, true)
-                } else {
-                    format!("{prefix}_{}", sanitize_label_key(&key, false))
-                };
                 let v = match kind {
-                    Kind::String => jsonscan::unescape_string(value),
-                    _ => String::from_utf8_lossy(value).into_owned(),
+                    Kind::String => json_string(value),
+                    _ => String::from_utf8_lossy(value),
                 };
-                set_parsed(lbs, seen, name, &v);
+                if prefix.is_empty() {
+                    set_parsed(lbs, seen, &sanitize_cow(&key, true), &v);
+                } else {
+                    let len = prefix.len();
+                    prefix.push('_');
+                    prefix.push_str(&sanitize_cow(&key, false));
+                    set_parsed(lbs, seen, prefix, &v);
+                    prefix.truncate(len);
+                }
                 Ok(())
             }
             Kind::Object => {
@@ -210,13 +243,13 @@ impl LogfmtParser {
                 value
             };
             if self.params.is_empty() {
-                let name = sanitize_label_key(&key, true);
+                let name = sanitize_cow(&key, true);
                 if name.is_empty() {
                     continue;
                 }
-                set_parsed(lbs, &mut self.seen, name, &value);
+                set_parsed(lbs, &mut self.seen, &name, &value);
             } else if let Some((id, _)) = self.params.iter().find(|(_, k)| *k == key) {
-                set_parsed(lbs, &mut self.seen, id.clone(), &value);
+                set_parsed(lbs, &mut self.seen, id, &value);
             }
         }
         if self.strict {

@@ -22,6 +22,7 @@
 //!   time and message fields as structured metadata (nested objects
 //!   flattened with `.`, names sanitised) — VictoriaLogs' model.
 
+mod select;
 pub mod time;
 
 use crate::validate::{check_entry, check_label_pairs, sanitize_label_name};
@@ -143,10 +144,23 @@ pub fn doc_to_entry(
     now_ns: i64,
 ) -> Result<(Labels, Entry), DocError> {
     let text = text.trim();
-    let doc: Map<String, Value> = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => return Err(DocError::Parse("expected a JSON object".into())),
-        Err(e) => return Err(DocError::Parse(e.to_string())),
+    // In document mode only the stream and time fields are looked at: keep
+    // just those (a field path's first segment names the top-level key).
+    let doc: Map<String, Value> = match opts.line_mode {
+        LineMode::Document => {
+            let wanted = |key: &str| {
+                opts.stream_fields.iter().chain(&opts.time_fields).any(|f| {
+                    f.strip_prefix(key)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                })
+            };
+            select::parse_selected(text, &wanted).map_err(DocError::Parse)?
+        }
+        LineMode::Message => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(DocError::Parse("expected a JSON object".into())),
+            Err(e) => return Err(DocError::Parse(e.to_string())),
+        },
     };
     let mut pairs = Vec::with_capacity(opts.stream_fields.len());
     for f in &opts.stream_fields {

@@ -68,4 +68,4 @@ pub fn decode_json(body: &[u8], limits: &PushLimits) -> Result<PushRequest, Push
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -144,6 +144,41 @@ impl Engine {
         metadata::label_names(self.backend.as_ref(), tenant, matchers, start, end)
     }
 
+    /// `/index/stats` for one selector.
+    pub fn index_stats(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<metadata::IndexStats, EngineError> {
+        metadata::index_stats(self.backend.as_ref(), tenant, matchers, start, end)
+    }
+
+    /// `/index/volume`: bytes per group, largest first (see [`metadata::volume`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn volume(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+        target_labels: &[String],
+        by_labels: bool,
+        limit: usize,
+    ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
+        metadata::volume(
+            self.backend.as_ref(),
+            tenant,
+            matchers,
+            start,
+            end,
+            target_labels,
+            by_labels,
+            limit,
+        )
+    }
+
     /// `/label/<name>/values`.
     pub fn label_values(
         &self,

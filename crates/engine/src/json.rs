@@ -315,6 +315,38 @@ pub fn write_string_list(values: &[String], out: &mut Vec<u8>) {
     out.extend_from_slice(b"]}\n");
 }
 
+/// Writes an `index/stats` answer: `{"streams":…,"chunks":…,"bytes":…,"entries":…}`.
+pub fn write_index_stats(st: &crate::metadata::IndexStats, out: &mut Vec<u8>) {
+    obj(
+        out,
+        &[
+            ("streams", st.streams.to_string()),
+            ("chunks", st.chunks.to_string()),
+            ("bytes", st.bytes.to_string()),
+            ("entries", st.entries.to_string()),
+        ],
+    );
+    out.push(b'\n');
+}
+
+/// Writes an `index/volume` answer: a vector of byte counts at `t_ms`.
+pub fn write_volume(groups: &[(LabelSet, u64)], t_ms: i64, out: &mut Vec<u8>) {
+    out.extend_from_slice(
+        b"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[",
+    );
+    for (i, (l, v)) in groups.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"metric\":");
+        write_labels(out, l);
+        out.extend_from_slice(b",\"value\":");
+        write_point(out, t_ms, *v as f64);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}}\n");
+}
+
 /// Writes a series answer: `{"status":"success","data":[{labels},…]}`.
 pub fn write_series(series: &[LabelSet], out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"status\":\"success\",\"data\":[");

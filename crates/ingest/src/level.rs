@@ -281,4 +281,14 @@ mod tests {
         assert_eq!(level(&[], "disk usage WARNING: 91%"), "warn");
         assert_eq!(level(&[], "level=verbose but info inside"), "info");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(line in "\\PC{0,60}", sev in "\\PC{0,6}") {
+            let mut md = vec![("severity_number".to_string(), sev)];
+            apply_detected_level(&Labels::empty(), &mut md, &line);
+            let _ = level_from_line(&line);
+            let _ = logfmt_pairs(&line);
+        }
+    }
 }

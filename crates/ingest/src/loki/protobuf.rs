@@ -12,8 +12,9 @@ use crate::{PushError, PushLimits};
 use runakefli_model::{Entry, PushRequest, PushStream};
 use std::cell::RefCell;
 
-/// Decompressed bodies up to this size keep their buffer for the next request on the thread.
-const KEEP_SCRATCH_BYTES: usize = 64 << 20;
+/// Decompressed bodies up to this size keep their buffer for the next request
+/// on the thread (a Promtail batch is about 1 MiB; blocking pools have few busy threads).
+const KEEP_SCRATCH_BYTES: usize = 16 << 20;
 
 thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };

@@ -65,6 +65,7 @@ impl Engine {
                     end_ns,
                     limit as usize,
                     direction,
+                    t0 + self.limits.query_timeout,
                     &mut stats,
                 )?)
             }
@@ -189,5 +190,196 @@ impl Engine {
         end: Timestamp,
     ) -> Result<Vec<String>, EngineError> {
         metadata::label_values(self.backend.as_ref(), tenant, name, matchers, start, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MemBackend;
+    use runakefli_logql::parse_expr;
+    use runakefli_model::{BackendError, EntryBatch, ScanControl, ScanRequest, StreamInfo};
+    use std::sync::Mutex;
+
+    const S: i64 = 1_000_000_000;
+
+    fn backend() -> Arc<MemBackend> {
+        let b = Arc::new(MemBackend::new());
+        let body = br#"{"streams":[
+            {"stream":{"app":"a"},"values":[["1000000000","x=1 level=info"],["2000000000","x=2 level=error"],["2000000000","x=3 level=info"]]},
+            {"stream":{"app":"b"},"values":[["2000000000","{\"x\":5}"],["3000000000","not json"]]}
+        ]}"#;
+        b.push(
+            &TenantId::default_tenant(),
+            &MemBackend::parse_push_json(body).unwrap(),
+        );
+        b
+    }
+
+    fn engine() -> Engine {
+        Engine::new(backend(), QueryLimits::default())
+    }
+
+    fn lines(r: &QueryResponse) -> Vec<(i64, String)> {
+        match &r.result {
+            QueryResult::Streams(s) => s.iter().flat_map(|s| s.entries.clone()).collect(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn log_query_limit_direction_and_window() {
+        let e = engine();
+        let t = TenantId::default_tenant();
+        let q = parse_expr(r#"{app=~"a|b"}"#).unwrap();
+        let r = e
+            .query_range(&t, &q, 0, 3 * S, 0, 2, Direction::Backward)
+            .unwrap();
+        // End is exclusive; same-timestamp entries come newest-pushed first.
+        let mut got = lines(&r);
+        got.sort_by_key(|e| std::cmp::Reverse(e.0));
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|(ts, _)| *ts == 2 * S));
+        let r = e
+            .query_range(&t, &q, 0, 10 * S, 0, 1, Direction::Forward)
+            .unwrap();
+        assert_eq!(lines(&r), vec![(S, "x=1 level=info".to_string())]);
+        assert_eq!(r.stats.entries_returned, 1);
+    }
+
+    #[test]
+    fn limits_and_instant_log_queries_are_refused() {
+        let e = engine();
+        let t = TenantId::default_tenant();
+        let q = parse_expr(r#"{app="a"}"#).unwrap();
+        let err = e
+            .query_range(&t, &q, 0, S, 0, 6000, Direction::Backward)
+            .unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(err.to_string().contains("(6000 > 5000)"));
+        assert_eq!(
+            e.query_instant(&t, &q, S, 10, Direction::Backward)
+                .unwrap_err()
+                .status(),
+            400
+        );
+        let m = parse_expr(r#"count_over_time({app="a"}[1s])"#).unwrap();
+        assert_eq!(
+            e.query_range(&t, &m, 0, S, 0, 10, Direction::Backward)
+                .unwrap_err()
+                .status(),
+            400
+        );
+    }
+
+    #[test]
+    fn metric_windows_and_pipeline_errors() {
+        let e = engine();
+        let t = TenantId::default_tenant();
+        let q = parse_expr(r#"sum by (level) (count_over_time({app="a"} | logfmt [2s]))"#).unwrap();
+        let r = e
+            .query_range(&t, &q, S, 3 * S, S, 100, Direction::Backward)
+            .unwrap();
+        let QueryResult::Matrix(m) = r.result else {
+            panic!("matrix expected")
+        };
+        let info = m
+            .iter()
+            .find(|s| s.labels.get("level") == Some("info"))
+            .unwrap();
+        // Windows (t-2s, t]: info entries at 1s and 2s.
+        assert_eq!(info.points, vec![(1000, 1.0), (2000, 2.0), (3000, 1.0)]);
+        let bad = parse_expr(r#"count_over_time({app="b"} | json [5s])"#).unwrap();
+        let err = e
+            .query_instant(&t, &bad, 4 * S, 100, Direction::Backward)
+            .unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(err.to_string().starts_with(
+            "pipeline error: 'JSONParserErr' for series: '{__error__=\"JSONParserErr\""
+        ));
+        let scalar = parse_expr("2 ^ 3 ^ 2").unwrap();
+        let r = e
+            .query_instant(&t, &scalar, 4 * S, 100, Direction::Backward)
+            .unwrap();
+        assert_eq!(r.result, QueryResult::Scalar(4000, 512.0));
+    }
+
+    #[test]
+    fn timeout_stops_the_scan() {
+        let limits = QueryLimits {
+            query_timeout: std::time::Duration::ZERO,
+            ..QueryLimits::default()
+        };
+        let e = Engine::new(backend(), limits);
+        let t = TenantId::default_tenant();
+        let q = parse_expr(r#"{app="a"}"#).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(matches!(
+            e.query_range(&t, &q, 0, 10 * S, 0, 10, Direction::Backward),
+            Err(EngineError::Timeout)
+        ));
+    }
+
+    struct Recorder {
+        inner: Arc<MemBackend>,
+        seen: Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Backend for Recorder {
+        fn streams(
+            &self,
+            t: &TenantId,
+            m: &[Matcher],
+            s: Timestamp,
+            e: Timestamp,
+        ) -> Result<Vec<StreamInfo>, BackendError> {
+            self.inner.streams(t, m, s, e)
+        }
+        fn label_names(
+            &self,
+            t: &TenantId,
+            s: Timestamp,
+            e: Timestamp,
+        ) -> Result<Vec<String>, BackendError> {
+            self.inner.label_names(t, s, e)
+        }
+        fn label_values(
+            &self,
+            t: &TenantId,
+            n: &str,
+            m: &[Matcher],
+            s: Timestamp,
+            e: Timestamp,
+        ) -> Result<Vec<String>, BackendError> {
+            self.inner.label_values(t, n, m, s, e)
+        }
+        fn scan(
+            &self,
+            r: &ScanRequest,
+            v: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
+        ) -> Result<(), BackendError> {
+            self.seen
+                .lock()
+                .unwrap()
+                .push(r.required_substrings.clone());
+            self.inner.scan(r, v)
+        }
+    }
+
+    #[test]
+    fn plain_contains_filters_become_scan_hints() {
+        let rec = Arc::new(Recorder {
+            inner: backend(),
+            seen: Mutex::new(Vec::new()),
+        });
+        let e = Engine::new(rec.clone(), QueryLimits::default());
+        let t = TenantId::default_tenant();
+        let q = parse_expr(r#"{app="a"} | logfmt |= "x=" |~ "1" | line_format "{{.x}}" |= "2""#)
+            .unwrap();
+        let r = e
+            .query_range(&t, &q, 0, 10 * S, 0, 10, Direction::Backward)
+            .unwrap();
+        assert!(lines(&r).is_empty());
+        assert_eq!(rec.seen.lock().unwrap()[0], vec!["x=".to_string()]);
     }
 }

@@ -9,6 +9,7 @@ use crate::result::{QueryStats, StreamResult};
 use runakefli_logql::LogExpr;
 use runakefli_model::{Backend, Direction, ScanControl, ScanRequest, TenantId, Timestamp};
 use std::collections::HashMap;
+use std::time::Instant;
 
 struct Candidate {
     ts: i64,
@@ -28,6 +29,7 @@ pub fn run(
     end: Timestamp,
     limit: usize,
     direction: Direction,
+    deadline: Instant,
     stats: &mut QueryStats,
 ) -> Result<Vec<StreamResult>, EngineError> {
     let mut pipeline = Pipeline::new(&expr.pipeline).map_err(EngineError::Plan)?;
@@ -46,7 +48,12 @@ pub fn run(
     if limit == 0 {
         return Ok(Vec::new());
     }
+    let mut timed_out = false;
     backend.scan(&req, &mut |info, batch| {
+        if Instant::now() > deadline {
+            timed_out = true;
+            return ScanControl::Stop;
+        }
         let src = *source_index.entry(info.id).or_insert_with(|| {
             sources.push(LabelSet::from(info.labels.as_ref()));
             per_source.push(0);
@@ -77,6 +84,9 @@ pub fn run(
         }
         ScanControl::Continue
     })?;
+    if timed_out {
+        return Err(EngineError::Timeout);
+    }
     stats.streams_matched = sources.len() as u64;
     let order: Vec<String> = sources.iter().map(|l| l.to_string()).collect();
     candidates.sort_by(|a, b| {

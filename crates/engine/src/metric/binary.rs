@@ -261,3 +261,144 @@ fn result_labels(many: &LabelSet, one: &LabelSet, m: &BinModifier) -> LabelSet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_logql::{GroupModifier, VectorMatching};
+
+    fn series(pairs: &[(&str, &str)], v: f64) -> StepSeries {
+        StepSeries {
+            labels: LabelSet::new(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            values: vec![Some(v)],
+        }
+    }
+
+    fn vec_of(v: Value) -> Vec<StepSeries> {
+        match v {
+            Value::Vector(v) => v,
+            Value::Scalar(_) => panic!("expected a vector"),
+        }
+    }
+
+    #[test]
+    fn scalar_rules() {
+        let m = BinModifier::default();
+        let r = eval(
+            BinOp::Gt,
+            Value::Scalar(vec![1.0]),
+            Value::Scalar(vec![2.0]),
+            &m,
+        )
+        .unwrap();
+        assert!(matches!(r, Value::Scalar(v) if v == vec![0.0]));
+        let r = vec_of(
+            eval(
+                BinOp::Div,
+                Value::Vector(vec![series(&[], 1.0)]),
+                Value::Scalar(vec![0.0]),
+                &m,
+            )
+            .unwrap(),
+        );
+        assert!(r[0].values[0].unwrap().is_nan());
+        // A comparison keeps the vector's own value, even with the scalar on the left.
+        let r = vec_of(
+            eval(
+                BinOp::Lt,
+                Value::Scalar(vec![1.0]),
+                Value::Vector(vec![series(&[], 5.0)]),
+                &m,
+            )
+            .unwrap(),
+        );
+        assert_eq!(r[0].values[0], Some(5.0));
+    }
+
+    #[test]
+    fn matching_and_group_left() {
+        let lhs = vec![
+            series(&[("app", "a"), ("pod", "1")], 2.0),
+            series(&[("app", "a"), ("pod", "2")], 6.0),
+        ];
+        let rhs = vec![series(&[("app", "a")], 8.0)];
+        let m = BinModifier {
+            return_bool: false,
+            matching: Some(VectorMatching {
+                on: true,
+                labels: vec!["app".into()],
+            }),
+            group: Some(GroupModifier {
+                left: true,
+                include: vec![],
+            }),
+        };
+        let r = vec_of(
+            eval(
+                BinOp::Div,
+                Value::Vector(lhs.clone()),
+                Value::Vector(rhs.clone()),
+                &m,
+            )
+            .unwrap(),
+        );
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].values[0], Some(0.25));
+        assert_eq!(r[0].labels.get("pod"), Some("1"));
+        // Without group_left the many side is an error.
+        let one_to_one = BinModifier {
+            group: None,
+            ..m.clone()
+        };
+        assert!(eval(
+            BinOp::Div,
+            Value::Vector(lhs.clone()),
+            Value::Vector(rhs),
+            &one_to_one
+        )
+        .is_err());
+        // Duplicates on both sides: many-to-many, a 500.
+        let e = eval(
+            BinOp::Add,
+            Value::Vector(lhs.clone()),
+            Value::Vector(lhs),
+            &one_to_one,
+        )
+        .unwrap_err();
+        assert_eq!(e.status(), 500);
+    }
+
+    #[test]
+    fn set_operators() {
+        let m = BinModifier::default();
+        let a = vec![series(&[("app", "a")], 1.0), series(&[("app", "b")], 2.0)];
+        let b = vec![series(&[("app", "b")], 9.0), series(&[("app", "c")], 3.0)];
+        let and = vec_of(
+            eval(
+                BinOp::And,
+                Value::Vector(a.clone()),
+                Value::Vector(b.clone()),
+                &m,
+            )
+            .unwrap(),
+        );
+        assert_eq!(and.iter().filter(|s| s.values[0].is_some()).count(), 1);
+        let or = vec_of(
+            eval(
+                BinOp::Or,
+                Value::Vector(a.clone()),
+                Value::Vector(b.clone()),
+                &m,
+            )
+            .unwrap(),
+        );
+        assert_eq!(or.iter().filter(|s| s.values[0].is_some()).count(), 3);
+        let unless = vec_of(eval(BinOp::Unless, Value::Vector(a), Value::Vector(b), &m).unwrap());
+        assert_eq!(unless.iter().filter(|s| s.values[0].is_some()).count(), 1);
+    }
+}

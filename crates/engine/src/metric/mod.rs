@@ -35,6 +35,7 @@ pub(crate) struct Ctx<'a> {
     pub tenant: &'a TenantId,
     pub steps: Vec<Timestamp>,
     pub stats: &'a mut QueryStats,
+    pub deadline: std::time::Instant,
 }
 
 impl Ctx<'_> {
@@ -144,7 +145,9 @@ pub fn eval_range(
         ));
     }
     let steps: Vec<Timestamp> = (0..n).map(|i| start + i * step).collect();
+    let deadline = std::time::Instant::now() + limits.query_timeout;
     let mut ctx = Ctx {
+        deadline,
         backend,
         tenant,
         steps,
@@ -185,7 +188,9 @@ pub fn eval_instant(
     time: Timestamp,
     stats: &mut QueryStats,
 ) -> Result<QueryResult, EngineError> {
+    let deadline = std::time::Instant::now() + limits.query_timeout;
     let mut ctx = Ctx {
+        deadline,
         backend,
         tenant,
         steps: vec![time],

@@ -19,7 +19,7 @@ pub const ERR_SAMPLE_EXTRACTION: &str = "SampleExtractionErr";
 /// Loki's message for a series that still carries `__error__`.
 pub fn pipeline_error(err: &str, series: &LabelSet) -> EngineError {
     EngineError::BadRequest(format!(
-        "pipeline error: '{err}' for series: '{series}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"{err}\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
+        "pipeline error: '{err}' for series: '{series}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"{err}\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )\n"
     ))
 }
 
@@ -88,67 +88,72 @@ pub(crate) fn eval(
     let mut by_full: FastMap<usize, (LabelSet, usize)> = FastMap::default();
     let mut bases: FastMap<u64, LabelSet> = FastMap::default();
     let stats = &mut *ctx.stats;
-    backend_scan(ctx.backend, &req, &mut |id, labels, entries| {
-        let base = bases
-            .entry(id)
-            .or_insert_with(|| LabelSet::from(labels))
-            .clone();
-        for e in entries {
-            if e.ts <= lo || e.ts > hi {
-                continue;
-            }
-            stats.lines_processed += 1;
-            stats.bytes_processed += e.line.len() as u64;
-            if !pipeline.run(e.ts, &e.line, &base, &e.metadata) {
-                continue;
-            }
-            let value = match &r.unwrap {
-                None => match op {
-                    RangeOp::BytesOverTime | RangeOp::BytesRate => pipeline.line().len() as f64,
-                    _ => 1.0,
-                },
-                Some(u) => {
-                    let lbs = pipeline.labels_builder_mut();
-                    let text = lbs.get(&u.label).unwrap_or("").to_string();
-                    let conv = match u.conversion {
-                        UnwrapConversion::None => parse_float(&text),
-                        UnwrapConversion::Duration => {
-                            parse_duration(&text).map(|ns| ns as f64 / 1e9)
+    backend_scan(
+        ctx.backend,
+        &req,
+        ctx.deadline,
+        &mut |id, labels, entries| {
+            let base = bases
+                .entry(id)
+                .or_insert_with(|| LabelSet::from(labels))
+                .clone();
+            for e in entries {
+                if e.ts <= lo || e.ts > hi {
+                    continue;
+                }
+                stats.lines_processed += 1;
+                stats.bytes_processed += e.line.len() as u64;
+                if !pipeline.run(e.ts, &e.line, &base, &e.metadata) {
+                    continue;
+                }
+                let value = match &r.unwrap {
+                    None => match op {
+                        RangeOp::BytesOverTime | RangeOp::BytesRate => pipeline.line().len() as f64,
+                        _ => 1.0,
+                    },
+                    Some(u) => {
+                        let lbs = pipeline.labels_builder_mut();
+                        let text = lbs.get(&u.label).unwrap_or("").to_string();
+                        let conv = match u.conversion {
+                            UnwrapConversion::None => parse_float(&text),
+                            UnwrapConversion::Duration => {
+                                parse_duration(&text).map(|ns| ns as f64 / 1e9)
+                            }
+                            UnwrapConversion::Bytes => parse_bytes(&text).map(|b| b as f64),
+                        };
+                        let v = match conv {
+                            Ok(v) => v,
+                            Err(err) => {
+                                lbs.set_err(ERR_SAMPLE_EXTRACTION);
+                                lbs.set_err_details(&err);
+                                0.0
+                            }
+                        };
+                        if !post.iter().all(|f| f.keep(lbs)) {
+                            continue;
                         }
-                        UnwrapConversion::Bytes => parse_bytes(&text).map(|b| b as f64),
-                    };
-                    let v = match conv {
-                        Ok(v) => v,
-                        Err(err) => {
-                            lbs.set_err(ERR_SAMPLE_EXTRACTION);
-                            lbs.set_err_details(&err);
-                            0.0
-                        }
-                    };
-                    if !post.iter().all(|f| f.keep(lbs)) {
-                        continue;
+                        v
                     }
-                    v
-                }
-            };
-            stats.post_filter_lines += 1;
-            let full = pipeline.intern_labels();
-            let idx = match by_full.get(&full.id()) {
-                Some((_, i)) => *i,
-                None => {
-                    let key = reduce(&full, grouping, unwrap_label);
-                    let i = *series_index.entry(key.clone()).or_insert_with(|| {
-                        series.push((key, Vec::new()));
-                        series.len() - 1
-                    });
-                    // Keep `full` alive so its identity stays unique.
-                    by_full.insert(full.id(), (full, i));
-                    i
-                }
-            };
-            series[idx].1.push((e.ts, value));
-        }
-    })?;
+                };
+                stats.post_filter_lines += 1;
+                let full = pipeline.intern_labels();
+                let idx = match by_full.get(&full.id()) {
+                    Some((_, i)) => *i,
+                    None => {
+                        let key = reduce(&full, grouping, unwrap_label);
+                        let i = *series_index.entry(key.clone()).or_insert_with(|| {
+                            series.push((key, Vec::new()));
+                            series.len() - 1
+                        });
+                        // Keep `full` alive so its identity stays unique.
+                        by_full.insert(full.id(), (full, i));
+                        i
+                    }
+                };
+                series[idx].1.push((e.ts, value));
+            }
+        },
+    )?;
     let mut keys: Vec<&LabelSet> = series.iter().map(|(k, _)| k).collect();
     keys.sort();
     if let Some(bad) = keys.iter().find(|k| k.get(ERROR_LABEL).is_some()) {
@@ -201,12 +206,21 @@ pub(crate) fn eval(
 fn backend_scan(
     backend: &dyn runakefli_model::Backend,
     req: &ScanRequest,
+    deadline: std::time::Instant,
     f: &mut dyn FnMut(u64, &runakefli_model::Labels, Vec<runakefli_model::Entry>),
 ) -> Result<(), EngineError> {
+    let mut timed_out = false;
     backend.scan(req, &mut |info, batch| {
+        if std::time::Instant::now() > deadline {
+            timed_out = true;
+            return ScanControl::Stop;
+        }
         f(info.id, &info.labels, batch.entries);
         ScanControl::Continue
     })?;
+    if timed_out {
+        return Err(EngineError::Timeout);
+    }
     Ok(())
 }
 

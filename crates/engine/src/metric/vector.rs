@@ -202,3 +202,53 @@ pub(crate) fn label_replace(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(pairs: &[(&str, &str)], v: &[Option<f64>]) -> StepSeries {
+        StepSeries {
+            labels: LabelSet::new(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            values: v.to_vec(),
+        }
+    }
+
+    #[test]
+    fn sum_by_and_topk_per_step() {
+        let input = vec![
+            s(&[("app", "a"), ("pod", "1")], &[Some(1.0), None]),
+            s(&[("app", "a"), ("pod", "2")], &[Some(2.0), Some(5.0)]),
+            s(&[("app", "b"), ("pod", "3")], &[Some(4.0), Some(1.0)]),
+        ];
+        let by_app = Grouping {
+            without: false,
+            labels: vec!["app".into()],
+        };
+        let out = aggregate(VectorOp::Sum, input.clone(), Some(&by_app), None, 2).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].values, vec![Some(3.0), Some(5.0)]);
+        let top = aggregate(VectorOp::Topk, input.clone(), None, Some(1.0), 2).unwrap();
+        assert_eq!(top.len(), 2);
+        assert_eq!(top[0].values, vec![None, Some(5.0)]);
+        assert_eq!(top[1].values, vec![Some(4.0), None]);
+        let count = aggregate(VectorOp::Count, input, None, None, 2).unwrap();
+        assert_eq!(count[0].values, vec![Some(3.0), Some(2.0)]);
+    }
+
+    #[test]
+    fn label_replace_anchored_and_empty_removes() {
+        let input = vec![s(&[("app", "nginx")], &[Some(1.0)])];
+        let out = label_replace(input.clone(), "short", "$1", "app", "(ng).*").unwrap();
+        assert_eq!(out[0].labels.get("short"), Some("ng"));
+        let out = label_replace(input.clone(), "short", "$1", "app", "gin").unwrap();
+        assert_eq!(out[0].labels.get("short"), None);
+        let out = label_replace(input, "app", "", "app", ".*").unwrap();
+        assert!(out[0].labels.is_empty());
+    }
+}

@@ -188,6 +188,25 @@ fn main() {
     let tenant = TenantId::new("bench");
     let t0 = Instant::now();
     let (cpu0, _) = process_usage();
+    if std::env::var("STORE_RSS_TRACE").is_ok() {
+        let s2 = s.clone();
+        std::thread::spawn(move || loop {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let rss = status
+                .lines()
+                .find(|l| l.starts_with("VmRSS"))
+                .unwrap_or("")
+                .to_string();
+            let st = s2.stats();
+            eprintln!(
+                "{:>6.1}s {rss} mem {} MiB merges {}",
+                t0.elapsed().as_secs_f64(),
+                st.memtable_bytes >> 20,
+                st.merges_running
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        });
+    }
     let gen_cpu: Vec<Duration> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|th| {

@@ -82,6 +82,7 @@ pub fn merge_parts(
         .collect();
     sids.sort_unstable();
     sids.dedup();
+    let mut released = vec![0usize; inputs.len()];
     for sid in sids {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
@@ -94,8 +95,8 @@ pub fn merge_parts(
         }
         let rows = MergeIter::new(sources, i64::MIN, i64::MAX, Direction::Forward)?;
         writer.write_stream(sid, rows)?;
-        for p in inputs {
-            p.release_stream(sid);
+        for (p, from) in inputs.iter().zip(released.iter_mut()) {
+            *from = p.release_through_stream(*from, sid);
         }
     }
     let rows = writer.rows();

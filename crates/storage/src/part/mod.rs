@@ -259,29 +259,30 @@ impl Part {
         })
     }
 
-    /// Drops this process's mapping of the pages holding `sid`'s blocks (they
-    /// stay in the page cache). Merges call it after consuming a stream so that
-    /// reading whole input parts does not grow the resident set.
-    pub fn release_stream(&self, sid: StreamId) {
-        let blocks = self.stream_blocks(sid);
-        let (Some(first), Some(last)) = (blocks.first(), blocks.last()) else {
-            return;
+    /// Drops this process's mapping of the whole pages in `[from, end of sid's
+    /// last block)` (they stay in the page cache) and returns the new `from`.
+    /// Merges read inputs front to back, stream by stream, and call this after
+    /// each stream so that reading whole parts does not grow the resident set.
+    pub fn release_through_stream(&self, from: usize, sid: StreamId) -> usize {
+        let Some(last) = self.stream_blocks(sid).last() else {
+            return from;
         };
         let page = 4096usize;
-        let start = (first.offset as usize).div_ceil(page) * page;
         let end = ((last.offset as usize + last.len as usize) / page) * page;
-        if end > start && end <= self.map.len() {
+        if end > from && end <= self.map.len() {
             // SAFETY: the range lies inside our read-only, file-backed mapping;
             // MADV_DONTNEED on such a mapping only drops page-table entries and the
             // data is faulted back in from the file if touched again.
             unsafe {
                 libc::madvise(
-                    self.map.as_ptr().add(start) as *mut libc::c_void,
-                    end - start,
+                    self.map.as_ptr().add(from) as *mut libc::c_void,
+                    end - from,
                     libc::MADV_DONTNEED,
                 );
             }
+            return end;
         }
+        from
     }
 
     /// Marks the part as merged away: its file is deleted when the last handle drops.

@@ -138,13 +138,15 @@ pub fn eval_range(
             "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
         ));
     }
-    let n = ((end - start) / step).max(0) + 1;
+    let n = (end.saturating_sub(start) / step).max(0) + 1;
     if n > 11_000 {
         return Err(EngineError::BadRequest(
             "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)".into(),
         ));
     }
-    let steps: Vec<Timestamp> = (0..n).map(|i| start + i * step).collect();
+    let steps: Vec<Timestamp> = (0..n)
+        .map(|i| start.saturating_add(i.saturating_mul(step)))
+        .collect();
     let deadline = std::time::Instant::now() + limits.query_timeout;
     let mut ctx = Ctx {
         deadline,

@@ -61,8 +61,8 @@ pub(crate) fn eval(
 ) -> Result<Vec<StepSeries>, EngineError> {
     let first = ctx.steps[0];
     let last = *ctx.steps.last().unwrap_or(&first);
-    let lo = first - r.range - r.offset; // exclusive
-    let hi = last - r.offset; // inclusive
+    let lo = first.saturating_sub(r.range).saturating_sub(r.offset); // exclusive
+    let hi = last.saturating_sub(r.offset); // inclusive
     let mut pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
     let post: Vec<LabelFilter> = match &r.unwrap {
         Some(u) => u
@@ -166,7 +166,10 @@ pub(crate) fn eval(
     if op == RangeOp::AbsentOverTime {
         let mut values = Vec::with_capacity(steps.len());
         for &t in &steps {
-            let (a, b) = (t - r.range - r.offset, t - r.offset);
+            let (a, b) = (
+                t.saturating_sub(r.range).saturating_sub(r.offset),
+                t.saturating_sub(r.offset),
+            );
             let any = series.iter().any(|(_, pts)| {
                 let i = pts.partition_point(|p| p.0 <= a);
                 i < pts.len() && pts[i].0 <= b
@@ -188,7 +191,10 @@ pub(crate) fn eval(
         pts.sort_by_key(|p| p.0);
         let mut values = Vec::with_capacity(steps.len());
         for &t in &steps {
-            let (a, b) = (t - r.range - r.offset, t - r.offset);
+            let (a, b) = (
+                t.saturating_sub(r.range).saturating_sub(r.offset),
+                t.saturating_sub(r.offset),
+            );
             let i = pts.partition_point(|p| p.0 <= a);
             let j = pts.partition_point(|p| p.0 <= b);
             let w = &pts[i..j];

@@ -20,6 +20,9 @@ pub enum CallError {
     Arity(usize, usize),
 }
 
+/// Largest padding a template may ask for (guards memory against hostile widths).
+const MAX_PAD: i64 = 1 << 16;
+
 const NAMES: &[&str] = &[
     "__line__",
     "__timestamp__",
@@ -327,7 +330,7 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             if c < 0 || c == l {
                 return st(x.to_string());
             }
-            let pad = c - l;
+            let pad = (c - l).min(MAX_PAD);
             st(if pad > 0 {
                 let p = " ".repeat(pad as usize);
                 if name == "alignLeft" {
@@ -590,10 +593,119 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
                 body
             })
         }
+        "b64enc" => {
+            arity(a, 1)?;
+            st(b64_encode(s(a, 0)?.as_bytes()))
+        }
+        "b64dec" => {
+            arity(a, 1)?;
+            // Sprig answers the decoder's error text instead of failing.
+            st(match b64_decode(s(a, 0)?) {
+                Some(b) => String::from_utf8_lossy(&b).into_owned(),
+                None => "illegal base64 data at input byte 0".to_string(),
+            })
+        }
+        "urlencode" | "urlquery" => {
+            arity(a, 1)?;
+            st(query_escape(&a[0].to_text()))
+        }
+        "urldecode" => {
+            arity(a, 1)?;
+            let x = s(a, 0)?;
+            query_unescape(x)
+                .map(Val::Str)
+                .ok_or_else(|| CallError::Failed(format!("invalid URL escape {x:?}")))
+        }
+        "html" => {
+            let text: String = a.iter().map(Val::to_text).collect();
+            st(text
+                .replace('&', "&amp;")
+                .replace('\'', "&#39;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&#34;"))
+        }
         _ => Err(CallError::Failed(format!(
             "function {name:?} not implemented"
         ))),
     }
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn b64_encode(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn b64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in s.bytes() {
+        let v = B64.iter().position(|&x| x == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// Go's `url.QueryEscape`.
+fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Go's `url.QueryUnescape`.
+fn query_unescape(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let h = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(h, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Sprig's float helpers go through decimal arithmetic; rounding to 15
@@ -894,7 +1006,7 @@ pub fn sprintf(format: &str, args: &[Val]) -> String {
             ('t', Val::Bool(b)) => b.to_string(),
             (v, other) => format!("%!{v}({}={})", other.type_name(), other.to_text()),
         };
-        let w: usize = width.parse().unwrap_or(0);
+        let w: usize = width.parse::<usize>().unwrap_or(0).min(MAX_PAD as usize);
         let len = text.chars().count();
         if len < w {
             let pad = w - len;

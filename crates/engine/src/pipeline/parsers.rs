@@ -88,18 +88,22 @@ impl JsonParser {
         self.seen.clear();
         let mut prefix = String::new();
         let seen = &mut self.seen;
-        if let Err(e) = walk(line.as_bytes(), &mut prefix, lbs, seen) {
+        if let Err(e) = walk(line.as_bytes(), &mut prefix, lbs, seen, 0) {
             lbs.set_err(ERR_JSON);
             lbs.set_err_details(&e);
         }
     }
 }
 
+/// Nesting beyond this depth is not flattened (bounds recursion on hostile lines).
+const MAX_DEPTH: usize = 128;
+
 fn walk(
     obj: &[u8],
     prefix: &mut String,
     lbs: &mut LabelsBuilder,
     seen: &mut Vec<String>,
+    depth: usize,
 ) -> Result<(), String> {
     jsonscan::object_each(obj, &mut |key, value, kind| {
         let key = String::from_utf8_lossy(key);
@@ -120,13 +124,14 @@ fn walk(
                 }
                 Ok(())
             }
+            Kind::Object if depth >= MAX_DEPTH => Ok(()),
             Kind::Object => {
                 let len = prefix.len();
                 if !prefix.is_empty() {
                     prefix.push('_');
                 }
                 prefix.push_str(&sanitize_label_key(&key, len == 0));
-                let r = walk(value, prefix, lbs, seen);
+                let r = walk(value, prefix, lbs, seen, depth + 1);
                 prefix.truncate(len);
                 r
             }
@@ -432,6 +437,8 @@ mod tests {
         });
         assert_eq!(s, r#"{a_b_c="1", app="x", app_extracted="y", l="i"}"#);
         let e = run(|b| JsonParser::default().process("not json", b));
+        let deep = "{\"a\":".repeat(20_000) + &"}".repeat(20_000);
+        let _ = run(|b| JsonParser::default().process(&deep, b));
         assert!(e.contains("JSONParserErr"));
     }
 

@@ -42,6 +42,9 @@ pub enum StorageError {
     /// further write can be acknowledged until the store is reopened.
     #[error("write-ahead log unusable after an earlier failure: {0}")]
     WalFailed(String),
+    /// Another process (or handle) has the data directory open.
+    #[error("data directory {0} is locked by another process")]
+    Locked(String),
     /// The store is shutting down.
     #[error("storage is closed")]
     Closed,

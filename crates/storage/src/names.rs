@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+/// Lock file held (flock) by the process that has the store open.
+pub const LOCK_FILE: &str = "LOCK";
 /// Directory of WAL segments, under the data directory.
 pub const WAL_DIR: &str = "wal";
 /// Extension of a WAL segment file (`<seq:020>.wal`).

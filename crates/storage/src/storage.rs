@@ -56,6 +56,7 @@ pub(crate) struct Inner {
     flushed: Condvar,
     shutdown: AtomicBool,
     counters: Counters,
+    _lock: std::fs::File,
 }
 
 /// The embedded log store. Cheap to share as `Arc<Storage>`; dropping the last
@@ -71,6 +72,7 @@ impl Storage {
     pub fn open(cfg: StorageConfig) -> Result<Arc<Storage>, StorageError> {
         let data = cfg.data_dir.clone();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
+        let lock = lock_dir(&data)?;
         let mut tenants = HashMap::new();
         for (name, path) in list_dir(&data.join(names::TENANTS_DIR))? {
             if TenantId::validate(&name).is_err() || !path.is_dir() {
@@ -143,6 +145,7 @@ impl Storage {
             flushed: Condvar::new(),
             shutdown: AtomicBool::new(false),
             counters: Counters::default(),
+            _lock: lock,
         });
         let mut threads = Vec::new();
         if inner.cfg.background {
@@ -202,6 +205,25 @@ impl Drop for Storage {
             let _ = t.join();
         }
     }
+}
+
+/// Takes an exclusive advisory lock on `<data>/LOCK`; released by the kernel
+/// when the process exits, however it exits.
+fn lock_dir(data: &std::path::Path) -> Result<std::fs::File, StorageError> {
+    use std::os::unix::io::AsRawFd;
+    let path = data.join(names::LOCK_FILE);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StorageError::io(&path, e))?;
+    // SAFETY: flock on a file descriptor we own.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        return Err(StorageError::Locked(data.display().to_string()));
+    }
+    Ok(f)
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StorageError> {

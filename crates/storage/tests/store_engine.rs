@@ -392,6 +392,15 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
 }
 
 #[test]
+fn a_data_directory_is_opened_once() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Storage::open(cfg(d.path())).unwrap();
+    assert!(matches!(Storage::open(cfg(d.path())), Err(runakefli_storage::StorageError::Locked(_))));
+    drop(s);
+    Storage::open(cfg(d.path())).unwrap();
+}
+
+#[test]
 fn crash_leftovers_are_removed_on_open() {
     let d = tempfile::tempdir().unwrap();
     {

@@ -395,7 +395,10 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
 fn a_data_directory_is_opened_once() {
     let d = tempfile::tempdir().unwrap();
     let s = Storage::open(cfg(d.path())).unwrap();
-    assert!(matches!(Storage::open(cfg(d.path())), Err(runakefli_storage::StorageError::Locked(_))));
+    assert!(matches!(
+        Storage::open(cfg(d.path())),
+        Err(runakefli_storage::StorageError::Locked(_))
+    ));
     drop(s);
     Storage::open(cfg(d.path())).unwrap();
 }

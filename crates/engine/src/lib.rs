@@ -2,8 +2,27 @@
 //!
 //! [`Engine`] runs parsed LogQL ([`runakefli_logql::Expr`]) against any
 //! [`runakefli_model::Backend`]: log queries (selection, pipeline, limit,
-//! direction) and, as they land, metric queries. [`json`] writes Loki's exact
-//! HTTP response bodies. [`testing`] holds an in-memory backend for tests.
+//! direction) and metric queries (range and vector aggregations, binary
+//! operations, `label_replace`, literals). [`json`] writes Loki's HTTP
+//! response bodies. [`testing`] holds an in-memory backend for tests.
+//!
+//! ```
+//! use runakefli_engine::{json, testing::MemBackend, Engine, QueryLimits};
+//! use runakefli_model::{Direction, TenantId};
+//! use std::sync::Arc;
+//!
+//! let backend = Arc::new(MemBackend::new());
+//! let tenant = TenantId::default_tenant();
+//! let push = br#"{"streams":[{"stream":{"app":"api"},"values":[["1000000000","level=error msg=boom"]]}]}"#;
+//! backend.push(&tenant, &MemBackend::parse_push_json(push).unwrap());
+//! let engine = Engine::new(backend, QueryLimits::default());
+//!
+//! let expr = runakefli_logql::parse_expr(r#"{app="api"} | logfmt | level="error""#).unwrap();
+//! let resp = engine.query_range(&tenant, &expr, 0, 2_000_000_000, 0, 100, Direction::Backward).unwrap();
+//! let mut body = Vec::new();
+//! json::write_query_response(&resp, &mut body);
+//! assert!(body.starts_with(br#"{"status":"success","data":{"resultType":"streams""#));
+//! ```
 #![deny(missing_docs)]
 
 pub mod engine;

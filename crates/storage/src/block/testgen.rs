@@ -2,6 +2,9 @@
 //! access logs, ~750 bytes per line) for tests and measurements. It also
 //! reports the information content of what it drew (sum of -log2 p), the
 //! floor no lossless store can beat.
+//!
+//! Its output is part of the golden test (`testdata/block_v1.bin`): changing
+//! what it generates for a seed means regenerating that file.
 
 /// xorshift64* PRNG.
 pub struct Rng(u64);

@@ -493,3 +493,87 @@ fn cpu_now() -> f64 {
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
+
+/// Where the bytes of a 30-row block go (measurement aid).
+#[test]
+#[ignore]
+fn breakdown_small() {
+    let mut w = Workload::new(2);
+    let mut b = BlockBuilder::new();
+    for _ in 0..30 {
+        let (ts, l) = w.line();
+        b.push(ts, &l, &[]);
+    }
+    let mut buf = Vec::new();
+    b.finish(3, &mut buf);
+    let (h, body) = layout::BlockHeader::decode(&buf).unwrap();
+    let r = BlockReader::open(&buf).unwrap();
+    println!(
+        "block {} B: header+crc {} (bloom {}), frames {:?}",
+        buf.len(),
+        body,
+        h.bloom.len(),
+        h.frames
+    );
+    let names = r.column_names();
+    println!("{} columns, {} names", h.columns.len(), names.len());
+}
+
+/// Rows of the committed golden block `testdata/block_v1.bin`.
+fn golden_rows() -> Vec<(i64, String, Vec<(String, String)>)> {
+    let mut w = Workload::new(42);
+    let mut rows: Vec<_> = AWKWARD
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i as i64 * 1000, l.to_string(), Vec::new()))
+        .collect();
+    rows[3].2 = vec![
+        ("trace_id".into(), "abc123".into()),
+        ("pod".into(), "p-1".into()),
+    ];
+    let base = rows.len() as i64 * 1000;
+    rows.extend((0..40).map(|_| {
+        let (ts, l) = w.line();
+        (base + ts, l, Vec::new())
+    }));
+    rows
+}
+
+/// Regenerates the golden file; run only when the format version changes
+/// (and then keep the old file for the old version).
+#[test]
+#[ignore]
+fn write_golden_block() {
+    let rows = golden_rows();
+    let refs: Vec<Row<'_>> = rows
+        .iter()
+        .map(|(t, l, m)| (*t, l.as_str(), m.clone()))
+        .collect();
+    let buf = encode(&refs, 9);
+    std::fs::write(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/block/testdata/block_v1.bin"
+        ),
+        buf,
+    )
+    .unwrap();
+}
+
+#[test]
+fn golden_v1_block_still_decodes() {
+    let buf = include_bytes!("testdata/block_v1.bin");
+    let d = decode_block(buf).unwrap();
+    let rows = golden_rows();
+    assert_eq!(d.ts, rows.iter().map(|r| r.0).collect::<Vec<_>>());
+    assert_eq!(
+        d.lines,
+        rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        d.metadata,
+        rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>()
+    );
+    assert!(!block_may_contain(buf, &[" zebra ".into()]));
+    assert!(block_may_contain(buf, &["\"level\":\"info\"".into()]));
+}

@@ -520,7 +520,9 @@ fn breakdown_small() {
 }
 
 /// Rows of the committed golden block `testdata/block_v1.bin`.
-fn golden_rows() -> Vec<(i64, String, Vec<(String, String)>)> {
+type OwnedRow = (i64, String, Vec<(String, String)>);
+
+fn golden_rows() -> Vec<OwnedRow> {
     let mut w = Workload::new(42);
     let mut rows: Vec<_> = AWKWARD
         .iter()

@@ -201,7 +201,7 @@ pub(crate) fn eval(
             values.push(if w.is_empty() {
                 None
             } else {
-                aggregate(op, w, r.range, param, r.unwrap.is_some())
+                aggregate(op, w, r.range, param, r.unwrap.is_some(), a, b)
             });
         }
         out.push(StepSeries { labels, values });
@@ -236,6 +236,8 @@ fn aggregate(
     range_ns: i64,
     param: Option<f64>,
     unwrapped: bool,
+    a: i64,
+    b: i64,
 ) -> Option<f64> {
     let range_secs = range_ns as f64 / 1e9;
     let n = w.len() as f64;
@@ -287,7 +289,7 @@ fn aggregate(
         }
         RangeOp::FirstOverTime => w[0].1,
         RangeOp::LastOverTime => w[w.len() - 1].1,
-        RangeOp::RateCounter => return extrapolated_rate(w, range_ns, range_secs),
+        RangeOp::RateCounter => return extrapolated_rate(w, a, b, range_secs),
         RangeOp::AbsentOverTime => return None,
     })
 }
@@ -312,18 +314,14 @@ pub fn quantile(q: f64, mut v: Vec<f64>) -> f64 {
     v[lower as usize] * (1.0 - weight) + v[upper as usize] * weight
 }
 
-/// Loki's `rate_counter`: Prometheus' extrapolated counter rate as Loki runs
-/// it (millisecond sample times, a range start one range before the first
-/// sample and a range end at the last one). Fewer than two samples give 0.
-fn extrapolated_rate(w: &[(i64, f64)], range_ns: i64, range_secs: f64) -> Option<f64> {
+/// `rate_counter`: Prometheus' extrapolated counter rate over the window
+/// `(a, b]` (nanosecond precision). Fewer than two samples give no value.
+fn extrapolated_rate(w: &[(i64, f64)], a: i64, b: i64, range_secs: f64) -> Option<f64> {
     if w.len() < 2 {
-        return Some(0.0);
+        return None;
     }
-    let ms = |p: (i64, f64)| (p.0.div_euclid(1_000_000), p.1);
-    let first = ms(w[0]);
-    let last = ms(w[w.len() - 1]);
-    let range_start = first.0 - range_ns / 1_000_000;
-    let range_end = last.0;
+    let first = w[0];
+    let last = w[w.len() - 1];
     let mut result = last.1 - first.1;
     let mut prev = 0.0;
     for p in w {
@@ -332,9 +330,12 @@ fn extrapolated_rate(w: &[(i64, f64)], range_ns: i64, range_secs: f64) -> Option
         }
         prev = p.1;
     }
-    let mut to_start = (first.0 - range_start) as f64 / 1000.0;
-    let to_end = (range_end - last.0) as f64 / 1000.0;
-    let sampled = (last.0 - first.0) as f64 / 1000.0;
+    let mut to_start = (first.0 - a) as f64 / 1e9;
+    let to_end = (b - last.0) as f64 / 1e9;
+    let sampled = (last.0 - first.0) as f64 / 1e9;
+    if sampled <= 0.0 {
+        return None;
+    }
     let avg = sampled / (w.len() as f64 - 1.0);
     if result > 0.0 && first.1 >= 0.0 {
         let to_zero = sampled * (first.1 / result);

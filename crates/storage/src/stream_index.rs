@@ -308,6 +308,18 @@ mod tests {
     }
 
     #[test]
+    fn id_collisions_are_detected() {
+        let mut idx = StreamIndex::default();
+        let a = l(&[("app", "a")]);
+        let b = l(&[("app", "b")]);
+        // Pretend `b` hashed to `a`'s id.
+        idx.insert(a.stream_id(), Arc::new(b.clone()), true);
+        let err = idx.resolve("t", &a).unwrap_err();
+        assert!(matches!(err, StorageError::StreamIdCollision { .. }), "{err}");
+        assert!(err.to_string().contains("collision"));
+    }
+
+    #[test]
     fn persist_load_and_torn_tail() {
         let d = tempfile::tempdir().unwrap();
         let mut idx = StreamIndex::default();

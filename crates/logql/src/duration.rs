@@ -181,10 +181,11 @@ pub fn parse_go_duration(orig: &str) -> Result<i64, DurationError> {
         };
         let mut v = iv.checked_mul(mult).ok_or_else(invalid)?;
         if !frac_part.is_empty() {
-            let digits = &frac_part[..frac_part.len().min(30)];
+            // Digits past the 18th are below a nanosecond for every unit.
+            let digits = &frac_part[..frac_part.len().min(18)];
             let f: u128 = digits.parse().map_err(|_| invalid())?;
             let scale = 10u128.pow(digits.len() as u32);
-            v += f * mult / scale;
+            v = v.checked_add(f * mult / scale).ok_or_else(invalid)?;
         }
         total = total.checked_add(v).ok_or_else(invalid)?;
         if total > i64::MAX as u128 + u128::from(neg) {
@@ -368,6 +369,7 @@ mod tests {
         );
         assert!(parse_go_duration("").is_err());
         assert!(parse_go_duration("99999999999999999h").is_err());
+        assert!(parse_go_duration("0.2444444444444444444444444444h").is_ok());
     }
 
     #[test]

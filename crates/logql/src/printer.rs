@@ -41,6 +41,10 @@ pub fn quote(s: &str) -> String {
 
 /// A number as Go's `strconv.FormatFloat(v, 'f', -1, 64)`.
 fn num(v: f64) -> String {
+    if v == 0.0 && v.is_sign_negative() {
+        // `-0` would lex as a (Go) duration.
+        return "-0.0".to_string();
+    }
     format!("{v}")
 }
 

@@ -43,7 +43,7 @@ pub struct ServeArgs {
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
     max_query_series: usize,
     /// In-memory buffer size that triggers a flush to an immutable part, in bytes.
-    #[arg(long, env = "RUNAKEFLI_MEMTABLE_BYTES", default_value_t = 96 << 20)]
+    #[arg(long, env = "RUNAKEFLI_MEMTABLE_BYTES", default_value_t = 64 << 20)]
     memtable_bytes: usize,
     /// Longest time data stays only in memory and the WAL before a flush, in seconds.
     #[arg(long, env = "RUNAKEFLI_FLUSH_INTERVAL_SECS", default_value_t = 30)]

@@ -50,7 +50,7 @@ impl Default for ServerConfig {
             max_label_value_bytes: 2048,
             max_entries_per_query: 10_000,
             max_query_series: 10_000,
-            memtable_bytes: 96 << 20,
+            memtable_bytes: 64 << 20,
             flush_interval_secs: 30,
             wal_fsync: true,
         }

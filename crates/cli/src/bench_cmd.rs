@@ -1,0 +1,224 @@
+//! `runakefli bench …`: the workload generator and the ingest and query benchmarks.
+//!
+//! Without `--url`, a benchmark starts its own server (this binary, `serve`) on a
+//! free loopback port with a fresh data directory, so one command measures
+//! everything: server CPU, peak RSS, bytes written and disk use come from /proc
+//! and the data directory of that child process.
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use runakefli_bench::{
+    generate, run_ingest_bench, run_query_bench, spawn_server, GeneratorConfig, IngestBenchConfig, OutputFormat,
+    QueryBenchConfig,
+};
+use std::path::PathBuf;
+use std::process::Child;
+
+/// Benchmark subcommands.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Print generated workload lines as NDJSON (and the information floor on stderr).
+    Generate(GenerateArgs),
+    /// Push the workload over HTTP (Loki protobuf) and report throughput, CPU, memory, disk.
+    Ingest(IngestArgs),
+    /// Push the workload, then time the reference LogQL queries.
+    Query(QueryArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Format {
+    /// `{"labels", "ts", "line"}` records, as pushed to Loki.
+    Record,
+    /// Whole JSON objects with the stream fields inside, as JSON-lines ingestion sees them.
+    Object,
+}
+
+/// Workload shape shared by every benchmark.
+#[derive(Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// Lines to generate.
+    #[arg(long)]
+    lines: Option<u64>,
+    /// Streams (pods).
+    #[arg(long, default_value_t = 5_000)]
+    streams: usize,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Covered time span in seconds, ending now (or at --end-ns).
+    #[arg(long, default_value_t = 3_600)]
+    span_secs: u64,
+    /// End of the covered span, nanoseconds since the epoch (default: now).
+    #[arg(long)]
+    end_ns: Option<i64>,
+}
+
+/// `bench generate`.
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Output form.
+    #[arg(long, value_enum, default_value_t = Format::Record)]
+    format: Format,
+}
+
+/// Where the server under test is.
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// Base URL of a running server; without it the benchmark starts its own.
+    #[arg(long)]
+    url: Option<String>,
+    /// PID of the running server at --url (for CPU, RSS and I/O counters).
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Data directory of the server (for disk use); for a self-started server, where to keep it
+    /// (default: a fresh temporary directory, removed afterwards).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Extra flags for a self-started server, e.g. --server-arg=--memtable-bytes=33554432.
+    #[arg(long = "server-arg", allow_hyphen_values = true)]
+    server_args: Vec<String>,
+    /// Concurrent push connections.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Lines per push request.
+    #[arg(long, default_value_t = 1_000)]
+    batch_lines: usize,
+    /// Write the report as JSON to this file too.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// `bench ingest`.
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    #[command(flatten)]
+    target: TargetArgs,
+}
+
+/// `bench query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Range-query step in seconds.
+    #[arg(long, default_value_t = 60)]
+    step_secs: u64,
+    /// Warm runs per query (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    warm_runs: usize,
+}
+
+/// A server started for one benchmark; killed and its temporary data removed on drop.
+struct OwnServer {
+    child: Child,
+    url: String,
+    data_dir: PathBuf,
+    _tmp: Option<TempDir>,
+}
+
+/// A directory removed on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_own_server(target: &TargetArgs) -> anyhow::Result<OwnServer> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let listen = format!("127.0.0.1:{port}");
+    let (data_dir, tmp) = match &target.data_dir {
+        Some(d) => (d.clone(), None),
+        None => {
+            let d = std::env::temp_dir().join(format!("runakefli-bench-{}-{port}", std::process::id()));
+            (d.clone(), Some(TempDir(d)))
+        }
+    };
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+    let exe = std::env::current_exe().context("locating the runakefli binary")?;
+    eprintln!("starting {} serve on {listen}, data in {}", exe.display(), data_dir.display());
+    let child = spawn_server(&exe, &data_dir, &listen, &target.server_args)?;
+    Ok(OwnServer { child, url: format!("http://{listen}"), data_dir, _tmp: tmp })
+}
+
+fn write_json<T: serde::Serialize>(path: &Option<PathBuf>, report: &T) -> anyhow::Result<()> {
+    if let Some(p) = path {
+        std::fs::write(p, serde_json::to_vec_pretty(report)?).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs a bench subcommand.
+pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
+    match cmd {
+        BenchCommand::Generate(a) => {
+            let w = &a.workload;
+            let lines = w.lines.unwrap_or(10_000);
+            let end = w.end_ns.unwrap_or_else(runakefli_bench::ingest_bench::now_ns);
+            let config = GeneratorConfig::ending_at(w.seed, w.streams, lines, end, w.span_secs as i64 * 1_000_000_000);
+            let format = match a.format {
+                Format::Record => OutputFormat::Record,
+                Format::Object => OutputFormat::Object,
+            };
+            let stats = generate(config, lines, format, std::io::stdout().lock())?;
+            eprintln!(
+                "{lines} lines, {:.1} bytes/line on average, floor {:.1} bytes/line",
+                stats.avg_line_bytes(),
+                stats.floor_bytes_per_line()
+            );
+            Ok(())
+        }
+        BenchCommand::Ingest(a) => {
+            let own = if a.target.url.is_none() { Some(start_own_server(&a.target)?) } else { None };
+            let config = IngestBenchConfig {
+                url: own.as_ref().map(|s| s.url.clone()).or(a.target.url.clone()).unwrap_or_default(),
+                concurrency: a.target.concurrency,
+                batch_lines: a.target.batch_lines,
+                lines: a.workload.lines.unwrap_or(2_000_000),
+                streams: a.workload.streams,
+                seed: a.workload.seed,
+                span_secs: a.workload.span_secs,
+                end_ns: a.workload.end_ns,
+                pid: own.as_ref().map(|s| s.child.id()).or(a.target.pid),
+                data_dir: own.as_ref().map(|s| s.data_dir.clone()).or(a.target.data_dir.clone()),
+                ..IngestBenchConfig::default()
+            };
+            let report = run_ingest_bench(&config)?;
+            println!("{report}");
+            write_json(&a.target.json, &report)
+        }
+        BenchCommand::Query(a) => {
+            let own = if a.target.url.is_none() { Some(start_own_server(&a.target)?) } else { None };
+            let config = QueryBenchConfig {
+                url: own.as_ref().map(|s| s.url.clone()).or(a.target.url.clone()).unwrap_or_default(),
+                lines: a.workload.lines.unwrap_or(1_000_000),
+                streams: a.workload.streams,
+                seed: a.workload.seed,
+                span_secs: a.workload.span_secs,
+                end_ns: a.workload.end_ns,
+                concurrency: a.target.concurrency,
+                batch_lines: a.target.batch_lines,
+                step_secs: a.step_secs,
+                warm_runs: a.warm_runs,
+                ..QueryBenchConfig::default()
+            };
+            let report = run_query_bench(&config)?;
+            println!("{report}");
+            write_json(&a.target.json, &report)
+        }
+    }
+}

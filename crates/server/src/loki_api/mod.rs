@@ -1,0 +1,23 @@
+//! The Loki HTTP API: push, queries, metadata.
+
+pub mod params;
+pub mod push;
+pub mod query;
+
+use crate::state::AppState;
+use axum::routing::{get, post};
+use axum::Router;
+use std::sync::Arc;
+
+/// Routes under `/loki/api/v1/`.
+pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/loki/api/v1/push", post(push::push))
+        .route("/api/prom/push", post(push::push))
+        .route("/loki/api/v1/query_range", get(query::query_range).post(query::query_range))
+        .route("/loki/api/v1/query", get(query::query_instant).post(query::query_instant))
+        .route("/loki/api/v1/labels", get(query::labels).post(query::labels))
+        .route("/loki/api/v1/label", get(query::labels))
+        .route("/loki/api/v1/label/{name}/values", get(query::label_values).post(query::label_values))
+        .route("/loki/api/v1/series", get(query::series).post(query::series))
+}

@@ -1,0 +1,188 @@
+//! Query endpoints: `query_range`, `query`, `labels`, `label/<name>/values`, `series`.
+//! Parameters may come in the query string or, for POST, a form body.
+
+use super::params::{parse_bounds, parse_instant, parse_range, RawParams};
+use crate::blocking;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::tenant::tenant_of;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
+use runakefli_engine::EngineError;
+use runakefli_logql::Expr;
+use runakefli_model::Matcher;
+use std::sync::Arc;
+
+fn raw_params(query: Option<String>, headers: &HeaderMap, body: &Bytes) -> RawParams {
+    let mut p = RawParams::default();
+    if let Some(q) = query {
+        p.extend_from_urlencoded(&q);
+    }
+    let is_form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    if is_form && !body.is_empty() {
+        p.extend_from_urlencoded(&String::from_utf8_lossy(body));
+    }
+    p
+}
+
+fn engine_error(e: EngineError) -> ApiError {
+    ApiError::new(e.status(), e.to_string())
+}
+
+/// Parses LogQL, answering Loki's 400 on a syntax error.
+pub fn parse_query(text: &str) -> Result<Expr, ApiError> {
+    runakefli_logql::parse_expr(text).map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+/// Parses a selector that must be label matchers only (labels/series endpoints).
+fn parse_matchers_only(text: &str) -> Result<Vec<Matcher>, ApiError> {
+    match parse_query(text)? {
+        Expr::Log(log) if log.pipeline.is_empty() => Ok(log.selector),
+        _ => Err(ApiError::bad_request("only label matchers are supported")),
+    }
+}
+
+fn json_response(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json; charset=UTF-8")], body).into_response()
+}
+
+/// `GET|POST /loki/api/v1/query_range`.
+pub async fn query_range(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
+    let params = raw_params(query, &headers, &body);
+    let out = blocking(move || {
+        let p = parse_range(&params)?;
+        let expr = parse_query(&p.query)?;
+        let resp = state
+            .engine
+            .query_range(&tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(4096);
+        runakefli_engine::json::write_query_response(&resp, &mut out);
+        Ok(out)
+    })
+    .await?;
+    Ok(json_response(out))
+}
+
+/// `GET|POST /loki/api/v1/query`.
+pub async fn query_instant(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
+    let params = raw_params(query, &headers, &body);
+    let out = blocking(move || {
+        let p = parse_instant(&params)?;
+        let expr = parse_query(&p.query)?;
+        let resp = state
+            .engine
+            .query_instant(&tenant, &expr, p.time, p.limit, p.direction)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(1024);
+        runakefli_engine::json::write_query_response(&resp, &mut out);
+        Ok(out)
+    })
+    .await?;
+    Ok(json_response(out))
+}
+
+/// `GET|POST /loki/api/v1/labels`.
+pub async fn labels(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
+    let params = raw_params(query, &headers, &body);
+    let out = blocking(move || {
+        let (start, end) = parse_bounds(&params)?;
+        let matchers = match params.get("query") {
+            Some(q) if !q.trim().is_empty() => Some(parse_matchers_only(q)?),
+            _ => None,
+        };
+        let names = state.engine.labels(&tenant, matchers.as_deref(), start, end).map_err(engine_error)?;
+        Ok(list_body(&names))
+    })
+    .await?;
+    Ok(json_response(out))
+}
+
+/// `GET|POST /loki/api/v1/label/<name>/values`.
+pub async fn label_values(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
+    let params = raw_params(query, &headers, &body);
+    let out = blocking(move || {
+        let (start, end) = parse_bounds(&params)?;
+        let matchers = match params.get("query") {
+            Some(q) if !q.trim().is_empty() => Some(parse_matchers_only(q)?),
+            _ => None,
+        };
+        let values = state
+            .engine
+            .label_values(&tenant, &name, matchers.as_deref(), start, end)
+            .map_err(engine_error)?;
+        Ok(list_body(&values))
+    })
+    .await?;
+    Ok(json_response(out))
+}
+
+/// `GET|POST /loki/api/v1/series`.
+pub async fn series(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
+    let params = raw_params(query, &headers, &body);
+    let out = blocking(move || {
+        let (start, end) = parse_bounds(&params)?;
+        let mut selectors = Vec::new();
+        for m in params.get_all("match[]").into_iter().chain(params.get_all("match")) {
+            selectors.push(parse_matchers_only(m)?);
+        }
+        if selectors.is_empty() {
+            return Err(ApiError::bad_request("at least one match[] argument must be provided"));
+        }
+        let series = state.engine.series(&tenant, &selectors, start, end).map_err(engine_error)?;
+        let mut out = Vec::with_capacity(1024);
+        out.extend_from_slice(b"{\"status\":\"success\",\"data\":");
+        runakefli_engine::json::write_series(&series, &mut out);
+        out.push(b'}');
+        Ok(out)
+    })
+    .await?;
+    Ok(json_response(out))
+}
+
+fn list_body(values: &[String]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"status\":\"success\"");
+    if !values.is_empty() {
+        out.extend_from_slice(b",\"data\":");
+        runakefli_engine::json::write_string_list(values, &mut out);
+    }
+    out.push(b'}');
+    out
+}

@@ -1,0 +1,54 @@
+//! What every handler shares: settings, the store, the query engine.
+
+use crate::config::ServerConfig;
+use runakefli_engine::{Engine, QueryLimits};
+use runakefli_ingest::PushLimits;
+use runakefli_storage::{Storage, StorageConfig, StorageError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Shared server state.
+pub struct AppState {
+    /// Settings.
+    pub config: ServerConfig,
+    /// The embedded store.
+    pub storage: Arc<Storage>,
+    /// The LogQL engine over the store.
+    pub engine: Engine,
+    /// Limits applied to every push.
+    pub push_limits: PushLimits,
+}
+
+impl AppState {
+    /// Opens (or creates) the store under `config.data_dir`, replaying its WAL.
+    pub fn open(config: ServerConfig) -> Result<Arc<AppState>, StorageError> {
+        let mut sc = StorageConfig::new(config.data_dir.clone());
+        sc.memtable_flush_bytes = config.memtable_bytes;
+        sc.flush_interval = Duration::from_secs(config.flush_interval_secs.max(1));
+        sc.wal_fsync = config.wal_fsync;
+        let storage = Storage::open(sc)?;
+        let backend: Arc<dyn runakefli_model::Backend> = storage.clone();
+        let engine = Engine::new(
+            backend,
+            QueryLimits {
+                max_entries_limit_per_query: config.max_entries_per_query,
+                max_query_series: config.max_query_series,
+                ..QueryLimits::default()
+            },
+        );
+        let push_limits = PushLimits {
+            max_body_bytes: config.max_push_decompressed_bytes,
+            max_line_bytes: config.max_line_bytes,
+            max_label_names_per_series: config.max_labels_per_stream,
+            max_label_name_length: config.max_label_name_bytes,
+            max_label_value_length: config.max_label_value_bytes,
+            ..PushLimits::default()
+        };
+        Ok(Arc::new(AppState { config, storage, engine, push_limits }))
+    }
+
+    /// Flushes in-memory data to parts before the process exits.
+    pub fn shutdown(&self) -> Result<(), StorageError> {
+        self.storage.flush()
+    }
+}

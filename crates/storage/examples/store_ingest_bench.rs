@@ -301,6 +301,33 @@ fn main() {
         maxrss as f64 / (1 << 20) as f64
     );
     println!("{st:?}");
+    // Read everything back once (all streams, backward) and time it.
+    let c0 = thread_cpu();
+    let w0 = Instant::now();
+    let req = runakefli_model::ScanRequest {
+        tenant: tenant.clone(),
+        matchers: vec![runakefli_model::Matcher::new(
+            "cluster",
+            runakefli_model::MatchOp::Eq,
+            "prod-eu-1",
+        )
+        .expect("matcher")],
+        start: i64::MIN,
+        end: i64::MAX,
+        direction: runakefli_model::Direction::Backward,
+        required_substrings: vec![],
+    };
+    let mut read = 0u64;
+    runakefli_model::Backend::scan(&*s, &req, &mut |_, b| {
+        read += b.entries.len() as u64;
+        runakefli_model::ScanControl::Continue
+    })
+    .expect("scan");
+    println!(
+        "full scan: {read} entries in {:.2}s wall, {:.2}s cpu",
+        w0.elapsed().as_secs_f64(),
+        (thread_cpu() - c0).as_secs_f64()
+    );
     if std::env::var("STORE_LIST").is_ok() {
         let _ = std::process::Command::new("find")
             .arg(dir.path())

@@ -33,6 +33,10 @@ pub const MEMTABLE_ENTRY_OVERHEAD: usize = 64;
 /// ingest.
 pub const MEMTABLE_BACKPRESSURE_FACTOR: usize = 2;
 
+/// An append waits at most this long for a flush to make room in the memtable
+/// before it fails, so a failing disk surfaces as errors rather than hangs.
+pub const BACKPRESSURE_MAX_WAIT: Duration = Duration::from_secs(30);
+
 /// How often the background threads wake up to check their conditions when no
 /// one signals them.
 pub const BACKGROUND_TICK: Duration = Duration::from_millis(500);

@@ -45,6 +45,9 @@ pub enum StorageError {
     /// Another process (or handle) has the data directory open.
     #[error("data directory {0} is locked by another process")]
     Locked(String),
+    /// Writes are refused because flushes cannot keep up (or keep failing).
+    #[error("storage overloaded: {0}")]
+    Overloaded(String),
     /// The store is shutting down.
     #[error("storage is closed")]
     Closed,

@@ -13,7 +13,9 @@
 //! - Queries snapshot memtables first, then part lists, so data moving from a
 //!   memtable into a part is seen at least once (duplicates are removed).
 
-use crate::config::{StorageConfig, BACKGROUND_TICK, MEMTABLE_BACKPRESSURE_FACTOR};
+use crate::config::{
+    StorageConfig, BACKGROUND_TICK, BACKPRESSURE_MAX_WAIT, MEMTABLE_BACKPRESSURE_FACTOR,
+};
 use crate::fsutil::{create_dir_durable, list_dir};
 use crate::memtable::Memtable;
 use crate::merge::{self, Policy};
@@ -290,7 +292,7 @@ impl Inner {
         if rows == 0 {
             return Ok(());
         }
-        self.backpressure();
+        self.backpressure()?;
         let t = self.tenant_or_create(tenant)?;
         let resolved: Vec<(StreamId, Arc<Labels>)> = {
             let mut idx = t.index.write();
@@ -327,18 +329,24 @@ impl Inner {
     }
 
     /// Blocks while the active memtable is far over its threshold (a flush is
-    /// behind), so memory stays bounded.
-    fn backpressure(&self) {
+    /// behind), so memory stays bounded; fails after [`BACKPRESSURE_MAX_WAIT`].
+    fn backpressure(&self) -> Result<(), StorageError> {
         if !self.cfg.background {
-            return;
+            return Ok(());
         }
         let limit = self
             .cfg
             .memtable_flush_bytes
             .saturating_mul(MEMTABLE_BACKPRESSURE_FACTOR);
+        let start = std::time::Instant::now();
         loop {
             if self.mem.read().active.bytes() < limit || self.shutdown.load(Ordering::Relaxed) {
-                return;
+                return Ok(());
+            }
+            if start.elapsed() >= BACKPRESSURE_MAX_WAIT {
+                return Err(StorageError::Overloaded(
+                    "memtable full and flushes are not keeping up".into(),
+                ));
             }
             let mut s = self.signals.lock();
             s.flush = true;

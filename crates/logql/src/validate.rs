@@ -127,6 +127,21 @@ fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
                     }
                 }
                 Stage::LabelFormat(ops) => {
+                    let mut seen = std::collections::HashSet::new();
+                    for op in ops {
+                        let dst = match op {
+                            LabelFormatOp::Rename { dst, .. }
+                            | LabelFormatOp::Template { dst, .. } => dst,
+                        };
+                        let msg = if dst == "__error__" {
+                            format!("{dst} cannot be formatted")
+                        } else if !seen.insert(dst.as_str()) {
+                            format!("multiple label name '{dst}' not allowed in a single format operation")
+                        } else {
+                            continue;
+                        };
+                        return Err(stage_error(&s.to_string(), &msg));
+                    }
                     for op in ops {
                         if let LabelFormatOp::Template { dst, template } = op {
                             if let Err(e) = check_template("label", template) {

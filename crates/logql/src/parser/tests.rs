@@ -200,6 +200,7 @@ fn semantic_errors_like_loki() {
         (r#"{a=~"(a"}"#, "parse error : error parsing regexp: missing closing ): `(a`"),
         (r#"{a=~".*", b=""}"#, "parse error : queries require at least one regexp or equality matcher that does not have an empty-compatible value. For instance, app=~\".*\" does not meet this requirement, but app=~\".+\" will"),
         (r#"{a="b"} |= "x" |~ "(" | json"#, "parse error : stage '|= \"x\" |~ \"(\"' : error parsing regexp: missing closing ): `(`"),
+        (r#"{a="b"} | label_format a=b, a="x""#, "parse error : stage '| label_format a=b,a=\"x\"' : multiple label name 'a' not allowed in a single format operation"),
         (r#"{a="b"} | regexp "(x)""#, "parse error : invalid regexp parser: at least one named capture must be supplied"),
         (r#"{a="b"} | label_format x="{{ if .a }}""#, "parse error : stage '| label_format x=\"{{ if .a }}\"' : invalid template for label 'x': template: label:1: unexpected EOF"),
     ];

@@ -168,9 +168,20 @@ impl Storage {
         self.inner.append(tenant, req)
     }
 
-    /// Writes every memtable entry to parts now and trims the WAL.
+    /// Writes every memtable entry to parts now and trims the WAL. An explicit
+    /// flush also tells the merge thread that ingestion paused: every partition
+    /// becomes eligible for its idle merge right away instead of after
+    /// `merge_idle_after`.
     pub fn flush(&self) -> Result<(), StorageError> {
-        self.inner.flush()
+        self.inner.flush()?;
+        let idle_since = std::time::Instant::now().checked_sub(self.inner.cfg.merge_idle_after);
+        if let Some(t) = idle_since {
+            for p in self.inner.partitions() {
+                p.state.write().last_flush = t;
+            }
+        }
+        self.inner.signal(false, true);
+        Ok(())
     }
 
     /// Runs merges the policy asks for until none is left (`idle` treats every

@@ -3,6 +3,7 @@
 //! what they need) and whole lines.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use super::encoding::{decode_column, Encoding, Stats, Values};
 use super::ints::get_ints;
@@ -55,6 +56,7 @@ pub struct BlockReader<'a> {
     ts: Vec<i64>,
     metadata: Vec<Vec<(String, String)>>,
     columns: Vec<ColumnDir>,
+    names: OnceCell<Vec<Option<String>>>,
 }
 
 /// One column read from a block: a value for each row that has the field.
@@ -144,6 +146,7 @@ impl<'a> BlockReader<'a> {
             ts: Vec::new(),
             metadata: Vec::new(),
             columns: Vec::new(),
+            names: OnceCell::new(),
         };
         r.read_directory(&frame0)?;
         r.frame0 = frame0;
@@ -299,11 +302,16 @@ impl<'a> BlockReader<'a> {
     /// Field names of the block's JSON lines (dotted paths, raw key text), in
     /// column order. Lines stored whole are not fields.
     pub fn column_names(&self) -> Vec<String> {
-        self.names().into_iter().flatten().collect()
+        self.names().iter().flatten().cloned().collect()
     }
 
-    /// Name of each column id (`None` for line columns).
-    fn names(&self) -> Vec<Option<String>> {
+    /// Name of each column id (`None` for line columns), derived from the
+    /// templates on first use.
+    fn names(&self) -> &[Option<String>] {
+        self.names.get_or_init(|| self.derive_names())
+    }
+
+    fn derive_names(&self) -> Vec<Option<String>> {
         let mut names = vec![None; self.columns.len()];
         for t in &self.templates {
             let Some(slots) = template_slots(&t.text) else {

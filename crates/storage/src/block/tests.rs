@@ -389,11 +389,14 @@ fn json_object() -> BoxedStrategy<String> {
 #[ignore]
 fn measure() {
     for (rows_per_block, level, blocks) in [
-        (30usize, 1, 2000usize),
+        (30usize, -3, 2000usize),
+        (30, 1, 2000),
         (30, 3, 2000),
         (1000, 3, 60),
         (1000, 9, 60),
         (1000, 15, 30),
+        (2800, -3, 20),
+        (2800, 3, 20),
     ] {
         let mut streams: Vec<Workload> = (0..50).map(|s| Workload::new(s as u64 + 1)).collect();
         let mut input: Vec<Vec<(i64, String)>> = Vec::new();

@@ -169,10 +169,13 @@ fn stage_error(stage: &str, msg: &str) -> ParseError {
 pub fn go_regex_error(re: &str) -> Option<String> {
     let e = match regex_syntax::ast::parse::Parser::new().parse(re) {
         Ok(ast) => {
+            if let Some((code, expr)) = go_only_errors(re, &ast) {
+                return Some(format!("error parsing regexp: {code}: `{expr}`"));
+            }
             return match regex_syntax::hir::translate::Translator::new().translate(re, &ast) {
                 Ok(_) => None,
                 Err(e) => Some(format!("error parsing regexp: {}", e.kind())),
-            }
+            };
         }
         Err(e) => e,
     };
@@ -216,7 +219,7 @@ pub fn go_regex_error(re: &str) -> Option<String> {
         }
         K::NestLimitExceeded(_) => ("expression nests too deeply", String::new()),
         _ => {
-            let start = re[..s.max(1).min(re.len())].rfind("(?").unwrap_or(s);
+            let start = re[..s].rfind("(?").unwrap_or(s);
             (
                 "invalid or unsupported Perl syntax",
                 re.get(start..t.max(start)).unwrap_or("").to_string(),
@@ -224,6 +227,55 @@ pub fn go_regex_error(re: &str) -> Option<String> {
         }
     };
     Some(format!("error parsing regexp: {code}: `{expr}`"))
+}
+
+/// What Go rejects but Rust accepts: nested repetition operators (`a**`)
+/// and flags other than `i`, `m`, `s`, `U`.
+fn go_only_errors(re: &str, ast: &regex_syntax::ast::Ast) -> Option<(&'static str, String)> {
+    use regex_syntax::ast::Ast;
+    match ast {
+        Ast::Repetition(r) => {
+            if let Ast::Repetition(inner) = &*r.ast {
+                let text = re
+                    .get(inner.op.span.start.offset..r.span.end.offset)
+                    .unwrap_or("");
+                return Some(("invalid nested repetition operator", text.to_string()));
+            }
+            go_only_errors(re, &r.ast)
+        }
+        Ast::Group(g) => {
+            if let Some(flags) = g.flags() {
+                if let Some(bad) = unsupported_flag(flags) {
+                    return Some(bad_flag(re, g.span.start.offset, bad));
+                }
+            }
+            go_only_errors(re, &g.ast)
+        }
+        Ast::Flags(f) => {
+            unsupported_flag(&f.flags).map(|bad| bad_flag(re, f.span.start.offset, bad))
+        }
+        Ast::Alternation(a) => a.asts.iter().find_map(|x| go_only_errors(re, x)),
+        Ast::Concat(c) => c.asts.iter().find_map(|x| go_only_errors(re, x)),
+        _ => None,
+    }
+}
+
+/// End offset of the first flag Go does not know.
+fn unsupported_flag(flags: &regex_syntax::ast::Flags) -> Option<usize> {
+    use regex_syntax::ast::{Flag, FlagsItemKind};
+    flags.items.iter().find_map(|it| match it.kind {
+        FlagsItemKind::Flag(Flag::Unicode | Flag::IgnoreWhitespace | Flag::CRLF) => {
+            Some(it.span.end.offset)
+        }
+        _ => None,
+    })
+}
+
+fn bad_flag(re: &str, start: usize, end: usize) -> (&'static str, String) {
+    (
+        "invalid or unsupported Perl syntax",
+        re.get(start..end).unwrap_or("").to_string(),
+    )
 }
 
 /// The repetition operator at the start of `rest` (`*`, `+?`, `{2,3}`).
@@ -362,6 +414,20 @@ mod tests {
             "error parsing regexp: invalid escape sequence: `\\q`"
         );
         assert_eq!(go_regex_error("(?P<a>x)(?P<a>y)"), None);
+        assert_eq!(
+            go_regex_error("(?z)").unwrap(),
+            "error parsing regexp: invalid or unsupported Perl syntax: `(?z`"
+        );
+        assert!(go_regex_error("é(?=x)").is_some());
+        assert_eq!(
+            go_regex_error("a**").unwrap(),
+            "error parsing regexp: invalid nested repetition operator: `**`"
+        );
+        assert_eq!(
+            go_regex_error("(?x)a").unwrap(),
+            "error parsing regexp: invalid or unsupported Perl syntax: `(?x`"
+        );
+        assert_eq!(go_regex_error("(?i)a*?(b*)*"), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ fn invalid_pushes_are_rejected_whole() {
     assert_eq!(count_all(&server), 1);
 
     let cases: Vec<(Vec<u8>, &str, Option<&str>, &str)> = vec![
-        (b"{not json".to_vec(), "application/json", None, "json"),
+        (b"{not json".to_vec(), "application/json", None, "column"),
         (json!({"streams": [{"stream": {}, "values": [[T0.to_string(), "x"]]}]}).to_string().into_bytes(), "application/json", None, "label"),
         (json!({"streams": [{"stream": {"app": "ok"}, "values": [["not-a-time", "x"]]}]}).to_string().into_bytes(), "application/json", None, "time"),
         (
@@ -50,7 +50,7 @@ fn query_errors_use_lokis_format() {
     let server = TestServer::start();
     let (status, text) = server.get("/loki/api/v1/query_range", &[("query", "{app=\"x\"} |= "), ("start", "1795910400"), ("end", "1795914000")]);
     assert_eq!(status, 400);
-    assert_eq!(text.trim(), "parse error at line 1, col 12: syntax error: unexpected $end, expecting STRING or ip");
+    assert_eq!(text.trim(), "parse error at line 1, col 14: syntax error: unexpected $end, expecting STRING or ip");
     let (status, text) = server.get("/loki/api/v1/query_range", &[("query", "{app=\"x\"}"), ("start", "yesterday")]);
     assert_eq!(status, 400);
     assert_eq!(text.trim(), "could not parse 'start' parameter: strconv.ParseInt: parsing \"yesterday\": invalid syntax");

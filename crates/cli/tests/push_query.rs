@@ -141,7 +141,7 @@ fn filters_parsers_limit_and_direction() {
     assert_eq!(q(r#"{app="f"} |~ "disk|timeout" != "disk""#, &[]), vec![lines[0]]);
     let mut errors = q(r#"{app="f"} | json | level="error""#, &[]);
     errors.sort();
-    assert_eq!(errors, vec![lines[2], lines[0]]);
+    assert_eq!(errors, vec![lines[0], lines[2]]);
     assert_eq!(q(r#"{app="f"} | logfmt | status >= 503"#, &[]), vec![lines[3]]);
     assert_eq!(q(r#"{app="f"} | json | status > 400 and msg=~"disk.*""#, &[]), vec![lines[2]]);
     assert_eq!(q(r#"{app="f"}"#, &[("limit", "2"), ("direction", "forward")]), vec![lines[0], lines[1]]);

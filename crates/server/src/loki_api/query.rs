@@ -167,9 +167,7 @@ pub async fn series(
         }
         let series = state.engine.series(&tenant, &selectors, start, end).map_err(engine_error)?;
         let mut out = Vec::with_capacity(1024);
-        out.extend_from_slice(b"{\"status\":\"success\",\"data\":");
         runakefli_engine::json::write_series(&series, &mut out);
-        out.push(b'}');
         Ok(out)
     })
     .await?;
@@ -178,11 +176,6 @@ pub async fn series(
 
 fn list_body(values: &[String]) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"status\":\"success\"");
-    if !values.is_empty() {
-        out.extend_from_slice(b",\"data\":");
-        runakefli_engine::json::write_string_list(values, &mut out);
-    }
-    out.push(b'}');
+    runakefli_engine::json::write_string_list(values, &mut out);
     out
 }

@@ -13,6 +13,11 @@ use crate::StorageError;
 /// Largest decompressed raw block accepted (guards hostile length fields).
 const RAW_BLOCK_MAX: usize = 256 << 20;
 
+thread_local! {
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Accumulates rows of one stream into a raw block.
 #[derive(Default)]
 pub struct RawBlockBuilder {
@@ -21,6 +26,8 @@ pub struct RawBlockBuilder {
     min_ts: i64,
     max_ts: i64,
     line_bytes: u64,
+    plain: Vec<u8>,
+    compressor: Option<(i32, zstd::bulk::Compressor<'static>)>,
 }
 
 impl RawBlockBuilder {
@@ -56,12 +63,16 @@ impl RawBlockBuilder {
 
     /// Compresses the pending rows into `dst` and resets the builder.
     pub fn finish(&mut self, level: i32, dst: &mut Vec<u8>) -> Result<BlockMeta, StorageError> {
-        let mut plain = Vec::with_capacity(self.buf.len() + 5);
-        put_uvarint(&mut plain, self.rows as u64);
-        plain.extend_from_slice(&self.buf);
-        let compressed = zstd::bulk::compress(&plain, level)
-            .map_err(|e| StorageError::io("raw block compression", e))?;
-        put_u32(dst, plain.len() as u32);
+        let err = |e| StorageError::io("raw block compression", e);
+        self.plain.clear();
+        put_uvarint(&mut self.plain, self.rows as u64);
+        self.plain.extend_from_slice(&self.buf);
+        if self.compressor.as_ref().map(|(l, _)| *l) != Some(level) {
+            self.compressor = Some((level, zstd::bulk::Compressor::new(level).map_err(err)?));
+        }
+        let (_, comp) = self.compressor.as_mut().expect("compressor set above");
+        let compressed = comp.compress(&self.plain).map_err(err)?;
+        put_u32(dst, self.plain.len() as u32);
         dst.extend_from_slice(&compressed);
         let meta = BlockMeta {
             rows: self.rows,
@@ -69,11 +80,9 @@ impl RawBlockBuilder {
             max_ts: self.max_ts,
             line_bytes: self.line_bytes,
         };
-        *self = RawBlockBuilder {
-            buf: std::mem::take(&mut self.buf),
-            ..Default::default()
-        };
         self.buf.clear();
+        self.rows = 0;
+        self.line_bytes = 0;
         Ok(meta)
     }
 }
@@ -85,8 +94,23 @@ pub fn decode_raw_block(src: &[u8]) -> Result<DecodedBlock, StorageError> {
     if plain_len > RAW_BLOCK_MAX {
         return Err(StorageError::corrupt("raw block", "block too large"));
     }
-    let plain = zstd::bulk::decompress(r.take(r.remaining())?, plain_len)
-        .map_err(|e| StorageError::corrupt("raw block", e.to_string()))?;
+    let frame = r.take(r.remaining())?;
+    let plain = DECOMPRESSOR.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = Some(
+                zstd::bulk::Decompressor::new()
+                    .map_err(|e| StorageError::io("raw block decompression", e))?,
+            );
+        }
+        d.as_mut()
+            .expect("decompressor set above")
+            .decompress(frame, plain_len)
+            .map_err(|e| StorageError::corrupt("raw block", e.to_string()))
+    })?;
+    if plain.len() != plain_len {
+        return Err(StorageError::corrupt("raw block", "length mismatch"));
+    }
     let mut r = Reader::new(&plain, "raw block");
     let n = r.count(10)?;
     let mut out = DecodedBlock {

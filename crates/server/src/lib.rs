@@ -9,7 +9,10 @@
 pub mod admin;
 pub mod config;
 pub mod error;
+pub mod es_api;
+pub mod jsonline_api;
 pub mod loki_api;
+pub mod otlp_api;
 pub mod state;
 pub mod tenant;
 
@@ -25,6 +28,9 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(loki_api::routes(state.clone()))
         .merge(admin::routes(state.clone()))
+        .merge(otlp_api::routes())
+        .merge(es_api::routes())
+        .merge(jsonline_api::routes())
         .layer(axum::extract::DefaultBodyLimit::max(state.config.max_push_body_bytes))
         .with_state(state)
 }

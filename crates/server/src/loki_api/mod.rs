@@ -1,5 +1,6 @@
 //! The Loki HTTP API: push, queries, metadata.
 
+pub mod index;
 pub mod params;
 pub mod push;
 pub mod query;
@@ -20,4 +21,7 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/loki/api/v1/label", get(query::labels))
         .route("/loki/api/v1/label/{name}/values", get(query::label_values).post(query::label_values))
         .route("/loki/api/v1/series", get(query::series).post(query::series))
+        .route("/loki/api/v1/index/stats", get(index::stats).post(index::stats))
+        .route("/loki/api/v1/index/volume", get(index::volume).post(index::volume))
+        .route("/loki/api/v1/index/volume_range", get(index::volume).post(index::volume))
 }

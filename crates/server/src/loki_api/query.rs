@@ -15,7 +15,7 @@ use runakefli_logql::Expr;
 use runakefli_model::Matcher;
 use std::sync::Arc;
 
-fn raw_params(query: Option<String>, headers: &HeaderMap, body: &Bytes) -> RawParams {
+pub(crate) fn raw_params(query: Option<String>, headers: &HeaderMap, body: &Bytes) -> RawParams {
     let mut p = RawParams::default();
     if let Some(q) = query {
         p.extend_from_urlencoded(&q);
@@ -30,7 +30,7 @@ fn raw_params(query: Option<String>, headers: &HeaderMap, body: &Bytes) -> RawPa
     p
 }
 
-fn engine_error(e: EngineError) -> ApiError {
+pub(crate) fn engine_error(e: EngineError) -> ApiError {
     ApiError::new(e.status(), e.to_string())
 }
 
@@ -40,14 +40,11 @@ pub fn parse_query(text: &str) -> Result<Expr, ApiError> {
 }
 
 /// Parses a selector that must be label matchers only (labels/series endpoints).
-fn parse_matchers_only(text: &str) -> Result<Vec<Matcher>, ApiError> {
-    match parse_query(text)? {
-        Expr::Log(log) if log.pipeline.is_empty() => Ok(log.selector),
-        _ => Err(ApiError::bad_request("only label matchers are supported")),
-    }
+pub(crate) fn parse_matchers_only(text: &str) -> Result<Vec<Matcher>, ApiError> {
+    runakefli_logql::parse_matchers(text).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
-fn json_response(body: Vec<u8>) -> Response {
+pub(crate) fn json_response(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, "application/json; charset=UTF-8")], body).into_response()
 }
 

@@ -16,10 +16,6 @@ pub const BLOCK_MAX_RAW_BYTES: usize = 2 << 20;
 /// the engine can stop early without the backend materialising a whole stream.
 pub const SCAN_BATCH_ENTRIES: usize = 1000;
 
-/// A WAL segment is closed and a new one started once it exceeds this size, so
-/// replay and deletion work on bounded files.
-pub const WAL_SEGMENT_MAX_BYTES: u64 = 64 << 20;
-
 /// Upper bound of a decoded WAL record; anything larger is treated as corrupt
 /// rather than allocated (hostile or damaged length fields).
 pub const WAL_RECORD_MAX_BYTES: usize = 1 << 30;
@@ -66,6 +62,9 @@ pub struct StorageConfig {
     /// zstd level of WAL records: the cheapest level that still shrinks JSON
     /// several times.
     pub wal_zstd_level: i32,
+    /// A WAL segment is closed and a new one started once it exceeds this many
+    /// bytes, so replay and deletion work on bounded files (64 MiB).
+    pub wal_segment_max_bytes: u64,
     /// fsync the WAL before acknowledging an append (on by default; off only for
     /// throwaway stores).
     pub wal_fsync: bool,
@@ -98,6 +97,7 @@ impl StorageConfig {
             flush_columnar: false,
             merge_zstd_level: 3,
             wal_zstd_level: 1,
+            wal_segment_max_bytes: 64 << 20,
             wal_fsync: true,
             merge_min_parts: 16,
             merge_max_parts: 24,

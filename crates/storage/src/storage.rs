@@ -123,7 +123,7 @@ impl Storage {
             Ok(())
         })?;
         let next_seq = replayed.segments.last().map_or(1, |s| s + 1);
-        let wal = Wal::open(&data, next_seq, cfg.wal_fsync)?;
+        let wal = Wal::open(&data, next_seq, cfg.wal_fsync, cfg.wal_segment_max_bytes)?;
         if active.rows() == 0 {
             wal.remove_before(next_seq)?;
         }

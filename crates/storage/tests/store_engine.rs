@@ -404,6 +404,37 @@ fn a_data_directory_is_opened_once() {
 }
 
 #[test]
+fn wal_rolls_over_segments_and_replays_them_all() {
+    let d = tempfile::tempdir().unwrap();
+    let small = |p: &Path| {
+        let mut c = cfg(p);
+        c.wal_segment_max_bytes = 2048;
+        c
+    };
+    {
+        let s = Storage::open(small(d.path())).unwrap();
+        for i in 0..200i64 {
+            let line = format!(
+                "line {i} {:016x}",
+                (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            );
+            s.append(&t("a"), &push(&format!("s{}", i % 3), vec![e(i, &line)]))
+                .unwrap();
+        }
+    }
+    let segments = || std::fs::read_dir(d.path().join("wal")).unwrap().count();
+    assert!(segments() > 3, "segments {}", segments());
+    let s = Storage::open(small(d.path())).unwrap();
+    assert_eq!(all(&s, "a", Direction::Forward).len(), 200);
+    s.flush().unwrap();
+    assert_eq!(segments(), 1);
+    drop(s);
+    let s = Storage::open(small(d.path())).unwrap();
+    assert_eq!(all(&s, "a", Direction::Forward).len(), 200);
+    assert_eq!(s.stats().memtable_rows, 0);
+}
+
+#[test]
 fn crash_leftovers_are_removed_on_open() {
     let d = tempfile::tempdir().unwrap();
     {

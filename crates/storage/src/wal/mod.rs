@@ -12,7 +12,6 @@ mod segment;
 
 pub use segment::{replay, ReplayStats};
 
-use crate::config::WAL_SEGMENT_MAX_BYTES;
 use crate::fsutil::{fsync_dir, list_dir, remove_file};
 use crate::{names, StorageError};
 use parking_lot::{Condvar, Mutex};
@@ -25,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Wal {
     data: PathBuf,
     fsync: bool,
+    segment_max: u64,
     state: Mutex<State>,
     cond: Condvar,
     bytes_written: AtomicU64,
@@ -43,12 +43,18 @@ struct State {
 
 impl Wal {
     /// Starts a fresh segment `seq` under `data` (older segments stay until
-    /// [`Wal::remove_before`]).
-    pub fn open(data: &Path, seq: u64, fsync: bool) -> Result<Self, StorageError> {
+    /// [`Wal::remove_before`]); a segment is closed once it exceeds `segment_max` bytes.
+    pub fn open(
+        data: &Path,
+        seq: u64,
+        fsync: bool,
+        segment_max: u64,
+    ) -> Result<Self, StorageError> {
         let file = segment::create(data, seq, fsync)?;
         Ok(Wal {
             data: data.to_path_buf(),
             fsync,
+            segment_max,
             state: Mutex::new(State {
                 file: Some(file),
                 seq,
@@ -114,7 +120,7 @@ impl Wal {
                     st.durable_batch = batch;
                     self.bytes_written
                         .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                    if st.seg_bytes > WAL_SEGMENT_MAX_BYTES {
+                    if st.seg_bytes > self.segment_max {
                         if let Err(e) = self.rotate_locked(&mut st) {
                             st.failed = Some(e.to_string());
                         }

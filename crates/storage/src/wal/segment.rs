@@ -141,7 +141,7 @@ mod tests {
     }
 
     fn write_three(data: &Path) -> std::path::PathBuf {
-        let wal = Wal::open(data, 1, true).unwrap();
+        let wal = Wal::open(data, 1, true, 1 << 20).unwrap();
         for ts in 1..=3 {
             wal.append(&record::encode(&TenantId::new("t"), &req(ts), 1).unwrap())
                 .unwrap();
@@ -185,7 +185,7 @@ mod tests {
     fn headerless_segment_is_removed_and_segments_replay_in_order() {
         let d = tempfile::tempdir().unwrap();
         write_three(d.path());
-        let wal = Wal::open(d.path(), 2, false).unwrap();
+        let wal = Wal::open(d.path(), 2, false, 1 << 20).unwrap();
         wal.append(&record::encode(&TenantId::new("t"), &req(9), 1).unwrap())
             .unwrap();
         std::fs::write(names::wal_segment(d.path(), 3), b"RKF").unwrap();
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn group_commit_from_many_threads() {
         let d = tempfile::tempdir().unwrap();
-        let wal = std::sync::Arc::new(Wal::open(d.path(), 1, true).unwrap());
+        let wal = std::sync::Arc::new(Wal::open(d.path(), 1, true, 1 << 20).unwrap());
         let handles: Vec<_> = (0..4)
             .map(|t| {
                 let wal = wal.clone();
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn rotate_and_remove_before() {
         let d = tempfile::tempdir().unwrap();
-        let wal = Wal::open(d.path(), 1, true).unwrap();
+        let wal = Wal::open(d.path(), 1, true, 1 << 20).unwrap();
         wal.append(&record::encode(&TenantId::new("t"), &req(1), 1).unwrap())
             .unwrap();
         assert_eq!(wal.rotate().unwrap(), 2);

@@ -14,7 +14,7 @@ use crate::generator::{Generator, GeneratorConfig, GeneratorStats, PODS_PER_NODE
 use crate::http::{self, Reply};
 use crate::machine::{command_line, MachineInfo};
 use crate::procstat::{self, ProcSample};
-use crate::push::encode_push;
+use crate::push::encode_push_owned;
 
 /// What to push and where.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -214,33 +214,26 @@ fn produce(
 ) {
     let mut pending: Vec<Vec<crate::GeneratedLine>> =
         vec![Vec::with_capacity(batch_lines); workers];
+    let body = |gen: &Generator, batch: Vec<crate::GeneratedLine>| {
+        let lines = batch.len();
+        Body {
+            bytes: encode_push_owned(gen, batch),
+            lines,
+        }
+    };
     for _ in 0..lines {
         let g = gen.next_line();
         let w = (g.stream / PODS_PER_NODE) % workers;
         pending[w].push(g);
         if pending[w].len() >= batch_lines {
-            let batch = std::mem::take(&mut pending[w]);
-            if !emit(
-                w,
-                Body {
-                    bytes: encode_push(gen, &batch),
-                    lines: batch.len(),
-                },
-            ) {
+            let batch = std::mem::replace(&mut pending[w], Vec::with_capacity(batch_lines));
+            if !emit(w, body(gen, batch)) {
                 return;
             }
         }
     }
     for (w, batch) in pending.into_iter().enumerate() {
-        if !batch.is_empty()
-            && !emit(
-                w,
-                Body {
-                    bytes: encode_push(gen, &batch),
-                    lines: batch.len(),
-                },
-            )
-        {
+        if !batch.is_empty() && !emit(w, body(gen, batch)) {
             return;
         }
     }

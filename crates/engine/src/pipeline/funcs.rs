@@ -501,7 +501,7 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         "regexReplaceAll" | "regexReplaceAllLiteral" => {
             arity(a, 3)?;
             let (re, x, repl) = (s(a, 0)?, s(a, 1)?, s(a, 2)?);
-            let re = regex::Regex::new(re).map_err(|e| CallError::Failed(e.to_string()))?;
+            let re = cached_regex(re)?;
             st(if name == "regexReplaceAll" {
                 re.replace_all(x, repl).into_owned()
             } else {
@@ -510,7 +510,7 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         }
         "count" => {
             arity(a, 2)?;
-            let re = regex::Regex::new(s(a, 0)?).map_err(|e| CallError::Failed(e.to_string()))?;
+            let re = cached_regex(s(a, 0)?)?;
             Ok(Val::Int(re.find_iter(s(a, 1)?).count() as i64))
         }
         "bytes" => {
@@ -629,6 +629,27 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             "function {name:?} not implemented"
         ))),
     }
+}
+
+/// Compiles a template's regular expression once per thread (templates run
+/// per entry with the same few expressions).
+fn cached_regex(src: &str) -> Result<regex::Regex, CallError> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, regex::Regex>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    CACHE.with(|c| {
+        if let Some(r) = c.borrow().get(src) {
+            return Ok(r.clone());
+        }
+        let r = regex::Regex::new(src).map_err(|e| CallError::Failed(e.to_string()))?;
+        let mut m = c.borrow_mut();
+        if m.len() >= 64 {
+            m.clear();
+        }
+        m.insert(src.to_string(), r.clone());
+        Ok(r)
+    })
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -4,7 +4,9 @@
 use super::encoding::{encode_column, Stats};
 use super::hash::FastMap;
 use super::ints::put_ints;
-use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_NONE, CODEC_ZSTD, OWN_FRAME_MIN};
+use super::layout::{
+    BlockHeader, ColumnHead, ColumnKind, FrameInfo, CODEC_NONE, CODEC_ZSTD, OWN_FRAME_MIN,
+};
 use super::shape::{split_line, template_slots, SLOT};
 use super::tokens::BloomBuilder;
 use super::varint::{put_bytes, put_ivarint, put_uvarint, zigzag};
@@ -282,7 +284,11 @@ impl BlockBuilder {
                     bloom.add_text(v);
                 }
             }
-            kinds.push((col.kind, enc.encoding));
+            kinds.push(ColumnHead {
+                kind: col.kind,
+                encoding: enc.encoding,
+                prefix: enc.prefix.to_vec(),
+            });
             put_uvarint(&mut dir, values.len() as u64);
             let (frame, offset) = if payload.len() >= OWN_FRAME_MIN {
                 own.push(payload.clone());

@@ -7,6 +7,7 @@
 use super::hash::FastMap;
 use super::ints::{get_ints, put_ints};
 use super::text::{self, HexLayout};
+use super::tokens::{for_each_token, is_token_byte};
 use super::varint::{put_bytes, put_uvarint, unzigzag, uvarint_len, Cursor};
 use crate::StorageError;
 
@@ -51,10 +52,7 @@ impl Encoding {
     /// True when the column's tokens are in the block bloom (string-like
     /// encodings); typed encodings are matched by token shape instead.
     pub fn has_bloom(self) -> bool {
-        matches!(
-            self,
-            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::PrefixedDecimal
-        )
+        matches!(self, Encoding::Const | Encoding::Dict | Encoding::Plain)
     }
 
     /// True when the column directory carries min/max for this encoding.
@@ -63,9 +61,24 @@ impl Encoding {
     }
 
     /// Whether a value of a typed column could contain `token` as a whole
-    /// token, judging by the characters a printed value can hold.
-    pub fn token_fits(self, token: &[u8]) -> bool {
+    /// token, judging by the characters a printed value can hold. `prefix` is
+    /// the column's prefix (PrefixedDecimal only).
+    pub fn token_fits(self, token: &[u8], prefix: &[u8]) -> bool {
         match self {
+            Encoding::PrefixedDecimal => {
+                let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+                // The prefix's last token run joins the number's first digits.
+                let cut = prefix
+                    .iter()
+                    .rposition(|&b| !is_token_byte(b))
+                    .map_or(0, |p| p + 1);
+                let (head, last) = prefix.split_at(cut);
+                let mut inside = false;
+                for_each_token(head, |t| inside |= t == token);
+                inside
+                    || digits(token)
+                    || (!last.is_empty() && token.starts_with(last) && digits(&token[last.len()..]))
+            }
             Encoding::Decimal => token.iter().all(u8::is_ascii_digit),
             Encoding::Ipv4 => token.len() <= 3 && token.iter().all(u8::is_ascii_digit),
             Encoding::Timestamp => token
@@ -79,7 +92,7 @@ impl Encoding {
                         .iter()
                         .all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
             }
-            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::PrefixedDecimal => true,
+            Encoding::Const | Encoding::Dict | Encoding::Plain => true,
         }
     }
 }
@@ -111,6 +124,8 @@ pub struct Encoded<'v> {
     pub stats: Option<Stats>,
     /// The distinct values (for token indexing of string-like columns).
     pub distinct: Vec<&'v [u8]>,
+    /// The common prefix of a PrefixedDecimal column (empty otherwise).
+    pub prefix: &'v [u8],
 }
 
 /// Encodes `values` into `dst`, choosing the smallest exact encoding.
@@ -133,6 +148,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
             encoding: Encoding::Const,
             stats: None,
             distinct,
+            prefix: b"",
         };
     }
     let total: usize = values.iter().map(|v| v.len()).sum();
@@ -163,6 +179,10 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
     }
     if let Some((encoding, payload, stats)) = best.1 {
         dst.extend_from_slice(&payload);
+        let prefix = match encoding {
+            Encoding::PrefixedDecimal => decimal_prefix(&distinct).unwrap_or_default(),
+            _ => b"",
+        };
         let distinct = if encoding.has_bloom() {
             distinct
         } else {
@@ -172,6 +192,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
             encoding,
             stats,
             distinct,
+            prefix,
         };
     }
     if dict_size < plain_size && distinct.len() <= 65_536 {
@@ -193,6 +214,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
             encoding: Encoding::Dict,
             stats: None,
             distinct,
+            prefix: b"",
         };
     }
     for v in values {
@@ -205,6 +227,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
         encoding: Encoding::Plain,
         stats: None,
         distinct,
+        prefix: b"",
     }
 }
 

@@ -2,7 +2,7 @@
 //! frames and columns and carries the token bloom filter. See `FORMAT.md`.
 
 use super::encoding::Encoding;
-use super::varint::{put_ivarint, put_uvarint, Cursor};
+use super::varint::{put_bytes, put_ivarint, put_uvarint, Cursor};
 use crate::StorageError;
 
 /// Current block format version.
@@ -30,6 +30,18 @@ pub enum ColumnKind {
     Line = 1,
 }
 
+/// A column as the header describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnHead {
+    /// What the column holds.
+    pub kind: ColumnKind,
+    /// How its values are stored.
+    pub encoding: Encoding,
+    /// PrefixedDecimal: the common prefix (lets token pruning judge the
+    /// column without a bloom entry per value); empty otherwise.
+    pub prefix: Vec<u8>,
+}
+
 /// A compressed frame of the block body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameInfo {
@@ -54,8 +66,8 @@ pub struct BlockHeader {
     pub line_bytes: u64,
     /// Body frames in order.
     pub frames: Vec<FrameInfo>,
-    /// Kind and encoding of each column.
-    pub columns: Vec<(ColumnKind, Encoding)>,
+    /// Kind, encoding (and prefix) of each column.
+    pub columns: Vec<ColumnHead>,
     /// Bloom filter words, little-endian.
     pub bloom: Vec<u8>,
 }
@@ -75,8 +87,11 @@ impl BlockHeader {
             put_uvarint(&mut h, f.raw_len as u64);
         }
         put_uvarint(&mut h, self.columns.len() as u64);
-        for &(k, e) in &self.columns {
-            h.push((k as u8) << 4 | e as u8);
+        for c in &self.columns {
+            h.push((c.kind as u8) << 4 | c.encoding as u8);
+            if c.encoding == Encoding::PrefixedDecimal {
+                put_bytes(&mut h, &c.prefix);
+            }
         }
         put_uvarint(&mut h, (self.bloom.len() / 8) as u64);
         h.extend_from_slice(&self.bloom);
@@ -142,8 +157,17 @@ impl BlockHeader {
                 1 => ColumnKind::Line,
                 _ => return Err(c.err("unknown column kind")),
             };
-            let enc = Encoding::from_u8(b & 15).ok_or_else(|| c.err("unknown column encoding"))?;
-            columns.push((kind, enc));
+            let encoding =
+                Encoding::from_u8(b & 15).ok_or_else(|| c.err("unknown column encoding"))?;
+            let prefix = match encoding {
+                Encoding::PrefixedDecimal => c.bytes()?.to_vec(),
+                _ => Vec::new(),
+            };
+            columns.push(ColumnHead {
+                kind,
+                encoding,
+                prefix,
+            });
         }
         let words = c.len(c.remaining() / 8)?;
         let bloom = c.take(words * 8)?.to_vec();
@@ -182,8 +206,21 @@ mod tests {
                 raw_len: 20,
             }],
             columns: vec![
-                (ColumnKind::Field, Encoding::Hex),
-                (ColumnKind::Line, Encoding::Plain),
+                ColumnHead {
+                    kind: ColumnKind::Field,
+                    encoding: Encoding::Hex,
+                    prefix: Vec::new(),
+                },
+                ColumnHead {
+                    kind: ColumnKind::Field,
+                    encoding: Encoding::PrefixedDecimal,
+                    prefix: b"user_".to_vec(),
+                },
+                ColumnHead {
+                    kind: ColumnKind::Line,
+                    encoding: Encoding::Plain,
+                    prefix: Vec::new(),
+                },
             ],
             bloom: vec![1, 2, 3, 4, 5, 6, 7, 8],
         };

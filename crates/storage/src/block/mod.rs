@@ -90,7 +90,7 @@ pub fn block_may_contain(src: &[u8], substrings: &[String]) -> bool {
             || header
                 .columns
                 .iter()
-                .any(|&(_, enc)| !enc.has_bloom() && enc.token_fits(t))
+                .any(|c| !c.encoding.has_bloom() && c.encoding.token_fits(t, &c.prefix))
     };
     substrings.iter().all(|s| {
         complete_tokens(s.as_bytes())

@@ -235,7 +235,8 @@ impl<'a> BlockReader<'a> {
                 expected[s as usize] += n;
             }
         }
-        for (ci, &(kind, encoding)) in self.header.columns.iter().enumerate() {
+        for (ci, head) in self.header.columns.iter().enumerate() {
+            let (kind, encoding) = (head.kind, head.encoding);
             let values = c.len(rows)?;
             if values != expected[ci] {
                 return Err(c.err("column value count mismatch"));

@@ -214,6 +214,10 @@ fn may_contain_prunes_clear_cases() {
     assert!(!yes(&[" completed\"", " zebra "]));
     // A needle token made of letters cannot hide in hex, number or IP columns.
     assert!(!yes(&["-xyzw-"]));
+    // user_id is a prefixed decimal: only `user_<digits>` tokens can be in it.
+    assert!(yes(&["\"user_id\":\"user_"]));
+    assert!(!yes(&[" user_abc "]));
+    assert!(!yes(&[" usr "]));
     assert!(yes(&["-4bf9-"]) || !yes(&["-4bf9-"]));
     let raw = encode(&[(1, "connection timeout to db", Vec::new())], 1);
     assert!(block_may_contain(&raw, &["connection timeout".into()]));
@@ -323,17 +327,20 @@ fn word_line() -> impl Strategy<Value = String> {
             any::<bool>(),
         ),
         0..5,
-    )
-    .prop_map(|kv| {
-        let body: Vec<String> = kv
-            .iter()
-            .map(|(k, v, q)| {
+    );
+    // `uid` values share a prefix: exercises PrefixedDecimal pruning.
+    let uid = prop::option::of((prop::sample::select(vec!["u_", "usr-", "é"]), -5i64..2000));
+    let json = (json, uid).prop_map(|(kv, uid)| {
+        let body: Vec<String> = uid
+            .map(|(p, n)| format!(r#""uid":"{p}{n}""#))
+            .into_iter()
+            .chain(kv.iter().map(|(k, v, q)| {
                 if *q || v.is_empty() {
                     format!(r#""{k}":"{v}""#)
                 } else {
                     format!(r#""{k}": {v}"#)
                 }
-            })
+            }))
             .collect();
         format!("{{{}}}", body.join(","))
     });

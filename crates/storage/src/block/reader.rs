@@ -157,6 +157,11 @@ impl<'a> BlockReader<'a> {
         let rows = self.header.rows;
         let ncols = self.header.columns.len();
         let mut c = Cursor::new(frame0, "directory");
+        // Every row costs at least one directory byte (its timestamp), which
+        // bounds allocations sized by the row count.
+        if rows > frame0.len() {
+            return Err(c.err("row count exceeds directory"));
+        }
         let nt = c.len(c.remaining())?;
         for _ in 0..nt {
             let text = c.bytes()?.to_vec();

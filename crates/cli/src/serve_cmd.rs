@@ -51,6 +51,12 @@ pub struct ServeArgs {
     /// fsync the WAL before acknowledging a push. Turning it off trades durability for speed.
     #[arg(long, env = "RUNAKEFLI_WAL_FSYNC", default_value_t = true, action = clap::ArgAction::Set)]
     wal_fsync: bool,
+    /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
+    #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
+    syslog_tcp_listen: Option<SocketAddr>,
+    /// Listen for syslog over UDP (one message per datagram) at this address. Off by default.
+    #[arg(long, env = "RUNAKEFLI_SYSLOG_UDP_LISTEN")]
+    syslog_udp_listen: Option<SocketAddr>,
     /// Log filter, e.g. "info" or "runakefli_storage=debug".
     #[arg(long, env = "RUNAKEFLI_LOG", default_value = "info")]
     log: String,
@@ -77,6 +83,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         memtable_bytes: args.memtable_bytes,
         flush_interval_secs: args.flush_interval_secs,
         wal_fsync: args.wal_fsync,
+        syslog_tcp_listen: args.syslog_tcp_listen,
+        syslog_udp_listen: args.syslog_udp_listen,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -5,6 +5,7 @@
 //! - [`otlp`]: `POST /otlp/v1/logs` and `/v1/logs` (OTLP protobuf, OTLP/JSON).
 //! - [`es_bulk`]: Elasticsearch `_bulk` (NDJSON action/document pairs).
 //! - [`jsonline`]: VictoriaLogs' `/insert/jsonline` (one JSON object per line).
+//! - [`syslog`]: RFC 5424 / RFC 3164 messages and RFC 6587 TCP framing.
 //!
 //! [`jsondoc`] maps JSON documents to entries for the last two.
 //!
@@ -29,6 +30,7 @@ pub mod level;
 pub mod limits;
 pub mod loki;
 pub mod otlp;
+pub mod syslog;
 pub mod validate;
 
 pub use error::PushError;

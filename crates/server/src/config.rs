@@ -34,6 +34,10 @@ pub struct ServerConfig {
     pub flush_interval_secs: u64,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
     pub wal_fsync: bool,
+    /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
+    pub syslog_tcp_listen: Option<SocketAddr>,
+    /// Address for syslog over UDP; off when `None`.
+    pub syslog_udp_listen: Option<SocketAddr>,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +57,8 @@ impl Default for ServerConfig {
             memtable_bytes: 64 << 20,
             flush_interval_secs: 30,
             wal_fsync: true,
+            syslog_tcp_listen: None,
+            syslog_udp_listen: None,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod jsonline_api;
 pub mod loki_api;
 pub mod otlp_api;
 pub mod state;
+pub mod syslog;
 pub mod tenant;
 
 pub use config::ServerConfig;
@@ -42,6 +43,8 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
         .await
         .map_err(std::io::Error::other)?
         .map_err(std::io::Error::other)?;
+    let syslog = syslog::SyslogListeners::bind(state.config.syslog_tcp_listen, state.config.syslog_udp_listen).await?;
+    syslog.spawn(state.clone());
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!(address = %listener.local_addr()?, "runakefli listening");
     let app = router(state.clone());

@@ -24,7 +24,7 @@ fn sigkill_during_ingest_loses_nothing_acknowledged() {
         clients.push(std::thread::spawn(move || {
             let mut batch = 0i64;
             while !stop.load(Ordering::Relaxed) {
-                let lines: Vec<(i64, String, Vec<(String, String)>)> = (0..50)
+                let lines: Vec<common::TestEntry> = (0..50)
                     .map(|i| {
                         let n = batch * 50 + i;
                         (T0 + n * 1_000 + c, format!("{{\"client\":{c},\"n\":{n},\"msg\":\"crash test line\"}}"), vec![])

@@ -73,7 +73,7 @@ fn json_push_round_trips_awkward_lines() {
 fn protobuf_push_round_trips_and_survives_restart() {
     let mut server = TestServer::start();
     let lines = awkward_lines();
-    let entries: Vec<(i64, String, Vec<(String, String)>)> = lines
+    let entries: Vec<common::TestEntry> = lines
         .iter()
         .enumerate()
         .map(|(i, l)| (T0 + 5_000 + i as i64, l.clone(), vec![]))

@@ -195,8 +195,11 @@ impl Drop for TestServer {
     }
 }
 
+/// One entry to push: (timestamp ns, line, structured metadata).
+pub type TestEntry = (i64, String, Vec<(String, String)>);
+
 /// Encodes a Loki protobuf push body, snappy-compressed.
-pub fn proto_push_body(streams: &[(&str, Vec<(i64, String, Vec<(String, String)>)>)]) -> Vec<u8> {
+pub fn proto_push_body(streams: &[(&str, Vec<TestEntry>)]) -> Vec<u8> {
     use prost::Message;
     use runakefli_ingest::loki::proto;
     let req = proto::PushRequest {

@@ -43,7 +43,7 @@ def main():
                 observed_timestamp=r.get("observed_ns"),
                 trace_id=int(r["trace_id"], 16) if r.get("trace_id") else 0,
                 span_id=int(r["span_id"], 16) if r.get("span_id") else 0,
-                trace_flags=TraceFlags(1) if r.get("trace_id") else None,
+                trace_flags=TraceFlags(1) if r.get("trace_id") else TraceFlags(0),
                 severity_text=r.get("severity_text"),
                 severity_number=SeverityNumber(r["severity_number"]) if r.get("severity_number") else None,
                 body=r.get("body"),

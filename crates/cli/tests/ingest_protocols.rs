@@ -28,13 +28,19 @@ fn python() -> PathBuf {
         Some(p) => PathBuf::from(p),
         None => workspace_root().join(".venv-clients/bin/python"),
     };
-    assert!(p.exists(), "{} is missing: run .ci/setup-clients.sh (or set RUNAKEFLI_TEST_PYTHON)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run .ci/setup-clients.sh (or set RUNAKEFLI_TEST_PYTHON)",
+        p.display()
+    );
     p
 }
 
 /// Runs `tests/clients/<script>` with `job` as JSON on stdin; returns its JSON output.
 fn run_client(script: &str, job: &Value) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(script);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(script);
     let mut child = Command::new(python())
         .arg(&path)
         .stdin(Stdio::piped())
@@ -42,7 +48,12 @@ fn run_client(script: &str, job: &Value) -> Value {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start python");
-    child.stdin.take().unwrap().write_all(job.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(job.to_string().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -50,11 +61,19 @@ fn run_client(script: &str, job: &Value) -> Value {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script} output: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{script} output: {e}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 fn now_ns() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
 }
 
 /// One entry read back: time, line, and the labels the API reports for it
@@ -143,7 +162,9 @@ fn elasticsearch_python_client_bulk_helper() {
         })
         .collect();
     // Refused per item (unparsable time), while the good ones are stored.
-    docs.push(json!({"@timestamp": "not a time", "message": "bad", "service": {"name": "checkout"}}));
+    docs.push(
+        json!({"@timestamp": "not a time", "message": "bad", "service": {"name": "checkout"}}),
+    );
     let out = run_client(
         "es_bulk.py",
         &json!({
@@ -162,7 +183,12 @@ fn elasticsearch_python_client_bulk_helper() {
     assert_eq!(item["_index"], "logs-checkout", "{out}");
     assert_eq!(item["error"]["type"], "document_parsing_exception", "{out}");
 
-    let rows = query(&server, r#"{service_name="checkout"} | json"#, base_ms * 1_000_000 - 1, now_ns());
+    let rows = query(
+        &server,
+        r#"{service_name="checkout"} | json"#,
+        base_ms * 1_000_000 - 1,
+        now_ns(),
+    );
     assert_eq!(rows.len(), 5, "{rows:?}");
     for (i, (row, doc)) in rows.iter().zip(&docs).enumerate() {
         let i = i as i64;
@@ -182,7 +208,10 @@ fn elasticsearch_python_client_bulk_helper() {
         );
     }
     // The index of the URL does not make a stream; only the stream fields do.
-    let v = server.get_json("/loki/api/v1/series", &[("match[]", r#"{service_name="checkout"}"#)]);
+    let v = server.get_json(
+        "/loki/api/v1/series",
+        &[("match[]", r#"{service_name="checkout"}"#)],
+    );
     assert_eq!(v["data"].as_array().unwrap().len(), 1, "{v}");
 }
 
@@ -200,7 +229,13 @@ fn iso_ms(ms: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}", sod / 3600, sod / 60 % 60, sod % 60, ms.rem_euclid(1000))
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60,
+        ms.rem_euclid(1000)
+    )
 }
 
 #[test]
@@ -218,7 +253,10 @@ fn opentelemetry_python_sdk_otlp_http_exporter() {
         {"time_ns": base + 9_000_000, "observed_ns": base + 9_500_000, "body": {"event": "checkout", "items": 3},
          "severity_text": "WARN", "severity_number": 13, "attributes": {}},
     ]);
-    for (endpoint, service, gzip) in [("/v1/logs", "api", true), ("/otlp/v1/logs", "api-loki-path", false)] {
+    for (endpoint, service, gzip) in [
+        ("/v1/logs", "api", true),
+        ("/otlp/v1/logs", "api-loki-path", false),
+    ] {
         let out = run_client(
             "otlp_logs.py",
             &json!({
@@ -237,7 +275,11 @@ fn opentelemetry_python_sdk_otlp_http_exporter() {
         let q = format!(r#"{{service_name="{service}"}}"#);
         let rows = query(&server, &q, base, now_ns());
         assert_eq!(rows.len(), 3, "{rows:?}");
-        let stream = [("service_name", service), ("service_namespace", "shop"), ("k8s_pod_name", "api-7f9c")];
+        let stream = [
+            ("service_name", service),
+            ("service_namespace", "shop"),
+            ("k8s_pod_name", "api-7f9c"),
+        ];
         for (row, rec) in rows.iter().zip(records.as_array().unwrap()) {
             assert_eq!(row.ts, rec["time_ns"].as_i64().unwrap());
             assert_labels(row, &stream);
@@ -257,7 +299,13 @@ fn opentelemetry_python_sdk_otlp_http_exporter() {
         assert_eq!(rows[0].line, "user logged in");
         assert_labels(
             &rows[0],
-            &[("http_method", "GET"), ("user_id", "42"), ("trace_id", trace_id), ("span_id", span_id), ("detected_level", "info")],
+            &[
+                ("http_method", "GET"),
+                ("user_id", "42"),
+                ("trace_id", trace_id),
+                ("span_id", span_id),
+                ("detected_level", "info"),
+            ],
         );
         assert_eq!(rows[1].line, "payment failed");
         assert_labels(&rows[1], &[("order", "A-1"), ("detected_level", "error")]);
@@ -266,18 +314,31 @@ fn opentelemetry_python_sdk_otlp_http_exporter() {
         assert_eq!(body, json!({"event": "checkout", "items": 3}));
         assert_labels(&rows[2], &[("detected_level", "warn")]);
         // A structured body is JSON: `| json` reaches its fields.
-        let rows = query(&server, &format!(r#"{q} | json | event="checkout""#), base, now_ns());
+        let rows = query(
+            &server,
+            &format!(r#"{q} | json | event="checkout""#),
+            base,
+            now_ns(),
+        );
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_labels(&rows[0], &[("items", "3")]);
     }
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn free_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn hostname() -> String {
@@ -303,7 +364,11 @@ fn logger(args: &[&str], lines: &[String]) {
     }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "logger {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "logger {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -311,19 +376,54 @@ fn syslog_from_logger_over_tcp_and_udp() {
     let (tcp, udp) = (free_port(), free_udp_port());
     let tcp_addr = format!("127.0.0.1:{tcp}");
     let udp_addr = format!("127.0.0.1:{udp}");
-    let server = TestServer::start_with(&["--syslog-tcp-listen", &tcp_addr, "--syslog-udp-listen", &udp_addr]);
+    let server = TestServer::start_with(&[
+        "--syslog-tcp-listen",
+        &tcp_addr,
+        "--syslog-udp-listen",
+        &udp_addr,
+    ]);
     let host = hostname();
     let cases: [(&str, &str, Vec<&str>); 3] = [
-        ("tcp-5424", "app5424", vec!["--tcp", "--rfc5424", "--octet-count", "--msgid", "M1", "--sd-id", "origin@123", "--sd-param", "ip=\"10.1.2.3\""]),
+        (
+            "tcp-5424",
+            "app5424",
+            vec![
+                "--tcp",
+                "--rfc5424",
+                "--octet-count",
+                "--msgid",
+                "M1",
+                "--sd-id",
+                "origin@123",
+                "--sd-param",
+                "ip=\"10.1.2.3\"",
+            ],
+        ),
         ("tcp-3164", "app3164", vec!["--tcp", "--rfc3164"]),
         ("udp-5424", "appudp", vec!["--udp", "--rfc5424"]),
     ];
     for (name, app, extra) in cases {
         let start = now_ns() - 2_000_000_000;
-        let port = if name.starts_with("udp") { udp.to_string() } else { tcp.to_string() };
-        let mut args = vec!["-n", "127.0.0.1", "-P", &port, "-t", app, "--id=4242", "-p", "local3.warning"];
+        let port = if name.starts_with("udp") {
+            udp.to_string()
+        } else {
+            tcp.to_string()
+        };
+        let mut args = vec![
+            "-n",
+            "127.0.0.1",
+            "-P",
+            &port,
+            "-t",
+            app,
+            "--id=4242",
+            "-p",
+            "local3.warning",
+        ];
         args.extend(extra.iter().copied());
-        let lines: Vec<String> = (0..3).map(|i| format!("{name} message {i} with spaces")).collect();
+        let lines: Vec<String> = (0..3)
+            .map(|i| format!("{name} message {i} with spaces"))
+            .collect();
         logger(&args, &lines);
         let q = format!(r#"{{service_name="{app}"}}"#);
         let rows = query_until(&server, &q, start, now_ns() + 5_000_000_000, 3);
@@ -331,9 +431,17 @@ fn syslog_from_logger_over_tcp_and_udp() {
         assert_eq!(rows.len(), 3, "{name}: {rows:?}");
         let mut got: Vec<&str> = rows.iter().map(|r| r.line.as_str()).collect();
         got.sort();
-        assert_eq!(got, lines.iter().map(String::as_str).collect::<Vec<_>>(), "{name}");
+        assert_eq!(
+            got,
+            lines.iter().map(String::as_str).collect::<Vec<_>>(),
+            "{name}"
+        );
         for row in &rows {
-            assert!(row.ts >= start && row.ts <= end, "{name}: time {} outside [{start}, {end}]", row.ts);
+            assert!(
+                row.ts >= start && row.ts <= end,
+                "{name}: time {} outside [{start}, {end}]",
+                row.ts
+            );
             assert_labels(
                 row,
                 &[
@@ -352,9 +460,17 @@ fn syslog_from_logger_over_tcp_and_udp() {
     }
     // Streams are keyed by app, host and facility only.
     let v = server.get_json("/loki/api/v1/label/service_name/values", &[]);
-    let apps: Vec<&str> = v["data"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    let apps: Vec<&str> = v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
     assert_eq!(apps, vec!["app3164", "app5424", "appudp"]);
-    let v = server.get_json("/loki/api/v1/series", &[("match[]", r#"{facility="local3"}"#)]);
+    let v = server.get_json(
+        "/loki/api/v1/series",
+        &[("match[]", r#"{facility="local3"}"#)],
+    );
     for s in v["data"].as_array().unwrap() {
         let mut keys: Vec<&String> = s.as_object().unwrap().keys().collect();
         keys.sort();
@@ -383,10 +499,18 @@ fn jsonline_with_parameters_and_headers() {
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!((rows[0].ts, rows[0].line.as_str()), (t0, "charged"));
     assert_labels(&rows[0], &[("amount", "12.5")]);
-    assert_eq!((rows[1].ts, rows[1].line.as_str()), (t0 + 1_000_000, "refunded"));
+    assert_eq!(
+        (rows[1].ts, rows[1].line.as_str()),
+        (t0 + 1_000_000, "refunded")
+    );
     assert_labels(&rows[1], &[("req_id", "r-1")]);
     // A bad line rejects the request with a plain-text 400 and stores nothing.
-    let (status, text) = server.post("/insert/jsonline?_stream_fields=app", "application/json", None, b"{\"app\":\"x\"}\nnot json\n");
+    let (status, text) = server.post(
+        "/insert/jsonline?_stream_fields=app",
+        "application/json",
+        None,
+        b"{\"app\":\"x\"}\nnot json\n",
+    );
     assert_eq!(status, 400);
     assert!(text.contains("line 2"), "{text}");
     assert!(query(&server, r#"{app="x"}"#, t0 - 1, now_ns() + 1_000_000_000).is_empty());
@@ -404,7 +528,9 @@ fn protocol_errors_in_each_protocols_format() {
     let resp = ureq::post(&format!("{}/v1/logs", server.base))
         .set("Content-Type", "application/x-protobuf")
         .send_bytes(&[0xff, 0xff, 0xff]);
-    let Err(ureq::Error::Status(400, resp)) = resp else { panic!("expected 400") };
+    let Err(ureq::Error::Status(400, resp)) = resp else {
+        panic!("expected 400")
+    };
     assert_eq!(resp.header("content-type"), Some("application/x-protobuf"));
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut resp.into_reader(), &mut bytes).unwrap();
@@ -412,17 +538,37 @@ fn protocol_errors_in_each_protocols_format() {
     assert_eq!(bytes.get(1), Some(&3));
     // Elasticsearch: an error object, and the product header on every answer.
     let resp = ureq::post(&format!("{}/_bulk", server.base)).send_bytes(b"{\"upsert\":{}}\n{}\n");
-    let Err(ureq::Error::Status(400, resp)) = resp else { panic!("expected 400") };
+    let Err(ureq::Error::Status(400, resp)) = resp else {
+        panic!("expected 400")
+    };
     assert_eq!(resp.header("x-elastic-product"), Some("Elasticsearch"));
     let v: Value = serde_json::from_str(&resp.into_string().unwrap()).unwrap();
     assert_eq!(v["status"], 400);
     assert_eq!(v["error"]["type"], "illegal_argument_exception");
-    assert!(v["error"]["reason"].as_str().unwrap().contains("Malformed action/metadata line [1]"), "{v}");
-    for path in ["/", "/_license", "/_index_template/filebeat", "/_cluster/health", "/insert/elasticsearch/"] {
+    assert!(
+        v["error"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Malformed action/metadata line [1]"),
+        "{v}"
+    );
+    for path in [
+        "/",
+        "/_license",
+        "/_index_template/filebeat",
+        "/_cluster/health",
+        "/insert/elasticsearch/",
+    ] {
         let resp = ureq::get(&format!("{}{path}", server.base)).call().unwrap();
-        assert_eq!(resp.header("x-elastic-product"), Some("Elasticsearch"), "{path}");
+        assert_eq!(
+            resp.header("x-elastic-product"),
+            Some("Elasticsearch"),
+            "{path}"
+        );
     }
-    let resp = ureq::head(&format!("{}/_index_template/x", server.base)).call().unwrap();
+    let resp = ureq::head(&format!("{}/_index_template/x", server.base))
+        .call()
+        .unwrap();
     assert_eq!(resp.status(), 200);
     // The VictoriaLogs prefix takes bulk requests too.
     let (status, text) = server.post(

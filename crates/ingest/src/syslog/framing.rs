@@ -76,19 +76,25 @@ impl Framer {
         let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
         if digits == rest.len() {
             return if digits > 10 {
-                Err(FramingError::BadCount(String::from_utf8_lossy(rest).into_owned()))
+                Err(FramingError::BadCount(
+                    String::from_utf8_lossy(rest).into_owned(),
+                ))
             } else {
                 Ok(None)
             };
         }
         if rest[digits] != b' ' || digits > 10 || rest[0] == b'0' {
             let shown = &rest[..(digits + 1).min(rest.len()).min(16)];
-            return Err(FramingError::BadCount(String::from_utf8_lossy(shown).into_owned()));
+            return Err(FramingError::BadCount(
+                String::from_utf8_lossy(shown).into_owned(),
+            ));
         }
         let len: usize = std::str::from_utf8(&rest[..digits])
             .ok()
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| FramingError::BadCount(String::from_utf8_lossy(&rest[..digits]).into_owned()))?;
+            .ok_or_else(|| {
+                FramingError::BadCount(String::from_utf8_lossy(&rest[..digits]).into_owned())
+            })?;
         if len > self.max_frame {
             return Err(FramingError::TooLong {
                 len,
@@ -133,7 +139,10 @@ impl Framer {
     /// At end of stream: the unterminated last message, if any.
     pub fn finish(&mut self) -> Option<Vec<u8>> {
         let rest = &self.buf[self.start..];
-        let rest = match rest.iter().position(|c| !c.is_ascii_whitespace() && *c != 0) {
+        let rest = match rest
+            .iter()
+            .position(|c| !c.is_ascii_whitespace() && *c != 0)
+        {
             Some(i) => &rest[i..],
             None => &[][..],
         };
@@ -176,11 +185,23 @@ mod tests {
 
     #[test]
     fn bad_counts_and_long_frames() {
-        assert!(matches!(frames(&[b"12x <1>"]), Err(FramingError::BadCount(_))));
-        assert!(matches!(frames(&[b"05 <1>ab"]), Err(FramingError::BadCount(_))));
-        assert!(matches!(frames(&[b"99999 <1>"]), Err(FramingError::TooLong { .. })));
+        assert!(matches!(
+            frames(&[b"12x <1>"]),
+            Err(FramingError::BadCount(_))
+        ));
+        assert!(matches!(
+            frames(&[b"05 <1>ab"]),
+            Err(FramingError::BadCount(_))
+        ));
+        assert!(matches!(
+            frames(&[b"99999 <1>"]),
+            Err(FramingError::TooLong { .. })
+        ));
         let long = vec![b'a'; 2000];
-        assert!(matches!(frames(&[&long]), Err(FramingError::TooLong { .. })));
+        assert!(matches!(
+            frames(&[&long]),
+            Err(FramingError::TooLong { .. })
+        ));
     }
 
     proptest! {

@@ -98,9 +98,30 @@ pub enum SyslogError {
 
 /// Facility keywords, by code.
 pub const FACILITIES: [&str; 24] = [
-    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv",
-    "ftp", "ntp", "security", "console", "solaris-cron", "local0", "local1", "local2", "local3",
-    "local4", "local5", "local6", "local7",
+    "kern",
+    "user",
+    "mail",
+    "daemon",
+    "auth",
+    "syslog",
+    "lpr",
+    "news",
+    "uucp",
+    "cron",
+    "authpriv",
+    "ftp",
+    "ntp",
+    "security",
+    "console",
+    "solaris-cron",
+    "local0",
+    "local1",
+    "local2",
+    "local3",
+    "local4",
+    "local5",
+    "local6",
+    "local7",
 ];
 
 /// Severity keywords, by code.

@@ -95,7 +95,9 @@ fn timestamp(b: &[u8], now_ns: i64) -> Option<(i64, &[u8])> {
         return None;
     }
     let num = |s: &[u8]| -> Option<i64> {
-        s.iter().all(u8::is_ascii_digit).then(|| i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'))
+        s.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'))
     };
     let (h, m, s) = (num(&clock[..2])?, num(&clock[3..5])?, num(&clock[6..8])?);
     if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
@@ -123,7 +125,11 @@ mod tests {
 
     #[test]
     fn classic_bsd_message() {
-        let m = parse_msg(b"<34>Oct 11 22:14:15 mymachine su[230]: 'su root' failed on /dev/pts/8", NOW).unwrap();
+        let m = parse_msg(
+            b"<34>Oct 11 22:14:15 mymachine su[230]: 'su root' failed on /dev/pts/8",
+            NOW,
+        )
+        .unwrap();
         assert_eq!(m.format, Format::Rfc3164);
         assert_eq!((m.facility, m.severity), (4, 2));
         let want = (days_from_civil(2026, 10, 11) * 86_400 + 22 * 3600 + 14 * 60 + 15) * NS_PER_SEC;
@@ -137,7 +143,10 @@ mod tests {
     #[test]
     fn year_is_the_closest_to_now() {
         let m = parse_msg(b"<13>Jan  2 00:00:00 h app: x", NOW).unwrap();
-        assert_eq!(m.timestamp, Some(days_from_civil(2027, 1, 2) * 86_400 * NS_PER_SEC));
+        assert_eq!(
+            m.timestamp,
+            Some(days_from_civil(2027, 1, 2) * 86_400 * NS_PER_SEC)
+        );
     }
 
     #[test]

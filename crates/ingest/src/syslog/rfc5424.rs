@@ -4,16 +4,13 @@ use super::{text, Format, SdElement, SyslogError, SyslogMessage};
 use crate::jsondoc::time::{parse_time_str, DocTime};
 
 /// Parses `TIMESTAMP HOST APP PROCID MSGID SD [MSG]`.
-pub(super) fn parse(
-    rest: &[u8],
-    facility: u8,
-    severity: u8,
-) -> Result<SyslogMessage, SyslogError> {
+pub(super) fn parse(rest: &[u8], facility: u8, severity: u8) -> Result<SyslogMessage, SyslogError> {
     let mut cur = rest;
     let mut field = |what: &str| -> Result<Option<String>, SyslogError> {
-        let end = cur.iter().position(|b| *b == b' ').ok_or_else(|| {
-            SyslogError::Header(format!("missing {what} and what follows it"))
-        })?;
+        let end = cur
+            .iter()
+            .position(|b| *b == b' ')
+            .ok_or_else(|| SyslogError::Header(format!("missing {what} and what follows it")))?;
         let value = &cur[..end];
         cur = &cur[end + 1..];
         if value.is_empty() {
@@ -95,7 +92,8 @@ fn structured_data(b: &[u8]) -> Result<(Vec<SdElement>, &[u8]), SyslogError> {
                     if b.get(eq + 1) != Some(&b'"') {
                         return Err(bad("parameter value not quoted"));
                     }
-                    let (value, next) = quoted(b, eq + 2).ok_or_else(|| bad("unterminated value"))?;
+                    let (value, next) =
+                        quoted(b, eq + 2).ok_or_else(|| bad("unterminated value"))?;
                     el.params.push((name, value));
                     i = next;
                 }
@@ -146,7 +144,10 @@ mod tests {
         assert_eq!(m.proc_id, None);
         assert_eq!(m.msg_id.as_deref(), Some("ID47"));
         assert_eq!(m.structured_data.len(), 2);
-        assert_eq!(m.structured_data[0].params[1], ("eventSource".into(), "App\"lication".into()));
+        assert_eq!(
+            m.structured_data[0].params[1],
+            ("eventSource".into(), "App\"lication".into())
+        );
         assert_eq!(m.structured_data[1].id, "examplePriority@32473");
         assert_eq!(m.message, "An application event");
     }
@@ -157,7 +158,11 @@ mod tests {
         assert_eq!(m.timestamp, None);
         assert_eq!(m.hostname, None);
         assert_eq!(m.message, "");
-        let m = parse_msg(b"<34>1 2003-08-24T05:14:15.000003-07:00 h su 77 - - hi there", 0).unwrap();
+        let m = parse_msg(
+            b"<34>1 2003-08-24T05:14:15.000003-07:00 h su 77 - - hi there",
+            0,
+        )
+        .unwrap();
         assert_eq!(m.timestamp, Some(1_061_727_255_000_003_000));
         assert_eq!(m.proc_id.as_deref(), Some("77"));
         assert_eq!(m.message, "hi there");
@@ -172,7 +177,11 @@ mod tests {
             b"<34>1 - h a p m [id a=1] x",
             b"<34>1 - h a p m [] x",
         ] {
-            assert!(parse_msg(bad, 0).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(
+                parse_msg(bad, 0).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }

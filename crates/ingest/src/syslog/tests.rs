@@ -36,7 +36,12 @@ fn rfc5424_maps_to_labels_and_metadata() {
 
 #[test]
 fn defaults_without_header_fields() {
-    let (labels, e) = to_entry(parse(b"<11>1 - - - - - - \xef\xbb\xbfboom", 0).unwrap(), 99, &PushLimits::default()).unwrap();
+    let (labels, e) = to_entry(
+        parse(b"<11>1 - - - - - - \xef\xbb\xbfboom", 0).unwrap(),
+        99,
+        &PushLimits::default(),
+    )
+    .unwrap();
     assert_eq!(
         labels.to_string(),
         r#"{facility="user", service_name="unknown_service"}"#
@@ -53,7 +58,10 @@ fn limits_apply() {
         ..PushLimits::default()
     };
     let m = parse(b"<13>1 - h a - - - too long", 0).unwrap();
-    assert!(matches!(to_entry(m, 0, &limits), Err(PushError::LineTooLong { .. })));
+    assert!(matches!(
+        to_entry(m, 0, &limits),
+        Err(PushError::LineTooLong { .. })
+    ));
 }
 
 #[test]
@@ -61,7 +69,10 @@ fn bad_priorities() {
     assert_eq!(parse(b"", 0), Err(SyslogError::Empty));
     assert!(matches!(parse(b"<192>x", 0), Err(SyslogError::Priority(_))));
     assert!(matches!(parse(b"<1a>x", 0), Err(SyslogError::Priority(_))));
-    assert!(matches!(parse(b"<12345678", 0), Err(SyslogError::Priority(_))));
+    assert!(matches!(
+        parse(b"<12345678", 0),
+        Err(SyslogError::Priority(_))
+    ));
 }
 
 proptest! {

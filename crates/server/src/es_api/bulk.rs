@@ -49,7 +49,10 @@ async fn run(
 ) -> Response {
     let started = Instant::now();
     match ingest(state, index, query, headers, body).await {
-        Ok(outcome) => json_response(StatusCode::OK, outcome.response_json(started.elapsed().as_millis() as u64)),
+        Ok(outcome) => json_response(
+            StatusCode::OK,
+            outcome.response_json(started.elapsed().as_millis() as u64),
+        ),
         Err(e) => es_error(&e),
     }
 }
@@ -62,7 +65,8 @@ async fn ingest(
     body: Bytes,
 ) -> Result<runakefli_ingest::es_bulk::BulkOutcome, ApiError> {
     let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let opts = doc_options(query.as_deref(), &headers).map_err(|e| ApiError::new(e.status(), e.to_string()))?;
+    let opts = doc_options(query.as_deref(), &headers)
+        .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
     let encoding = content_encoding(&headers);
     blocking(move || {
         let outcome = runakefli_ingest::es_bulk::decode_bulk(

@@ -27,11 +27,18 @@ pub const PRODUCT_HEADER: &str = "x-elastic-product";
 pub fn routes() -> Router<Arc<AppState>> {
     let mut r = Router::new();
     for p in PREFIXES {
-        let root = if p.is_empty() { "/".to_string() } else { p.to_string() };
+        let root = if p.is_empty() {
+            "/".to_string()
+        } else {
+            p.to_string()
+        };
         r = r
             .route(&root, get(meta::info))
             .route(&format!("{p}/_bulk"), post(bulk::bulk).put(bulk::bulk))
-            .route(&format!("{p}/{{index}}/_bulk"), post(bulk::bulk_index).put(bulk::bulk_index))
+            .route(
+                &format!("{p}/{{index}}/_bulk"),
+                post(bulk::bulk_index).put(bulk::bulk_index),
+            )
             .route(&format!("{p}/_license"), get(meta::license))
             .route(&format!("{p}/_xpack"), get(meta::xpack))
             .route(&format!("{p}/_nodes"), get(meta::nodes))
@@ -39,10 +46,20 @@ pub fn routes() -> Router<Arc<AppState>> {
             .route(&format!("{p}/_cluster/health"), get(meta::cluster_health))
             .route(
                 &format!("{p}/_index_template/{{name}}"),
-                get(meta::index_template).put(meta::acknowledged).post(meta::acknowledged),
+                get(meta::index_template)
+                    .put(meta::acknowledged)
+                    .post(meta::acknowledged),
             )
-            .route(&format!("{p}/_template/{{name}}"), get(meta::legacy_template).put(meta::acknowledged).post(meta::acknowledged))
-            .route(&format!("{p}/_ilm/policy/{{name}}"), get(meta::ilm_policy).put(meta::acknowledged));
+            .route(
+                &format!("{p}/_template/{{name}}"),
+                get(meta::legacy_template)
+                    .put(meta::acknowledged)
+                    .post(meta::acknowledged),
+            )
+            .route(
+                &format!("{p}/_ilm/policy/{{name}}"),
+                get(meta::ilm_policy).put(meta::acknowledged),
+            );
         if !p.is_empty() {
             r = r.route(&format!("{p}/"), get(meta::info));
         }
@@ -51,7 +68,8 @@ pub fn routes() -> Router<Arc<AppState>> {
 }
 
 async fn add_product_header(mut resp: Response) -> Response {
-    resp.headers_mut().insert(PRODUCT_HEADER, HeaderValue::from_static("Elasticsearch"));
+    resp.headers_mut()
+        .insert(PRODUCT_HEADER, HeaderValue::from_static("Elasticsearch"));
     resp
 }
 

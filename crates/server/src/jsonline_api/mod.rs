@@ -42,7 +42,10 @@ pub fn doc_options(query: Option<&str>, headers: &HeaderMap) -> Result<DocOption
 
 /// The `Content-Encoding` header, if readable.
 pub(crate) fn content_encoding(headers: &HeaderMap) -> Option<String> {
-    headers.get(header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string)
+    headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 /// Handles one JSON-lines request.
@@ -53,11 +56,17 @@ pub async fn jsonline(
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
     let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let opts = doc_options(query.as_deref(), &headers).map_err(|e| ApiError::new(e.status(), e.to_string()))?;
+    let opts = doc_options(query.as_deref(), &headers)
+        .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
     let encoding = content_encoding(&headers);
     blocking(move || {
-        let request = runakefli_ingest::jsonline::decode_jsonline(&body, encoding.as_deref(), &opts, &state.push_limits)
-            .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
+        let request = runakefli_ingest::jsonline::decode_jsonline(
+            &body,
+            encoding.as_deref(),
+            &opts,
+            &state.push_limits,
+        )
+        .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
         if request.entry_count() > 0 {
             state.storage.append(&tenant, &request)?;
         }

@@ -29,7 +29,9 @@ use std::sync::Arc;
 
 /// Routes of the OTLP/HTTP logs endpoint.
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new().route("/v1/logs", post(logs_otlp)).route("/otlp/v1/logs", post(logs_loki))
+    Router::new()
+        .route("/v1/logs", post(logs_otlp))
+        .route("/otlp/v1/logs", post(logs_loki))
 }
 
 /// The wire encoding of a request, which the answer mirrors.
@@ -45,7 +47,14 @@ impl WireFormat {
     /// The format named by a `Content-Type` (protobuf unless it says JSON).
     pub fn of(content_type: Option<&str>) -> WireFormat {
         match content_type {
-            Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("application/json") => WireFormat::Json,
+            Some(ct)
+                if ct
+                    .trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("application/json") =>
+            {
+                WireFormat::Json
+            }
             _ => WireFormat::Protobuf,
         }
     }
@@ -60,7 +69,11 @@ impl WireFormat {
 }
 
 /// `POST /v1/logs`: 200 with an empty export response.
-pub async fn logs_otlp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn logs_otlp(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let format = WireFormat::of(header_str(&headers, header::CONTENT_TYPE).as_deref());
     match ingest(state, headers, body).await {
         Ok(()) => {
@@ -68,14 +81,23 @@ pub async fn logs_otlp(State(state): State<Arc<AppState>>, headers: HeaderMap, b
                 WireFormat::Protobuf => b"",
                 WireFormat::Json => b"{}",
             };
-            (StatusCode::OK, [(header::CONTENT_TYPE, format.content_type())], body).into_response()
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, format.content_type())],
+                body,
+            )
+                .into_response()
         }
         Err(e) => status::error_response(&e, format),
     }
 }
 
 /// `POST /otlp/v1/logs`: 204, as Loki.
-pub async fn logs_loki(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn logs_loki(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let format = WireFormat::of(header_str(&headers, header::CONTENT_TYPE).as_deref());
     match ingest(state, headers, body).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
@@ -84,7 +106,10 @@ pub async fn logs_loki(State(state): State<Arc<AppState>>, headers: HeaderMap, b
 }
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 /// Decodes, maps and durably appends one export request.

@@ -37,12 +37,22 @@ pub fn error_response(e: &ApiError, format: WireFormat) -> Response {
     if status.is_server_error() {
         tracing::warn!(status = e.status, message = %e.message, "otlp request failed");
     }
-    let rpc = RpcStatus { code: grpc_code(e.status), message: e.message.clone() };
+    let rpc = RpcStatus {
+        code: grpc_code(e.status),
+        message: e.message.clone(),
+    };
     let body = match format {
         WireFormat::Protobuf => rpc.encode_to_vec(),
-        WireFormat::Json => serde_json::json!({"code": rpc.code, "message": rpc.message}).to_string().into_bytes(),
+        WireFormat::Json => serde_json::json!({"code": rpc.code, "message": rpc.message})
+            .to_string()
+            .into_bytes(),
     };
-    (status, [(header::CONTENT_TYPE, format.content_type())], body).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, format.content_type())],
+        body,
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -51,7 +61,10 @@ mod tests {
 
     #[test]
     fn status_round_trips_and_codes() {
-        let s = RpcStatus { code: grpc_code(400), message: "bad".into() };
+        let s = RpcStatus {
+            code: grpc_code(400),
+            message: "bad".into(),
+        };
         let back = RpcStatus::decode(&*s.encode_to_vec()).unwrap();
         assert_eq!(back, s);
         assert_eq!(back.code, 3);

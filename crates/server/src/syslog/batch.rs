@@ -43,7 +43,10 @@ impl Batch {
         let count = self.len;
         self.len = 0;
         let state = state.clone();
-        let res = tokio::task::spawn_blocking(move || state.storage.append(&TenantId::default_tenant(), &request)).await;
+        let res = tokio::task::spawn_blocking(move || {
+            state.storage.append(&TenantId::default_tenant(), &request)
+        })
+        .await;
         match res {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::error!(error = %e, count, "syslog batch lost: append failed"),

@@ -32,7 +32,10 @@ pub struct SyslogListeners {
 
 impl SyslogListeners {
     /// Binds the configured listeners (none when neither address is set).
-    pub async fn bind(tcp: Option<SocketAddr>, udp: Option<SocketAddr>) -> std::io::Result<SyslogListeners> {
+    pub async fn bind(
+        tcp: Option<SocketAddr>,
+        udp: Option<SocketAddr>,
+    ) -> std::io::Result<SyslogListeners> {
         let tcp = match tcp {
             Some(a) => Some(tokio::net::TcpListener::bind(a).await?),
             None => None,
@@ -69,6 +72,10 @@ impl SyslogListeners {
 
 /// The largest syslog frame accepted: the longest line plus room for a header.
 pub(crate) fn max_frame(state: &AppState) -> usize {
-    let line = if state.push_limits.max_line_bytes == 0 { 1 << 20 } else { state.push_limits.max_line_bytes };
+    let line = if state.push_limits.max_line_bytes == 0 {
+        1 << 20
+    } else {
+        state.push_limits.max_line_bytes
+    };
     line + 8192
 }

@@ -5,8 +5,10 @@ use crate::labelset::LabelSet;
 use runakefli_model::{Backend, Direction, Matcher, ScanControl, ScanRequest, TenantId, Timestamp};
 use std::collections::BTreeSet;
 
-/// Label sets of the streams matching any of `selectors` that have entries in
-/// `[start, end)`.
+/// Label sets of the streams matching any of `selectors` whose time bounds
+/// (first to last entry, as Loki's chunk bounds) overlap `[start, end)`: a
+/// stream with entries before and after the window is listed even when none
+/// falls inside it, as Loki's ingester answers.
 pub fn series(
     backend: &dyn Backend,
     tenant: &TenantId,
@@ -15,27 +17,69 @@ pub fn series(
     end: Timestamp,
 ) -> Result<Vec<LabelSet>, EngineError> {
     let mut out: BTreeSet<LabelSet> = BTreeSet::new();
+    if end <= start {
+        return Ok(Vec::new());
+    }
+    let (lo, hi) = label_window(start, end);
     for sel in selectors {
-        let req = ScanRequest {
-            tenant: tenant.clone(),
-            matchers: sel.clone(),
-            start,
-            end,
-            direction: Direction::Forward,
-            required_substrings: Vec::new(),
-        };
-        backend.scan(&req, &mut |info, batch| {
-            if batch.entries.iter().any(|e| e.ts >= start && e.ts < end) {
-                out.insert(LabelSet::from(info.labels.as_ref()));
-                return ScanControl::NextStream;
-            }
-            ScanControl::Continue
-        })?;
+        // First and last entry per stream: one batch from each end.
+        let mut bounds: crate::labelset::FastMap<u64, (LabelSet, Timestamp, Timestamp)> =
+            Default::default();
+        for direction in [Direction::Forward, Direction::Backward] {
+            let req = ScanRequest {
+                tenant: tenant.clone(),
+                matchers: sel.clone(),
+                start: lo,
+                end: hi,
+                direction,
+                required_substrings: Vec::new(),
+            };
+            backend.scan(&req, &mut |info, batch| {
+                let Some(e) = batch.entries.first() else {
+                    return ScanControl::Continue;
+                };
+                let b = bounds
+                    .entry(info.id)
+                    .or_insert_with(|| (LabelSet::from(info.labels.as_ref()), e.ts, e.ts));
+                b.1 = b.1.min(e.ts);
+                b.2 = b.2.max(e.ts);
+                ScanControl::NextStream
+            })?;
+        }
+        out.extend(
+            bounds
+                .into_values()
+                .filter(|(_, min, max)| end > *min && start <= *max)
+                .map(|(labels, _, _)| labels),
+        );
     }
     Ok(out.into_iter().collect())
 }
 
-/// Label names, of all streams or of those matching `matchers`.
+/// Length of one index bucket: Loki's label index (TSDB) is cut into daily
+/// tables, and a label query answers from every table the window touches,
+/// without looking at entry times inside a table.
+const INDEX_BUCKET_NS: i64 = 86_400 * 1_000_000_000;
+
+/// Widens `[start, end)` to whole index buckets (UTC days), the granularity at
+/// which Loki answers label names and values: a stream is listed for any
+/// window that touches a day in which it has entries, even when its entries
+/// lie outside the window itself. `series` does not widen (Loki checks the
+/// stream's time bounds there).
+pub fn label_window(start: Timestamp, end: Timestamp) -> (Timestamp, Timestamp) {
+    if end <= start {
+        return (start, end);
+    }
+    let lo = start
+        .div_euclid(INDEX_BUCKET_NS)
+        .saturating_mul(INDEX_BUCKET_NS);
+    let last = (end - 1).div_euclid(INDEX_BUCKET_NS);
+    let hi = last.saturating_add(1).saturating_mul(INDEX_BUCKET_NS);
+    (lo, hi)
+}
+
+/// Label names, of all streams or of those matching `matchers`, at index
+/// bucket granularity (see [`label_window`]).
 pub fn label_names(
     backend: &dyn Backend,
     tenant: &TenantId,
@@ -43,6 +87,7 @@ pub fn label_names(
     start: Timestamp,
     end: Timestamp,
 ) -> Result<Vec<String>, EngineError> {
+    let (start, end) = label_window(start, end);
     match matchers {
         None => Ok(backend.label_names(tenant, start, end)?),
         Some(m) => {
@@ -55,7 +100,8 @@ pub fn label_names(
     }
 }
 
-/// Values of label `name`, over all streams or those matching `matchers`.
+/// Values of label `name`, over all streams or those matching `matchers`, at
+/// index bucket granularity (see [`label_window`]).
 pub fn label_values(
     backend: &dyn Backend,
     tenant: &TenantId,
@@ -64,6 +110,7 @@ pub fn label_values(
     start: Timestamp,
     end: Timestamp,
 ) -> Result<Vec<String>, EngineError> {
+    let (start, end) = label_window(start, end);
     Ok(backend.label_values(tenant, name, matchers.unwrap_or(&[]), start, end)?)
 }
 
@@ -80,46 +127,108 @@ pub struct IndexStats {
     pub entries: u64,
 }
 
-/// Per stream: (labels, bytes, entries), Loki's uncompressed-size accounting:
-/// line bytes, 8 bytes per structured-metadata pair, and each distinct
-/// metadata name and value once.
+/// Share of a chunk spanning `[min, max]` that the window `[from, through]`
+/// covers, as Loki prorates chunk sizes in index stats and volumes; a chunk
+/// with a single timestamp counts whole.
+fn time_factor(from: Timestamp, through: Timestamp, min: Timestamp, max: Timestamp) -> f64 {
+    if from > max || through < min {
+        return 0.0;
+    }
+    if min == max {
+        return 1.0;
+    }
+    let total = (max - min) as f64;
+    let leading = (from - min).max(0) as f64;
+    let trailing = (max - through).max(0) as f64;
+    (total - (leading + trailing)) / total
+}
+
+/// One stream's size as Loki accounts it: its data in the index buckets the
+/// window touches taken as one chunk (line bytes, 8 bytes per
+/// structured-metadata pair, each distinct metadata name and value once),
+/// prorated by the share of the chunk's time span inside the window.
+struct StreamSize {
+    labels: LabelSet,
+    /// Prorated bytes.
+    bytes: u64,
+    /// Prorated entries.
+    entries: u64,
+    /// Whether the chunk overlaps the window (else it counts 0).
+    overlaps: bool,
+}
+
+/// Per stream touched by the window, Loki's uncompressed-size accounting.
+/// Streams whose time bounds miss the window are left out.
 fn stream_sizes(
     backend: &dyn Backend,
     tenant: &TenantId,
     matchers: &[Matcher],
     start: Timestamp,
     end: Timestamp,
-) -> Result<Vec<(LabelSet, u64, u64)>, EngineError> {
+) -> Result<Vec<StreamSize>, EngineError> {
+    if end <= start {
+        return Ok(Vec::new());
+    }
+    let (lo, hi) = label_window(start, end);
     let req = ScanRequest {
         tenant: tenant.clone(),
         matchers: matchers.to_vec(),
-        start,
-        end,
+        start: lo,
+        end: hi,
         direction: Direction::Forward,
         required_substrings: Vec::new(),
     };
-    let mut out: Vec<(LabelSet, u64, u64)> = Vec::new();
-    let mut index: crate::labelset::FastMap<u64, (usize, BTreeSet<String>)> = Default::default();
+    // (labels, bytes, entries, min ts, max ts, distinct metadata strings)
+    type Acc = (LabelSet, u64, u64, Timestamp, Timestamp, BTreeSet<String>);
+    let mut acc: Vec<Acc> = Vec::new();
+    let mut index: crate::labelset::FastMap<u64, usize> = Default::default();
     backend.scan(&req, &mut |info, batch| {
-        let (i, distinct) = index.entry(info.id).or_insert_with(|| {
-            out.push((LabelSet::from(info.labels.as_ref()), 0, 0));
-            (out.len() - 1, BTreeSet::new())
+        let i = *index.entry(info.id).or_insert_with(|| {
+            acc.push((
+                LabelSet::from(info.labels.as_ref()),
+                0,
+                0,
+                Timestamp::MAX,
+                Timestamp::MIN,
+                BTreeSet::new(),
+            ));
+            acc.len() - 1
         });
-        for e in batch.entries.iter().filter(|e| e.ts >= start && e.ts < end) {
-            let slot = &mut out[*i];
+        let slot = &mut acc[i];
+        for e in &batch.entries {
             slot.1 += e.line.len() as u64 + 8 * e.metadata.len() as u64;
             slot.2 += 1;
+            slot.3 = slot.3.min(e.ts);
+            slot.4 = slot.4.max(e.ts);
             for (k, v) in &e.metadata {
                 for s in [k, v] {
-                    if distinct.insert(s.clone()) {
+                    if !slot.5.contains(s) {
                         slot.1 += s.len() as u64;
+                        slot.5.insert(s.clone());
                     }
                 }
             }
         }
         ScanControl::Continue
     })?;
-    Ok(out.into_iter().filter(|s| s.2 > 0).collect())
+    Ok(acc
+        .into_iter()
+        .filter(|a| a.2 > 0 && end > a.3 && start <= a.4)
+        .map(|(labels, bytes, entries, min, max, _)| {
+            let overlaps = start < max && end > min;
+            let f = if overlaps {
+                time_factor(start, end, min, max)
+            } else {
+                0.0
+            };
+            StreamSize {
+                labels,
+                bytes: (bytes as f64 * f) as u64,
+                entries: (entries as f64 * f) as u64,
+                overlaps,
+            }
+        })
+        .collect())
 }
 
 /// `index/stats` for one selector over `[start, end)`.
@@ -130,12 +239,15 @@ pub fn index_stats(
     start: Timestamp,
     end: Timestamp,
 ) -> Result<IndexStats, EngineError> {
-    let sizes = stream_sizes(backend, tenant, matchers, start, end)?;
+    let sizes: Vec<StreamSize> = stream_sizes(backend, tenant, matchers, start, end)?
+        .into_iter()
+        .filter(|s| s.overlaps)
+        .collect();
     Ok(IndexStats {
         streams: sizes.len() as u64,
         chunks: sizes.len() as u64,
-        bytes: sizes.iter().map(|s| s.1).sum(),
-        entries: sizes.iter().map(|s| s.2).sum(),
+        bytes: sizes.iter().map(|s| s.bytes).sum(),
+        entries: sizes.iter().map(|s| s.entries).sum(),
     })
 }
 
@@ -164,7 +276,7 @@ pub fn volume(
         }
     }
     let mut groups: std::collections::BTreeMap<LabelSet, u64> = Default::default();
-    for (labels, bytes, _) in sizes {
+    for StreamSize { labels, bytes, .. } in sizes {
         if by_labels {
             for (k, _) in labels.pairs() {
                 if targets.is_empty() || targets.contains(k) {
@@ -187,4 +299,116 @@ pub fn volume(
     out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out.truncate(limit);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MemBackend;
+    use runakefli_model::{Entry, Labels, MatchOp, PushRequest, PushStream};
+
+    const S: i64 = 1_000_000_000;
+    const DAY: i64 = 86_400 * S;
+
+    fn entry(ts: i64, line: &str, md: &[(&str, &str)]) -> Entry {
+        Entry {
+            ts,
+            line: line.into(),
+            metadata: md
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn backend() -> (MemBackend, TenantId) {
+        let b = MemBackend::new();
+        let t = TenantId::new("fake");
+        let late = PushStream {
+            labels: Labels::parse(r#"{app="late", env="dev"}"#).unwrap(),
+            entries: vec![entry(DAY + 600 * S, "0123456789", &[("user", "ab")])],
+        };
+        let early = PushStream {
+            labels: Labels::parse(r#"{app="early"}"#).unwrap(),
+            entries: vec![
+                entry(DAY, "aaaa", &[("k", "v")]),
+                entry(DAY + 100 * S, "bbbb", &[("k", "v")]),
+            ],
+        };
+        b.push(
+            &t,
+            &PushRequest {
+                streams: vec![late, early],
+            },
+        );
+        (b, t)
+    }
+
+    #[test]
+    fn label_window_is_whole_utc_days() {
+        assert_eq!(label_window(DAY + 5, DAY + 300 * S), (DAY, 2 * DAY));
+        assert_eq!(label_window(DAY - 1, DAY + 1), (0, 2 * DAY));
+        assert_eq!(label_window(0, DAY), (0, DAY));
+        assert_eq!(label_window(-5, 3), (-DAY, DAY));
+        assert_eq!(label_window(7, 7), (7, 7));
+    }
+
+    #[test]
+    fn labels_answer_by_day_but_series_by_entries() {
+        let (b, t) = backend();
+        let m = vec![Matcher::new("app", MatchOp::Eq, "late").unwrap()];
+        // 00:00–00:05: the stream's only entry is at 00:10.
+        let (s, e) = (DAY, DAY + 300 * S);
+        assert_eq!(
+            label_names(&b, &t, Some(&m), s, e).unwrap(),
+            vec!["app", "env"]
+        );
+        assert_eq!(
+            label_values(&b, &t, "env", Some(&m), s, e).unwrap(),
+            vec!["dev"]
+        );
+        assert_eq!(label_names(&b, &t, None, s, e).unwrap(), vec!["app", "env"]);
+        assert!(series(&b, &t, std::slice::from_ref(&m), s, e)
+            .unwrap()
+            .is_empty());
+        // A window between a stream's entries still lists it (time bounds).
+        let early = vec![Matcher::new("app", MatchOp::Eq, "early").unwrap()];
+        let got = series(&b, &t, &[early], DAY + 10 * S, DAY + 20 * S).unwrap();
+        assert_eq!(got.len(), 1);
+        // Another day lists nothing.
+        assert!(label_names(&b, &t, Some(&m), 0, 300 * S)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn time_factor_as_loki_prorates_chunks() {
+        assert_eq!(time_factor(0, 10, 20, 30), 0.0);
+        assert_eq!(time_factor(0, 100, 20, 30), 1.0);
+        assert_eq!(time_factor(25, 100, 20, 30), 0.5);
+        assert_eq!(time_factor(0, 22, 20, 30), 0.2);
+        assert_eq!(time_factor(0, 100, 20, 20), 1.0);
+    }
+
+    #[test]
+    fn volume_prorates_by_the_streams_time_span() {
+        let (b, t) = backend();
+        let m = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+        let whole = volume(&b, &t, &m, DAY, DAY + 3600 * S, &[], false, 100).unwrap();
+        let got: Vec<(String, u64)> = whole.iter().map(|(l, v)| (l.to_string(), *v)).collect();
+        // late: 10 + 8 + "user" + "ab"; early: 4 + 8 + 4 + 8 + "k" + "v".
+        assert_eq!(
+            got,
+            vec![
+                (r#"{app="early"}"#.into(), 26),
+                (r#"{app="late"}"#.into(), 24)
+            ]
+        );
+        // The first half of early's span: half its bytes; late is outside.
+        let half = volume(&b, &t, &m, DAY, DAY + 50 * S, &[], false, 100).unwrap();
+        assert_eq!(half.len(), 1);
+        assert_eq!(half[0].1, 13);
+        let st = index_stats(&b, &t, &m, DAY, DAY + 50 * S).unwrap();
+        assert_eq!((st.streams, st.bytes, st.entries), (1, 13, 1));
+    }
 }

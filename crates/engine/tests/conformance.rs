@@ -11,28 +11,16 @@ use runakefli_logql::{parse_expr, Expr, SampleExpr, VectorOp};
 use runakefli_model::{Direction, TenantId};
 use std::sync::Arc;
 
-/// Cases known not to match yet, each with its reason (see the report).
+/// Cases known not to match, each with its reason (as docs/conformance.md).
 const KNOWN_FAILURES: &[(&str, &str)] = &[
     (
-        "lbl-010",
-        "Loki answers no lines for `| bytes == 3MiB`; cause not understood",
-    ),
-    (
-        "unw-018",
-        "rate_counter: 9 of 60 steps differ from Loki by under 0.2%; cause not found",
-    ),
-    (
         "vol-001",
-        "two streams span two Loki chunks; their per-chunk metadata bytes are not modelled",
+        "two streams span two Loki chunks; their per-chunk metadata bytes are not modelled (docs/conformance.md)",
     ),
     ("vol-002", "as vol-001"),
     ("vol-003", "as vol-001"),
     ("vol-004", "as vol-001"),
     ("vol-008", "as vol-001"),
-    (
-        "lab-004",
-        "Loki lists labels of streams without entries in the window; MemBackend answers exactly",
-    ),
 ];
 
 fn ordered(expr: &Expr) -> bool {

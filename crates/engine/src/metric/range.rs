@@ -315,7 +315,11 @@ pub fn quantile(q: f64, mut v: Vec<f64>) -> f64 {
 }
 
 /// `rate_counter`: Prometheus' extrapolated counter rate over the window
-/// `(a, b]` (nanosecond precision). Fewer than two samples give no value.
+/// `(a, b]` (nanosecond precision), in the order Prometheus 3 (and the Loki
+/// the corpus was recorded from) applies its limits: a start gap past the
+/// threshold first becomes half the sample spacing, and only then is it capped
+/// by the distance to the counter's zero point. Fewer than two samples give
+/// no value.
 fn extrapolated_rate(w: &[(i64, f64)], a: i64, b: i64, range_secs: f64) -> Option<f64> {
     if w.len() < 2 {
         return None;
@@ -331,36 +335,52 @@ fn extrapolated_rate(w: &[(i64, f64)], a: i64, b: i64, range_secs: f64) -> Optio
         prev = p.1;
     }
     let mut to_start = (first.0 - a) as f64 / 1e9;
-    let to_end = (b - last.0) as f64 / 1e9;
+    let mut to_end = (b - last.0) as f64 / 1e9;
     let sampled = (last.0 - first.0) as f64 / 1e9;
     if sampled <= 0.0 {
         return None;
     }
     let avg = sampled / (w.len() as f64 - 1.0);
+    let threshold = avg * 1.1;
+    if to_start >= threshold {
+        to_start = avg / 2.0;
+    }
     if result > 0.0 && first.1 >= 0.0 {
         let to_zero = sampled * (first.1 / result);
         if to_zero < to_start {
             to_start = to_zero;
         }
     }
-    let threshold = avg * 1.1;
-    let mut interval = sampled;
-    interval += if to_start < threshold {
-        to_start
-    } else {
-        avg / 2.0
-    };
-    interval += if to_end < threshold {
-        to_end
-    } else {
-        avg / 2.0
-    };
-    Some(result * (interval / sampled) / range_secs)
+    if to_end >= threshold {
+        to_end = avg / 2.0;
+    }
+    Some(result * ((sampled + to_start + to_end) / sampled) / range_secs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_counter_caps_by_zero_point_after_the_threshold() {
+        let s = 1_000_000_000i64;
+        // Samples 10 s apart from 0 to 20 (counter 30 -> 50): the start gap
+        // of 100 s is past the threshold (11 s) and becomes 5 s; the zero
+        // point (30 s away) does not cap it. The end gap of 0 s is kept.
+        let w = [(100 * s, 30.0), (110 * s, 40.0), (120 * s, 50.0)];
+        let got = extrapolated_rate(&w, 0, 120 * s, 120.0).unwrap();
+        assert_eq!(got, 20.0 * ((20.0 + 5.0) / 20.0) / 120.0);
+        // Counter 1 -> 21: the zero point (1 s before the first sample) caps
+        // the 5 s.
+        let w = [(100 * s, 1.0), (110 * s, 11.0), (120 * s, 21.0)];
+        let got = extrapolated_rate(&w, 0, 120 * s, 120.0).unwrap();
+        assert_eq!(got, 20.0 * ((20.0 + 1.0) / 20.0) / 120.0);
+        // A reset adds the value before it; one sample gives nothing.
+        let w = [(0, 5.0), (s, 8.0), (2 * s, 2.0)];
+        let got = extrapolated_rate(&w, 0, 2 * s, 2.0).unwrap();
+        assert_eq!(got, 5.0 * ((2.0 + 0.0 + 0.0) / 2.0) / 2.0);
+        assert_eq!(extrapolated_rate(&[(s, 1.0)], 0, 2 * s, 2.0), None);
+    }
 
     #[test]
     fn quantiles_like_prometheus() {

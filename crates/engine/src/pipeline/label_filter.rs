@@ -2,7 +2,7 @@
 //! and IPs, combined with `and` / `or`; conversion failures set
 //! `__error__="LabelFilterErr"` and keep the entry, as Loki does.
 
-use super::convert::{parse_bytes, parse_duration, parse_float};
+use super::convert::{loki_bytes_round_trip, parse_bytes, parse_duration, parse_float};
 use super::ip::IpMatcher;
 use super::labels::LabelsBuilder;
 use runakefli_logql::{CmpOp, LabelFilterExpr};
@@ -59,8 +59,9 @@ impl LabelFilter {
             LabelFilterExpr::Duration { name, op, value } => {
                 LabelFilter::Duration(name.clone(), *op, *value)
             }
+            // Loki compares with the size as its query text prints it.
             LabelFilterExpr::Bytes { name, op, value } => {
-                LabelFilter::Bytes(name.clone(), *op, *value)
+                LabelFilter::Bytes(name.clone(), *op, loki_bytes_round_trip(*value))
             }
             LabelFilterExpr::Ip {
                 name,

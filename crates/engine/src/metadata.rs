@@ -1,8 +1,11 @@
-//! Metadata answers: series, label names and label values.
+//! Metadata answers: series, label names and values, index stats and volumes,
+//! with the time granularity Loki answers them at.
 
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
-use runakefli_model::{Backend, Direction, Matcher, ScanControl, ScanRequest, TenantId, Timestamp};
+use runakefli_model::{
+    Backend, Direction, MatchOp, Matcher, ScanControl, ScanRequest, TenantId, Timestamp,
+};
 use std::collections::BTreeSet;
 
 /// Label sets of the streams matching any of `selectors` whose time bounds
@@ -266,7 +269,17 @@ pub fn volume(
     by_labels: bool,
     limit: usize,
 ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
-    let sizes = stream_sizes(backend, tenant, matchers, start, end)?;
+    // As Loki, every target label the selector does not name must be present:
+    // streams without it are left out rather than grouped under `{}`.
+    let mut selector = matchers.to_vec();
+    for t in target_labels {
+        if !matchers.iter().any(|m| &m.name == t) {
+            if let Ok(m) = Matcher::new(t.clone(), MatchOp::Re, ".+") {
+                selector.push(m);
+            }
+        }
+    }
+    let sizes = stream_sizes(backend, tenant, &selector, start, end)?;
     let mut targets: Vec<String> = target_labels.to_vec();
     if targets.is_empty() && !by_labels {
         for m in matchers {
@@ -305,7 +318,7 @@ pub fn volume(
 mod tests {
     use super::*;
     use crate::testing::MemBackend;
-    use runakefli_model::{Entry, Labels, MatchOp, PushRequest, PushStream};
+    use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 
     const S: i64 = 1_000_000_000;
     const DAY: i64 = 86_400 * S;
@@ -408,6 +421,10 @@ mod tests {
         let half = volume(&b, &t, &m, DAY, DAY + 50 * S, &[], false, 100).unwrap();
         assert_eq!(half.len(), 1);
         assert_eq!(half[0].1, 13);
+        // A target label the selector does not name must be present.
+        let by_env = volume(&b, &t, &m, DAY, DAY + 3600 * S, &["env".into()], false, 100).unwrap();
+        let got: Vec<(String, u64)> = by_env.iter().map(|(l, v)| (l.to_string(), *v)).collect();
+        assert_eq!(got, vec![(r#"{env="dev"}"#.into(), 24)]);
         let st = index_stats(&b, &t, &m, DAY, DAY + 50 * S).unwrap();
         assert_eq!((st.streams, st.bytes, st.entries), (1, 13, 1));
     }

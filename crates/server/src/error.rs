@@ -56,8 +56,13 @@ impl IntoResponse for ApiError {
 }
 
 impl From<runakefli_storage::StorageError> for ApiError {
+    /// Backpressure (the store is behind on flushing) is 503, which every collector
+    /// retries; everything else is a 500.
     fn from(e: runakefli_storage::StorageError) -> Self {
-        ApiError::internal(e.to_string())
+        match e {
+            runakefli_storage::StorageError::Overloaded(_) => ApiError::new(503, e.to_string()),
+            other => ApiError::internal(other.to_string()),
+        }
     }
 }
 

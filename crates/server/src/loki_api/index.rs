@@ -2,11 +2,9 @@
 //! `/index/stats`, `/index/volume`, `/index/volume_range`.
 
 use super::params::{parse_bounds, RawParams};
-use super::query::{engine_error, json_response, parse_matchers_only, raw_params};
-use crate::blocking;
+use super::query::{answer_json, engine_error, parse_matchers_only};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::tenant::tenant_of;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
@@ -27,18 +25,18 @@ pub async fn stats(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let (start, end) = parse_bounds(&params)?;
-        let matchers = selector(&params)?;
-        let st = state.engine.index_stats(&tenant, &matchers, start, end).map_err(engine_error)?;
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = selector(params)?;
+        let st = state
+            .engine
+            .index_stats(tenant, &matchers, start, end)
+            .map_err(engine_error)?;
         let mut out = Vec::with_capacity(128);
         runakefli_engine::json::write_index_stats(&st, &mut out);
         Ok(out)
     })
-    .await?;
-    Ok(json_response(out))
+    .await
 }
 
 /// `GET|POST /loki/api/v1/index/volume` and `/index/volume_range`.
@@ -48,11 +46,9 @@ pub async fn volume(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let (start, end) = parse_bounds(&params)?;
-        let matchers = selector(&params)?;
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = selector(params)?;
         let targets: Vec<String> = params
             .get("targetLabels")
             .unwrap_or("")
@@ -70,12 +66,11 @@ pub async fn volume(
         };
         let groups = state
             .engine
-            .volume(&tenant, &matchers, start, end, &targets, by_labels, limit)
+            .volume(tenant, &matchers, start, end, &targets, by_labels, limit)
             .map_err(engine_error)?;
         let mut out = Vec::with_capacity(1024);
         runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
         Ok(out)
     })
-    .await?;
-    Ok(json_response(out))
+    .await
 }

@@ -15,13 +15,37 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         .route("/loki/api/v1/push", post(push::push))
         .route("/api/prom/push", post(push::push))
-        .route("/loki/api/v1/query_range", get(query::query_range).post(query::query_range))
-        .route("/loki/api/v1/query", get(query::query_instant).post(query::query_instant))
-        .route("/loki/api/v1/labels", get(query::labels).post(query::labels))
+        .route(
+            "/loki/api/v1/query_range",
+            get(query::query_range).post(query::query_range),
+        )
+        .route(
+            "/loki/api/v1/query",
+            get(query::query_instant).post(query::query_instant),
+        )
+        .route(
+            "/loki/api/v1/labels",
+            get(query::labels).post(query::labels),
+        )
         .route("/loki/api/v1/label", get(query::labels))
-        .route("/loki/api/v1/label/{name}/values", get(query::label_values).post(query::label_values))
-        .route("/loki/api/v1/series", get(query::series).post(query::series))
-        .route("/loki/api/v1/index/stats", get(index::stats).post(index::stats))
-        .route("/loki/api/v1/index/volume", get(index::volume).post(index::volume))
-        .route("/loki/api/v1/index/volume_range", get(index::volume).post(index::volume))
+        .route(
+            "/loki/api/v1/label/{name}/values",
+            get(query::label_values).post(query::label_values),
+        )
+        .route(
+            "/loki/api/v1/series",
+            get(query::series).post(query::series),
+        )
+        .route(
+            "/loki/api/v1/index/stats",
+            get(index::stats).post(index::stats),
+        )
+        .route(
+            "/loki/api/v1/index/volume",
+            get(index::volume).post(index::volume),
+        )
+        .route(
+            "/loki/api/v1/index/volume_range",
+            get(index::volume).post(index::volume),
+        )
 }

@@ -29,12 +29,19 @@ impl RawParams {
 
     /// The first value of `name`, if any.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Every value of `name`, in order (for `match[]`).
     pub fn get_all(&self, name: &str) -> Vec<&str> {
-        self.pairs.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     /// The pairs as a map of first values (for debugging).
@@ -111,10 +118,17 @@ pub fn parse_timestamp(name: &str, value: Option<&str>, default: i64) -> Result<
 fn parse_go_int(s: &str) -> Result<i64, String> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(format!("strconv.ParseInt: parsing {}: invalid syntax", go_quote(s)));
+        return Err(format!(
+            "strconv.ParseInt: parsing {}: invalid syntax",
+            go_quote(s)
+        ));
     }
-    s.parse::<i64>()
-        .map_err(|_| format!("strconv.ParseInt: parsing {}: value out of range", go_quote(s)))
+    s.parse::<i64>().map_err(|_| {
+        format!(
+            "strconv.ParseInt: parsing {}: value out of range",
+            go_quote(s)
+        )
+    })
 }
 
 fn go_quote(s: &str) -> String {
@@ -124,7 +138,13 @@ fn go_quote(s: &str) -> String {
 /// Parses RFC 3339 with optional fraction (`2026-11-29T00:00:00.123Z`, `+01:00`).
 pub fn parse_rfc3339_ns(s: &str) -> Option<i64> {
     let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b't') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
@@ -135,7 +155,14 @@ pub fn parse_rfc3339_ns(s: &str) -> Option<i64> {
             None
         }
     };
-    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let (y, mo, d, h, mi, se) = (
+        num(0..4)?,
+        num(5..7)?,
+        num(8..10)?,
+        num(11..13)?,
+        num(14..16)?,
+        num(17..19)?,
+    );
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
         return None;
     }
@@ -190,10 +217,18 @@ pub fn parse_seconds_or_duration(name: &str, value: &str) -> Result<i64, ApiErro
         if ns.is_finite() && ns.abs() < 9.2e18 {
             return Ok(ns as i64);
         }
-        return Err(ApiError::bad_request(format!("cannot parse {} to a valid duration. It overflows int64", go_quote(value))));
+        return Err(ApiError::bad_request(format!(
+            "cannot parse {} to a valid duration. It overflows int64",
+            go_quote(value)
+        )));
     }
-    parse_prom_duration(value)
-        .ok_or_else(|| ApiError::bad_request(format!("cannot parse {} to a valid duration", go_quote(value))).with_param(name))
+    parse_prom_duration(value).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "cannot parse {} to a valid duration",
+            go_quote(value)
+        ))
+        .with_param(name)
+    })
 }
 
 /// Prometheus duration: units y, w, d, h, m, s, ms in descending order, integers.
@@ -289,8 +324,12 @@ pub fn parse_bounds(p: &RawParams) -> Result<(i64, i64), ApiError> {
     let end = parse_timestamp("end", p.get("end"), now)?;
     let since = match p.get("since") {
         None | Some("") => DEFAULT_SINCE_NS,
-        Some(v) => parse_prom_duration(v)
-            .ok_or_else(|| ApiError::bad_request(format!("could not parse 'since' parameter: not a valid duration string: {}", go_quote(v))))?,
+        Some(v) => parse_prom_duration(v).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "could not parse 'since' parameter: not a valid duration string: {}",
+                go_quote(v)
+            ))
+        })?,
     };
     let start = parse_timestamp("start", p.get("start"), end - since)?;
     Ok((start, end))
@@ -303,7 +342,9 @@ pub fn parse_range(p: &RawParams) -> Result<RangeParams, ApiError> {
     let direction = parse_direction(p)?;
     let query = p.get("query").unwrap_or("").to_string();
     if end < start {
-        return Err(ApiError::bad_request("end timestamp must not be before or equal to start time"));
+        return Err(ApiError::bad_request(
+            "end timestamp must not be before or equal to start time",
+        ));
     }
     let step = match p.get("step") {
         None | Some("") => default_step(start, end),
@@ -319,7 +360,14 @@ pub fn parse_range(p: &RawParams) -> Result<RangeParams, ApiError> {
             "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)",
         ));
     }
-    Ok(RangeParams { query, start, end, step, limit, direction })
+    Ok(RangeParams {
+        query,
+        start,
+        end,
+        step,
+        limit,
+        direction,
+    })
 }
 
 /// Loki's default step: max(1 s, floor(range / 250) seconds).
@@ -352,29 +400,64 @@ mod tests {
     #[test]
     fn timestamps_in_every_form() {
         let t = 1_795_910_400_000_000_000i64; // 2026-11-29T00:00:00Z
-        assert_eq!(parse_timestamp("start", Some("2026-11-29T00:00:00Z"), 0).unwrap(), t);
+        assert_eq!(
+            parse_timestamp("start", Some("2026-11-29T00:00:00Z"), 0).unwrap(),
+            t
+        );
         assert_eq!(parse_timestamp("start", Some("1795910400"), 0).unwrap(), t);
-        assert_eq!(parse_timestamp("start", Some("1795910400000000000"), 0).unwrap(), t);
-        assert_eq!(parse_timestamp("start", Some("1795910400.5"), 0).unwrap(), t + 500_000_000);
-        assert_eq!(parse_timestamp("start", Some("2026-11-29T01:00:00+01:00"), 0).unwrap(), t);
-        assert_eq!(parse_timestamp("start", Some("2026-11-29T00:00:00.000000001Z"), 0).unwrap(), t + 1);
+        assert_eq!(
+            parse_timestamp("start", Some("1795910400000000000"), 0).unwrap(),
+            t
+        );
+        assert_eq!(
+            parse_timestamp("start", Some("1795910400.5"), 0).unwrap(),
+            t + 500_000_000
+        );
+        assert_eq!(
+            parse_timestamp("start", Some("2026-11-29T01:00:00+01:00"), 0).unwrap(),
+            t
+        );
+        assert_eq!(
+            parse_timestamp("start", Some("2026-11-29T00:00:00.000000001Z"), 0).unwrap(),
+            t + 1
+        );
         let e = parse_timestamp("start", Some("yesterday"), 0).unwrap_err();
         assert_eq!(e.message, "could not parse 'start' parameter: strconv.ParseInt: parsing \"yesterday\": invalid syntax");
     }
 
     #[test]
     fn range_defaults_and_errors() {
-        let p = parse_range(&raw("query=%7Ba%3D%22b%22%7D&start=2026-11-29T00:00:00Z&end=2026-11-29T01:00:00Z")).unwrap();
+        let p = parse_range(&raw(
+            "query=%7Ba%3D%22b%22%7D&start=2026-11-29T00:00:00Z&end=2026-11-29T01:00:00Z",
+        ))
+        .unwrap();
         assert_eq!(p.query, "{a=\"b\"}");
         assert_eq!(p.step, 14_000_000_000);
         assert_eq!(p.limit, 100);
         assert_eq!(p.direction, Direction::Backward);
-        let e = parse_range(&raw("start=2026-11-29T00:00:00Z&end=2026-11-29T01:00:00Z&step=0")).unwrap_err();
+        let e = parse_range(&raw(
+            "start=2026-11-29T00:00:00Z&end=2026-11-29T01:00:00Z&step=0",
+        ))
+        .unwrap_err();
         assert!(e.message.starts_with("zero or negative"));
-        let e = parse_range(&raw("start=2026-11-29T01:00:00Z&end=2026-11-29T00:00:00Z&step=60s")).unwrap_err();
-        assert_eq!(e.message, "end timestamp must not be before or equal to start time");
-        assert_eq!(parse_range(&raw("step=1m30s&start=0&end=1000")).unwrap().step, 90_000_000_000);
-        assert_eq!(parse_range(&raw("step=2.5&start=0&end=1000")).unwrap().step, 2_500_000_000);
+        let e = parse_range(&raw(
+            "start=2026-11-29T01:00:00Z&end=2026-11-29T00:00:00Z&step=60s",
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "end timestamp must not be before or equal to start time"
+        );
+        assert_eq!(
+            parse_range(&raw("step=1m30s&start=0&end=1000"))
+                .unwrap()
+                .step,
+            90_000_000_000
+        );
+        assert_eq!(
+            parse_range(&raw("step=2.5&start=0&end=1000")).unwrap().step,
+            2_500_000_000
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use runakefli_engine::EngineError;
 use runakefli_logql::Expr;
-use runakefli_model::Matcher;
+use runakefli_model::{Matcher, TenantId};
 use std::sync::Arc;
 
 pub(crate) fn raw_params(query: Option<String>, headers: &HeaderMap, body: &Bytes) -> RawParams {
@@ -45,7 +45,37 @@ pub(crate) fn parse_matchers_only(text: &str) -> Result<Vec<Matcher>, ApiError> 
 }
 
 pub(crate) fn json_response(body: Vec<u8>) -> Response {
-    ([(header::CONTENT_TYPE, "application/json; charset=UTF-8")], body).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json; charset=UTF-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// Runs a read endpoint: resolves the tenant, gathers the parameters (query string
+/// and form body), runs `answer` on the blocking pool and sends its JSON body.
+pub(crate) async fn answer_json<F>(
+    state: Arc<AppState>,
+    query: Option<String>,
+    headers: &HeaderMap,
+    body: &Bytes,
+    answer: F,
+) -> Result<Response, ApiError>
+where
+    F: FnOnce(&AppState, &TenantId, &RawParams) -> Result<Vec<u8>, ApiError> + Send + 'static,
+{
+    let tenant = tenant_of(headers, state.config.multi_tenant)?;
+    let params = raw_params(query, headers, body);
+    let out = blocking(move || answer(&state, &tenant, &params)).await?;
+    Ok(json_response(out))
+}
+
+/// The optional `query` selector of the labels endpoints.
+fn optional_selector(params: &RawParams) -> Result<Option<Vec<Matcher>>, ApiError> {
+    match params.get("query") {
+        Some(q) if !q.trim().is_empty() => Ok(Some(parse_matchers_only(q)?)),
+        _ => Ok(None),
+    }
 }
 
 /// `GET|POST /loki/api/v1/query_range`.
@@ -55,21 +85,18 @@ pub async fn query_range(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let p = parse_range(&params)?;
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let p = parse_range(params)?;
         let expr = parse_query(&p.query)?;
         let resp = state
             .engine
-            .query_range(&tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
+            .query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
             .map_err(engine_error)?;
         let mut out = Vec::with_capacity(4096);
         runakefli_engine::json::write_query_response(&resp, &mut out);
         Ok(out)
     })
-    .await?;
-    Ok(json_response(out))
+    .await
 }
 
 /// `GET|POST /loki/api/v1/query`.
@@ -79,21 +106,18 @@ pub async fn query_instant(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let p = parse_instant(&params)?;
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let p = parse_instant(params)?;
         let expr = parse_query(&p.query)?;
         let resp = state
             .engine
-            .query_instant(&tenant, &expr, p.time, p.limit, p.direction)
+            .query_instant(tenant, &expr, p.time, p.limit, p.direction)
             .map_err(engine_error)?;
         let mut out = Vec::with_capacity(1024);
         runakefli_engine::json::write_query_response(&resp, &mut out);
         Ok(out)
     })
-    .await?;
-    Ok(json_response(out))
+    .await
 }
 
 /// `GET|POST /loki/api/v1/labels`.
@@ -103,19 +127,18 @@ pub async fn labels(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let (start, end) = parse_bounds(&params)?;
-        let matchers = match params.get("query") {
-            Some(q) if !q.trim().is_empty() => Some(parse_matchers_only(q)?),
-            _ => None,
-        };
-        let names = state.engine.labels(&tenant, matchers.as_deref(), start, end).map_err(engine_error)?;
-        Ok(list_body(&names))
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = optional_selector(params)?;
+        let names = state
+            .engine
+            .labels(tenant, matchers.as_deref(), start, end)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(256);
+        runakefli_engine::json::write_string_list(&names, &mut out);
+        Ok(out)
     })
-    .await?;
-    Ok(json_response(out))
+    .await
 }
 
 /// `GET|POST /loki/api/v1/label/<name>/values`.
@@ -126,22 +149,24 @@ pub async fn label_values(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let (start, end) = parse_bounds(&params)?;
-        let matchers = match params.get("query") {
-            Some(q) if !q.trim().is_empty() => Some(parse_matchers_only(q)?),
-            _ => None,
-        };
-        let values = state
-            .engine
-            .label_values(&tenant, &name, matchers.as_deref(), start, end)
-            .map_err(engine_error)?;
-        Ok(list_body(&values))
-    })
-    .await?;
-    Ok(json_response(out))
+    answer_json(
+        state,
+        query,
+        &headers,
+        &body,
+        move |state, tenant, params| {
+            let (start, end) = parse_bounds(params)?;
+            let matchers = optional_selector(params)?;
+            let values = state
+                .engine
+                .label_values(tenant, &name, matchers.as_deref(), start, end)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(256);
+            runakefli_engine::json::write_string_list(&values, &mut out);
+            Ok(out)
+        },
+    )
+    .await
 }
 
 /// `GET|POST /loki/api/v1/series`.
@@ -151,28 +176,28 @@ pub async fn series(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
-    let params = raw_params(query, &headers, &body);
-    let out = blocking(move || {
-        let (start, end) = parse_bounds(&params)?;
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
         let mut selectors = Vec::new();
-        for m in params.get_all("match[]").into_iter().chain(params.get_all("match")) {
+        for m in params
+            .get_all("match[]")
+            .into_iter()
+            .chain(params.get_all("match"))
+        {
             selectors.push(parse_matchers_only(m)?);
         }
         if selectors.is_empty() {
-            return Err(ApiError::bad_request("at least one match[] argument must be provided"));
+            return Err(ApiError::bad_request(
+                "at least one match[] argument must be provided",
+            ));
         }
-        let series = state.engine.series(&tenant, &selectors, start, end).map_err(engine_error)?;
+        let series = state
+            .engine
+            .series(tenant, &selectors, start, end)
+            .map_err(engine_error)?;
         let mut out = Vec::with_capacity(1024);
         runakefli_engine::json::write_series(&series, &mut out);
         Ok(out)
     })
-    .await?;
-    Ok(json_response(out))
-}
-
-fn list_body(values: &[String]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    runakefli_engine::json::write_string_list(values, &mut out);
-    out
+    .await
 }

@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod columnar;
 pub mod engine;
 pub mod error;
 pub mod json;

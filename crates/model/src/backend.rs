@@ -81,6 +81,65 @@ pub enum ScanControl {
     Stop,
 }
 
+/// Which JSON members a column scan returns (see [`Backend::scan_columns`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnRequest {
+    /// Label names as Loki's parameterless `| json` stage names members:
+    /// nested keys joined with `_`, every byte outside `[A-Za-z0-9_]` replaced
+    /// by `_`, a leading digit prefixed with `_`; before any `_extracted`
+    /// rename for clashes with stream labels.
+    pub json_labels: Vec<String>,
+}
+
+/// One JSON scalar member of a line, as written in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonValue {
+    /// The raw text: for strings the body between the quotes with escapes
+    /// untouched; for numbers and booleans the token as written.
+    pub text: String,
+    /// True for a JSON string.
+    pub string: bool,
+    /// Position of the member among the line's scalar members, in line
+    /// order (only the relative order matters).
+    pub order: u32,
+}
+
+/// What a column scan gives for one row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowFields {
+    /// The line is one JSON object that Loki's `| json` walks without error,
+    /// none of its members is named twice, and every non-string value is an
+    /// array, `true`, `false`, `null` or starts with a digit or `-`. Per
+    /// requested label (same order as [`ColumnRequest::json_labels`]): the
+    /// first member in line order with that label name whose value is a
+    /// string, number or boolean; `None` when there is none.
+    Json(Vec<Option<JsonValue>>),
+    /// The backend cannot answer from columns; here is the whole line.
+    Line(String),
+}
+
+/// One row of a column scan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnRow {
+    /// Nanoseconds since the epoch.
+    pub ts: Timestamp,
+    /// Structured metadata, in push order.
+    pub metadata: Vec<(String, String)>,
+    /// The requested members, or the line.
+    pub fields: RowFields,
+}
+
+/// Rows of one stream from a column scan, in the scan's direction, with
+/// the same rows (after duplicate removal) and order as [`Backend::scan`].
+#[derive(Clone, Debug, Default)]
+pub struct ColumnBatch {
+    /// The rows.
+    pub rows: Vec<ColumnRow>,
+    /// Sum of the line lengths of the rows answered with
+    /// [`RowFields::Json`] (for statistics).
+    pub json_line_bytes: u64,
+}
+
 /// A storage backend as the query engine sees it.
 pub trait Backend: Send + Sync {
     /// Streams whose labels satisfy all `matchers` and that may have entries in
@@ -94,7 +153,12 @@ pub trait Backend: Send + Sync {
     ) -> Result<Vec<StreamInfo>, BackendError>;
 
     /// Label names of streams with data in `[start, end)`, sorted.
-    fn label_names(&self, tenant: &TenantId, start: Timestamp, end: Timestamp) -> Result<Vec<String>, BackendError>;
+    fn label_names(
+        &self,
+        tenant: &TenantId,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<String>, BackendError>;
 
     /// Values of `name` over streams matching `matchers` with data in `[start, end)`, sorted.
     fn label_values(
@@ -114,4 +178,34 @@ pub trait Backend: Send + Sync {
         request: &ScanRequest,
         visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
     ) -> Result<(), BackendError>;
+
+    /// Like [`Backend::scan`], but each row carries only the JSON members the
+    /// query needs when the backend can read them without the line
+    /// ([`RowFields::Json`]); other rows carry their line. The default answers
+    /// every row with its line.
+    fn scan_columns(
+        &self,
+        request: &ScanRequest,
+        _columns: &ColumnRequest,
+        visit: &mut dyn FnMut(&StreamInfo, ColumnBatch) -> ScanControl,
+    ) -> Result<(), BackendError> {
+        self.scan(request, &mut |info, batch| {
+            let rows = batch
+                .entries
+                .into_iter()
+                .map(|e| ColumnRow {
+                    ts: e.ts,
+                    metadata: e.metadata,
+                    fields: RowFields::Line(e.line),
+                })
+                .collect();
+            visit(
+                info,
+                ColumnBatch {
+                    rows,
+                    json_line_bytes: 0,
+                },
+            )
+        })
+    }
 }

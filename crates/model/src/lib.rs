@@ -11,7 +11,10 @@ pub mod labels;
 pub mod matcher;
 pub mod tenant;
 
-pub use backend::{Backend, BackendError, Direction, EntryBatch, ScanControl, ScanRequest, StreamInfo};
+pub use backend::{
+    Backend, BackendError, ColumnBatch, ColumnRequest, ColumnRow, Direction, EntryBatch, JsonValue,
+    RowFields, ScanControl, ScanRequest, StreamInfo,
+};
 pub use entry::{Entry, PushRequest, PushStream};
 pub use labels::{Labels, LabelsParseError, StreamId};
 pub use matcher::{MatchOp, Matcher, MatcherError};

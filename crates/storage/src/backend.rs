@@ -6,8 +6,8 @@ use crate::merge_iter::{MergeIter, Source};
 use crate::part::Part;
 use crate::{names, Storage, StorageError};
 use runakefli_model::{
-    Backend, BackendError, EntryBatch, Labels, Matcher, ScanControl, ScanRequest, StreamId,
-    StreamInfo, TenantId, Timestamp,
+    Backend, BackendError, ColumnBatch, ColumnRequest, EntryBatch, Labels, Matcher, ScanControl,
+    ScanRequest, StreamId, StreamInfo, TenantId, Timestamp,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -160,5 +160,15 @@ impl Backend for Storage {
         visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
     ) -> Result<(), BackendError> {
         self.scan_inner(request, visit).map_err(BackendError::from)
+    }
+
+    fn scan_columns(
+        &self,
+        request: &ScanRequest,
+        columns: &ColumnRequest,
+        visit: &mut dyn FnMut(&StreamInfo, ColumnBatch) -> ScanControl,
+    ) -> Result<(), BackendError> {
+        self.scan_columns_inner(request, columns, visit)
+            .map_err(BackendError::from)
     }
 }

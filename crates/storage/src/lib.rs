@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 mod backend;
+pub mod column_scan;
 pub mod block;
 pub mod config;
 pub mod encoding;

@@ -3,7 +3,7 @@
 //! or scalar answer.
 
 mod binary;
-mod range;
+pub(crate) mod range;
 mod vector;
 
 use crate::error::EngineError;
@@ -65,13 +65,24 @@ impl Ctx<'_> {
                 grouping,
                 param,
             } => {
-                let inner = match self.eval(expr)? {
-                    Value::Vector(v) => v,
-                    Value::Scalar(_) => {
-                        return Err(EngineError::Plan(
-                            "expected vector expression in aggregation".into(),
-                        ))
+                let pushed = match crate::columnar::sum_pushdown(*op, grouping.as_ref(), expr) {
+                    Some((rop, r, g)) => {
+                        crate::columnar::range_series(self, rop, &r, Some(&g), true)?
+                            .map(|s| range::finish(&self.steps, rop, &r, None, s))
+                            .transpose()?
                     }
+                    None => None,
+                };
+                let inner = match pushed {
+                    Some(v) => v,
+                    None => match self.eval(expr)? {
+                        Value::Vector(v) => v,
+                        Value::Scalar(_) => {
+                            return Err(EngineError::Plan(
+                                "expected vector expression in aggregation".into(),
+                            ))
+                        }
+                    },
                 };
                 Ok(Value::Vector(vector::aggregate(
                     *op,

@@ -7,10 +7,10 @@ use crate::error::EngineError;
 use crate::labelset::{FastMap, LabelSet};
 use crate::pipeline::convert::{parse_bytes, parse_duration, parse_float};
 use crate::pipeline::label_filter::LabelFilter;
-use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
+use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::{required_substrings, Pipeline};
 use runakefli_logql::{Grouping, LogRange, RangeOp, UnwrapConversion};
-use runakefli_model::{Direction, MatchOp, ScanControl, ScanRequest};
+use runakefli_model::{Direction, MatchOp, ScanControl, ScanRequest, Timestamp};
 use std::collections::HashMap;
 
 /// Error name set when an unwrapped label is not a number.
@@ -59,6 +59,9 @@ pub(crate) fn eval(
     param: Option<f64>,
     grouping: Option<&Grouping>,
 ) -> Result<Vec<StepSeries>, EngineError> {
+    if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, false)? {
+        return finish(&ctx.steps, op, r, param, series);
+    }
     let first = ctx.steps[0];
     let last = *ctx.steps.last().unwrap_or(&first);
     let lo = first.saturating_sub(r.range).saturating_sub(r.offset); // exclusive
@@ -154,6 +157,18 @@ pub(crate) fn eval(
             }
         },
     )?;
+    finish(&ctx.steps, op, r, param, series)
+}
+
+/// Turns the points of each series into step values (and reports a series
+/// still carrying `__error__` as Loki does).
+pub(crate) fn finish(
+    steps: &[Timestamp],
+    op: RangeOp,
+    r: &LogRange,
+    param: Option<f64>,
+    series: Vec<(LabelSet, Vec<(i64, f64)>)>,
+) -> Result<Vec<StepSeries>, EngineError> {
     let mut keys: Vec<&LabelSet> = series.iter().map(|(k, _)| k).collect();
     keys.sort();
     if let Some(bad) = keys.iter().find(|k| k.get(ERROR_LABEL).is_some()) {
@@ -162,10 +177,9 @@ pub(crate) fn eval(
             bad,
         ));
     }
-    let steps = ctx.steps.clone();
     if op == RangeOp::AbsentOverTime {
         let mut values = Vec::with_capacity(steps.len());
-        for &t in &steps {
+        for &t in steps {
             let (a, b) = (
                 t.saturating_sub(r.range).saturating_sub(r.offset),
                 t.saturating_sub(r.offset),
@@ -190,7 +204,7 @@ pub(crate) fn eval(
     for (labels, mut pts) in series {
         pts.sort_by_key(|p| p.0);
         let mut values = Vec::with_capacity(steps.len());
-        for &t in &steps {
+        for &t in steps {
             let (a, b) = (
                 t.saturating_sub(r.range).saturating_sub(r.offset),
                 t.saturating_sub(r.offset),
@@ -207,6 +221,34 @@ pub(crate) fn eval(
         out.push(StepSeries { labels, values });
     }
     Ok(out)
+}
+
+/// The sample of one kept row (1 for counting ops, the unwrapped value
+/// otherwise), after the unwrap's post filters; `None` when they drop it.
+/// Conversion failures set `__error__` as the plain path does.
+pub(crate) fn emit_value(
+    r: &LogRange,
+    lbs: &mut LabelsBuilder,
+    post: &[LabelFilter],
+) -> Option<f64> {
+    let Some(u) = &r.unwrap else {
+        return Some(1.0);
+    };
+    let text = lbs.get(&u.label).unwrap_or("").to_string();
+    let conv = match u.conversion {
+        UnwrapConversion::None => parse_float(&text),
+        UnwrapConversion::Duration => parse_duration(&text).map(|ns| ns as f64 / 1e9),
+        UnwrapConversion::Bytes => parse_bytes(&text).map(|b| b as f64),
+    };
+    let v = match conv {
+        Ok(v) => v,
+        Err(err) => {
+            lbs.set_err(ERR_SAMPLE_EXTRACTION);
+            lbs.set_err_details(&err);
+            0.0
+        }
+    };
+    post.iter().all(|f| f.keep(lbs)).then_some(v)
 }
 
 fn backend_scan(

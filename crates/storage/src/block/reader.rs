@@ -343,12 +343,61 @@ impl<'a> BlockReader<'a> {
         Some((c.encoding, c.stats))
     }
 
+    /// Number of templates (distinct line shapes) of the block.
+    pub fn template_count(&self) -> usize {
+        self.templates.len()
+    }
+
+    /// The template of each row, an index below [`Self::template_count`].
+    pub fn row_templates(&self) -> &[u32] {
+        &self.row_tpl
+    }
+
+    /// The slots of template `t` in line order: column id, dotted field name
+    /// (raw key text) and whether the value is a JSON string. `None` when the
+    /// template is a whole-line template or `t` is out of range.
+    pub fn template_fields(&self, t: usize) -> Option<Vec<(usize, Vec<u8>, bool)>> {
+        let tpl = self.templates.get(t)?;
+        if tpl
+            .slots
+            .iter()
+            .any(|&c| self.columns[c as usize].kind != ColumnKind::Field)
+        {
+            return None;
+        }
+        let slots = template_slots(&tpl.text)?;
+        if slots.len() != tpl.slots.len() {
+            return None;
+        }
+        Some(
+            tpl.slots
+                .iter()
+                .zip(slots)
+                .map(|(&c, (name, quoted))| (c as usize, name, quoted))
+                .collect(),
+        )
+    }
+
+    /// How column `id` is stored; `None` when out of range.
+    pub fn column_encoding(&self, id: usize) -> Option<Encoding> {
+        self.columns.get(id).map(|c| c.encoding)
+    }
+
     /// Reads the named field for every row; `Ok(None)` when no line of the
     /// block has it. Only the frame holding that column is decompressed.
     pub fn column(&self, name: &str) -> Result<Option<Column>, StorageError> {
         let Some(id) = self.column_id(name) else {
             return Ok(None);
         };
+        self.column_at(id).map(Some)
+    }
+
+    /// Reads column `id` (a position in the header's column list) for every
+    /// row, like [`Self::column`].
+    pub fn column_at(&self, id: usize) -> Result<Column, StorageError> {
+        if id >= self.columns.len() {
+            return Err(bad("column id out of range"));
+        }
         let row_ts = if self.columns[id].encoding == Encoding::Timestamp {
             self.column_row_ts(Some(id)).swap_remove(id)
         } else {
@@ -377,12 +426,12 @@ impl<'a> BlockReader<'a> {
                 next += 1;
             }
         }
-        Ok(Some(Column {
+        Ok(Column {
             encoding: self.columns[id].encoding,
             values,
             row_value,
             quoted,
-        }))
+        })
     }
 
     /// Timestamps of the rows holding a value of each column, per column.

@@ -1,0 +1,226 @@
+//! The columnar fast path against the plain path: the same queries, answered
+//! both ways over the same store, must give identical results and statistics.
+//!
+//! Data: the conformance data set (JSON, logfmt and plain lines, nested
+//! objects, arrays, escapes, invalid JSON) and generated workload data. Store
+//! states: memtable only, row-wise flushed parts, columnar flushed parts
+//! (unmerged) and merged parts. Queries: templates over selectors, label
+//! filters, groupings and range functions, crossed with each other.
+
+use runakefli_bench::generator::{Generator, GeneratorConfig};
+use runakefli_engine::columnar::{column_rows_read, plain_path_only};
+use runakefli_engine::testing::MemBackend;
+use runakefli_engine::{Engine, QueryLimits};
+use runakefli_model::{Direction, Entry, PushRequest, PushStream, TenantId};
+use runakefli_storage::{Storage, StorageConfig};
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug)]
+enum State {
+    Memtable,
+    FlushedRaw,
+    FlushedColumnar,
+    Merged,
+}
+
+fn open_store(dir: &Path, state: State, pushes: &[PushRequest]) -> Arc<Storage> {
+    let mut cfg = StorageConfig::new(dir);
+    cfg.background = false;
+    cfg.wal_fsync = false;
+    cfg.flush_columnar = matches!(state, State::FlushedColumnar);
+    let store = Storage::open(cfg).expect("open store");
+    let tenant = TenantId::default_tenant();
+    for (i, p) in pushes.iter().enumerate() {
+        store.append(&tenant, p).expect("append");
+        // Several parts, so merges really merge (two for the merged state, so
+        // that one merged part holds everything even when pushes overlap in time).
+        let cut = match state {
+            State::Memtable => false,
+            State::Merged => i + 1 == pushes.len() / 2,
+            _ => i % 7 == 6,
+        };
+        if cut {
+            store.flush().expect("flush");
+        }
+    }
+    if !matches!(state, State::Memtable) {
+        store.flush().expect("flush");
+    }
+    if matches!(state, State::Merged) {
+        store.merge_now(true).expect("merge");
+    }
+    store
+}
+
+fn conformance_pushes() -> Vec<PushRequest> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/data");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("conformance data")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| MemBackend::parse_push_json(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
+}
+
+fn workload_pushes(end_ns: i64) -> Vec<PushRequest> {
+    let cfg = GeneratorConfig::ending_at(7, 60, 12_000, end_ns, GeneratorConfig::HOUR_NS);
+    let mut g = Generator::new(cfg).expect("generator");
+    let mut out = Vec::new();
+    for _ in 0..12 {
+        let mut streams: Vec<PushStream> = Vec::new();
+        for l in g.fill_batch(1000) {
+            streams.push(PushStream {
+                labels: g.stream_labels(l.stream).clone(),
+                entries: vec![Entry {
+                    ts: l.ts,
+                    line: l.line,
+                    metadata: Vec::new(),
+                }],
+            });
+        }
+        out.push(PushRequest { streams });
+    }
+    out
+}
+
+fn time_range(pushes: &[PushRequest]) -> (i64, i64) {
+    let ts = pushes
+        .iter()
+        .flat_map(|p| p.streams.iter())
+        .flat_map(|s| s.entries.iter())
+        .map(|e| e.ts);
+    let (lo, hi) = ts.fold((i64::MAX, i64::MIN), |(a, b), t| (a.min(t), b.max(t)));
+    (lo, hi)
+}
+
+/// Every query both ways; returns the number of rows the fast path read from columns.
+fn compare(store: Arc<Storage>, queries: &[String], start: i64, end: i64, state: State) -> u64 {
+    let engine = Engine::new(store, QueryLimits::default());
+    let tenant = TenantId::default_tenant();
+    let before = column_rows_read();
+    let step = 300 * 1_000_000_000;
+    for q in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let run = |instant: bool| {
+            let r = if instant {
+                engine.query_instant(&tenant, &expr, end, 100, Direction::Backward)
+            } else {
+                engine.query_range(&tenant, &expr, start, end, step, 100, Direction::Backward)
+            };
+            match r {
+                Ok(resp) => format!(
+                    "{:?} lines={} bytes={} kept={}",
+                    resp.result,
+                    resp.stats.lines_processed,
+                    resp.stats.bytes_processed,
+                    resp.stats.post_filter_lines
+                ),
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        for instant in [false, true] {
+            let fast = run(instant);
+            let plain = plain_path_only(|| run(instant));
+            assert_eq!(
+                fast, plain,
+                "{state:?} instant={instant}: fast and plain paths differ for {q}"
+            );
+        }
+    }
+    column_rows_read() - before
+}
+
+fn conformance_queries() -> Vec<String> {
+    let selectors = [r#"{app=~"checkout|payments|auth"}"#, r#"{app=~".+"}"#];
+    let filters = [
+        "",
+        r#" | level="error""#,
+        r#" | status >= 400"#,
+        r#" | request_method="GET" or level!="info""#,
+        r#" | __error__="""#,
+        r#" | latency_ms > 100 | user=~"a.*""#,
+        r#" | size > 1KiB"#,
+    ];
+    let metrics = [
+        "sum by (app) (count_over_time({S}{F} [10m]))",
+        "sum(count_over_time({S}{F} [10m]))",
+        "topk(3, sum by (path) (count_over_time({S}{F} [10m])))",
+        "sum by (level, cache_hit) (count_over_time({S}{F} [10m] offset 5m))",
+        "sum by (tags, geo_country, response_status) (count_over_time({S}{F} [10m]))",
+        "quantile_over_time(0.9, {S}{F} | unwrap latency_ms | __error__=\"\" [10m]) by (app)",
+        "avg_over_time({S}{F} | unwrap response_latency_ms [10m]) by (app, level)",
+        "min_over_time({S}{F} | unwrap bytes [10m]) by (method)",
+        "max_over_time({S}{F} | unwrap duration(duration) | __error__=\"\" [10m]) by (app)",
+        "last_over_time({S}{F} | unwrap latency_ms [10m]) by (user)",
+        "count_over_time({S}{F} [10m])",
+    ];
+    let mut out = Vec::new();
+    for m in metrics {
+        for s in selectors {
+            for f in filters {
+                let f = format!(" | json{f}");
+                out.push(m.replace("{S}", s).replace("{F}", &f));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn conformance_data_both_paths_agree() {
+    let pushes = conformance_pushes();
+    let (lo, hi) = time_range(&pushes);
+    let queries = conformance_queries();
+    for state in [
+        State::Memtable,
+        State::FlushedRaw,
+        State::FlushedColumnar,
+        State::Merged,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open_store(dir.path(), state, &pushes);
+        // A sample of the query cross product keeps the debug-build test short;
+        // the merged state, where the fast path reads columns, gets the most.
+        let every = if matches!(state, State::Merged) {
+            3
+        } else {
+            11
+        };
+        let sample: Vec<String> = queries.iter().step_by(every).cloned().collect();
+        let rows = compare(store, &sample, lo + 600_000_000_000, hi + 1, state);
+        if matches!(state, State::Merged) {
+            assert!(rows > 0, "the fast path never read columns");
+        }
+    }
+}
+
+#[test]
+fn workload_data_both_paths_agree() {
+    let end = 1_800_000_000_000_000_000;
+    let pushes = workload_pushes(end);
+    let (lo, hi) = time_range(&pushes);
+    let queries: Vec<String> = [
+        r#"sum(count_over_time({app="A"} | json | level="error" [1h]))"#,
+        r#"sum by (app) (count_over_time({app=~".+"} | json | level="error" [1h]))"#,
+        r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1h]) by (app)"#,
+        r#"topk(10, sum by (path) (count_over_time({app=~".+"} | json [1h])))"#,
+        r#"sum by (request_method, level) (count_over_time({app=~".+"} | json | duration_ms > 50 [10m]))"#,
+        r#"avg_over_time({app=~".+"} | json | level!="debug" | unwrap duration_ms [10m]) by (namespace)"#,
+    ]
+    .iter()
+    .map(|q| q.replace("\"A\"", "\"checkout-api\""))
+    .collect();
+    for state in [State::FlushedRaw, State::Merged] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open_store(dir.path(), state, &pushes);
+        let rows = compare(store, &queries, lo + 600_000_000_000, hi + 1, state);
+        if matches!(state, State::Merged) {
+            assert!(rows > 0, "the fast path never read columns");
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! The columnar fast path for range aggregations over `| json`.
+//!
+//! Plans `{selector} | json [| label filters] [| unwrap x [| post filters]]`
+//! under a `by (...)` grouping (its own, or one proved equivalent from an
+//! enclosing `sum`) and asks the backend's
+//! [`scan_columns`](runakefli_model::Backend::scan_columns) only for the JSON
+//! members that the filters, the unwrap and the grouping read. Rows the
+//! backend answers from columns get exactly those labels, set as the `| json`
+//! parser would set them (`_extracted` renames, first member wins, string
+//! unescaping); rows it answers with their line run the ordinary pipeline.
+//!
+//! Why labels nobody reads can be left out: with a `by` grouping a series key
+//! holds only the grouping labels and `__error__`/`__error_details__`, and
+//! label filters read only the labels they name, so the other extracted
+//! labels cannot change which rows count, their values or their series. The
+//! plain path in [`crate::metric`] stays the reference; the equivalence tests
+//! run both.
+
+use crate::error::EngineError;
+use crate::labelset::{FastMap, LabelSet};
+use crate::metric::range::emit_value;
+use crate::metric::Ctx;
+use crate::pipeline::jsonscan;
+use crate::pipeline::label_filter::LabelFilter;
+use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
+use crate::pipeline::{reorder, Pipeline};
+use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, SampleExpr, Stage, VectorOp};
+use runakefli_model::{ColumnRequest, Direction, RowFields, ScanControl, ScanRequest};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+thread_local! {
+    static PLAIN_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static COLUMN_ROWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Rows this thread's queries have read from columns (not lines) so far;
+/// lets tests check that the fast path really ran.
+pub fn column_rows_read() -> u64 {
+    COLUMN_ROWS.with(|c| c.get())
+}
+
+/// Whether the fast path is switched off: by [`plain_path_only`] on this
+/// thread, or for the whole process by `RUNAKEFLI_PLAIN_PATH=1`.
+fn disabled() -> bool {
+    static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    PLAIN_ONLY.with(|c| c.get())
+        || *ENV.get_or_init(|| std::env::var("RUNAKEFLI_PLAIN_PATH").is_ok_and(|v| v == "1"))
+}
+
+/// Runs `f` with the fast path switched off on this thread, so every query
+/// inside it takes the plain (reference) path.
+pub fn plain_path_only<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PLAIN_ONLY.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(PLAIN_ONLY.with(|c| c.replace(true)));
+    f()
+}
+
+/// Label names a label filter expression reads.
+fn filter_names(e: &LabelFilterExpr, out: &mut Vec<String>) {
+    match e {
+        LabelFilterExpr::And(a, b) | LabelFilterExpr::Or(a, b) => {
+            filter_names(a, out);
+            filter_names(b, out);
+        }
+        LabelFilterExpr::Paren(a) => filter_names(a, out),
+        LabelFilterExpr::String(m) => out.push(m.name.clone()),
+        LabelFilterExpr::Number { name, .. }
+        | LabelFilterExpr::Duration { name, .. }
+        | LabelFilterExpr::Bytes { name, .. }
+        | LabelFilterExpr::Ip { name, .. } => out.push(name.clone()),
+    }
+}
+
+/// A planned fast path for one range aggregation.
+struct Plan {
+    filters: Vec<LabelFilter>,
+    /// Final label names the query reads.
+    needed: Vec<String>,
+    /// JSON labels asked of the backend (before `_extracted` renames).
+    requested: Vec<String>,
+    grouping: Vec<String>,
+}
+
+fn plan(op: RangeOp, r: &LogRange, grouping: Option<&Grouping>) -> Option<Plan> {
+    if disabled() {
+        return None;
+    }
+    let g = grouping?;
+    if g.without {
+        return None;
+    }
+    if matches!(
+        op,
+        RangeOp::BytesOverTime | RangeOp::BytesRate | RangeOp::AbsentOverTime
+    ) {
+        return None;
+    }
+    let stages = reorder(&r.log.pipeline);
+    let (first, rest) = stages.split_first()?;
+    if !matches!(first, Stage::Json(p) if p.is_empty()) {
+        return None;
+    }
+    let mut filters = Vec::new();
+    let mut needed: Vec<String> = vec![ERROR_LABEL.into(), ERROR_DETAILS_LABEL.into()];
+    for s in rest {
+        match s {
+            Stage::LabelFilter(e) => {
+                filters.push(LabelFilter::new(e).ok()?);
+                filter_names(e, &mut needed);
+            }
+            _ => return None,
+        }
+    }
+    if let Some(u) = &r.unwrap {
+        needed.push(u.label.clone());
+        for f in &u.post_filters {
+            filter_names(f, &mut needed);
+        }
+    }
+    needed.extend(g.labels.iter().cloned());
+    needed.sort();
+    needed.dedup();
+    let mut requested: Vec<String> = Vec::new();
+    for n in &needed {
+        requested.push(n.clone());
+        if let Some(s) = n.strip_suffix("_extracted") {
+            requested.push(s.to_string());
+        }
+    }
+    requested.sort();
+    requested.dedup();
+    let mut grouping: Vec<String> = g.labels.clone();
+    grouping.extend([ERROR_LABEL.to_string(), ERROR_DETAILS_LABEL.to_string()]);
+    grouping.sort();
+    grouping.dedup();
+    Some(Plan {
+        filters,
+        needed,
+        requested,
+        grouping,
+    })
+}
+
+/// A JSON string value as the `| json` parser reads it.
+fn json_string(v: &str) -> Cow<'_, str> {
+    if !v.contains('\\') {
+        if v.contains('\u{FFFD}') {
+            return Cow::Borrowed("");
+        }
+        return Cow::Borrowed(v);
+    }
+    Cow::Owned(jsonscan::unescape_string(v.as_bytes()))
+}
+
+/// The series of a range aggregation by the fast path: reduced labels and
+/// their points. `None` when the query is not of a shape the fast path
+/// answers exactly, or (with `strict`) when a series carries `__error__`
+/// (the caller then uses the plain path, whose error text names the full
+/// series).
+pub(crate) fn range_series(
+    ctx: &mut Ctx,
+    op: RangeOp,
+    r: &LogRange,
+    grouping: Option<&Grouping>,
+    strict: bool,
+) -> Result<Option<Vec<(LabelSet, Vec<(i64, f64)>)>>, EngineError> {
+    let Some(plan) = plan(op, r, grouping) else {
+        return Ok(None);
+    };
+    let first = ctx.steps[0];
+    let last = *ctx.steps.last().unwrap_or(&first);
+    let lo = first.saturating_sub(r.range).saturating_sub(r.offset);
+    let hi = last.saturating_sub(r.offset);
+    let mut pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
+    let post: Vec<LabelFilter> = match &r.unwrap {
+        Some(u) => u
+            .post_filters
+            .iter()
+            .map(LabelFilter::new)
+            .collect::<Result<_, _>>()
+            .map_err(EngineError::Plan)?,
+        None => Vec::new(),
+    };
+    let req = ScanRequest {
+        tenant: ctx.tenant.clone(),
+        matchers: r.log.selector.clone(),
+        start: lo.saturating_add(1),
+        end: hi.saturating_add(1),
+        direction: Direction::Forward,
+        required_substrings: Vec::new(),
+    };
+    let cols = ColumnRequest {
+        json_labels: plan.requested.clone(),
+    };
+    let filters = plan.filters;
+    let mut lbs = LabelsBuilder::default();
+    let mut series: Vec<(LabelSet, Vec<(i64, f64)>)> = Vec::new();
+    let mut series_index: HashMap<LabelSet, usize> = HashMap::new();
+    let mut bases: FastMap<u64, LabelSet> = FastMap::default();
+    let mut chosen: Vec<(usize, u32)> = Vec::new();
+    let stats = &mut *ctx.stats;
+    let deadline = ctx.deadline;
+    let mut timed_out = false;
+    let mut column_rows = 0u64;
+    ctx.backend.scan_columns(&req, &cols, &mut |info, batch| {
+        if std::time::Instant::now() > deadline {
+            timed_out = true;
+            return ScanControl::Stop;
+        }
+        let base = bases
+            .entry(info.id)
+            .or_insert_with(|| LabelSet::from(&*info.labels))
+            .clone();
+        stats.bytes_processed += batch.json_line_bytes;
+        for row in batch.rows {
+            if row.ts <= lo || row.ts > hi {
+                continue;
+            }
+            stats.lines_processed += 1;
+            let b: &mut LabelsBuilder = match &row.fields {
+                RowFields::Line(line) => {
+                    stats.bytes_processed += line.len() as u64;
+                    if !pipeline.run(row.ts, line, &base, &row.metadata) {
+                        continue;
+                    }
+                    pipeline.labels_builder_mut()
+                }
+                RowFields::Json(values) => {
+                    column_rows += 1;
+                    lbs.reset(&base, &row.metadata);
+                    // First member (by line order) per final label name.
+                    chosen.clear();
+                    for (i, v) in values.iter().enumerate() {
+                        let Some(v) = v else { continue };
+                        let raw = &plan.requested[i];
+                        let fin: Cow<'_, str> = if lbs.base_has(raw) {
+                            Cow::Owned(format!("{raw}_extracted"))
+                        } else {
+                            Cow::Borrowed(raw)
+                        };
+                        let Ok(n) = plan.needed.binary_search_by(|x| x.as_str().cmp(&fin)) else {
+                            continue;
+                        };
+                        match chosen.iter_mut().find(|c| c.0 == n) {
+                            Some(c)
+                                if values[c.1 as usize]
+                                    .as_ref()
+                                    .is_some_and(|o| o.order <= v.order) => {}
+                            Some(c) => c.1 = i as u32,
+                            None => chosen.push((n, i as u32)),
+                        }
+                    }
+                    for &(n, i) in &chosen {
+                        if let Some(v) = &values[i as usize] {
+                            let text = if v.string {
+                                json_string(&v.text)
+                            } else {
+                                Cow::Borrowed(v.text.as_str())
+                            };
+                            lbs.set(&plan.needed[n], &text);
+                        }
+                    }
+                    if !filters.iter().all(|f| f.keep(&mut lbs)) {
+                        continue;
+                    }
+                    &mut lbs
+                }
+            };
+            let Some(value) = emit_value(r, b, &post) else {
+                continue;
+            };
+            stats.post_filter_lines += 1;
+            let key = LabelSet::from_sorted(
+                plan.grouping
+                    .iter()
+                    .filter_map(|n| b.get(n).map(|v| (n.clone(), v.to_string())))
+                    .collect(),
+            );
+            let idx = match series_index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    series.push((key.clone(), Vec::new()));
+                    series_index.insert(key, series.len() - 1);
+                    series.len() - 1
+                }
+            };
+            series[idx].1.push((row.ts, value));
+        }
+        ScanControl::Continue
+    })?;
+    COLUMN_ROWS.with(|c| c.set(c.get() + column_rows));
+    if timed_out {
+        return Err(EngineError::Timeout);
+    }
+    if strict && series.iter().any(|(k, _)| k.get(ERROR_LABEL).is_some()) {
+        return Ok(None);
+    }
+    Ok(Some(series))
+}
+
+/// `sum [by (g)] (count_over_time(…))` with no grouping inside: the count of
+/// each `by (g)` group equals the sum of the counts of its series (integer
+/// sums are exact), so the range aggregation may group `by (g)` itself.
+/// Returns the inner range aggregation's parts and the grouping to use.
+pub(crate) fn sum_pushdown(
+    op: VectorOp,
+    grouping: Option<&Grouping>,
+    expr: &SampleExpr,
+) -> Option<(RangeOp, LogRange, Grouping)> {
+    if disabled() || op != VectorOp::Sum || grouping.is_some_and(|g| g.without) {
+        return None;
+    }
+    let mut inner = expr;
+    while let SampleExpr::Paren(e) = inner {
+        inner = e;
+    }
+    match inner {
+        SampleExpr::RangeAggregation {
+            op: RangeOp::CountOverTime,
+            range,
+            param: None,
+            grouping: None,
+        } if range.unwrap.is_none() => Some((
+            RangeOp::CountOverTime,
+            (**range).clone(),
+            Grouping {
+                without: false,
+                labels: grouping.map(|g| g.labels.clone()).unwrap_or_default(),
+            },
+        )),
+        _ => None,
+    }
+}

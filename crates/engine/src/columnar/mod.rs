@@ -77,6 +77,9 @@ fn filter_names(e: &LabelFilterExpr, out: &mut Vec<String>) {
     }
 }
 
+/// A series' reduced labels and its `(timestamp, value)` points.
+pub(crate) type SeriesPoints = (LabelSet, Vec<(i64, f64)>);
+
 /// A planned fast path for one range aggregation.
 struct Plan {
     filters: Vec<LabelFilter>,
@@ -169,7 +172,7 @@ pub(crate) fn range_series(
     r: &LogRange,
     grouping: Option<&Grouping>,
     strict: bool,
-) -> Result<Option<Vec<(LabelSet, Vec<(i64, f64)>)>>, EngineError> {
+) -> Result<Option<Vec<SeriesPoints>>, EngineError> {
     let Some(plan) = plan(op, r, grouping) else {
         return Ok(None);
     };
@@ -200,7 +203,7 @@ pub(crate) fn range_series(
     };
     let filters = plan.filters;
     let mut lbs = LabelsBuilder::default();
-    let mut series: Vec<(LabelSet, Vec<(i64, f64)>)> = Vec::new();
+    let mut series: Vec<SeriesPoints> = Vec::new();
     let mut series_index: HashMap<LabelSet, usize> = HashMap::new();
     let mut bases: FastMap<u64, LabelSet> = FastMap::default();
     let mut chosen: Vec<(usize, u32)> = Vec::new();

@@ -37,7 +37,11 @@ pub struct ServeArgs {
     #[arg(long, env = "RUNAKEFLI_MAX_LABEL_VALUE_BYTES", default_value_t = 2048)]
     max_label_value_bytes: usize,
     /// Most entries one log query may return (Loki's max_entries_limit_per_query).
-    #[arg(long, env = "RUNAKEFLI_MAX_ENTRIES_PER_QUERY", default_value_t = 10_000)]
+    #[arg(
+        long,
+        env = "RUNAKEFLI_MAX_ENTRIES_PER_QUERY",
+        default_value_t = 10_000
+    )]
     max_entries_per_query: u32,
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
@@ -91,5 +95,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         .thread_name("runakefli-http")
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(runakefli_server::serve(config)).context("server failed")
+    runtime
+        .block_on(runakefli_server::serve(config))
+        .context("server failed")
 }

@@ -23,7 +23,10 @@ fn listed_exceptions() -> BTreeSet<String> {
         // Lines like "- `rng-001` — reason".
         if let Some(rest) = line.trim().strip_prefix("- `") {
             if let Some((id, reason)) = rest.split_once('`') {
-                assert!(reason.trim().len() > 3, "docs/conformance.md: {id} needs a reason");
+                assert!(
+                    reason.trim().len() > 3,
+                    "docs/conformance.md: {id} needs a reason"
+                );
                 out.insert(id.to_string());
             }
         }
@@ -60,7 +63,9 @@ fn float_eq(a: &Value, b: &Value) -> bool {
 
 fn sample_eq(a: &Value, b: &Value) -> bool {
     match (a.as_array(), b.as_array()) {
-        (Some(x), Some(y)) if x.len() == 2 && y.len() == 2 => x[0] == y[0] && float_eq(&x[1], &y[1]),
+        (Some(x), Some(y)) if x.len() == 2 && y.len() == 2 => {
+            x[0] == y[0] && float_eq(&x[1], &y[1])
+        }
         _ => false,
     }
 }
@@ -68,7 +73,11 @@ fn sample_eq(a: &Value, b: &Value) -> bool {
 fn label_key(v: &Value) -> String {
     let mut pairs: Vec<(String, String)> = v
         .as_object()
-        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
         .unwrap_or_default();
     pairs.sort();
     format!("{pairs:?}")
@@ -116,13 +125,27 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
     if endpoint.ends_with("/labels") || endpoint.contains("/label/") {
         let e = exp.get("data").cloned().unwrap_or(Value::Array(vec![]));
         let g = got.get("data").cloned().unwrap_or(Value::Array(vec![]));
-        return if e == g { Ok(()) } else { Err(format!("data differs: expected {e}, got {g}")) };
+        return if e == g {
+            Ok(())
+        } else {
+            Err(format!("data differs: expected {e}, got {g}"))
+        };
     }
     if endpoint.ends_with("/series") {
         let set = |v: &Value| -> BTreeSet<String> {
-            v.get("data").and_then(|d| d.as_array()).map(|a| a.iter().map(label_key).collect()).unwrap_or_default()
+            v.get("data")
+                .and_then(|d| d.as_array())
+                .map(|a| a.iter().map(label_key).collect())
+                .unwrap_or_default()
         };
-        return if set(exp) == set(got) { Ok(()) } else { Err(format!("series differ: got {}", got.get("data").unwrap_or(&Value::Null))) };
+        return if set(exp) == set(got) {
+            Ok(())
+        } else {
+            Err(format!(
+                "series differ: got {}",
+                got.get("data").unwrap_or(&Value::Null)
+            ))
+        };
     }
     if endpoint.ends_with("/index/stats") {
         for k in ["streams", "entries"] {
@@ -134,7 +157,10 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
     }
     let (ed, gd) = (&exp["data"], &got["data"]);
     if ed["resultType"] != gd["resultType"] {
-        return Err(format!("resultType: expected {}, got {}", ed["resultType"], gd["resultType"]));
+        return Err(format!(
+            "resultType: expected {}, got {}",
+            ed["resultType"], gd["resultType"]
+        ));
     }
     let empty = vec![];
     let er = ed["result"].as_array().unwrap_or(&empty);
@@ -143,7 +169,11 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
         "streams" => {
             let (e, g) = (group_by_labels(er, "stream"), group_by_labels(gr, "stream"));
             if e.keys().collect::<Vec<_>>() != g.keys().collect::<Vec<_>>() {
-                return Err(format!("stream label sets differ: expected {}, got {}", e.len(), g.len()));
+                return Err(format!(
+                    "stream label sets differ: expected {}, got {}",
+                    e.len(),
+                    g.len()
+                ));
             }
             for (k, ev) in &e {
                 let mut a: Vec<String> = ev.iter().map(|s| s["values"].to_string()).collect();
@@ -159,10 +189,17 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
         "matrix" => {
             let (e, g) = (group_by_labels(er, "metric"), group_by_labels(gr, "metric"));
             if e.keys().collect::<Vec<_>>() != g.keys().collect::<Vec<_>>() {
-                return Err(format!("series label sets differ: expected {}, got {}", e.len(), g.len()));
+                return Err(format!(
+                    "series label sets differ: expected {}, got {}",
+                    e.len(),
+                    g.len()
+                ));
             }
             for (k, ev) in &e {
-                let (a, b) = (ev[0]["values"].as_array().unwrap_or(&empty), g[k][0]["values"].as_array().unwrap_or(&empty));
+                let (a, b) = (
+                    ev[0]["values"].as_array().unwrap_or(&empty),
+                    g[k][0]["values"].as_array().unwrap_or(&empty),
+                );
                 if a.len() != b.len() || !a.iter().zip(b).all(|(x, y)| sample_eq(x, y)) {
                     return Err(format!("samples differ for series {k}"));
                 }
@@ -173,10 +210,16 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
             let query = case["params"]["query"].as_str().unwrap_or("");
             if is_ordered(query) {
                 if er.len() != gr.len() {
-                    return Err(format!("vector length: expected {}, got {}", er.len(), gr.len()));
+                    return Err(format!(
+                        "vector length: expected {}, got {}",
+                        er.len(),
+                        gr.len()
+                    ));
                 }
                 for (x, y) in er.iter().zip(gr) {
-                    if label_key(&x["metric"]) != label_key(&y["metric"]) || !sample_eq(&x["value"], &y["value"]) {
+                    if label_key(&x["metric"]) != label_key(&y["metric"])
+                        || !sample_eq(&x["value"], &y["value"])
+                    {
                         return Err("ordered vector differs".to_string());
                     }
                 }
@@ -184,11 +227,18 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
             }
             let (e, g) = (group_by_labels(er, "metric"), group_by_labels(gr, "metric"));
             if e.keys().collect::<Vec<_>>() != g.keys().collect::<Vec<_>>() {
-                return Err(format!("vector label sets differ: expected {}, got {}", e.len(), g.len()));
+                return Err(format!(
+                    "vector label sets differ: expected {}, got {}",
+                    e.len(),
+                    g.len()
+                ));
             }
             for (k, ev) in &e {
                 if !sample_eq(&ev[0]["value"], &g[k][0]["value"]) {
-                    return Err(format!("value differs for {k}: expected {}, got {}", ev[0]["value"], g[k][0]["value"]));
+                    return Err(format!(
+                        "value differs for {k}: expected {}, got {}",
+                        ev[0]["value"], g[k][0]["value"]
+                    ));
                 }
             }
             Ok(())
@@ -197,7 +247,10 @@ fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> 
             if sample_eq(&ed["result"], &gd["result"]) {
                 Ok(())
             } else {
-                Err(format!("scalar: expected {}, got {}", ed["result"], gd["result"]))
+                Err(format!(
+                    "scalar: expected {}, got {}",
+                    ed["result"], gd["result"]
+                ))
             }
         }
         other => Err(format!("unknown resultType {other}")),
@@ -208,26 +261,44 @@ fn run_case(server: &TestServer, case: &Value) -> Result<(), String> {
     let mut params: Vec<(String, String)> = Vec::new();
     for (k, v) in case["params"].as_object().unwrap() {
         match v {
-            Value::Array(items) => items.iter().for_each(|i| params.push((k.clone(), i.as_str().unwrap().to_string()))),
-            v => params.push((k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))),
+            Value::Array(items) => items
+                .iter()
+                .for_each(|i| params.push((k.clone(), i.as_str().unwrap().to_string()))),
+            v => params.push((
+                k.clone(),
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            )),
         }
     }
-    let refs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let refs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let (status, body) = server.get(case["endpoint"].as_str().unwrap(), &refs);
     let want_status = case["status"].as_u64().unwrap() as u16;
     if status != want_status {
-        return Err(format!("status {status}, expected {want_status}: {}", body.chars().take(200).collect::<String>()));
+        return Err(format!(
+            "status {status}, expected {want_status}: {}",
+            body.chars().take(200).collect::<String>()
+        ));
     }
     match &case["body"] {
         Value::String(msg) => {
             if body.trim() == msg.trim() {
                 Ok(())
             } else {
-                Err(format!("message {:?}, expected {:?}", body.trim(), msg.trim()))
+                Err(format!(
+                    "message {:?}, expected {:?}",
+                    body.trim(),
+                    msg.trim()
+                ))
             }
         }
         exp => {
-            let got: Value = serde_json::from_str(&body).map_err(|e| format!("invalid JSON answer: {e}"))?;
+            let got: Value =
+                serde_json::from_str(&body).map_err(|e| format!("invalid JSON answer: {e}"))?;
             compare_result(case, exp, &got)
         }
     }
@@ -236,8 +307,17 @@ fn run_case(server: &TestServer, case: &Value) -> Result<(), String> {
 #[test]
 fn loki_conformance_corpus() {
     let dir = corpus_dir();
-    assert!(dir.join("cases.jsonl").exists(), "conformance corpus missing at {}", dir.display());
-    let server = TestServer::start_with(&["--max-entries-per-query", "10000", "--max-query-series", "10000"]);
+    assert!(
+        dir.join("cases.jsonl").exists(),
+        "conformance corpus missing at {}",
+        dir.display()
+    );
+    let server = TestServer::start_with(&[
+        "--max-entries-per-query",
+        "10000",
+        "--max-query-series",
+        "10000",
+    ]);
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("data"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -284,9 +364,18 @@ fn loki_conformance_corpus() {
     for (topic, (p, n)) in &per_topic {
         eprintln!("  {topic:5} {p}/{n}");
     }
-    eprintln!("conformance: {passed} of {} cases match Loki; {} listed in docs/conformance.md", cases.len(), exceptions.len());
+    eprintln!(
+        "conformance: {passed} of {} cases match Loki; {} listed in docs/conformance.md",
+        cases.len(),
+        exceptions.len()
+    );
     if !fixed.is_empty() {
         eprintln!("listed in docs/conformance.md but passing now (remove them): {fixed:?}");
     }
-    assert!(unexpected.is_empty(), "{} unlisted cases fail:\n{}", unexpected.len(), unexpected.join("\n"));
+    assert!(
+        unexpected.is_empty(),
+        "{} unlisted cases fail:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
 }

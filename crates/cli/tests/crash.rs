@@ -13,7 +13,12 @@ const T0: i64 = 1_795_910_400_000_000_000;
 
 #[test]
 fn sigkill_during_ingest_loses_nothing_acknowledged() {
-    let mut server = TestServer::start_with(&["--max-entries-per-query", "1000000", "--memtable-bytes", "200000"]);
+    let mut server = TestServer::start_with(&[
+        "--max-entries-per-query",
+        "1000000",
+        "--memtable-bytes",
+        "200000",
+    ]);
     let acked: Arc<Mutex<HashSet<String>>> = Arc::new(Mutex::new(HashSet::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let mut clients = Vec::new();
@@ -27,10 +32,17 @@ fn sigkill_during_ingest_loses_nothing_acknowledged() {
                 let lines: Vec<common::TestEntry> = (0..50)
                     .map(|i| {
                         let n = batch * 50 + i;
-                        (T0 + n * 1_000 + c, format!("{{\"client\":{c},\"n\":{n},\"msg\":\"crash test line\"}}"), vec![])
+                        (
+                            T0 + n * 1_000 + c,
+                            format!("{{\"client\":{c},\"n\":{n},\"msg\":\"crash test line\"}}"),
+                            vec![],
+                        )
                     })
                     .collect();
-                let stream = format!("{{app=\"crash\", client=\"c{c}\", shard=\"s{}\"}}", batch % 4);
+                let stream = format!(
+                    "{{app=\"crash\", client=\"c{c}\", shard=\"s{}\"}}",
+                    batch % 4
+                );
                 let body = proto_push_body(&[(stream.as_str(), lines.clone())]);
                 let r = ureq::post(&format!("{base}/loki/api/v1/push"))
                     .set("Content-Type", "application/x-protobuf")
@@ -56,7 +68,11 @@ fn sigkill_during_ingest_loses_nothing_acknowledged() {
         c.join().unwrap();
     }
     let acked = acked.lock().unwrap().clone();
-    assert!(acked.len() > 500, "the clients pushed too little to test anything: {}", acked.len());
+    assert!(
+        acked.len() > 500,
+        "the clients pushed too little to test anything: {}",
+        acked.len()
+    );
 
     server.start_again();
     let v = server.get_json(
@@ -68,7 +84,16 @@ fn sigkill_during_ingest_loses_nothing_acknowledged() {
             ("limit", "1000000"),
         ],
     );
-    let found: HashSet<String> = streams_of(&v).into_iter().flat_map(|(_, e)| e.into_iter().map(|(_, l)| l)).collect();
+    let found: HashSet<String> = streams_of(&v)
+        .into_iter()
+        .flat_map(|(_, e)| e.into_iter().map(|(_, l)| l))
+        .collect();
     let missing: Vec<&String> = acked.iter().filter(|l| !found.contains(*l)).collect();
-    assert!(missing.is_empty(), "{} of {} acknowledged lines lost, e.g. {:?}", missing.len(), acked.len(), missing.first());
+    assert!(
+        missing.is_empty(),
+        "{} of {} acknowledged lines lost, e.g. {:?}",
+        missing.len(),
+        acked.len(),
+        missing.first()
+    );
 }

@@ -10,7 +10,12 @@ const T0: i64 = 1_795_910_400_000_000_000;
 fn count_all(server: &TestServer) -> usize {
     let v = server.get_json(
         "/loki/api/v1/query_range",
-        &[("query", r#"{app=~".+"}"#), ("start", &T0.to_string()), ("end", &(T0 + 1_000_000_000_000).to_string()), ("limit", "5000")],
+        &[
+            ("query", r#"{app=~".+"}"#),
+            ("start", &T0.to_string()),
+            ("end", &(T0 + 1_000_000_000_000).to_string()),
+            ("limit", "5000"),
+        ],
     );
     streams_of(&v).iter().map(|(_, e)| e.len()).sum()
 }
@@ -18,7 +23,8 @@ fn count_all(server: &TestServer) -> usize {
 #[test]
 fn invalid_pushes_are_rejected_whole() {
     let server = TestServer::start_with(&["--max-line-bytes", "100"]);
-    let good = json!({"streams": [{"stream": {"app": "ok"}, "values": [[T0.to_string(), "fine"]]}]});
+    let good =
+        json!({"streams": [{"stream": {"app": "ok"}, "values": [[T0.to_string(), "fine"]]}]});
     server.push_json(&good);
     assert_eq!(count_all(&server), 1);
 
@@ -38,20 +44,44 @@ fn invalid_pushes_are_rejected_whole() {
     ];
     for (body, ct, enc, needle) in cases {
         let (status, text) = server.post("/loki/api/v1/push", ct, enc, &body);
-        assert!((400..500).contains(&status), "status {status} for {:?}: {text}", String::from_utf8_lossy(&body));
+        assert!(
+            (400..500).contains(&status),
+            "status {status} for {:?}: {text}",
+            String::from_utf8_lossy(&body)
+        );
         assert!(!text.trim().is_empty(), "an error must say what was wrong");
-        assert!(text.to_lowercase().contains(needle), "message {text:?} should mention {needle:?}");
+        assert!(
+            text.to_lowercase().contains(needle),
+            "message {text:?} should mention {needle:?}"
+        );
     }
-    assert_eq!(count_all(&server), 1, "nothing of a rejected request may be stored");
+    assert_eq!(
+        count_all(&server),
+        1,
+        "nothing of a rejected request may be stored"
+    );
 }
 
 #[test]
 fn query_errors_use_lokis_format() {
     let server = TestServer::start();
-    let (status, text) = server.get("/loki/api/v1/query_range", &[("query", "{app=\"x\"} |= "), ("start", "1795910400"), ("end", "1795914000")]);
+    let (status, text) = server.get(
+        "/loki/api/v1/query_range",
+        &[
+            ("query", "{app=\"x\"} |= "),
+            ("start", "1795910400"),
+            ("end", "1795914000"),
+        ],
+    );
     assert_eq!(status, 400);
-    assert_eq!(text.trim(), "parse error at line 1, col 14: syntax error: unexpected $end, expecting STRING or ip");
-    let (status, text) = server.get("/loki/api/v1/query_range", &[("query", "{app=\"x\"}"), ("start", "yesterday")]);
+    assert_eq!(
+        text.trim(),
+        "parse error at line 1, col 14: syntax error: unexpected $end, expecting STRING or ip"
+    );
+    let (status, text) = server.get(
+        "/loki/api/v1/query_range",
+        &[("query", "{app=\"x\"}"), ("start", "yesterday")],
+    );
     assert_eq!(status, 400);
     assert_eq!(text.trim(), "could not parse 'start' parameter: strconv.ParseInt: parsing \"yesterday\": invalid syntax");
 }

@@ -44,7 +44,10 @@ fn expect_lines(server: &TestServer, selector: &str, want: &[(i64, String)]) {
     let streams = streams_of(&v);
     assert_eq!(streams.len(), 1, "{v}");
     let got: Vec<(String, String)> = streams[0].1.clone();
-    let want: Vec<(String, String)> = want.iter().map(|(t, l)| (t.to_string(), l.clone())).collect();
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(t, l)| (t.to_string(), l.clone()))
+        .collect();
     assert_eq!(got.len(), want.len());
     for (g, w) in got.iter().zip(want.iter()) {
         assert_eq!(g, w);
@@ -60,8 +63,14 @@ fn json_push_round_trips_awkward_lines() {
         .enumerate()
         .map(|(i, l)| json!([(T0 + i as i64 * 1000).to_string(), l]))
         .collect();
-    server.push_json(&json!({"streams": [{"stream": {"app": "json-push", "env": "test"}, "values": values}]}));
-    let want: Vec<(i64, String)> = lines.iter().enumerate().map(|(i, l)| (T0 + i as i64 * 1000, l.clone())).collect();
+    server.push_json(
+        &json!({"streams": [{"stream": {"app": "json-push", "env": "test"}, "values": values}]}),
+    );
+    let want: Vec<(i64, String)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (T0 + i as i64 * 1000, l.clone()))
+        .collect();
     expect_lines(&server, r#"{app="json-push"}"#, &want);
     // The same after a flush to an immutable part, and after a restart.
     let (status, _) = server.post("/flush", "text/plain", None, b"");
@@ -81,7 +90,11 @@ fn protobuf_push_round_trips_and_survives_restart() {
     let body = proto_push_body(&[(r#"{app="proto-push", env="test"}"#, entries)]);
     let (status, text) = server.post("/loki/api/v1/push", "application/x-protobuf", None, &body);
     assert_eq!(status, 204, "{text}");
-    let want: Vec<(i64, String)> = lines.iter().enumerate().map(|(i, l)| (T0 + 5_000 + i as i64, l.clone())).collect();
+    let want: Vec<(i64, String)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (T0 + 5_000 + i as i64, l.clone()))
+        .collect();
     expect_lines(&server, r#"{app="proto-push"}"#, &want);
     server.restart();
     expect_lines(&server, r#"{app="proto-push"}"#, &want);
@@ -109,12 +122,20 @@ fn structured_metadata_is_kept_and_shown_as_labels() {
     ]}]}));
     let v = server.get_json(
         "/loki/api/v1/query_range",
-        &[("query", r#"{app="md"}"#), ("start", &T0.to_string()), ("end", &(T0 + 10).to_string())],
+        &[
+            ("query", r#"{app="md"}"#),
+            ("start", &T0.to_string()),
+            ("end", &(T0 + 10).to_string()),
+        ],
     );
     let streams = streams_of(&v);
     assert_eq!(streams.len(), 2, "{v}");
-    assert!(streams.iter().any(|(l, e)| l.contains("trace_id") && e[0].1 == "with metadata"));
-    assert!(streams.iter().any(|(l, e)| !l.contains("trace_id") && e[0].1 == "without metadata"));
+    assert!(streams
+        .iter()
+        .any(|(l, e)| l.contains("trace_id") && e[0].1 == "with metadata"));
+    assert!(streams
+        .iter()
+        .any(|(l, e)| !l.contains("trace_id") && e[0].1 == "without metadata"));
 }
 
 #[test]
@@ -126,25 +147,47 @@ fn filters_parsers_limit_and_direction() {
         r#"{"level":"error","msg":"disk full","status":507}"#,
         "level=error msg=\"logfmt failure\" status=503",
     ];
-    let values: Vec<serde_json::Value> =
-        lines.iter().enumerate().map(|(i, l)| json!([(T0 + i as i64).to_string(), l])).collect();
+    let values: Vec<serde_json::Value> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| json!([(T0 + i as i64).to_string(), l]))
+        .collect();
     server.push_json(&json!({"streams": [{"stream": {"app": "f"}, "values": values}]}));
     let q = |query: &str, extra: &[(&str, &str)]| {
         let start = T0.to_string();
         let end = (T0 + 100).to_string();
-        let mut params = vec![("query", query), ("start", start.as_str()), ("end", end.as_str())];
+        let mut params = vec![
+            ("query", query),
+            ("start", start.as_str()),
+            ("end", end.as_str()),
+        ];
         params.extend_from_slice(extra);
         let v = server.get_json("/loki/api/v1/query_range", &params);
-        streams_of(&v).into_iter().flat_map(|(_, e)| e.into_iter().map(|(_, l)| l)).collect::<Vec<_>>()
+        streams_of(&v)
+            .into_iter()
+            .flat_map(|(_, e)| e.into_iter().map(|(_, l)| l))
+            .collect::<Vec<_>>()
     };
     assert_eq!(q(r#"{app="f"} |= "timeout""#, &[]), vec![lines[0]]);
-    assert_eq!(q(r#"{app="f"} |~ "disk|timeout" != "disk""#, &[]), vec![lines[0]]);
+    assert_eq!(
+        q(r#"{app="f"} |~ "disk|timeout" != "disk""#, &[]),
+        vec![lines[0]]
+    );
     let mut errors = q(r#"{app="f"} | json | level="error""#, &[]);
     errors.sort();
     assert_eq!(errors, vec![lines[0], lines[2]]);
-    assert_eq!(q(r#"{app="f"} | logfmt | status >= 503"#, &[]), vec![lines[3]]);
-    assert_eq!(q(r#"{app="f"} | json | status > 400 and msg=~"disk.*""#, &[]), vec![lines[2]]);
-    assert_eq!(q(r#"{app="f"}"#, &[("limit", "2"), ("direction", "forward")]), vec![lines[0], lines[1]]);
+    assert_eq!(
+        q(r#"{app="f"} | logfmt | status >= 503"#, &[]),
+        vec![lines[3]]
+    );
+    assert_eq!(
+        q(r#"{app="f"} | json | status > 400 and msg=~"disk.*""#, &[]),
+        vec![lines[2]]
+    );
+    assert_eq!(
+        q(r#"{app="f"}"#, &[("limit", "2"), ("direction", "forward")]),
+        vec![lines[0], lines[1]]
+    );
     assert_eq!(q(r#"{app="f"}"#, &[("limit", "1")]), vec![lines[3]]);
 }
 
@@ -155,7 +198,10 @@ fn metadata_endpoints() {
         {"stream": {"app": "a", "env": "prod"}, "values": [[T0.to_string(), "x"]]},
         {"stream": {"app": "b", "env": "dev"}, "values": [[T0.to_string(), "y"]]}
     ]}));
-    let range = [("start", T0.to_string()), ("end", (T0 + 1_000_000_000).to_string())];
+    let range = [
+        ("start", T0.to_string()),
+        ("end", (T0 + 1_000_000_000).to_string()),
+    ];
     let params: Vec<(&str, &str)> = range.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let v = server.get_json("/loki/api/v1/labels", &params);
     assert_eq!(v["data"], json!(["app", "env"]));
@@ -172,17 +218,48 @@ fn metadata_endpoints() {
 #[test]
 fn tenants_are_isolated() {
     let server = TestServer::start_with(&["--multi-tenant"]);
-    let body = json!({"streams": [{"stream": {"app": "t"}, "values": [[T0.to_string(), "secret of a"]]}]}).to_string();
-    let (status, _) = server.post_with("/loki/api/v1/push", "application/json", None, &[("X-Scope-OrgID", "a")], body.as_bytes());
+    let body =
+        json!({"streams": [{"stream": {"app": "t"}, "values": [[T0.to_string(), "secret of a"]]}]})
+            .to_string();
+    let (status, _) = server.post_with(
+        "/loki/api/v1/push",
+        "application/json",
+        None,
+        &[("X-Scope-OrgID", "a")],
+        body.as_bytes(),
+    );
     assert_eq!(status, 204);
-    let (status, _) = server.post("/loki/api/v1/push", "application/json", None, body.as_bytes());
-    assert_eq!(status, 401, "a push without a tenant is refused when multi-tenancy is on");
-    let params = [("query", r#"{app="t"}"#), ("start", "1795910400"), ("end", "1795914000")];
-    let (status, text) = server.get_with("/loki/api/v1/query_range", &params, &[("X-Scope-OrgID", "b")]);
+    let (status, _) = server.post(
+        "/loki/api/v1/push",
+        "application/json",
+        None,
+        body.as_bytes(),
+    );
+    assert_eq!(
+        status, 401,
+        "a push without a tenant is refused when multi-tenancy is on"
+    );
+    let params = [
+        ("query", r#"{app="t"}"#),
+        ("start", "1795910400"),
+        ("end", "1795914000"),
+    ];
+    let (status, text) = server.get_with(
+        "/loki/api/v1/query_range",
+        &params,
+        &[("X-Scope-OrgID", "b")],
+    );
     assert_eq!(status, 200);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert!(streams_of(&v).is_empty(), "tenant b must not see tenant a's data: {v}");
-    let (status, text) = server.get_with("/loki/api/v1/query_range", &params, &[("X-Scope-OrgID", "a")]);
+    assert!(
+        streams_of(&v).is_empty(),
+        "tenant b must not see tenant a's data: {v}"
+    );
+    let (status, text) = server.get_with(
+        "/loki/api/v1/query_range",
+        &params,
+        &[("X-Scope-OrgID", "a")],
+    );
     assert_eq!(status, 200);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(streams_of(&v)[0].1[0].1, "secret of a");

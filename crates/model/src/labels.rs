@@ -127,7 +127,8 @@ impl Labels {
             }
             i += 1;
             skip_ws(&mut i);
-            let (value, used) = unquote_go(&inner[i..]).ok_or_else(|| err("expected a quoted label value"))?;
+            let (value, used) =
+                unquote_go(&inner[i..]).ok_or_else(|| err("expected a quoted label value"))?;
             i += used;
             pairs.push((name.to_string(), value));
             skip_ws(&mut i);
@@ -279,7 +280,13 @@ mod tests {
 
     #[test]
     fn parse_rejects_garbage() {
-        for bad in ["app=\"x\"", "{app}", "{app=x}", "{1a=\"x\"}", "{a=\"x\" b=\"y\"}"] {
+        for bad in [
+            "app=\"x\"",
+            "{app}",
+            "{app=x}",
+            "{1a=\"x\"}",
+            "{a=\"x\" b=\"y\"}",
+        ] {
             assert!(Labels::parse(bad).is_err(), "{bad}");
         }
     }

@@ -54,7 +54,11 @@ impl PartialEq for Matcher {
 
 impl Matcher {
     /// Builds a matcher, compiling the anchored regular expression for `=~` and `!~`.
-    pub fn new(name: impl Into<String>, op: MatchOp, value: impl Into<String>) -> Result<Self, MatcherError> {
+    pub fn new(
+        name: impl Into<String>,
+        op: MatchOp,
+        value: impl Into<String>,
+    ) -> Result<Self, MatcherError> {
         let value = value.into();
         let re = match op {
             MatchOp::Re | MatchOp::Nre => Some(
@@ -62,7 +66,12 @@ impl Matcher {
             ),
             _ => None,
         };
-        Ok(Matcher { name: name.into(), op, value, re })
+        Ok(Matcher {
+            name: name.into(),
+            op,
+            value,
+            re,
+        })
     }
 
     /// Whether a label value (empty when the label is absent) satisfies the matcher.
@@ -89,7 +98,13 @@ impl Matcher {
 
 impl fmt::Display for Matcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}{}", self.name, self.op.as_str(), crate::labels::quote_go(&self.value))
+        write!(
+            f,
+            "{}{}{}",
+            self.name,
+            self.op.as_str(),
+            crate::labels::quote_go(&self.value)
+        )
     }
 }
 
@@ -105,8 +120,12 @@ mod tests {
         let n = Matcher::new("app", MatchOp::Re, ".*").unwrap();
         assert!(n.matches_empty());
         let labels = crate::Labels::new(vec![("env".into(), "prod".into())]);
-        assert!(Matcher::new("app", MatchOp::Neq, "x").unwrap().matches_labels(&labels));
-        assert!(!Matcher::new("app", MatchOp::Re, ".+").unwrap().matches_labels(&labels));
+        assert!(Matcher::new("app", MatchOp::Neq, "x")
+            .unwrap()
+            .matches_labels(&labels));
+        assert!(!Matcher::new("app", MatchOp::Re, ".+")
+            .unwrap()
+            .matches_labels(&labels));
     }
 
     #[test]

@@ -40,7 +40,9 @@ impl TenantId {
         for c in name.chars() {
             let ok = c.is_ascii_alphanumeric() || "!-_.*'()".contains(c);
             if !ok {
-                return Err(format!("tenant ID '{name}' contains unsupported character '{c}'"));
+                return Err(format!(
+                    "tenant ID '{name}' contains unsupported character '{c}'"
+                ));
             }
         }
         Ok(())

@@ -1,8 +1,8 @@
 //! Health and administration: `/ready`, `/flush`, `/admin/storage/stats`, build info.
 
+use crate::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::blocking;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
@@ -44,5 +44,8 @@ async fn buildinfo() -> impl IntoResponse {
         "buildDate": "",
         "goVersion": "",
     });
-    ([(header::CONTENT_TYPE, "application/json")], body.to_string())
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
 }

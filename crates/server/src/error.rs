@@ -16,7 +16,10 @@ pub struct ApiError {
 impl ApiError {
     /// An error with any status.
     pub fn new(status: u16, message: impl Into<String>) -> Self {
-        ApiError { status, message: message.into() }
+        ApiError {
+            status,
+            message: message.into(),
+        }
     }
 
     /// 400 Bad Request.
@@ -51,7 +54,12 @@ impl IntoResponse for ApiError {
         }
         let mut body = self.message;
         body.push('\n');
-        (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+        (
+            status,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            body,
+        )
+            .into_response()
     }
 }
 

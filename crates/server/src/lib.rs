@@ -32,7 +32,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(otlp_api::routes())
         .merge(es_api::routes())
         .merge(jsonline_api::routes())
-        .layer(axum::extract::DefaultBodyLimit::max(state.config.max_push_body_bytes))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            state.config.max_push_body_bytes,
+        ))
         .with_state(state)
 }
 
@@ -43,12 +45,18 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
         .await
         .map_err(std::io::Error::other)?
         .map_err(std::io::Error::other)?;
-    let syslog = syslog::SyslogListeners::bind(state.config.syslog_tcp_listen, state.config.syslog_udp_listen).await?;
+    let syslog = syslog::SyslogListeners::bind(
+        state.config.syslog_tcp_listen,
+        state.config.syslog_udp_listen,
+    )
+    .await?;
     syslog.spawn(state.clone());
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!(address = %listener.local_addr()?, "runakefli listening");
     let app = router(state.clone());
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
     tracing::info!("shutting down: flushing in-memory data");
     tokio::task::spawn_blocking(move || state.shutdown())
         .await
@@ -63,7 +71,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

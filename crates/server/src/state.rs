@@ -44,7 +44,12 @@ impl AppState {
             max_label_value_length: config.max_label_value_bytes,
             ..PushLimits::default()
         };
-        Ok(Arc::new(AppState { config, storage, engine, push_limits }))
+        Ok(Arc::new(AppState {
+            config,
+            storage,
+            engine,
+            push_limits,
+        }))
     }
 
     /// Flushes in-memory data to parts before the process exits.

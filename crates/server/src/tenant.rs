@@ -22,7 +22,9 @@ pub fn tenant_of(headers: &HeaderMap, multi_tenant: bool) -> Result<TenantId, Ap
         return Err(ApiError::new(401, "no org id"));
     }
     if value.contains('|') {
-        return Err(ApiError::bad_request("multiple tenant IDs are not supported"));
+        return Err(ApiError::bad_request(
+            "multiple tenant IDs are not supported",
+        ));
     }
     TenantId::validate(value).map_err(ApiError::bad_request)?;
     Ok(TenantId::new(value))

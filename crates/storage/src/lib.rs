@@ -10,8 +10,8 @@
 #![deny(missing_docs)]
 
 mod backend;
-pub mod column_scan;
 pub mod block;
+pub mod column_scan;
 pub mod config;
 pub mod encoding;
 pub mod error;

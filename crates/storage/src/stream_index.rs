@@ -315,7 +315,10 @@ mod tests {
         // Pretend `b` hashed to `a`'s id.
         idx.insert(a.stream_id(), Arc::new(b.clone()), true);
         let err = idx.resolve("t", &a).unwrap_err();
-        assert!(matches!(err, StorageError::StreamIdCollision { .. }), "{err}");
+        assert!(
+            matches!(err, StorageError::StreamIdCollision { .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("collision"));
     }
 

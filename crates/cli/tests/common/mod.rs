@@ -21,7 +21,11 @@ pub struct TestServer {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl TestServer {
@@ -68,7 +72,10 @@ impl TestServer {
     fn wait_ready(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if let Ok(r) = ureq::get(&format!("{}/ready", self.base)).timeout(Duration::from_secs(2)).call() {
+            if let Ok(r) = ureq::get(&format!("{}/ready", self.base))
+                .timeout(Duration::from_secs(2))
+                .call()
+            {
                 if r.status() == 200 {
                     return;
                 }
@@ -122,7 +129,13 @@ impl TestServer {
     }
 
     /// POSTs a body with a content type (and optional encoding); returns (status, text).
-    pub fn post(&self, path: &str, content_type: &str, encoding: Option<&str>, body: &[u8]) -> (u16, String) {
+    pub fn post(
+        &self,
+        path: &str,
+        content_type: &str,
+        encoding: Option<&str>,
+        body: &[u8],
+    ) -> (u16, String) {
         self.post_with(path, content_type, encoding, &[], body)
     }
 
@@ -135,7 +148,8 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> (u16, String) {
-        let mut req = ureq::post(&format!("{}{}", self.base, path)).set("Content-Type", content_type);
+        let mut req =
+            ureq::post(&format!("{}{}", self.base, path)).set("Content-Type", content_type);
         if let Some(e) = encoding {
             req = req.set("Content-Encoding", e);
         }
@@ -151,7 +165,12 @@ impl TestServer {
     }
 
     /// GETs with extra headers.
-    pub fn get_with(&self, path: &str, params: &[(&str, &str)], headers: &[(&str, &str)]) -> (u16, String) {
+    pub fn get_with(
+        &self,
+        path: &str,
+        params: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> (u16, String) {
         let mut req = ureq::get(&format!("{}{}", self.base, path));
         for (k, v) in params {
             req = req.query(k, v);
@@ -171,7 +190,12 @@ impl TestServer {
 
     /// Pushes a Loki JSON body, asserting 204.
     pub fn push_json(&self, body: &serde_json::Value) {
-        let (status, text) = self.post("/loki/api/v1/push", "application/json", None, body.to_string().as_bytes());
+        let (status, text) = self.post(
+            "/loki/api/v1/push",
+            "application/json",
+            None,
+            body.to_string().as_bytes(),
+        );
         assert_eq!(status, 204, "push failed: {text}");
     }
 }
@@ -217,7 +241,10 @@ pub fn proto_push_body(streams: &[(&str, Vec<TestEntry>)]) -> Vec<u8> {
                         line: line.clone(),
                         structured_metadata: md
                             .iter()
-                            .map(|(k, v)| proto::LabelPairAdapter { name: k.clone(), value: v.clone() })
+                            .map(|(k, v)| proto::LabelPairAdapter {
+                                name: k.clone(),
+                                value: v.clone(),
+                            })
                             .collect(),
                     })
                     .collect(),
@@ -225,7 +252,9 @@ pub fn proto_push_body(streams: &[(&str, Vec<TestEntry>)]) -> Vec<u8> {
             })
             .collect(),
     };
-    snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap()
+    snap::raw::Encoder::new()
+        .compress_vec(&req.encode_to_vec())
+        .unwrap()
 }
 
 /// The entries of a streams result as (labels JSON, [(ts, line)]), sorted by labels.
@@ -241,7 +270,12 @@ pub fn streams_of(v: &serde_json::Value) -> Vec<(String, Vec<(String, String)>)>
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|e| (e[0].as_str().unwrap().to_string(), e[1].as_str().unwrap().to_string()))
+                .map(|e| {
+                    (
+                        e[0].as_str().unwrap().to_string(),
+                        e[1].as_str().unwrap().to_string(),
+                    )
+                })
                 .collect();
             (s["stream"].to_string(), values)
         })

@@ -1,5 +1,6 @@
-//! The ingest benchmark: pushes the reference workload to a running server over the
-//! Loki push API (protobuf + snappy) with several concurrent connections, then flushes,
+//! The ingest benchmark: pushes the reference workload to a running server with one
+//! of its ingest protocols ([`Protocol`]; Loki protobuf + snappy by default) over
+//! several concurrent connections, then flushes,
 //! waits for merges to settle and reports throughput, server CPU, memory, write
 //! amplification and disk use against the generator's floor.
 
@@ -14,7 +15,7 @@ use crate::generator::{Generator, GeneratorConfig, GeneratorStats, PODS_PER_NODE
 use crate::http::{self, Reply};
 use crate::machine::{command_line, MachineInfo};
 use crate::procstat::{self, ProcSample};
-use crate::push::encode_push_owned;
+use crate::protocol::Protocol;
 
 /// What to push and where.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -48,6 +49,8 @@ pub struct IngestBenchConfig {
     pub settle_quiet_secs: u64,
     /// Tenant sent as `X-Scope-OrgID`, if any.
     pub tenant: Option<String>,
+    /// The ingest protocol the requests use.
+    pub protocol: Protocol,
 }
 
 impl Default for IngestBenchConfig {
@@ -67,6 +70,7 @@ impl Default for IngestBenchConfig {
             settle_timeout_secs: 120,
             settle_quiet_secs: 3,
             tenant: None,
+            protocol: Protocol::Loki,
         }
     }
 }
@@ -207,6 +211,7 @@ struct WorkerTotals {
 /// `emit(worker, body)` for each full batch; partial batches are emitted at the end.
 fn produce(
     gen: &mut Generator,
+    protocol: Protocol,
     lines: u64,
     batch_lines: usize,
     workers: usize,
@@ -217,7 +222,7 @@ fn produce(
     let body = |gen: &Generator, batch: Vec<crate::GeneratedLine>| {
         let lines = batch.len();
         Body {
-            bytes: encode_push_owned(gen, batch),
+            bytes: protocol.encode(gen, batch),
             lines,
         }
     };
@@ -241,12 +246,13 @@ fn produce(
 
 fn push_worker(
     url: String,
+    protocol: Protocol,
     tenant: Option<String>,
     bodies: impl Iterator<Item = Body>,
 ) -> WorkerTotals {
     let agent = http::agent(Duration::from_secs(120));
     let mut t = WorkerTotals::default();
-    let mut headers = vec![("Content-Type", "application/x-protobuf")];
+    let mut headers = vec![("Content-Type", protocol.content_type())];
     if let Some(tenant) = tenant.as_deref() {
         headers.push(("X-Scope-OrgID", tenant));
     }
@@ -255,6 +261,14 @@ fn push_worker(
         t.bytes += body.bytes.len() as u64;
         let outcome = http::post(&agent, &url, &headers, &body.bytes);
         match outcome {
+            Ok(r) if r.ok() && protocol.reply_has_item_errors(&r.body) => {
+                t.failed += 1;
+                t.first_error.get_or_insert_with(|| {
+                    let mut text = r.body.trim().to_string();
+                    text.truncate(text.floor_char_boundary(300));
+                    format!("status {} with item errors: {text}", r.status)
+                });
+            }
             Ok(r) if r.ok() => t.lines += body.lines as u64,
             Ok(Reply { status, body }) => {
                 t.failed += 1;
@@ -344,7 +358,7 @@ pub fn run_ingest_bench(config: &IngestBenchConfig) -> anyhow::Result<IngestRepo
     anyhow::ensure!(config.concurrency >= 1, "concurrency must be at least 1");
     anyhow::ensure!(config.batch_lines >= 1, "batch size must be at least 1");
     let base = config.url.trim_end_matches('/').to_string();
-    let push_url = format!("{base}/loki/api/v1/push");
+    let push_url = format!("{base}{}", config.protocol.path());
     let mut gen = Generator::new(config.generator_config())?;
     let workers = config.concurrency;
     let sample = |pid: Option<u32>| -> anyhow::Result<Option<ProcSample>> {
@@ -366,6 +380,7 @@ pub fn run_ingest_bench(config: &IngestBenchConfig) -> anyhow::Result<IngestRepo
         prepared = (0..workers).map(|_| Vec::new()).collect();
         produce(
             &mut gen,
+            config.protocol,
             config.lines,
             config.batch_lines,
             workers,
@@ -383,8 +398,9 @@ pub fn run_ingest_bench(config: &IngestBenchConfig) -> anyhow::Result<IngestRepo
     if config.pregenerate {
         for bodies in prepared.drain(..) {
             let (url, tenant) = (push_url.clone(), config.tenant.clone());
+            let protocol = config.protocol;
             handles.push(std::thread::spawn(move || {
-                push_worker(url, tenant, bodies.into_iter())
+                push_worker(url, protocol, tenant, bodies.into_iter())
             }));
         }
     } else {
@@ -392,13 +408,15 @@ pub fn run_ingest_bench(config: &IngestBenchConfig) -> anyhow::Result<IngestRepo
         for _ in 0..workers {
             let (tx, rx) = mpsc::sync_channel::<Body>(4);
             let (url, tenant) = (push_url.clone(), config.tenant.clone());
+            let protocol = config.protocol;
             handles.push(std::thread::spawn(move || {
-                push_worker(url, tenant, rx.into_iter())
+                push_worker(url, protocol, tenant, rx.into_iter())
             }));
             senders.push(tx);
         }
         produce(
             &mut gen,
+            config.protocol,
             config.lines,
             config.batch_lines,
             workers,
@@ -526,6 +544,13 @@ impl std::fmt::Display for IngestReport {
         writeln!(f, "- command: `{}`", self.command_line)?;
         writeln!(
             f,
+            "- protocol: {} (`POST {}`, {})",
+            c.protocol,
+            c.protocol.path(),
+            c.protocol.body_format()
+        )?;
+        writeln!(
+            f,
             "- workload: {} lines, {} streams, seed {}, {} s span, batches of {}, {} connections{}",
             c.lines,
             c.streams,
@@ -559,7 +584,8 @@ impl std::fmt::Display for IngestReport {
         )?;
         writeln!(
             f,
-            "| request bytes (protobuf+snappy) | {:.1} MiB ({:.0} B/line) |",
+            "| request bytes ({}) | {:.1} MiB ({:.0} B/line) |",
+            c.protocol.body_format(),
             mib(self.body_bytes),
             per_line(self.body_bytes as f64, self.lines_pushed)
         )?;
@@ -689,6 +715,69 @@ mod tests {
             .iter()
             .any(|(l, n)| l.starts_with("POST /loki/api/v1/push") && *n > 0));
         assert!(seen.iter().any(|(l, _)| l.starts_with("POST /flush")));
+    }
+
+    #[test]
+    fn each_protocol_posts_to_its_endpoint() {
+        fn respond(line: &str) -> (u16, String) {
+            if line.starts_with("GET /admin/storage/stats") {
+                (200, r#"{"merges_running":0,"parts":1}"#.into())
+            } else {
+                (204, String::new())
+            }
+        }
+        let (url, seen) = testserver::start(respond);
+        for protocol in Protocol::ALL {
+            let config = IngestBenchConfig {
+                url: url.clone(),
+                concurrency: 1,
+                batch_lines: 100,
+                lines: 200,
+                streams: 20,
+                settle_quiet_secs: 0,
+                settle_timeout_secs: 5,
+                protocol,
+                ..IngestBenchConfig::default()
+            };
+            let report = run_ingest_bench(&config).unwrap();
+            assert_eq!(report.lines_pushed, 200, "{protocol}");
+            assert!(report
+                .to_string()
+                .contains(&format!("protocol: {protocol}")));
+            let path = protocol.path();
+            let seen = seen.lock().unwrap();
+            let posts = seen
+                .iter()
+                .filter(|(l, n)| l.starts_with(&format!("POST {path} ")) && *n > 0)
+                .count();
+            assert_eq!(posts, 2, "{protocol}: {path}");
+        }
+    }
+
+    #[test]
+    fn bulk_item_errors_count_as_failures() {
+        fn respond(line: &str) -> (u16, String) {
+            if line.starts_with("POST /_bulk") {
+                (200, r#"{"took":0,"errors":true,"items":[]}"#.into())
+            } else {
+                (404, String::new())
+            }
+        }
+        let (url, _) = testserver::start(respond);
+        let config = IngestBenchConfig {
+            url,
+            concurrency: 1,
+            batch_lines: 50,
+            lines: 100,
+            streams: 10,
+            settle_timeout_secs: 0,
+            protocol: Protocol::EsBulk,
+            ..IngestBenchConfig::default()
+        };
+        let report = run_ingest_bench(&config).unwrap();
+        assert_eq!(report.lines_pushed, 0);
+        assert_eq!(report.failed_requests, 2);
+        assert!(report.first_error.unwrap().contains("item errors"));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Benchmark tooling for Rúnakefli: the deterministic reference-workload generator
-//! (with its information floor), the Loki push encoder, and the ingest and query
+//! (with its information floor), the push encoders of every ingest protocol, and the ingest and query
 //! benchmark drivers that exercise a running server over HTTP.
 #![deny(missing_docs)]
 
@@ -9,7 +9,10 @@ pub mod http;
 pub mod ingest_bench;
 pub mod machine;
 pub mod procstat;
+pub mod protocol;
 pub mod push;
+pub mod push_json;
+pub mod push_otlp;
 pub mod query_bench;
 pub mod rng;
 pub mod text;
@@ -22,4 +25,5 @@ pub use generator::{
 pub use http::spawn_server;
 pub use ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
 pub use machine::MachineInfo;
+pub use protocol::Protocol;
 pub use query_bench::{run_query_bench, QueryBenchConfig, QueryReport};

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use runakefli_bench::{
     generate, run_ingest_bench, run_query_bench, spawn_server, GeneratorConfig, IngestBenchConfig, OutputFormat,
-    QueryBenchConfig,
+    Protocol, QueryBenchConfig,
 };
 use std::path::PathBuf;
 use std::process::Child;
@@ -19,7 +19,7 @@ use std::process::Child;
 pub enum BenchCommand {
     /// Print generated workload lines as NDJSON (and the information floor on stderr).
     Generate(GenerateArgs),
-    /// Push the workload over HTTP (Loki protobuf) and report throughput, CPU, memory, disk.
+    /// Push the workload over HTTP (Loki protobuf, or --protocol) and report throughput, CPU, memory, disk.
     Ingest(IngestArgs),
     /// Push the workload, then time the reference LogQL queries.
     Query(QueryArgs),
@@ -90,6 +90,30 @@ pub struct TargetArgs {
     json: Option<PathBuf>,
 }
 
+/// The ingest protocol `bench ingest` pushes with.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ProtocolArg {
+    /// Loki push API, protobuf + snappy (`/loki/api/v1/push`).
+    Loki,
+    /// JSON lines of whole objects (`/insert/jsonline`).
+    Jsonline,
+    /// Elasticsearch bulk of whole objects (`/_bulk`).
+    EsBulk,
+    /// OTLP/HTTP logs, protobuf (`/v1/logs`).
+    Otlp,
+}
+
+impl From<ProtocolArg> for Protocol {
+    fn from(p: ProtocolArg) -> Protocol {
+        match p {
+            ProtocolArg::Loki => Protocol::Loki,
+            ProtocolArg::Jsonline => Protocol::Jsonline,
+            ProtocolArg::EsBulk => Protocol::EsBulk,
+            ProtocolArg::Otlp => Protocol::Otlp,
+        }
+    }
+}
+
 /// `bench ingest`.
 #[derive(Args, Debug)]
 pub struct IngestArgs {
@@ -97,6 +121,9 @@ pub struct IngestArgs {
     workload: WorkloadArgs,
     #[command(flatten)]
     target: TargetArgs,
+    /// Ingest protocol to push the same generated lines with.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Loki)]
+    protocol: ProtocolArg,
 }
 
 /// `bench query`.
@@ -195,6 +222,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 end_ns: a.workload.end_ns,
                 pid: own.as_ref().map(|s| s.child.id()).or(a.target.pid),
                 data_dir: own.as_ref().map(|s| s.data_dir.clone()).or(a.target.data_dir.clone()),
+                protocol: a.protocol.into(),
                 ..IngestBenchConfig::default()
             };
             let report = run_ingest_bench(&config)?;

@@ -8,8 +8,8 @@
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use runakefli_bench::{
-    generate, run_ingest_bench, run_query_bench, spawn_server, GeneratorConfig, IngestBenchConfig, OutputFormat,
-    Protocol, QueryBenchConfig,
+    generate, run_ingest_bench, run_query_bench, spawn_server, GeneratorConfig, IngestBenchConfig,
+    OutputFormat, Protocol, QueryBenchConfig,
 };
 use std::path::PathBuf;
 use std::process::Child;
@@ -166,25 +166,39 @@ impl Drop for OwnServer {
 }
 
 fn start_own_server(target: &TargetArgs) -> anyhow::Result<OwnServer> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let listen = format!("127.0.0.1:{port}");
     let (data_dir, tmp) = match &target.data_dir {
         Some(d) => (d.clone(), None),
         None => {
-            let d = std::env::temp_dir().join(format!("runakefli-bench-{}-{port}", std::process::id()));
+            let d =
+                std::env::temp_dir().join(format!("runakefli-bench-{}-{port}", std::process::id()));
             (d.clone(), Some(TempDir(d)))
         }
     };
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("creating {}", data_dir.display()))?;
     let exe = std::env::current_exe().context("locating the runakefli binary")?;
-    eprintln!("starting {} serve on {listen}, data in {}", exe.display(), data_dir.display());
+    eprintln!(
+        "starting {} serve on {listen}, data in {}",
+        exe.display(),
+        data_dir.display()
+    );
     let child = spawn_server(&exe, &data_dir, &listen, &target.server_args)?;
-    Ok(OwnServer { child, url: format!("http://{listen}"), data_dir, _tmp: tmp })
+    Ok(OwnServer {
+        child,
+        url: format!("http://{listen}"),
+        data_dir,
+        _tmp: tmp,
+    })
 }
 
 fn write_json<T: serde::Serialize>(path: &Option<PathBuf>, report: &T) -> anyhow::Result<()> {
     if let Some(p) = path {
-        std::fs::write(p, serde_json::to_vec_pretty(report)?).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::write(p, serde_json::to_vec_pretty(report)?)
+            .with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())
 }
@@ -195,8 +209,16 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Generate(a) => {
             let w = &a.workload;
             let lines = w.lines.unwrap_or(10_000);
-            let end = w.end_ns.unwrap_or_else(runakefli_bench::ingest_bench::now_ns);
-            let config = GeneratorConfig::ending_at(w.seed, w.streams, lines, end, w.span_secs as i64 * 1_000_000_000);
+            let end = w
+                .end_ns
+                .unwrap_or_else(runakefli_bench::ingest_bench::now_ns);
+            let config = GeneratorConfig::ending_at(
+                w.seed,
+                w.streams,
+                lines,
+                end,
+                w.span_secs as i64 * 1_000_000_000,
+            );
             let format = match a.format {
                 Format::Record => OutputFormat::Record,
                 Format::Object => OutputFormat::Object,
@@ -210,9 +232,17 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             Ok(())
         }
         BenchCommand::Ingest(a) => {
-            let own = if a.target.url.is_none() { Some(start_own_server(&a.target)?) } else { None };
+            let own = if a.target.url.is_none() {
+                Some(start_own_server(&a.target)?)
+            } else {
+                None
+            };
             let config = IngestBenchConfig {
-                url: own.as_ref().map(|s| s.url.clone()).or(a.target.url.clone()).unwrap_or_default(),
+                url: own
+                    .as_ref()
+                    .map(|s| s.url.clone())
+                    .or(a.target.url.clone())
+                    .unwrap_or_default(),
                 concurrency: a.target.concurrency,
                 batch_lines: a.target.batch_lines,
                 lines: a.workload.lines.unwrap_or(2_000_000),
@@ -221,7 +251,10 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 span_secs: a.workload.span_secs,
                 end_ns: a.workload.end_ns,
                 pid: own.as_ref().map(|s| s.child.id()).or(a.target.pid),
-                data_dir: own.as_ref().map(|s| s.data_dir.clone()).or(a.target.data_dir.clone()),
+                data_dir: own
+                    .as_ref()
+                    .map(|s| s.data_dir.clone())
+                    .or(a.target.data_dir.clone()),
                 protocol: a.protocol.into(),
                 ..IngestBenchConfig::default()
             };
@@ -230,9 +263,17 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             write_json(&a.target.json, &report)
         }
         BenchCommand::Query(a) => {
-            let own = if a.target.url.is_none() { Some(start_own_server(&a.target)?) } else { None };
+            let own = if a.target.url.is_none() {
+                Some(start_own_server(&a.target)?)
+            } else {
+                None
+            };
             let config = QueryBenchConfig {
-                url: own.as_ref().map(|s| s.url.clone()).or(a.target.url.clone()).unwrap_or_default(),
+                url: own
+                    .as_ref()
+                    .map(|s| s.url.clone())
+                    .or(a.target.url.clone())
+                    .unwrap_or_default(),
                 lines: a.workload.lines.unwrap_or(1_000_000),
                 streams: a.workload.streams,
                 seed: a.workload.seed,

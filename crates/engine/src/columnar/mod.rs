@@ -18,14 +18,14 @@
 
 use crate::error::EngineError;
 use crate::labelset::{FastMap, LabelSet};
-use crate::metric::range::emit_value;
+use crate::metric::range::{emit_value, prepare_scan};
 use crate::metric::Ctx;
 use crate::pipeline::jsonscan;
 use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
-use crate::pipeline::{reorder, Pipeline};
+use crate::pipeline::reorder;
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, SampleExpr, Stage, VectorOp};
-use runakefli_model::{ColumnRequest, Direction, RowFields, ScanControl, ScanRequest};
+use runakefli_model::{ColumnRequest, RowFields, ScanControl};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -176,28 +176,8 @@ pub(crate) fn range_series(
     let Some(plan) = plan(op, r, grouping) else {
         return Ok(None);
     };
-    let first = ctx.steps[0];
-    let last = *ctx.steps.last().unwrap_or(&first);
-    let lo = first.saturating_sub(r.range).saturating_sub(r.offset);
-    let hi = last.saturating_sub(r.offset);
-    let mut pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
-    let post: Vec<LabelFilter> = match &r.unwrap {
-        Some(u) => u
-            .post_filters
-            .iter()
-            .map(LabelFilter::new)
-            .collect::<Result<_, _>>()
-            .map_err(EngineError::Plan)?,
-        None => Vec::new(),
-    };
-    let req = ScanRequest {
-        tenant: ctx.tenant.clone(),
-        matchers: r.log.selector.clone(),
-        start: lo.saturating_add(1),
-        end: hi.saturating_add(1),
-        direction: Direction::Forward,
-        required_substrings: Vec::new(),
-    };
+    let (mut pipeline, post, req) = prepare_scan(ctx, r, Vec::new())?;
+    let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
     let cols = ColumnRequest {
         json_labels: plan.requested.clone(),
     };

@@ -62,28 +62,8 @@ pub(crate) fn eval(
     if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, false)? {
         return finish(&ctx.steps, op, r, param, series);
     }
-    let first = ctx.steps[0];
-    let last = *ctx.steps.last().unwrap_or(&first);
-    let lo = first.saturating_sub(r.range).saturating_sub(r.offset); // exclusive
-    let hi = last.saturating_sub(r.offset); // inclusive
-    let mut pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
-    let post: Vec<LabelFilter> = match &r.unwrap {
-        Some(u) => u
-            .post_filters
-            .iter()
-            .map(LabelFilter::new)
-            .collect::<Result<_, _>>()
-            .map_err(EngineError::Plan)?,
-        None => Vec::new(),
-    };
-    let req = ScanRequest {
-        tenant: ctx.tenant.clone(),
-        matchers: r.log.selector.clone(),
-        start: lo.saturating_add(1),
-        end: hi.saturating_add(1),
-        direction: Direction::Forward,
-        required_substrings: required_substrings(&r.log.pipeline),
-    };
+    let (mut pipeline, post, req) = prepare_scan(ctx, r, required_substrings(&r.log.pipeline))?;
+    let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
     let unwrap_label = r.unwrap.as_ref().map(|u| u.label.as_str());
     // Series by reduced labels; interned full label sets (by identity) to series index.
     let mut series: Vec<(LabelSet, Vec<(i64, f64)>)> = Vec::new();
@@ -158,6 +138,39 @@ pub(crate) fn eval(
         },
     )?;
     finish(&ctx.steps, op, r, param, series)
+}
+
+/// What every evaluation of a log range starts with: the compiled pipeline, the
+/// unwrap's post filters, and a forward scan of `(first step - range - offset,
+/// last step - offset]` with the given pruning hints.
+pub(crate) fn prepare_scan(
+    ctx: &Ctx,
+    r: &LogRange,
+    required_substrings: Vec<String>,
+) -> Result<(Pipeline, Vec<LabelFilter>, ScanRequest), EngineError> {
+    let first = ctx.steps[0];
+    let last = *ctx.steps.last().unwrap_or(&first);
+    let lo = first.saturating_sub(r.range).saturating_sub(r.offset); // exclusive
+    let hi = last.saturating_sub(r.offset); // inclusive
+    let pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
+    let post: Vec<LabelFilter> = match &r.unwrap {
+        Some(u) => u
+            .post_filters
+            .iter()
+            .map(LabelFilter::new)
+            .collect::<Result<_, _>>()
+            .map_err(EngineError::Plan)?,
+        None => Vec::new(),
+    };
+    let req = ScanRequest {
+        tenant: ctx.tenant.clone(),
+        matchers: r.log.selector.clone(),
+        start: lo.saturating_add(1),
+        end: hi.saturating_add(1),
+        direction: Direction::Forward,
+        required_substrings,
+    };
+    Ok((pipeline, post, req))
 }
 
 /// Turns the points of each series into step values (and reports a series

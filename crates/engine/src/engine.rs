@@ -366,6 +366,10 @@ mod tests {
         }
     }
 
+    fn runakefli_engine_shards() -> usize {
+        crate::parallel::SHARDS as usize
+    }
+
     #[test]
     fn plain_contains_filters_become_scan_hints() {
         let rec = Arc::new(Recorder {
@@ -380,6 +384,12 @@ mod tests {
             .query_range(&t, &q, 0, 10 * S, 0, 10, Direction::Backward)
             .unwrap();
         assert!(lines(&r).is_empty());
-        assert_eq!(rec.seen.lock().unwrap()[0], vec!["x=".to_string()]);
+        // Every shard's scan gets the hints: the `|=` operand before
+        // `line_format` and the literal the `|~` regexp requires.
+        let seen = rec.seen.lock().unwrap();
+        assert_eq!(seen.len(), runakefli_engine_shards());
+        assert!(seen
+            .iter()
+            .all(|s| *s == vec!["1".to_string(), "x=".to_string()]));
     }
 }

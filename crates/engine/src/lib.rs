@@ -34,6 +34,7 @@ pub mod limits;
 pub mod log_query;
 pub mod metadata;
 pub mod metric;
+pub mod parallel;
 pub mod pipeline;
 pub mod result;
 pub mod testing;

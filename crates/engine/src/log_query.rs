@@ -4,22 +4,61 @@
 
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
+use crate::parallel::map_shards;
 use crate::pipeline::{required_substrings, Pipeline};
 use crate::result::{QueryStats, StreamResult};
 use runakefli_logql::LogExpr;
-use runakefli_model::{Backend, Direction, ScanControl, ScanRequest, TenantId, Timestamp};
+use runakefli_model::{
+    Backend, Direction, ScanControl, ScanRequest, TenantId, TimeCutoff, Timestamp,
+};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 struct Candidate {
     ts: i64,
-    source: usize,
+    /// The source stream's labels as text (ties on time are broken by it).
+    order: Arc<str>,
     seq: usize,
     line: String,
     labels: LabelSet,
 }
 
-/// Runs a log query over `[start, end)`.
+/// The answer order: time in the query's direction, then stream labels,
+/// then position within the stream.
+fn answer_order(direction: Direction, a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    let t = match direction {
+        Direction::Forward => a.ts.cmp(&b.ts),
+        Direction::Backward => b.ts.cmp(&a.ts),
+    };
+    t.then_with(|| a.order.cmp(&b.order))
+        .then(a.seq.cmp(&b.seq))
+}
+
+/// Keeps the best `limit` candidates; once there are that many, rows past
+/// the worst of them cannot make the answer, which `cutoff` tells the scans.
+fn prune(candidates: &mut Vec<Candidate>, limit: usize, direction: Direction, cutoff: &TimeCutoff) {
+    candidates.sort_by(|a, b| answer_order(direction, a, b));
+    candidates.truncate(limit);
+    if candidates.len() == limit {
+        if let Some(worst) = candidates.last() {
+            cutoff.tighten(worst.ts);
+        }
+    }
+}
+
+/// What one shard's scan found.
+#[derive(Default)]
+struct ShardResult {
+    candidates: Vec<Candidate>,
+    streams: u64,
+    stats: QueryStats,
+    timed_out: bool,
+}
+
+/// Runs a log query over `[start, end)`: the streams are scanned in
+/// parallel shards sharing one [`TimeCutoff`], each shard keeping its best
+/// `limit` rows; the shards' rows are merged and the best `limit` kept.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &dyn Backend,
@@ -32,71 +71,32 @@ pub fn run(
     deadline: Instant,
     stats: &mut QueryStats,
 ) -> Result<Vec<StreamResult>, EngineError> {
-    let mut pipeline = Pipeline::new(&expr.pipeline).map_err(EngineError::Plan)?;
-    let req = ScanRequest {
-        tenant: tenant.clone(),
-        matchers: expr.selector.clone(),
-        start,
-        end,
-        direction,
-        required_substrings: required_substrings(&expr.pipeline),
-    };
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut sources: Vec<LabelSet> = Vec::new();
-    let mut source_index: HashMap<u64, usize> = HashMap::new();
-    let mut per_source: Vec<usize> = Vec::new();
+    // Compile once up front so a bad pipeline is reported before any scan.
+    Pipeline::new(&expr.pipeline).map_err(EngineError::Plan)?;
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let mut timed_out = false;
-    backend.scan(&req, &mut |info, batch| {
-        if Instant::now() > deadline {
-            timed_out = true;
-            return ScanControl::Stop;
-        }
-        let src = *source_index.entry(info.id).or_insert_with(|| {
-            sources.push(LabelSet::from(info.labels.as_ref()));
-            per_source.push(0);
-            sources.len() - 1
-        });
-        let base = sources[src].clone();
-        for e in batch.entries {
-            if e.ts < start || e.ts >= end {
-                continue;
-            }
-            stats.lines_processed += 1;
-            stats.bytes_processed += e.line.len() as u64;
-            if let Some((line, labels)) = pipeline.process(e.ts, &e.line, &base, &e.metadata) {
-                stats.post_filter_lines += 1;
-                let seq = per_source[src];
-                per_source[src] += 1;
-                candidates.push(Candidate {
-                    ts: e.ts,
-                    source: src,
-                    seq,
-                    line: line.to_string(),
-                    labels,
-                });
-                if per_source[src] >= limit {
-                    return ScanControl::NextStream;
-                }
-            }
-        }
-        ScanControl::Continue
-    })?;
-    if timed_out {
-        return Err(EngineError::Timeout);
-    }
-    stats.streams_matched = sources.len() as u64;
-    let order: Vec<String> = sources.iter().map(|l| l.to_string()).collect();
-    candidates.sort_by(|a, b| {
-        let t = match direction {
-            Direction::Forward => a.ts.cmp(&b.ts),
-            Direction::Backward => b.ts.cmp(&a.ts),
-        };
-        t.then_with(|| order[a.source].cmp(&order[b.source]))
-            .then(a.seq.cmp(&b.seq))
+    let cutoff = Arc::new(TimeCutoff::new(direction));
+    let mut base_req =
+        ScanRequest::new(tenant.clone(), expr.selector.clone(), start, end, direction);
+    base_req.required_substrings = required_substrings(&expr.pipeline);
+    base_req.cutoff = Some(cutoff.clone());
+    let results = map_shards(|shard| {
+        let mut req = base_req.clone();
+        req.shard = Some(shard);
+        scan_shard(backend, &expr.pipeline, &req, limit, deadline, &cutoff)
     });
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for r in results {
+        let r = r?;
+        if r.timed_out {
+            return Err(EngineError::Timeout);
+        }
+        stats.add(&r.stats);
+        stats.streams_matched += r.streams;
+        candidates.extend(r.candidates);
+    }
+    candidates.sort_by(|a, b| answer_order(direction, a, b));
     candidates.truncate(limit);
     stats.entries_returned = candidates.len() as u64;
     let mut groups: HashMap<LabelSet, usize> = HashMap::new();
@@ -111,5 +111,65 @@ pub fn run(
         });
         out[i].entries.push((c.ts, c.line));
     }
+    Ok(out)
+}
+
+/// One shard of a log query: the pipeline over its streams, at most
+/// `limit` rows per stream, the best `limit` rows kept.
+fn scan_shard(
+    backend: &dyn Backend,
+    stages: &[runakefli_logql::Stage],
+    req: &ScanRequest,
+    limit: usize,
+    deadline: Instant,
+    cutoff: &TimeCutoff,
+) -> Result<ShardResult, EngineError> {
+    let mut pipeline = Pipeline::new(stages).map_err(EngineError::Plan)?;
+    let (start, end, direction) = (req.start, req.end, req.direction);
+    let mut out = ShardResult::default();
+    let mut current: Option<(u64, LabelSet, Arc<str>)> = None;
+    let mut per_stream = 0usize;
+    backend.scan(req, &mut |info, batch| {
+        if Instant::now() > deadline {
+            out.timed_out = true;
+            return ScanControl::Stop;
+        }
+        if current.as_ref().is_none_or(|c| c.0 != info.id) {
+            let labels = LabelSet::from(info.labels.as_ref());
+            let order: Arc<str> = labels.to_string().into();
+            current = Some((info.id, labels, order));
+            per_stream = 0;
+            out.streams += 1;
+        }
+        let Some((_, base, order)) = current.as_ref() else {
+            return ScanControl::Stop;
+        };
+        for e in batch.entries {
+            if e.ts < start || e.ts >= end || cutoff.excludes(e.ts) {
+                continue;
+            }
+            out.stats.lines_processed += 1;
+            out.stats.bytes_processed += e.line.len() as u64;
+            if let Some((line, labels)) = pipeline.process(e.ts, &e.line, base, &e.metadata) {
+                out.stats.post_filter_lines += 1;
+                out.candidates.push(Candidate {
+                    ts: e.ts,
+                    order: order.clone(),
+                    seq: per_stream,
+                    line: line.to_string(),
+                    labels,
+                });
+                per_stream += 1;
+                if out.candidates.len() >= limit.saturating_mul(2).max(64) {
+                    prune(&mut out.candidates, limit, direction, cutoff);
+                }
+                if per_stream >= limit {
+                    return ScanControl::NextStream;
+                }
+            }
+        }
+        ScanControl::Continue
+    })?;
+    prune(&mut out.candidates, limit, direction, cutoff);
     Ok(out)
 }

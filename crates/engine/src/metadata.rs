@@ -36,6 +36,8 @@ pub fn series(
                 end: hi,
                 direction,
                 required_substrings: Vec::new(),
+                shard: None,
+                cutoff: None,
             };
             backend.scan(&req, &mut |info, batch| {
                 let Some(e) = batch.entries.first() else {
@@ -180,6 +182,8 @@ fn stream_sizes(
         end: hi,
         direction: Direction::Forward,
         required_substrings: Vec::new(),
+        shard: None,
+        cutoff: None,
     };
     // (labels, bytes, entries, min ts, max ts, distinct metadata strings)
     type Acc = (LabelSet, u64, u64, Timestamp, Timestamp, BTreeSet<String>);

@@ -73,6 +73,17 @@ pub struct QueryStats {
     pub exec_time_secs: f64,
 }
 
+impl QueryStats {
+    /// Adds the counters of `o` (a part of the same query) to these.
+    pub fn add(&mut self, o: &QueryStats) {
+        self.bytes_processed += o.bytes_processed;
+        self.lines_processed += o.lines_processed;
+        self.post_filter_lines += o.post_filter_lines;
+        self.entries_returned += o.entries_returned;
+        self.streams_matched += o.streams_matched;
+    }
+}
+
 /// An answer with its statistics.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryResponse {

@@ -193,7 +193,10 @@ impl Backend for MemBackend {
         visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
     ) -> Result<(), BackendError> {
         self.with_streams(&request.tenant, |ss| {
-            for s in ss.iter().filter(|s| selected(s, &request.matchers)) {
+            for s in ss
+                .iter()
+                .filter(|s| selected(s, &request.matchers) && request.covers(s.info.id))
+            {
                 let lo = s.entries.partition_point(|e| e.ts < request.start);
                 let hi = s.entries.partition_point(|e| e.ts < request.end);
                 if lo >= hi {
@@ -240,6 +243,8 @@ mod tests {
             end: 10,
             direction: Direction::Backward,
             required_substrings: vec![],
+            shard: None,
+            cutoff: None,
         };
         b.scan(&req, &mut |_, batch| {
             seen.extend(batch.entries.into_iter().map(|e| e.line));

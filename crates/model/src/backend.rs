@@ -4,6 +4,7 @@
 //! another implementation. The engine never sees files, parts or blocks.
 
 use crate::{Entry, Labels, Matcher, StreamId, TenantId, Timestamp};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -57,9 +58,114 @@ pub struct ScanRequest {
     /// Order of entries within each stream.
     pub direction: Direction,
     /// Substrings that every wanted line contains (case-sensitive). A hint the
-    /// backend may use to skip blocks via its token indexes; the engine still
-    /// checks every line it receives.
+    /// backend may use to skip blocks via its token indexes and to leave out
+    /// rows whose lines certainly lack one; the engine still checks every
+    /// line it receives.
     pub required_substrings: Vec<String>,
+    /// Read only this slice of the matching streams (parallel scans: each
+    /// shard is scanned by its own worker). `None`: every matching stream.
+    pub shard: Option<Shard>,
+    /// For log queries with a limit: a time bound, tightened by the engine
+    /// while scans run, past which no row can make the answer. The backend
+    /// may skip blocks and rows on the far side of it (older when scanning
+    /// backward, newer when scanning forward).
+    pub cutoff: Option<Arc<TimeCutoff>>,
+}
+
+impl ScanRequest {
+    /// A request for every entry of the streams matching `matchers` in
+    /// `[start, end)`, with no hints.
+    pub fn new(
+        tenant: TenantId,
+        matchers: Vec<Matcher>,
+        start: Timestamp,
+        end: Timestamp,
+        direction: Direction,
+    ) -> Self {
+        ScanRequest {
+            tenant,
+            matchers,
+            start,
+            end,
+            direction,
+            required_substrings: Vec::new(),
+            shard: None,
+            cutoff: None,
+        }
+    }
+
+    /// Whether the request covers stream `id` (see [`ScanRequest::shard`]).
+    pub fn covers(&self, id: StreamId) -> bool {
+        self.shard.is_none_or(|s| s.holds(id))
+    }
+}
+
+/// One of `count` disjoint slices of the streams: those whose id modulo
+/// `count` is `index`. Stream ids are hashes, so slices are about equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// Which slice, below `count`.
+    pub index: u32,
+    /// Number of slices (at least 1).
+    pub count: u32,
+}
+
+impl Shard {
+    /// Whether stream `id` belongs to this slice.
+    pub fn holds(&self, id: StreamId) -> bool {
+        self.count <= 1 || id % u64::from(self.count) == u64::from(self.index)
+    }
+}
+
+/// A time bound shared by the parallel scans of one log query: once `limit`
+/// kept rows are known, rows on the far side of the worst of them cannot
+/// make the answer. Reading backward the bound only rises (older rows are
+/// unwanted), reading forward it only falls. Rows *at* the bound are still
+/// wanted (ties are broken by labels).
+#[derive(Debug)]
+pub struct TimeCutoff {
+    direction: Direction,
+    ts: AtomicI64,
+}
+
+impl TimeCutoff {
+    /// A bound that excludes nothing yet.
+    pub fn new(direction: Direction) -> Self {
+        let ts = match direction {
+            Direction::Backward => i64::MIN,
+            Direction::Forward => i64::MAX,
+        };
+        TimeCutoff {
+            direction,
+            ts: AtomicI64::new(ts),
+        }
+    }
+
+    /// Moves the bound to `ts` if that excludes more.
+    pub fn tighten(&self, ts: i64) {
+        match self.direction {
+            Direction::Backward => self.ts.fetch_max(ts, Ordering::Relaxed),
+            Direction::Forward => self.ts.fetch_min(ts, Ordering::Relaxed),
+        };
+    }
+
+    /// Whether a row at `ts` is unwanted.
+    pub fn excludes(&self, ts: i64) -> bool {
+        let b = self.ts.load(Ordering::Relaxed);
+        match self.direction {
+            Direction::Backward => ts < b,
+            Direction::Forward => ts > b,
+        }
+    }
+
+    /// The inclusive range `[lo, hi]` narrowed to the rows still wanted.
+    pub fn narrow(&self, lo: i64, hi: i64) -> (i64, i64) {
+        let b = self.ts.load(Ordering::Relaxed);
+        match self.direction {
+            Direction::Backward => (lo.max(b), hi),
+            Direction::Forward => (lo, hi.min(b)),
+        }
+    }
 }
 
 /// Entries of one stream, in the scan's direction.
@@ -89,6 +195,11 @@ pub struct ColumnRequest {
     /// by `_`, a leading digit prefixed with `_`; before any `_extracted`
     /// rename for clashes with stream labels.
     pub json_labels: Vec<String>,
+    /// Top-level keys, answered as Loki's `| json label="key"` reads them:
+    /// the value of the object's member named exactly `key` (raw text, see
+    /// [`JsonValue`]), `None` when the object has no such member. Keys hold
+    /// only `[A-Za-z0-9_]`.
+    pub json_keys: Vec<String>,
 }
 
 /// One JSON scalar member of a line, as written in it.
@@ -110,7 +221,8 @@ pub enum RowFields {
     /// The line is one JSON object that Loki's `| json` walks without error,
     /// none of its members is named twice, and every non-string value is an
     /// array, `true`, `false`, `null` or starts with a digit or `-`. Per
-    /// requested label (same order as [`ColumnRequest::json_labels`]): the
+    /// requested label (same order as [`ColumnRequest::json_labels`], then
+    /// one per [`ColumnRequest::json_keys`] entry, see there): the
     /// first member in line order with that label name whose value is a
     /// string, number or boolean; `None` when there is none.
     Json(Vec<Option<JsonValue>>),

@@ -13,7 +13,7 @@ pub mod tenant;
 
 pub use backend::{
     Backend, BackendError, ColumnBatch, ColumnRequest, ColumnRow, Direction, EntryBatch, JsonValue,
-    RowFields, ScanControl, ScanRequest, StreamInfo,
+    RowFields, ScanControl, ScanRequest, Shard, StreamInfo, TimeCutoff,
 };
 pub use entry::{Entry, PushRequest, PushStream};
 pub use labels::{Labels, LabelsParseError, StreamId};

@@ -316,6 +316,8 @@ fn main() {
         end: i64::MAX,
         direction: runakefli_model::Direction::Backward,
         required_substrings: vec![],
+        shard: None,
+        cutoff: None,
     };
     let mut read = 0u64;
     runakefli_model::Backend::scan(&*s, &req, &mut |_, b| {

@@ -53,12 +53,20 @@ impl Storage {
                 .flat_map(|(_, p)| p.state.read().parts.clone())
                 .collect()
         };
-        let streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        streams.retain(|(sid, _)| req.covers(*sid));
         for (sid, labels) in streams {
+            let (slo, shi) = match &req.cutoff {
+                Some(c) => c.narrow(lo, hi),
+                None => (lo, hi),
+            };
+            if slo > shi {
+                continue;
+            }
             let mut sources = Vec::with_capacity(parts.len() + 2);
             for p in &parts {
                 if let Some(s) =
-                    Source::part(p, sid, lo, hi, req.direction, &req.required_substrings)?
+                    Source::part(p, sid, slo, shi, req.direction, &req.required_substrings)?
                 {
                     sources.push(s);
                 }
@@ -73,7 +81,9 @@ impl Storage {
                 continue;
             }
             let info = StreamInfo { id: sid, labels };
-            let mut it = MergeIter::new(sources, lo, hi, req.direction)?;
+            let mut it = MergeIter::new(sources, lo, hi, req.direction)?
+                .with_needles(&req.required_substrings)
+                .with_cutoff(req.cutoff.clone());
             let mut batch = Vec::with_capacity(SCAN_BATCH_ENTRIES);
             let mut control = ScanControl::Continue;
             while let Some(e) = it.next_entry()? {

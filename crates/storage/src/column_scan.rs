@@ -72,14 +72,34 @@ fn digit_encoding(e: Encoding) -> bool {
 /// Per template: for each wanted label, its slots `(slot index, column, quoted)`.
 type TemplatePlan = Option<Vec<Vec<(u32, usize, bool)>>>;
 
+/// The slots of the top-level member named `key` in a template's fields,
+/// as `| json l="key"` reads it: `Some(None)` when there is no such member,
+/// `None` when the template cannot tell (the member may be an object, or a
+/// key is written with escapes).
+fn key_slot(fields: &[(usize, Vec<u8>, bool)], key: &str) -> Option<Vec<(u32, usize, bool)>> {
+    let mut out = Vec::new();
+    for (k, (col, name, quoted)) in fields.iter().enumerate() {
+        if name.contains(&b'\\') {
+            return None;
+        }
+        if name.as_slice() == key.as_bytes() {
+            out.push((k as u32, *col, *quoted));
+        } else if name.starts_with(key.as_bytes()) && name.get(key.len()) == Some(&b'.') {
+            return None;
+        }
+    }
+    Some(out)
+}
+
 /// Rows of one block within `[lo, hi]`; the sum of the JSON rows' line lengths.
 fn block_rows(
     reader: &BlockReader<'_>,
     meta_line_bytes: u64,
     lo: i64,
     hi: i64,
-    wanted: &[String],
+    cols: &ColumnRequest,
 ) -> Result<(Vec<ColumnRow>, u64), StorageError> {
+    let (wanted, keys) = (&cols.json_labels, &cols.json_keys);
     let rows = reader.rows();
     let ts = reader.timestamps();
     let row_tpl = reader.row_templates();
@@ -88,18 +108,28 @@ fn block_rows(
     let mut unquoted_cols: Vec<usize> = Vec::new();
     let mut plans: Vec<TemplatePlan> = Vec::with_capacity(reader.template_count());
     for t in 0..reader.template_count() {
+        if !keys.is_empty() && reader.template_starts_with(t) != Some(b'{') {
+            plans.push(None);
+            continue;
+        }
         let plan = reader.template_fields(t).and_then(|fields| {
             let mut per_label = vec![Vec::new(); wanted.len()];
-            for (k, (col, name, quoted)) in fields.into_iter().enumerate() {
-                let label = loki_json_label(&name)?;
-                if !quoted && !unquoted_cols.contains(&col) {
-                    unquoted_cols.push(col);
+            for (k, (col, name, quoted)) in fields.iter().enumerate() {
+                if !quoted && !unquoted_cols.contains(col) {
+                    unquoted_cols.push(*col);
                 }
+                if wanted.is_empty() {
+                    continue;
+                }
+                let label = loki_json_label(name)?;
                 for (w, l) in wanted.iter().enumerate() {
                     if *l == label {
-                        per_label[w].push((k as u32, col, quoted));
+                        per_label[w].push((k as u32, *col, *quoted));
                     }
                 }
+            }
+            for key in keys {
+                per_label.push(key_slot(&fields, key)?);
             }
             Some(per_label)
         });
@@ -153,10 +183,12 @@ fn block_rows(
             let values = plan
                 .map(|p| {
                     p.iter()
-                        .map(|slots| {
+                        .enumerate()
+                        .map(|(w, slots)| {
+                            let by_key = w >= wanted.len();
                             slots.iter().find_map(|&(k, c, quoted)| {
                                 let v = columns.get(&c)?.get(r)?;
-                                (quoted || unquoted_scalar(v)).then(|| JsonValue {
+                                (quoted || by_key || unquoted_scalar(v)).then(|| JsonValue {
                                     text: v.to_string(),
                                     string: quoted,
                                     order: k,
@@ -255,7 +287,8 @@ impl Storage {
                 .flat_map(|(_, p)| p.state.read().parts.clone())
                 .collect()
         };
-        let streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        streams.retain(|(sid, _)| req.covers(*sid));
         for (sid, labels) in streams {
             let mem: Vec<Vec<Entry>> = frozen
                 .iter()
@@ -279,7 +312,7 @@ impl Storage {
                         for b in blocks {
                             let reader = BlockReader::open(part.block_bytes(&b)?)?;
                             let (rows, json_line_bytes) =
-                                block_rows(&reader, b.meta.line_bytes, lo, hi, &cols.json_labels)?;
+                                block_rows(&reader, b.meta.line_bytes, lo, hi, cols)?;
                             if rows.is_empty() {
                                 continue;
                             }
@@ -332,7 +365,8 @@ impl Storage {
         if sources.is_empty() {
             return Ok(ScanControl::Continue);
         }
-        let mut it = MergeIter::new(sources, lo, hi, req.direction)?;
+        let mut it =
+            MergeIter::new(sources, lo, hi, req.direction)?.with_needles(&req.required_substrings);
         let mut batch = Vec::with_capacity(SCAN_BATCH_ENTRIES);
         let mut control = ScanControl::Continue;
         while let Some(e) = it.next_entry()? {

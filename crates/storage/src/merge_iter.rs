@@ -10,7 +10,7 @@
 
 use crate::part::{BlockRef, Part};
 use crate::StorageError;
-use runakefli_model::{Direction, Entry, StreamId};
+use runakefli_model::{Direction, Entry, StreamId, TimeCutoff};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -115,6 +115,8 @@ pub struct MergeIter {
     pending: VecDeque<Entry>,
     lookahead: Option<Entry>,
     failed: bool,
+    needles: Vec<String>,
+    cutoff: Option<Arc<TimeCutoff>>,
 }
 
 impl MergeIter {
@@ -135,11 +137,28 @@ impl MergeIter {
             pending: VecDeque::new(),
             lookahead: None,
             failed: false,
+            needles: Vec::new(),
+            cutoff: None,
         };
         for rank in 0..it.sources.len() {
             it.advance(rank)?;
         }
         Ok(it)
+    }
+
+    /// Leaves out part rows whose lines certainly lack one of `needles`
+    /// (rows that may hold them all are kept; memtable rows are not tested).
+    /// Duplicate removal is unaffected: copies of a row have the same line.
+    pub fn with_needles(mut self, needles: &[String]) -> Self {
+        self.needles = needles.to_vec();
+        self
+    }
+
+    /// Ends the sequence at the first row `cutoff` excludes (see
+    /// [`TimeCutoff`]); blocks wholly past it are not decoded.
+    pub fn with_cutoff(mut self, cutoff: Option<Arc<TimeCutoff>>) -> Self {
+        self.cutoff = cutoff;
+        self
     }
 
     /// Moves source `rank` to its next row (or next undecoded block) and queues it.
@@ -170,7 +189,11 @@ impl MergeIter {
         let (Some(b), Some(part)) = (s.undecoded.take(), s.part.as_ref()) else {
             return Ok(());
         };
-        let d = part.decode(&b)?;
+        let (lo, hi) = match &self.cutoff {
+            Some(c) => c.narrow(self.lo, self.hi),
+            None => (self.lo, self.hi),
+        };
+        let d = part.decode_filtered(&b, lo, hi, &self.needles)?;
         let n = d.ts.len();
         if d.lines.len() != n || d.metadata.len() != n {
             return Err(StorageError::corrupt(
@@ -194,6 +217,12 @@ impl MergeIter {
 
     fn next_raw(&mut self) -> Result<Option<Entry>, StorageError> {
         while let Some(k) = self.heap.pop() {
+            // The heap yields rows (and block bounds) in scan order, so the
+            // first one past the cutoff ends the stream.
+            if self.cutoff.as_ref().is_some_and(|c| c.excludes(k.ts)) {
+                self.heap.clear();
+                return Ok(None);
+            }
             if self.sources[k.rank].undecoded.is_some() {
                 self.decode(k.rank)?;
                 self.advance(k.rank)?;

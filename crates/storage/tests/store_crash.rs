@@ -118,6 +118,8 @@ fn kill_9_loses_nothing_acknowledged() {
         end: i64::MAX,
         direction: Direction::Forward,
         required_substrings: vec![],
+        shard: None,
+        cutoff: None,
     };
     let mut found = HashSet::new();
     let mut total = 0usize;

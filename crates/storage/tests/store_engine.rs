@@ -65,6 +65,8 @@ fn scan(
         end,
         direction: dir,
         required_substrings: vec![],
+        shard: None,
+        cutoff: None,
     };
     let mut out = Vec::new();
     s.scan(&req, &mut |info, batch| {
@@ -471,6 +473,8 @@ fn scan_control_next_stream_and_stop() {
         end: i64::MAX,
         direction: Direction::Forward,
         required_substrings: vec!["a1".into()],
+        shard: None,
+        cutoff: None,
     };
     let mut batches = Vec::new();
     s.scan(&req, &mut |info, b| {

@@ -18,14 +18,16 @@
 
 use crate::error::EngineError;
 use crate::labelset::{FastMap, LabelSet};
-use crate::metric::range::{emit_value, prepare_scan};
+use crate::metric::range::{emit_value, merge_shards, prepare_scan};
 use crate::metric::Ctx;
+use crate::parallel::map_shards;
 use crate::pipeline::jsonscan;
 use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::reorder;
+use crate::result::QueryStats;
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, SampleExpr, Stage, VectorOp};
-use runakefli_model::{ColumnRequest, RowFields, ScanControl};
+use runakefli_model::{ColumnRequest, RowFields, ScanControl, Shard};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -82,6 +84,9 @@ pub(crate) type SeriesPoints = (LabelSet, Vec<(i64, f64)>);
 
 /// A planned fast path for one range aggregation.
 struct Plan {
+    /// `| json label="key", …`: (label, top-level key) per parameter; empty
+    /// for the parameterless `| json`.
+    params: Vec<(String, String)>,
     filters: Vec<LabelFilter>,
     /// Final label names the query reads.
     needed: Vec<String>,
@@ -106,8 +111,18 @@ fn plan(op: RangeOp, r: &LogRange, grouping: Option<&Grouping>) -> Option<Plan> 
     }
     let stages = reorder(&r.log.pipeline);
     let (first, rest) = stages.split_first()?;
-    if !matches!(first, Stage::Json(p) if p.is_empty()) {
+    let Stage::Json(extractions) = first else {
         return None;
+    };
+    let simple_key =
+        |k: &str| k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !k.is_empty();
+    let mut params = Vec::with_capacity(extractions.len());
+    for e in extractions {
+        let key = e.expression.as_deref().unwrap_or(&e.label);
+        if !simple_key(key) {
+            return None;
+        }
+        params.push((e.label.clone(), key.to_string()));
     }
     let mut filters = Vec::new();
     let mut needed: Vec<String> = vec![ERROR_LABEL.into(), ERROR_DETAILS_LABEL.into()];
@@ -130,7 +145,7 @@ fn plan(op: RangeOp, r: &LogRange, grouping: Option<&Grouping>) -> Option<Plan> 
     needed.sort();
     needed.dedup();
     let mut requested: Vec<String> = Vec::new();
-    for n in &needed {
+    for n in needed.iter().filter(|_| params.is_empty()) {
         requested.push(n.clone());
         if let Some(s) = n.strip_suffix("_extracted") {
             requested.push(s.to_string());
@@ -143,6 +158,7 @@ fn plan(op: RangeOp, r: &LogRange, grouping: Option<&Grouping>) -> Option<Plan> 
     grouping.sort();
     grouping.dedup();
     Some(Plan {
+        params,
         filters,
         needed,
         requested,
@@ -176,18 +192,50 @@ pub(crate) fn range_series(
     let Some(plan) = plan(op, r, grouping) else {
         return Ok(None);
     };
-    let (mut pipeline, post, req) = prepare_scan(ctx, r, Vec::new())?;
+    let shared: &Ctx = ctx;
+    let parts = map_shards(|shard| scan_shard(shared, r, &plan, shard));
+    let mut column_rows = 0u64;
+    let mut stats = QueryStats::default();
+    let parts: Vec<Result<(Vec<SeriesPoints>, QueryStats), EngineError>> = parts
+        .into_iter()
+        .map(|p| {
+            p.map(|(series, st, rows)| {
+                column_rows += rows;
+                (series, st)
+            })
+        })
+        .collect();
+    let series = merge_shards(parts, &mut stats)?;
+    ctx.stats.add(&stats);
+    COLUMN_ROWS.with(|c| c.set(c.get() + column_rows));
+    if strict && series.iter().any(|(k, _)| k.get(ERROR_LABEL).is_some()) {
+        return Ok(None);
+    }
+    Ok(Some(series))
+}
+
+/// The fast path over one shard of the streams: series, statistics and the
+/// number of rows answered from columns.
+fn scan_shard(
+    ctx: &Ctx,
+    r: &LogRange,
+    plan: &Plan,
+    shard: Shard,
+) -> Result<(Vec<SeriesPoints>, QueryStats, u64), EngineError> {
+    let (mut pipeline, post, mut req) = prepare_scan(ctx, r, Vec::new())?;
+    req.shard = Some(shard);
     let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
     let cols = ColumnRequest {
         json_labels: plan.requested.clone(),
+        json_keys: plan.params.iter().map(|(_, k)| k.clone()).collect(),
     };
-    let filters = plan.filters;
+    let filters = &plan.filters;
     let mut lbs = LabelsBuilder::default();
     let mut series: Vec<SeriesPoints> = Vec::new();
     let mut series_index: HashMap<LabelSet, usize> = HashMap::new();
     let mut bases: FastMap<u64, LabelSet> = FastMap::default();
     let mut chosen: Vec<(usize, u32)> = Vec::new();
-    let stats = &mut *ctx.stats;
+    let mut stats = QueryStats::default();
     let deadline = ctx.deadline;
     let mut timed_out = false;
     let mut column_rows = 0u64;
@@ -213,6 +261,29 @@ pub(crate) fn range_series(
                         continue;
                     }
                     pipeline.labels_builder_mut()
+                }
+                RowFields::Json(values) if !plan.params.is_empty() => {
+                    column_rows += 1;
+                    lbs.reset(&base, &row.metadata);
+                    // As `| json label="key"`: every parameter sets its label.
+                    for ((label, _), v) in plan.params.iter().zip(values) {
+                        let text: Cow<'_, str> = match v {
+                            Some(v) if v.string => {
+                                Cow::Owned(jsonscan::unescape_string(v.text.as_bytes()))
+                            }
+                            Some(v) if v.text != "null" => Cow::Borrowed(v.text.as_str()),
+                            _ => Cow::Borrowed(""),
+                        };
+                        if lbs.base_has(label) {
+                            lbs.set(&format!("{label}_extracted"), &text);
+                        } else {
+                            lbs.set(label, &text);
+                        }
+                    }
+                    if !filters.iter().all(|f| f.keep(&mut lbs)) {
+                        continue;
+                    }
+                    &mut lbs
                 }
                 RowFields::Json(values) => {
                     column_rows += 1;
@@ -277,19 +348,18 @@ pub(crate) fn range_series(
         }
         ScanControl::Continue
     })?;
-    COLUMN_ROWS.with(|c| c.set(c.get() + column_rows));
     if timed_out {
         return Err(EngineError::Timeout);
     }
-    if strict && series.iter().any(|(k, _)| k.get(ERROR_LABEL).is_some()) {
-        return Ok(None);
-    }
-    Ok(Some(series))
+    Ok((series, stats, column_rows))
 }
 
-/// `sum [by (g)] (count_over_time(…))` with no grouping inside: the count of
-/// each `by (g)` group equals the sum of the counts of its series (integer
-/// sums are exact), so the range aggregation may group `by (g)` itself.
+/// `sum [by (g)] (count_over_time(…))` (or `rate(…)`) with no grouping
+/// inside: the count of each `by (g)` group equals the sum of the counts of
+/// its series (integer sums are exact), so the range aggregation may group
+/// `by (g)` itself. For `rate` the group's value is its count over the range
+/// instead of the sum of its series' rates: equal up to floating-point
+/// rounding (Loki's own sum adds the rates in no fixed order).
 /// Returns the inner range aggregation's parts and the grouping to use.
 pub(crate) fn sum_pushdown(
     op: VectorOp,
@@ -305,12 +375,12 @@ pub(crate) fn sum_pushdown(
     }
     match inner {
         SampleExpr::RangeAggregation {
-            op: RangeOp::CountOverTime,
+            op: op @ (RangeOp::CountOverTime | RangeOp::Rate),
             range,
             param: None,
             grouping: None,
         } if range.unwrap.is_none() => Some((
-            RangeOp::CountOverTime,
+            *op,
             (**range).clone(),
             Grouping {
                 without: false,

@@ -3,14 +3,17 @@
 //! `(t - range - offset, t - offset]` for every step `t`.
 
 use super::{Ctx, StepSeries};
+use crate::columnar::SeriesPoints;
 use crate::error::EngineError;
 use crate::labelset::{FastMap, LabelSet};
+use crate::parallel::map_shards;
 use crate::pipeline::convert::{parse_bytes, parse_duration, parse_float};
 use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::{required_substrings, Pipeline};
+use crate::result::QueryStats;
 use runakefli_logql::{Grouping, LogRange, RangeOp, UnwrapConversion};
-use runakefli_model::{Direction, MatchOp, ScanControl, ScanRequest, Timestamp};
+use runakefli_model::{Direction, MatchOp, ScanControl, ScanRequest, Shard, Timestamp};
 use std::collections::HashMap;
 
 /// Error name set when an unwrapped label is not a number.
@@ -62,7 +65,49 @@ pub(crate) fn eval(
     if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, false)? {
         return finish(&ctx.steps, op, r, param, series);
     }
-    let (mut pipeline, post, req) = prepare_scan(ctx, r, required_substrings(&r.log.pipeline))?;
+    let shared: &Ctx = ctx;
+    let parts = map_shards(|shard| scan_shard(shared, op, r, grouping, shard));
+    let mut stats = QueryStats::default();
+    let series = merge_shards(parts, &mut stats)?;
+    ctx.stats.add(&stats);
+    finish(&ctx.steps, op, r, param, series)
+}
+
+/// Merges per-shard series (same reduced labels → one series, points in
+/// shard order) and their statistics.
+pub(crate) fn merge_shards(
+    parts: Vec<Result<(Vec<SeriesPoints>, QueryStats), EngineError>>,
+    stats: &mut QueryStats,
+) -> Result<Vec<SeriesPoints>, EngineError> {
+    let mut series: Vec<SeriesPoints> = Vec::new();
+    let mut index: HashMap<LabelSet, usize> = HashMap::new();
+    for part in parts {
+        let (part, st) = part?;
+        stats.add(&st);
+        for (key, pts) in part {
+            match index.get(&key) {
+                Some(&i) => series[i].1.extend(pts),
+                None => {
+                    index.insert(key.clone(), series.len());
+                    series.push((key, pts));
+                }
+            }
+        }
+    }
+    Ok(series)
+}
+
+/// The plain path over one shard of the streams: every entry through the
+/// pipeline, points per reduced label set.
+fn scan_shard(
+    ctx: &Ctx,
+    op: RangeOp,
+    r: &LogRange,
+    grouping: Option<&Grouping>,
+    shard: Shard,
+) -> Result<(Vec<SeriesPoints>, QueryStats), EngineError> {
+    let (mut pipeline, post, mut req) = prepare_scan(ctx, r, required_substrings(&r.log.pipeline))?;
+    req.shard = Some(shard);
     let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
     let unwrap_label = r.unwrap.as_ref().map(|u| u.label.as_str());
     // Series by reduced labels; interned full label sets (by identity) to series index.
@@ -70,7 +115,7 @@ pub(crate) fn eval(
     let mut series_index: HashMap<LabelSet, usize> = HashMap::new();
     let mut by_full: FastMap<usize, (LabelSet, usize)> = FastMap::default();
     let mut bases: FastMap<u64, LabelSet> = FastMap::default();
-    let stats = &mut *ctx.stats;
+    let mut stats = QueryStats::default();
     backend_scan(
         ctx.backend,
         &req,
@@ -137,7 +182,7 @@ pub(crate) fn eval(
             }
         },
     )?;
-    finish(&ctx.steps, op, r, param, series)
+    Ok((series, stats))
 }
 
 /// What every evaluation of a log range starts with: the compiled pipeline, the
@@ -169,6 +214,8 @@ pub(crate) fn prepare_scan(
         end: hi.saturating_add(1),
         direction: Direction::Forward,
         required_substrings,
+        shard: None,
+        cutoff: None,
     };
     Ok((pipeline, post, req))
 }

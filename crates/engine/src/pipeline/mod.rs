@@ -68,20 +68,52 @@ pub fn reorder(stages: &[Stage]) -> Vec<Stage> {
     out
 }
 
-/// Plain case-sensitive `|=` substrings every kept line contains (pruning hints).
+/// Substrings every kept line contains (pruning hints for the backend): the
+/// operands of plain `|=` filters, and the literal that every match of a `|~`
+/// regexp must start or end with, when there is exactly one such literal.
+/// Only filters that see the stored line count (those before `line_format`
+/// or `unpack`, after the engine's reordering).
 pub fn required_substrings(stages: &[Stage]) -> Vec<String> {
     let mut out = Vec::new();
     for s in reorder(stages) {
         match s {
-            Stage::LineFilter(f) if f.op == LineFilterOp::Contains && f.values.len() == 1 => {
-                if let LineFilterValue::Str(v) = &f.values[0] {
+            Stage::LineFilter(f) if f.values.len() == 1 => match (&f.op, &f.values[0]) {
+                (LineFilterOp::Contains, LineFilterValue::Str(v)) => {
                     if !v.is_empty() {
                         out.push(v.clone());
                     }
                 }
-            }
+                (LineFilterOp::Match, LineFilterValue::Str(re)) => {
+                    out.extend(regex_required_literals(re));
+                }
+                _ => {}
+            },
             Stage::LineFormat(_) | Stage::Unpack => break,
             _ => {}
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Literals every match of `re` (as the line filter compiles it) contains:
+/// its one prefix literal and its one suffix literal, when the regexp's
+/// syntax fixes a single one (a set of alternatives proves nothing here).
+fn regex_required_literals(re: &str) -> Vec<String> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let Ok(hir) = regex_syntax::Parser::new().parse(re) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let seq = Extractor::new().kind(kind).extract(&hir);
+        if let Some([lit]) = seq.literals() {
+            if let Ok(text) = std::str::from_utf8(lit.as_bytes()) {
+                if !text.is_empty() {
+                    out.push(text.to_string());
+                }
+            }
         }
     }
     out
@@ -284,5 +316,36 @@ mod tests {
         let base = LabelSet::new(vec![("app".into(), "x".into())]);
         let (line, _) = p.process(1, "\x1b[31mred\x1b[0m", &base, &[]).unwrap();
         assert_eq!(line, "red");
+    }
+}
+
+#[cfg(test)]
+mod required_tests {
+    use super::*;
+
+    fn req(q: &str) -> Vec<String> {
+        let e = runakefli_logql::parse_expr(q).unwrap();
+        let runakefli_logql::Expr::Log(l) = e else {
+            panic!("log query expected")
+        };
+        required_substrings(&l.pipeline)
+    }
+
+    #[test]
+    fn regexp_prefix_and_suffix_literals_are_required() {
+        assert_eq!(
+            req(r#"{a="b"} |~ `"msg":"[^"]*request`"#),
+            vec!["\"msg\":\"".to_string(), "request".to_string()]
+        );
+        assert_eq!(req(r#"{a="b"} |~ "timeout""#), vec!["timeout".to_string()]);
+        // Alternatives, case folding and optional parts prove nothing.
+        assert!(req(r#"{a="b"} |~ "a|b""#).is_empty());
+        assert!(req(r#"{a="b"} |~ "(?i)error""#).is_empty());
+        assert!(req(r#"{a="b"} |~ ".*""#).is_empty());
+        assert!(req(r#"{a="b"} !~ "x""#).is_empty());
+        assert_eq!(
+            req(r#"{a="b"} |= "x" | line_format "y" |= "z""#),
+            vec!["x".to_string()]
+        );
     }
 }

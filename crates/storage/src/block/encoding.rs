@@ -464,6 +464,16 @@ impl Values {
         }
     }
 
+    /// Dictionary entry `e` of a [`Values::Dict`] (must be `< ends.len()`);
+    /// for other variants the same as [`Values::get`].
+    #[inline]
+    pub fn entry(&self, e: usize) -> &[u8] {
+        match self {
+            Values::Dict { data, ends, .. } => slice(data, ends, e),
+            _ => self.get(e),
+        }
+    }
+
     /// Checks that each value is valid UTF-8.
     pub fn check_utf8(&self) -> Result<(), StorageError> {
         let bad = || StorageError::corrupt("block column", "value is not utf-8");
@@ -501,6 +511,23 @@ fn read_strings(c: &mut Cursor<'_>, n: usize) -> Result<(Vec<u8>, Vec<u32>), Sto
     Ok((c.take(total)?.to_vec(), ends))
 }
 
+/// For a Hex column's payload: whether its values use upper-case digits,
+/// and the longest run of digits between dashes. `None` when the payload
+/// does not start with a valid layout.
+pub fn hex_digit_runs(payload: &[u8]) -> Option<(bool, usize)> {
+    let mut c = Cursor::new(payload, "column");
+    let upper = c.u8().ok()? != 0;
+    let len = c.len(4096).ok()?;
+    let nd = c.len(8).ok()?;
+    let (mut longest, mut from) = (0usize, 0usize);
+    for _ in 0..nd {
+        let d = c.len(len.saturating_sub(1)).ok()?;
+        longest = longest.max(d.checked_sub(from)?);
+        from = d + 1;
+    }
+    Some((upper, longest.max(len.checked_sub(from)?)))
+}
+
 /// Decodes `n` values of a column stored with `enc`; `row_ts` as for
 /// [`encode_column`] (needed by relative timestamp columns only).
 pub fn decode_column(
@@ -509,6 +536,20 @@ pub fn decode_column(
     n: usize,
     row_ts: &[i64],
 ) -> Result<Values, StorageError> {
+    decode_column_where(enc, payload, n, row_ts, None)
+}
+
+/// Like [`decode_column`], but typed encodings (whose text is computed)
+/// print only the values `wanted` selects; the others read as empty. The
+/// whole payload is still checked.
+pub fn decode_column_where(
+    enc: Encoding,
+    payload: &[u8],
+    n: usize,
+    row_ts: &[i64],
+    wanted: Option<&[bool]>,
+) -> Result<Values, StorageError> {
+    let want = |i: usize| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
     let mut c = Cursor::new(payload, "column");
     let v = match enc {
         Encoding::Const => Values::Const {
@@ -560,8 +601,11 @@ pub fn decode_column(
                 let raw = unzigzag(raw);
                 let m = if delta { prev.wrapping_add(raw) } else { raw };
                 prev = m;
-                data.extend_from_slice(prefix);
-                text::format_decimal(&mut data, m, scales[if scales.len() == 1 { 0 } else { i }]);
+                if want(i) {
+                    data.extend_from_slice(prefix);
+                    let scale = scales[if scales.len() == 1 { 0 } else { i }];
+                    text::format_decimal(&mut data, m, scale);
+                }
                 ends.push(data.len() as u32);
             }
             Values::Flat { data, ends }
@@ -586,7 +630,7 @@ pub fn decode_column(
                 } else {
                     prev.wrapping_add(raw)
                 };
-                if !text::format_rfc3339(&mut data, prev, w) {
+                if want(i) && !text::format_rfc3339(&mut data, prev, w) {
                     return Err(c.err("timestamp out of range"));
                 }
                 ends.push(data.len() as u32);
@@ -613,8 +657,10 @@ pub fn decode_column(
             let packed = c.take(n.checked_mul(pl).ok_or_else(|| c.err("count overflow"))?)?;
             let mut data = Vec::with_capacity(n * len);
             let mut ends = Vec::with_capacity(n);
-            for p in packed.chunks_exact(pl) {
-                layout.unpack(p, &mut data);
+            for (i, p) in packed.chunks_exact(pl).enumerate() {
+                if want(i) {
+                    layout.unpack(p, &mut data);
+                }
                 ends.push(data.len() as u32);
             }
             Values::Flat { data, ends }
@@ -624,10 +670,12 @@ pub fn decode_column(
             let mut data = Vec::with_capacity(n * 15);
             let mut ends = Vec::with_capacity(n);
             for i in 0..n {
-                text::format_ipv4(
-                    &mut data,
-                    [raw[i], raw[n + i], raw[2 * n + i], raw[3 * n + i]],
-                );
+                if want(i) {
+                    text::format_ipv4(
+                        &mut data,
+                        [raw[i], raw[n + i], raw[2 * n + i], raw[3 * n + i]],
+                    );
+                }
                 ends.push(data.len() as u32);
             }
             Values::Flat { data, ends }

@@ -19,6 +19,7 @@ pub mod encoding;
 mod hash;
 mod ints;
 pub mod layout;
+mod prefilter;
 pub mod reader;
 mod shape;
 mod text;

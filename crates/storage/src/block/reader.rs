@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use super::encoding::{decode_column, Encoding, Stats, Values};
+use super::encoding::{decode_column_where, Encoding, Stats, Values};
 use super::ints::get_ints;
 use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_ZSTD};
 use super::shape::{template_slots, SLOT};
@@ -348,6 +348,11 @@ impl<'a> BlockReader<'a> {
         self.templates.len()
     }
 
+    /// The first byte of template `t`'s text (`None` when empty or out of range).
+    pub fn template_starts_with(&self, t: usize) -> Option<u8> {
+        self.templates.get(t)?.text.first().copied()
+    }
+
     /// The template of each row, an index below [`Self::template_count`].
     pub fn row_templates(&self) -> &[u32] {
         &self.row_tpl
@@ -376,6 +381,63 @@ impl<'a> BlockReader<'a> {
                 .map(|(&c, (name, quoted))| (c as usize, name, quoted))
                 .collect(),
         )
+    }
+
+    /// Number of columns.
+    pub fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Encoding and prefix (PrefixedDecimal only, else empty) of column `id`
+    /// (must be below [`Self::column_count`]).
+    pub(super) fn column_head(&self, id: usize) -> (Encoding, &[u8]) {
+        (self.columns[id].encoding, &self.header.columns[id].prefix)
+    }
+
+    /// Template `t`'s text, slots as the byte 0x00.
+    pub(super) fn template_text(&self, t: usize) -> &[u8] {
+        &self.templates[t].text
+    }
+
+    /// Number of slots of template `t`.
+    pub(super) fn template_slot_count(&self, t: usize) -> usize {
+        self.templates[t].slots.len()
+    }
+
+    /// The `k`-th literal piece of template `t` (`k` up to the slot count).
+    pub(super) fn template_piece(&self, t: usize, k: usize) -> &[u8] {
+        self.templates[t].piece(k)
+    }
+
+    /// Column ids of template `t`'s slots, in line order.
+    pub(super) fn template_columns(&self, t: usize) -> &[u32] {
+        &self.templates[t].slots
+    }
+
+    /// For a Hex column: upper case or not, and the longest run of digits
+    /// between dashes of its values. Reads only the column's layout.
+    pub(super) fn hex_digit_runs(&self, id: usize) -> Option<(bool, usize)> {
+        let col = &self.columns[id];
+        if col.encoding != Encoding::Hex {
+            return None;
+        }
+        let frame: Cow<'_, [u8]> = if col.frame == 0 {
+            Cow::Borrowed(&self.frame0[self.payload_base..])
+        } else {
+            return None;
+        };
+        super::encoding::hex_digit_runs(frame.get(col.offset..col.offset + col.len)?)
+    }
+
+    /// Column `id`'s values in value order (see [`Self::column_at`] for the
+    /// mapping to rows).
+    pub(super) fn column_values(&self, id: usize) -> Result<Values, StorageError> {
+        let row_ts = if self.columns[id].encoding == Encoding::Timestamp {
+            self.column_row_ts(Some(id)).swap_remove(id)
+        } else {
+            Vec::new()
+        };
+        self.values(id, &row_ts)
     }
 
     /// How column `id` is stored; `None` when out of range.
@@ -449,6 +511,17 @@ impl<'a> BlockReader<'a> {
 
     /// Decodes column `id`'s values; `row_ts` as from [`Self::column_row_ts`].
     fn values(&self, id: usize, row_ts: &[i64]) -> Result<Values, StorageError> {
+        self.values_where(id, row_ts, None)
+    }
+
+    /// Like [`Self::values`], printing only the `wanted` values of typed
+    /// columns (see [`decode_column_where`]).
+    fn values_where(
+        &self,
+        id: usize,
+        row_ts: &[i64],
+        wanted: Option<&[bool]>,
+    ) -> Result<Values, StorageError> {
         let col = &self.columns[id];
         let frame: Cow<'_, [u8]> = if col.frame == 0 {
             Cow::Borrowed(&self.frame0[self.payload_base..])
@@ -459,41 +532,77 @@ impl<'a> BlockReader<'a> {
                 &self.header.frames[col.frame],
             )?)
         };
-        decode_column(
+        decode_column_where(
             col.encoding,
             &frame[col.offset..col.offset + col.len],
             col.values,
             row_ts,
+            wanted,
         )
     }
 
     /// Rebuilds every line, byte-identical to what was pushed.
     pub fn lines(&self) -> Result<Vec<String>, StorageError> {
-        let needs_ts = self
+        let all = vec![true; self.rows()];
+        Ok(self.lines_where(&all)?.into_iter().flatten().collect())
+    }
+
+    /// Rebuilds the lines of the rows with `keep[r]` set (`None` for the
+    /// others); only the columns those rows' templates use are decoded.
+    /// `keep` must have one entry per row.
+    pub fn lines_where(&self, keep: &[bool]) -> Result<Vec<Option<String>>, StorageError> {
+        if keep.len() != self.rows() {
+            return Err(bad("row selection does not match the block"));
+        }
+        // Per column, which of its values the kept rows use.
+        let mut wanted: Vec<Vec<bool>> = self
             .columns
             .iter()
-            .any(|c| c.encoding == Encoding::Timestamp);
-        let row_ts = if needs_ts {
-            self.column_row_ts(None)
-        } else {
-            vec![Vec::new(); self.columns.len()]
-        };
-        let cols: Vec<Values> = (0..self.columns.len())
-            .map(|i| self.values(i, &row_ts[i]))
+            .map(|c| Vec::with_capacity(c.values))
+            .collect();
+        for (&t, &k) in self.row_tpl.iter().zip(keep) {
+            for &c in &self.templates[t as usize].slots {
+                wanted[c as usize].push(k);
+            }
+        }
+        let cols: Vec<Option<Values>> = (0..self.columns.len())
+            .map(|i| {
+                if !wanted[i].iter().any(|&w| w) {
+                    return Ok(None);
+                }
+                let row_ts = if self.columns[i].encoding == Encoding::Timestamp {
+                    self.column_row_ts(Some(i)).swap_remove(i)
+                } else {
+                    Vec::new()
+                };
+                self.values_where(i, &row_ts, Some(&wanted[i])).map(Some)
+            })
             .collect::<Result<_, _>>()?;
         let mut cursor = vec![0usize; cols.len()];
         let mut out = Vec::with_capacity(self.rows());
-        for &t in &self.row_tpl {
+        for (&t, &k) in self.row_tpl.iter().zip(keep) {
             let t = &self.templates[t as usize];
+            if !k {
+                for &col in &t.slots {
+                    cursor[col as usize] += 1;
+                }
+                out.push(None);
+                continue;
+            }
             let mut line = Vec::with_capacity(t.text.len() + 64);
             line.extend_from_slice(t.piece(0));
             for (k, &col) in t.slots.iter().enumerate() {
                 let col = col as usize;
-                line.extend_from_slice(cols[col].get(cursor[col]));
+                let values = cols[col]
+                    .as_ref()
+                    .ok_or_else(|| bad("column of a kept row not decoded"))?;
+                line.extend_from_slice(values.get(cursor[col]));
                 cursor[col] += 1;
                 line.extend_from_slice(t.piece(k + 1));
             }
-            out.push(String::from_utf8(line).map_err(|_| bad("line is not utf-8"))?);
+            out.push(Some(
+                String::from_utf8(line).map_err(|_| bad("line is not utf-8"))?,
+            ));
         }
         Ok(out)
     }

@@ -305,6 +305,41 @@ impl HexLayout {
 
     /// Appends the text form of one packed value.
     pub fn unpack(&self, packed: &[u8], dst: &mut Vec<u8>) {
+        if self.dashes.is_empty() && packed.len() * 2 == self.len {
+            let table = if self.upper {
+                &HEX_PAIRS_UPPER
+            } else {
+                &HEX_PAIRS_LOWER
+            };
+            dst.reserve(self.len);
+            for &b in packed {
+                dst.extend_from_slice(&table[b as usize]);
+            }
+            return;
+        }
+        let table = if self.upper {
+            &HEX_PAIRS_UPPER
+        } else {
+            &HEX_PAIRS_LOWER
+        };
+        if packed.len() * 2 + self.dashes.len() == self.len && packed.len() <= 32 {
+            // Digits into a buffer, then copied between the dashes.
+            let mut digits = [0u8; 64];
+            for (i, &b) in packed.iter().enumerate() {
+                digits[2 * i..2 * i + 2].copy_from_slice(&table[b as usize]);
+            }
+            let mut from = 0usize;
+            let mut at = 0usize;
+            for &d in &self.dashes {
+                let n = d - at;
+                dst.extend_from_slice(&digits[from..from + n]);
+                dst.push(b'-');
+                from += n;
+                at = d + 1;
+            }
+            dst.extend_from_slice(&digits[from..packed.len() * 2]);
+            return;
+        }
         let alpha = if self.upper { b'A' } else { b'a' };
         let digit = |v: u8| if v < 10 { b'0' + v } else { alpha + v - 10 };
         let mut d = self.dashes.iter().peekable();
@@ -319,6 +354,22 @@ impl HexLayout {
         }
     }
 }
+
+/// The two hex digits of each byte value.
+const fn hex_pairs(alpha: u8) -> [[u8; 2]; 256] {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        let (hi, lo) = ((i >> 4) as u8, (i & 15) as u8);
+        t[i][0] = if hi < 10 { b'0' + hi } else { alpha + hi - 10 };
+        t[i][1] = if lo < 10 { b'0' + lo } else { alpha + lo - 10 };
+        i += 1;
+    }
+    t
+}
+
+static HEX_PAIRS_LOWER: [[u8; 2]; 256] = hex_pairs(b'a');
+static HEX_PAIRS_UPPER: [[u8; 2]; 256] = hex_pairs(b'A');
 
 #[cfg(test)]
 mod tests {

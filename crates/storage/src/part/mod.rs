@@ -11,7 +11,7 @@ mod writer;
 
 pub use writer::PartWriter;
 
-use crate::block::{block_may_contain, decode_block, BlockMeta, DecodedBlock};
+use crate::block::{block_may_contain, decode_block, BlockMeta, BlockReader, DecodedBlock};
 use crate::encoding::Reader;
 use crate::fsutil::remove_file;
 use crate::StorageError;
@@ -224,6 +224,19 @@ impl Part {
         }
     }
 
+    /// The bytes of a block, unchecked: for columnar blocks, whose header and
+    /// body carry checksums of their own that the block reader verifies.
+    fn block_slice(&self, b: &BlockRef) -> Result<&[u8], StorageError> {
+        self.map
+            .get(b.offset as usize..(b.offset as usize).saturating_add(b.len as usize))
+            .ok_or_else(|| {
+                StorageError::corrupt(
+                    self.path.display().to_string(),
+                    format!("block at {} out of range", b.offset),
+                )
+            })
+    }
+
     /// The bytes of a block, checksum verified.
     pub fn block_bytes(&self, b: &BlockRef) -> Result<&[u8], StorageError> {
         let bytes = &self.map[b.offset as usize..b.offset as usize + b.len as usize];
@@ -250,11 +263,65 @@ impl Part {
         }
     }
 
+    /// Decodes the rows of a block with timestamps in `[lo, hi]` whose lines
+    /// may contain every one of `needles`. Rows whose lines certainly lack a
+    /// needle are left out; columnar blocks decide that from their columns and
+    /// rebuild only the remaining lines (see `block::prefilter`), raw blocks
+    /// test each line. Kept rows may still lack a needle (the caller filters).
+    pub fn decode_filtered(
+        &self,
+        b: &BlockRef,
+        lo: i64,
+        hi: i64,
+        needles: &[String],
+    ) -> Result<DecodedBlock, StorageError> {
+        let mut out = DecodedBlock::default();
+        match self.format {
+            BlockFormat::Columnar => {
+                let r = BlockReader::open(self.block_slice(b)?)?;
+                let mut keep: Vec<bool> =
+                    r.timestamps().iter().map(|&t| t >= lo && t <= hi).collect();
+                if !needles.is_empty() {
+                    let ns: Vec<&[u8]> = needles.iter().map(|n| n.as_bytes()).collect();
+                    r.retain_rows_containing(&ns, &mut keep)?;
+                }
+                if !keep.iter().any(|&k| k) {
+                    return Ok(out);
+                }
+                let lines = r.lines_where(&keep)?;
+                for ((line, &ts), md) in lines.into_iter().zip(r.timestamps()).zip(r.metadata()) {
+                    if let Some(line) = line {
+                        out.ts.push(ts);
+                        out.lines.push(line);
+                        out.metadata.push(md.clone());
+                    }
+                }
+            }
+            BlockFormat::Raw => {
+                let d = raw_block::decode_raw_block(self.block_bytes(b)?)?;
+                let finders: Vec<memchr::memmem::Finder<'_>> =
+                    needles.iter().map(memchr::memmem::Finder::new).collect();
+                for ((ts, line), md) in d.ts.into_iter().zip(d.lines).zip(d.metadata) {
+                    if ts >= lo
+                        && ts <= hi
+                        && finders.iter().all(|f| f.find(line.as_bytes()).is_some())
+                    {
+                        out.ts.push(ts);
+                        out.lines.push(line);
+                        out.metadata.push(md);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether the block may hold a line containing every one of `substrings`
-    /// (always true for raw blocks, which carry no token index).
+    /// (always true for raw blocks, which carry no token index). Reads only
+    /// the block header, which carries its own checksum.
     pub fn may_contain(&self, b: &BlockRef, substrings: &[String]) -> Result<bool, StorageError> {
         Ok(match self.format {
-            BlockFormat::Columnar => block_may_contain(self.block_bytes(b)?, substrings),
+            BlockFormat::Columnar => block_may_contain(self.block_slice(b)?, substrings),
             BlockFormat::Raw => true,
         })
     }

@@ -1,0 +1,324 @@
+//! The embedded store against the engine's in-memory reference backend
+//! (`MemBackend`, which implements none of the store's pruning): line
+//! filters, regexp filters, `| json` with parameters, `rate` and log queries
+//! with a limit must give the same answers whether or not the store prunes
+//! blocks by bloom, drops rows by the column prefilter, stops scans at the
+//! shared time cutoff or answers from columns.
+//!
+//! Data: generated workload data (JSON) and the recorded conformance data
+//! (JSON, logfmt, plain, nested objects, escapes, invalid JSON). Store
+//! states: memtable only, row-wise flushed parts, columnar flushed parts,
+//! merged parts.
+
+use runakefli_bench::generator::{Generator, GeneratorConfig};
+use runakefli_engine::testing::MemBackend;
+use runakefli_engine::{Engine, QueryLimits, QueryResult};
+use runakefli_model::{Backend, Direction, Entry, PushRequest, PushStream, TenantId};
+use runakefli_storage::{Storage, StorageConfig};
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug)]
+enum State {
+    Memtable,
+    FlushedRaw,
+    FlushedColumnar,
+    Merged,
+}
+
+const STATES: [State; 4] = [
+    State::Memtable,
+    State::FlushedRaw,
+    State::FlushedColumnar,
+    State::Merged,
+];
+
+fn open_store(dir: &Path, state: State, pushes: &[PushRequest]) -> Arc<Storage> {
+    let mut cfg = StorageConfig::new(dir);
+    cfg.background = false;
+    cfg.wal_fsync = false;
+    cfg.flush_columnar = matches!(state, State::FlushedColumnar);
+    let store = Storage::open(cfg).expect("open store");
+    let tenant = TenantId::default_tenant();
+    for (i, p) in pushes.iter().enumerate() {
+        store.append(&tenant, p).expect("append");
+        let cut = match state {
+            State::Memtable => false,
+            State::Merged => i + 1 == pushes.len() / 2,
+            _ => i % 5 == 4,
+        };
+        if cut {
+            store.flush().expect("flush");
+        }
+    }
+    if !matches!(state, State::Memtable) {
+        store.flush().expect("flush");
+    }
+    if matches!(state, State::Merged) {
+        store.merge_now(true).expect("merge");
+    }
+    store
+}
+
+fn reference(pushes: &[PushRequest]) -> Arc<MemBackend> {
+    let b = Arc::new(MemBackend::new());
+    for p in pushes {
+        b.push(&TenantId::default_tenant(), p);
+    }
+    b
+}
+
+fn workload_pushes(end_ns: i64) -> Vec<PushRequest> {
+    let cfg = GeneratorConfig::ending_at(11, 40, 8_000, end_ns, GeneratorConfig::HOUR_NS);
+    let mut g = Generator::new(cfg).expect("generator");
+    let mut out = Vec::new();
+    for _ in 0..8 {
+        let mut streams: Vec<PushStream> = Vec::new();
+        for l in g.fill_batch(1000) {
+            streams.push(PushStream {
+                labels: g.stream_labels(l.stream).clone(),
+                entries: vec![Entry {
+                    ts: l.ts,
+                    line: l.line,
+                    metadata: Vec::new(),
+                }],
+            });
+        }
+        out.push(PushRequest { streams });
+    }
+    out
+}
+
+fn conformance_pushes() -> Vec<PushRequest> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/data");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("conformance data at {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no conformance data in {}",
+        dir.display()
+    );
+    files
+        .iter()
+        .map(|f| MemBackend::parse_push_json(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
+}
+
+fn time_range(pushes: &[PushRequest]) -> (i64, i64) {
+    pushes
+        .iter()
+        .flat_map(|p| p.streams.iter())
+        .flat_map(|s| s.entries.iter())
+        .fold((i64::MAX, i64::MIN), |(a, b), e| (a.min(e.ts), b.max(e.ts)))
+}
+
+/// Values of JSON member `key` in the data, for needles that really occur.
+fn member_values(pushes: &[PushRequest], key: &str, n: usize) -> Vec<String> {
+    let pat = format!("\"{key}\":\"");
+    let mut out = Vec::new();
+    for e in pushes
+        .iter()
+        .flat_map(|p| p.streams.iter())
+        .flat_map(|s| s.entries.iter())
+        .step_by(97)
+    {
+        if let Some(i) = e.line.find(&pat) {
+            let rest = &e.line[i + pat.len()..];
+            if let Some(j) = rest.find('"') {
+                out.push(rest[..j].to_string());
+            }
+        }
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// Same answer, floats equal up to rounding (sums in another order).
+fn same(a: &QueryResult, b: &QueryResult) -> bool {
+    match (a, b) {
+        (QueryResult::Matrix(x), QueryResult::Matrix(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(s, t)| {
+                    s.labels == t.labels
+                        && s.points.len() == t.points.len()
+                        && s.points
+                            .iter()
+                            .zip(&t.points)
+                            .all(|(p, q)| p.0 == q.0 && close(p.1, q.1))
+                })
+        }
+        (QueryResult::Vector(x), QueryResult::Vector(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(s, t)| {
+                    s.labels == t.labels && s.t_ms == t.t_ms && close(s.value, t.value)
+                })
+        }
+        _ => a == b,
+    }
+}
+
+/// Runs every query on the store and on the reference; panics on a difference.
+fn compare(
+    store: Arc<Storage>,
+    reference: Arc<MemBackend>,
+    queries: &[String],
+    (start, end): (i64, i64),
+    state: State,
+) -> usize {
+    let tenant = TenantId::default_tenant();
+    let engines = [
+        Engine::new(store as Arc<dyn Backend>, QueryLimits::default()),
+        Engine::new(reference as Arc<dyn Backend>, QueryLimits::default()),
+    ];
+    let step = 300 * 1_000_000_000;
+    let mut nonempty = 0;
+    for q in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let is_log = matches!(expr, runakefli_logql::Expr::Log(_));
+        let runs: Vec<(u32, Direction)> = if is_log {
+            vec![
+                (100, Direction::Backward),
+                (7, Direction::Backward),
+                (100, Direction::Forward),
+                (3, Direction::Forward),
+            ]
+        } else {
+            vec![(100, Direction::Backward)]
+        };
+        for (limit, dir) in runs {
+            let answers: Vec<Result<QueryResult, String>> = engines
+                .iter()
+                .map(|e| {
+                    e.query_range(&tenant, &expr, start, end, step, limit, dir)
+                        .map(|r| r.result)
+                        .map_err(|e| e.to_string())
+                })
+                .collect();
+            let ok = match (&answers[0], &answers[1]) {
+                (Ok(a), Ok(b)) => same(a, b),
+                (a, b) => a == b,
+            };
+            assert!(
+                ok,
+                "{state:?} limit={limit} {dir:?}: store and reference differ for {q}\nstore: {:?}\nreference: {:?}",
+                answers[0], answers[1]
+            );
+            if let Ok(QueryResult::Streams(s)) = &answers[0] {
+                nonempty += usize::from(!s.is_empty());
+            }
+            if let Ok(QueryResult::Matrix(m)) = &answers[0] {
+                nonempty += usize::from(!m.is_empty());
+            }
+        }
+    }
+    nonempty
+}
+
+fn run_all(pushes: &[PushRequest], queries: &[String], range: (i64, i64)) {
+    let reference = reference(pushes);
+    for state in STATES {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open_store(dir.path(), state, pushes);
+        let nonempty = compare(store, reference.clone(), queries, range, state);
+        assert!(
+            nonempty * 2 >= queries.len(),
+            "{state:?}: most queries found nothing ({nonempty} of {})",
+            queries.len()
+        );
+    }
+}
+
+#[test]
+fn workload_line_filters_and_json_params_match_the_reference() {
+    let end = 1_800_000_000_000_000_000;
+    let pushes = workload_pushes(end);
+    let (lo, hi) = time_range(&pushes);
+    let mut needles: Vec<String> = vec![
+        "timeout".into(),
+        "connection timeout".into(),
+        "completed".into(),
+        r#""level":"error""#.into(),
+        r#""status":5"#.into(),
+        r#"error","msg":""#.into(),
+        "\",\"".into(),
+        "GET".into(),
+        ".ec2.internal\",\"pod_ip".into(),
+        "-4".into(),
+        "T0".into(),
+        "nowhere-to-be-found".into(),
+    ];
+    needles.extend(member_values(&pushes, "trace_id", 2));
+    needles.extend(member_values(&pushes, "user_id", 2));
+    needles.extend(member_values(&pushes, "request_id", 1));
+    needles.extend(
+        member_values(&pushes, "span_id", 1)
+            .into_iter()
+            .map(|s| s[3..11].to_string()),
+    );
+    let mut queries: Vec<String> = Vec::new();
+    for n in &needles {
+        let lit = format!("`{n}`");
+        queries.push(format!("{{app=~\".+\"}} |= {lit}"));
+        queries.push(format!(
+            "sum by (app) (count_over_time({{app=~\".+\"}} |= {lit} [10m]))"
+        ));
+    }
+    queries.extend(
+        [
+            r#"{namespace=~".+"} |~ `"msg":"[^"]*request`"#,
+            r#"{namespace=~".+"} |~ `time.ut`"#,
+            r#"{namespace=~".+"} |= "timeout" |= "connection""#,
+            r#"{namespace=~".+"} |= "timeout" != "connection""#,
+            r#"{namespace=~".+"} |= "error" | json | level="error""#,
+            r#"{app=~".+"} |= "completed" | json | status >= 500 | line_format "{{.status}}""#,
+            r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [10m]))"#,
+            r#"sum by (lvl, st) (count_over_time({namespace=~".+"} | json lvl="level", st="status" | st >= 400 [10m]))"#,
+            r#"sum by (app) (rate({app=~".+"} | json | status >= 500 [10m]))"#,
+            r#"sum(rate({app=~".+"} | json | level="error" [5m]))"#,
+            r#"sum by (app) (count_over_time({app=~".+"} | json app="msg" [10m]))"#,
+            r#"sum by (c) (count_over_time({app=~".+"} | json c="cache_hit", t="trace_id" | t!="" [10m]))"#,
+            r#"sum(count_over_time({namespace=~".+"} |~ `"msg":"[^"]*request` [10m]))"#,
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    run_all(&pushes, &queries, (lo + 120_000_000_000, hi + 1));
+}
+
+#[test]
+fn conformance_line_filters_and_json_params_match_the_reference() {
+    let pushes = conformance_pushes();
+    let (lo, hi) = time_range(&pushes);
+    let queries: Vec<String> = [
+        r#"{app=~".+"} |= "error""#,
+        r#"{app=~".+"} |= "refund issued""#,
+        r#"{app=~".+"} |= `"level":"error"`"#,
+        r#"{app=~".+"} |= "=\"""#,
+        r#"{app=~".+"} |= "Müller""#,
+        r#"{app=~".+"} |= "\\""#,
+        r#"{app=~".+"} |~ "INV-[0-9]+5 ""#,
+        r#"{app=~".+"} |~ `level=(error|warn)`"#,
+        r#"{app=~".+"} |= "method" |= "GET""#,
+        r#"sum by (app) (count_over_time({app=~".+"} |= "error" [10m]))"#,
+        r#"sum by (level) (count_over_time({app=~".+"} | json level="level" [10m]))"#,
+        r#"sum by (r) (count_over_time({app=~".+"} | json r="request" [10m]))"#,
+        r#"sum by (m) (count_over_time({app=~".+"} | json m="method", s="status" | s >= 400 [10m]))"#,
+        r#"sum by (app) (rate({app=~".+"} | json | status >= 400 [10m]))"#,
+        r#"sum by (app) (rate({app=~".+"} | json | __error__="" [10m]))"#,
+        r#"sum(count_over_time({app=~".+"} | json t="tags" [10m]))"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    run_all(&pushes, &queries, (lo + 600_000_000_000, hi + 1));
+}

@@ -1,0 +1,73 @@
+//! Parallel scans: a query's streams are cut into a fixed number of shards
+//! ([`SHARDS`]), each scanned by a task of one process-wide worker pool, and
+//! the partial results are merged in shard order.
+//!
+//! The shard count does not depend on the machine, so an answer (including
+//! the order in which equal-timestamp points of different streams reach an
+//! aggregation) is the same on every machine; the pool size only decides how
+//! many shards run at once. The pool is shared by all queries, so concurrent
+//! queries queue for workers instead of multiplying threads.
+
+use rayon::prelude::*;
+use runakefli_model::Shard;
+use std::sync::OnceLock;
+
+/// Shards per scan.
+pub const SHARDS: u32 = 8;
+
+/// Worker threads of the query pool: `RUNAKEFLI_QUERY_THREADS`, else the
+/// number of CPUs.
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::env::var("RUNAKEFLI_QUERY_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("runakefli-query-{i}"))
+            .build()
+            .unwrap_or_else(|_| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()
+                    .expect("a one-thread pool")
+            })
+    })
+}
+
+/// Runs `f` once per shard on the query pool; the results in shard order.
+pub fn map_shards<R: Send>(f: impl Fn(Shard) -> R + Sync + Send) -> Vec<R> {
+    pool().install(|| {
+        (0..SHARDS)
+            .into_par_iter()
+            .map(|index| {
+                f(Shard {
+                    index,
+                    count: SHARDS,
+                })
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stream_in_exactly_one_shard_and_results_in_order() {
+        let got = map_shards(|s| s.index);
+        assert_eq!(got, (0..SHARDS).collect::<Vec<_>>());
+        for id in [0u64, 1, 7, 8, 12345, u64::MAX] {
+            let n = map_shards(|s| s.holds(id)).iter().filter(|&&b| b).count();
+            assert_eq!(n, 1);
+        }
+    }
+}

@@ -54,9 +54,9 @@ fn open_store(dir: &Path, state: State, pushes: &[PushRequest]) -> Arc<Storage> 
 }
 
 fn conformance_pushes() -> Vec<PushRequest> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/data");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance/data");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("conformance data")
+        .unwrap_or_else(|e| panic!("conformance data missing at {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();

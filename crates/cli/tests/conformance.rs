@@ -1,4 +1,4 @@
-//! Golden test: replays ../shared/conformance (answers recorded from a real Loki)
+//! Golden test: replays testdata/conformance (answers recorded from a real Loki)
 //! against the real server and compares with the rules of its README.
 //!
 //! Every case must pass unless `docs/conformance.md` lists its id with a reason.
@@ -10,8 +10,9 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+/// The LogQL conformance corpus, committed under `testdata/` at the workspace root.
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance")
 }
 
 /// Case ids listed in docs/conformance.md as not (yet) matching Loki, each with a reason.

@@ -5,43 +5,28 @@
 //! - syslog over TCP and UDP: util-linux `logger`;
 //! - JSON lines: plain HTTP (VictoriaLogs' format has no dedicated client).
 //!
-//! The Python clients live in a virtualenv made by `.ci/setup-clients.sh`;
-//! `RUNAKEFLI_TEST_PYTHON` overrides its interpreter. A missing client fails
-//! the test (it does not skip).
+//! The clients are set up on first use (see [`clients`]): the Python ones in
+//! the project virtualenv `.venv-clients` (`RUNAKEFLI_TEST_PYTHON` overrides
+//! its interpreter). A client that cannot be set up fails the test (it does
+//! not skip).
 
+mod clients;
 mod common;
 
 use common::TestServer;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn python() -> PathBuf {
-    let p = match std::env::var_os("RUNAKEFLI_TEST_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => workspace_root().join(".venv-clients/bin/python"),
-    };
-    assert!(
-        p.exists(),
-        "{} is missing: run .ci/setup-clients.sh (or set RUNAKEFLI_TEST_PYTHON)",
-        p.display()
-    );
-    p
-}
 
 /// Runs `tests/clients/<script>` with `job` as JSON on stdin; returns its JSON output.
 fn run_client(script: &str, job: &Value) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients")
         .join(script);
-    let mut child = Command::new(python())
+    let mut child = Command::new(clients::python())
         .arg(&path)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -351,13 +336,14 @@ fn hostname() -> String {
 
 /// Sends `lines` (one message each) with util-linux `logger`.
 fn logger(args: &[&str], lines: &[String]) {
+    clients::ensure_logger();
     let mut child = Command::new("logger")
         .args(args)
         .env("TZ", "UTC")
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("logger (util-linux/bsdutils) must be installed: run .ci/setup-clients.sh");
+        .expect("start logger");
     let mut stdin = child.stdin.take().unwrap();
     for l in lines {
         writeln!(stdin, "{l}").unwrap();

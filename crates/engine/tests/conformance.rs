@@ -223,39 +223,34 @@ struct Fixture {
     cases: Vec<common::Case>,
 }
 
-/// The corpus data loaded once into a MemBackend, shared by the tests.
-fn fixture() -> Option<&'static Fixture> {
-    static F: std::sync::OnceLock<Option<Fixture>> = std::sync::OnceLock::new();
+/// The corpus data loaded once into a MemBackend, shared by the tests; panics
+/// (failing every test that uses it) when the corpus is missing.
+fn fixture() -> &'static Fixture {
+    static F: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
     F.get_or_init(|| {
-        let cases = common::load_cases()?;
+        let cases = common::load_cases();
         let backend = Arc::new(MemBackend::new());
         let tenant = TenantId::default_tenant();
+        let data = common::corpus_dir().join("data");
         backend
-            .load_dir(
-                &tenant,
-                std::path::Path::new(&format!("{}/data", common::CORPUS)),
-            )
-            .ok()?;
+            .load_dir(&tenant, &data)
+            .unwrap_or_else(|e| panic!("conformance data {}: {e}", data.display()));
         let limits = QueryLimits {
             max_entries_limit_per_query: 10_000,
             max_query_series: 10_000,
             ..QueryLimits::default()
         };
-        Some(Fixture {
+        Fixture {
             engine: Engine::new(backend, limits),
             tenant,
             cases,
-        })
+        }
     })
-    .as_ref()
 }
 
 /// Replays the cases of `topics`; fails on any failure not in [`KNOWN_FAILURES`].
 fn replay(topics: &[&str]) {
-    let Some(fx) = fixture() else {
-        eprintln!("conformance corpus not found; skipping");
-        return;
-    };
+    let fx = fixture();
     let mut by_topic: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let mut failures = Vec::new();
     for c in &fx.cases {

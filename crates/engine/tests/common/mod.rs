@@ -58,26 +58,33 @@ pub struct Case {
     pub body: serde_json::Value,
 }
 
-pub const CORPUS: &str = "/work/shared/conformance";
+/// The LogQL conformance corpus, committed under `testdata/` at the workspace root.
+pub fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance")
+}
 
-/// Loads the cases, or `None` when the corpus is not on this machine.
-pub fn load_cases() -> Option<Vec<Case>> {
-    let text = std::fs::read_to_string(format!("{CORPUS}/cases.jsonl")).ok()?;
-    Some(
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).expect("case json");
-                Case {
-                    id: v["id"].as_str().unwrap_or_default().to_string(),
-                    endpoint: v["endpoint"].as_str().unwrap_or_default().to_string(),
-                    params: v["params"].clone(),
-                    status: v["status"].as_u64().unwrap_or(0) as u16,
-                    body: v["body"].clone(),
-                }
-            })
-            .collect(),
-    )
+/// Loads the cases; panics (failing the test) when the corpus is missing.
+pub fn load_cases() -> Vec<Case> {
+    let path = corpus_dir().join("cases.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "conformance corpus missing: cannot read {}: {e} (it is part of the repository)",
+            path.display()
+        )
+    });
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("case json");
+            Case {
+                id: v["id"].as_str().unwrap_or_default().to_string(),
+                endpoint: v["endpoint"].as_str().unwrap_or_default().to_string(),
+                params: v["params"].clone(),
+                status: v["status"].as_u64().unwrap_or(0) as u16,
+                body: v["body"].clone(),
+            }
+        })
+        .collect()
 }
 
 fn label_key(v: &serde_json::Value) -> Vec<(String, String)> {

@@ -4,7 +4,7 @@
 //! (`application/x-protobuf`) or OTLP/JSON (`application/json`), optionally
 //! gzip- (or deflate-) encoded. They map to streams as Loki maps them with
 //! its default `otlp_config`, `discover_service_name` and
-//! `discover_log_levels` (recorded in `/work/shared/conformance-otlp`):
+//! `discover_log_levels` (recorded in `testdata/conformance-otlp`):
 //! - Stream labels come only from resource attributes on
 //!   [`mapping::INDEX_ATTRIBUTES`], names rewritten as Prometheus label names
 //!   (`k8s.pod.name` -> `k8s_pod_name`, `3ds.version` -> `key_3ds_version`).

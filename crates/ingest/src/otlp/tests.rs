@@ -6,7 +6,28 @@ use super::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/otlp");
+/// The OTLP conformance corpus (recorded against Loki), committed under
+/// `testdata/` at the workspace root.
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../testdata/conformance-otlp"
+);
+
+/// Reads `rel` from the corpus; a missing file fails the test with its path.
+fn read_corpus(rel: &str) -> Vec<u8> {
+    let path = format!("{CORPUS}/{rel}");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("OTLP corpus file {path}: {e}"))
+}
+
+/// The recorded case `id` of `categorized.jsonl` (queries answered with
+/// `X-Loki-Response-Encoding-Flags: categorize-labels`).
+fn categorized_case(id: &str) -> serde_json::Value {
+    let text = String::from_utf8(read_corpus("categorized.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no case {id} in {CORPUS}/categorized.jsonl"))
+}
 
 fn lim() -> PushLimits {
     PushLimits::default()
@@ -37,7 +58,7 @@ fn rows(req: &PushRequest) -> Vec<Row> {
 }
 
 fn decode_file(name: &str) -> PushRequest {
-    let body = std::fs::read(format!("{DATA}/{name}")).unwrap();
+    let body = read_corpus(&format!("requests/{name}"));
     let ct = if name.ends_with(".pb") {
         "application/x-protobuf"
     } else {
@@ -47,10 +68,11 @@ fn decode_file(name: &str) -> PushRequest {
 }
 
 fn recorded_files() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(DATA)
-        .unwrap()
+    let dir = format!("{CORPUS}/requests");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("OTLP corpus requests missing at {dir}: {e}"))
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".pb") || n.ends_with(".json") && !n.starts_with("cat"))
+        .filter(|n| n.ends_with(".pb") || n.ends_with(".json"))
         .collect();
     names.sort();
     names
@@ -69,8 +91,7 @@ fn recorded_requests_match_loki() {
     assert_eq!(got.len(), 37, "37 records were sent");
     let got: BTreeSet<Row> = got.into_iter().collect();
 
-    let answer: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(format!("{DATA}/cat-001.json")).unwrap()).unwrap();
+    let answer = categorized_case("cat-001");
     let mut want: BTreeSet<Row> = BTreeSet::new();
     for s in answer["body"]["data"]["result"].as_array().unwrap() {
         for v in s["values"].as_array().unwrap() {
@@ -105,7 +126,7 @@ fn recorded_requests_match_loki() {
 /// The same records sent as protobuf and as JSON map identically.
 #[test]
 fn protobuf_and_json_agree() {
-    let json = std::fs::read(format!("{DATA}/002.json")).unwrap();
+    let json = read_corpus("requests/002.json");
     let from_json = json::decode(&json).unwrap();
     let pb = from_json.encode_to_vec();
     assert_eq!(
@@ -220,7 +241,7 @@ fn record_errors() {
 
 #[test]
 fn header_handling() {
-    let body = std::fs::read(format!("{DATA}/004.json")).unwrap();
+    let body = read_corpus("requests/004.json");
     let e = decode_logs(&body, Some("text/plain"), None, &lim()).unwrap_err();
     assert_eq!(
         (e.status(), e.to_string()),

@@ -8,6 +8,7 @@ pub mod generator;
 pub mod http;
 pub mod ingest_bench;
 pub mod machine;
+pub mod needles;
 pub mod procstat;
 pub mod protocol;
 pub mod push;

@@ -3,6 +3,7 @@
 //! benchmark drivers that exercise a running server over HTTP.
 #![deny(missing_docs)]
 
+pub mod data_marker;
 pub mod dist;
 pub mod generator;
 pub mod http;

@@ -97,8 +97,9 @@ pub fn wait_ready(
     }
 }
 
-/// Starts `exe serve --listen LISTEN --data-dir DIR EXTRA...` and waits (up to 60 s)
-/// until `GET /ready` answers 200. The child is killed if it does not become ready.
+/// Starts `exe serve --listen LISTEN --data-dir DIR EXTRA...` (its stdout sent to our
+/// stderr) and waits (up to 60 s) until `GET /ready` answers 200. The child is killed
+/// if it does not become ready.
 pub fn spawn_server(
     exe: &Path,
     data_dir: &Path,
@@ -113,6 +114,8 @@ pub fn spawn_server(
         .arg(data_dir)
         .args(extra_args)
         .stdin(Stdio::null())
+        // The server logs to stdout; keep that off the report the benchmark prints there.
+        .stdout(Stdio::from(std::io::stderr()))
         .spawn()
         .with_context(|| format!("starting {}", exe.display()))?;
     let base = format!("http://{listen}");

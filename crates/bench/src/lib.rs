@@ -3,17 +3,22 @@
 //! benchmark drivers that exercise a running server over HTTP.
 #![deny(missing_docs)]
 
+pub mod data_marker;
 pub mod dist;
 pub mod generator;
 pub mod http;
 pub mod ingest_bench;
 pub mod machine;
+pub mod needles;
+pub mod own_server;
 pub mod procstat;
 pub mod protocol;
 pub mod push;
 pub mod push_json;
 pub mod push_otlp;
 pub mod query_bench;
+pub mod query_report;
+pub mod query_set;
 pub mod rng;
 pub mod text;
 pub mod vocab;
@@ -25,5 +30,8 @@ pub use generator::{
 pub use http::spawn_server;
 pub use ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
 pub use machine::MachineInfo;
+pub use own_server::{OwnServer, ServerProcess};
 pub use protocol::Protocol;
-pub use query_bench::{run_query_bench, QueryBenchConfig, QueryReport};
+pub use query_bench::{run_query_bench, QueryBenchConfig};
+pub use query_report::QueryReport;
+pub use query_set::QuerySet;

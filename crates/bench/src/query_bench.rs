@@ -1,23 +1,38 @@
 //! The query benchmark: pushes the reference workload (one hour), flushes, then times
-//! the seven reference LogQL queries as range queries (step 60 s, as Grafana would)
-//! and as instant queries at the end of the hour, cold (first run) and warm (median).
-//! A query the server rejects is reported as unsupported, never fatal.
+//! a query set ([`QuerySet`]): the seven reference LogQL queries as range queries
+//! (step 60 s, as Grafana would) and as instant queries at the end of the hour, or
+//! the fourteen range queries of issue 7. Cold is the first run, after a server
+//! restart when the benchmark controls the server ([`ServerProcess`]); warm is the
+//! median of the runs after it. A query the server rejects is reported as
+//! unsupported, never fatal.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::data_marker::{self, DataMarker};
 use crate::generator::Generator;
 use crate::http;
 use crate::ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
 use crate::machine::{command_line, MachineInfo};
-use crate::vocab::{COMMON_WORD, PHRASE};
+use crate::needles::find_needles;
+use crate::own_server::{drop_page_cache, peak_rss, ServerProcess};
+pub use crate::query_report::{
+    result_size, ColdRuns, DataSource, QueryOutcome, QueryReport, QueryTiming, ResultSize,
+};
+pub use crate::query_set::{
+    issue7_queries, reference_queries, QueryMode, QuerySet, QuerySpec, ISSUE7_APP,
+};
+use crate::vocab::COMMON_WORD;
 
 /// What to push and query.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct QueryBenchConfig {
-    /// Base URL of the server.
+    /// Base URL of the server (of an external one; a [`ServerProcess`] has its own).
     pub url: String,
+    /// Which queries to time.
+    pub set: QuerySet,
     /// Lines to push before querying.
     pub lines: u64,
     /// Streams (pods).
@@ -31,10 +46,15 @@ pub struct QueryBenchConfig {
     /// Push the workload first; when false, the data must already be there and
     /// `end_ns` should name the end of its span.
     pub push: bool,
+    /// After a complete push, write a [`DataMarker`] into this data directory so a
+    /// later run can reuse the data.
+    pub marker_dir: Option<PathBuf>,
     /// Concurrent push connections.
     pub concurrency: usize,
     /// Lines per push request.
     pub batch_lines: usize,
+    /// Upper bound on the wait for merges to settle after the push, seconds.
+    pub settle_timeout_secs: u64,
     /// Range query step, seconds.
     pub step_secs: u64,
     /// Warm runs per query (the median is reported).
@@ -45,215 +65,54 @@ pub struct QueryBenchConfig {
     pub timeout_secs: u64,
     /// Tenant sent as `X-Scope-OrgID`, if any.
     pub tenant: Option<String>,
+    /// Restart the server (and try to drop the page cache) before each query's cold
+    /// run, when the benchmark controls the server.
+    pub cold_restart: bool,
+    /// With `cold_restart`, also drop the page cache between stopping and starting
+    /// the server (needs root; affects the whole machine).
+    pub drop_page_cache: bool,
+    /// PID of an external server, for its peak RSS.
+    pub pid: Option<u32>,
 }
 
 impl Default for QueryBenchConfig {
     fn default() -> Self {
         QueryBenchConfig {
             url: "http://127.0.0.1:3100".into(),
+            set: QuerySet::Workload,
             lines: 1_000_000,
             streams: 5_000,
             seed: 1,
             span_secs: 3_600,
             end_ns: None,
             push: true,
+            marker_dir: None,
             concurrency: 4,
             batch_lines: 1_000,
+            settle_timeout_secs: 600,
             step_secs: 60,
             warm_runs: 5,
             limit: 100,
             timeout_secs: 300,
             tenant: None,
+            cold_restart: true,
+            drop_page_cache: true,
+            pid: None,
         }
     }
 }
 
-/// One reference query.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct QuerySpec {
-    /// Number in workload.md (1..=7).
-    pub id: u8,
-    /// Short description.
-    pub name: &'static str,
-    /// The LogQL text.
-    pub logql: String,
-    /// True for log queries (limit and direction apply).
-    pub is_log_query: bool,
-}
-
-/// The seven reference queries of workload.md for an app name and a common word.
-pub fn reference_queries(app: &str, word: &str) -> Vec<QuerySpec> {
-    let q = |id, name, logql: String, is_log_query| QuerySpec {
-        id,
-        name,
-        logql,
-        is_log_query,
-    };
-    vec![
-        q(
-            1,
-            "errors of one app",
-            format!(r#"sum(count_over_time({{app="{app}"}} | json | level="error" [1h]))"#),
-            false,
-        ),
-        q(
-            2,
-            "errors per app",
-            r#"sum by (app) (count_over_time({app=~".+"} | json | level="error" [1h]))"#.into(),
-            false,
-        ),
-        q(
-            3,
-            "newest 100 lines with word",
-            format!(r#"{{app=~".+"}} |= "{word}""#),
-            true,
-        ),
-        q(
-            4,
-            "p99 duration per app",
-            r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1h]) by (app)"#
-                .into(),
-            false,
-        ),
-        q(
-            5,
-            "top 10 paths",
-            r#"topk(10, sum by (path) (count_over_time({app=~".+"} | json [1h])))"#.into(),
-            false,
-        ),
-        q(
-            6,
-            "count lines with word",
-            format!(r#"sum(count_over_time({{app=~".+"}} |= "{word}" [1h]))"#),
-            false,
-        ),
-        q(
-            7,
-            "count lines with phrase",
-            format!(r#"sum(count_over_time({{app=~".+"}} |= "{PHRASE}" [1h]))"#),
-            false,
-        ),
-    ]
-}
-
-/// Range or instant query.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum QueryMode {
-    /// `/loki/api/v1/query_range` over the hour.
-    Range,
-    /// `/loki/api/v1/query` at the end of the hour.
-    Instant,
-}
-
-/// The size of a query result.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ResultSize {
-    /// `resultType` of the answer.
-    pub result_type: String,
-    /// Series (or streams) in the answer.
-    pub series: u64,
-    /// Entries (log queries) or samples (metric queries) over all series.
-    pub values: u64,
-}
-
-/// Parses the size of a Loki query answer.
-pub fn result_size(body: &str) -> Result<ResultSize, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(body).map_err(|e| format!("answer is not JSON: {e}"))?;
-    let data = v.get("data").ok_or("answer has no data")?;
-    let result_type = data
-        .get("resultType")
-        .and_then(|t| t.as_str())
-        .unwrap_or("")
-        .to_string();
-    let result = data.get("result").ok_or("answer has no result")?;
-    let (series, values) = match result_type.as_str() {
-        "scalar" => (1, 1),
-        "vector" => {
-            let n = result.as_array().map_or(0, |a| a.len()) as u64;
-            (n, n)
+impl QueryBenchConfig {
+    /// The marker describing this config's push ending at `end_ns`.
+    pub fn marker(&self, end_ns: i64) -> DataMarker {
+        DataMarker {
+            lines: self.lines,
+            streams: self.streams,
+            seed: self.seed,
+            span_secs: self.span_secs,
+            end_ns,
         }
-        _ => {
-            let arr = result.as_array().ok_or("result is not an array")?;
-            let values = arr
-                .iter()
-                .map(|s| {
-                    s.get("values")
-                        .and_then(|v| v.as_array())
-                        .map_or(0, |a| a.len()) as u64
-                })
-                .sum();
-            (arr.len() as u64, values)
-        }
-    };
-    Ok(ResultSize {
-        result_type,
-        series,
-        values,
-    })
-}
-
-/// How a query fared.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum QueryOutcome {
-    /// Answered.
-    Answered {
-        /// First run, milliseconds.
-        cold_ms: f64,
-        /// Median of the warm runs, milliseconds.
-        warm_median_ms: f64,
-        /// Every warm run, milliseconds.
-        warm_ms: Vec<f64>,
-        /// Size of the (first) answer.
-        size: ResultSize,
-    },
-    /// The server rejected the query (e.g. not implemented yet).
-    Unsupported {
-        /// HTTP status.
-        status: u16,
-        /// The server's message.
-        message: String,
-    },
-    /// Transport failure or unreadable answer.
-    Failed {
-        /// What went wrong.
-        error: String,
-    },
-}
-
-/// One row of the report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct QueryTiming {
-    /// The query.
-    pub query: QuerySpec,
-    /// Range or instant.
-    pub mode: QueryMode,
-    /// What happened.
-    pub outcome: QueryOutcome,
-}
-
-/// Everything the query benchmark measured.
-#[derive(Clone, Debug, Serialize)]
-pub struct QueryReport {
-    /// The benchmark config.
-    pub config: QueryBenchConfig,
-    /// The machine.
-    pub machine: MachineInfo,
-    /// The command line that ran the benchmark.
-    pub command_line: String,
-    /// APP of the queries (the app with the most streams).
-    pub app: String,
-    /// WORD of the queries.
-    pub word: String,
-    /// Start of the queried range, ns.
-    pub start_ns: i64,
-    /// End of the queried range (and instant query time), ns.
-    pub end_ns: i64,
-    /// The push phase, when the benchmark pushed.
-    pub ingest: Option<IngestReport>,
-    /// One row per query and mode.
-    pub queries: Vec<QueryTiming>,
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -299,18 +158,24 @@ fn run_once(
     Ok((ms, reply.body))
 }
 
+/// The queried range and where to send queries.
+struct Target<'a> {
+    base: &'a str,
+    start_ns: i64,
+    end_ns: i64,
+}
+
 fn time_query(
     config: &QueryBenchConfig,
     agent: &ureq::Agent,
     spec: &QuerySpec,
     mode: QueryMode,
-    start_ns: i64,
-    end_ns: i64,
+    target: &Target,
 ) -> QueryOutcome {
-    let base = config.url.trim_end_matches('/');
+    let base = target.base.trim_end_matches('/');
     let (start, end, step, limit) = (
-        start_ns.to_string(),
-        end_ns.to_string(),
+        target.start_ns.to_string(),
+        target.end_ns.to_string(),
         format!("{}s", config.step_secs),
         config.limit.to_string(),
     );
@@ -360,10 +225,49 @@ fn time_query(
     }
 }
 
-/// Pushes the workload (unless `push` is false), then times the reference queries.
-pub fn run_query_bench(config: &QueryBenchConfig) -> anyhow::Result<QueryReport> {
+/// Writes the data marker when the push was complete: every line accepted, flushed,
+/// merges settled. Returns the marker's path or why it was not written.
+fn mark_data(
+    config: &QueryBenchConfig,
+    ingest: &IngestReport,
+    end_ns: i64,
+) -> Option<Result<String, String>> {
+    let dir = config.marker_dir.as_ref()?;
+    let incomplete = if ingest.lines_pushed != config.lines || ingest.failed_requests > 0 {
+        Some(format!(
+            "{} of {} lines accepted, {} failed requests",
+            ingest.lines_pushed, config.lines, ingest.failed_requests
+        ))
+    } else if !matches!(ingest.flush, Ok(s) if (200..300).contains(&s)) {
+        Some(format!("flush failed: {:?}", ingest.flush))
+    } else if !ingest.settle.settled {
+        Some(format!(
+            "merges did not settle ({})",
+            ingest.settle.note.as_deref().unwrap_or("unknown")
+        ))
+    } else {
+        None
+    };
+    Some(match incomplete {
+        Some(why) => Err(why),
+        None => data_marker::write_marker(dir, &config.marker(end_ns))
+            .map(|()| data_marker::marker_path(dir).display().to_string())
+            .map_err(|e| format!("writing the marker: {e}")),
+    })
+}
+
+/// Pushes the workload (unless `push` is false), then times the queries of
+/// `config.set`. With a `server` the benchmark controls, each query's cold run
+/// follows a restart (unless `cold_restart` is off) and peak RSS is read from it.
+pub fn run_query_bench(
+    config: &QueryBenchConfig,
+    mut server: Option<&mut dyn ServerProcess>,
+) -> anyhow::Result<QueryReport> {
+    let mut url = server
+        .as_ref()
+        .map_or(config.url.clone(), |s| s.url().to_string());
     let ingest_config = IngestBenchConfig {
-        url: config.url.clone(),
+        url: url.clone(),
         concurrency: config.concurrency,
         batch_lines: config.batch_lines,
         lines: config.lines,
@@ -372,12 +276,19 @@ pub fn run_query_bench(config: &QueryBenchConfig) -> anyhow::Result<QueryReport>
         span_secs: config.span_secs,
         end_ns: Some(config.end_ns.unwrap_or_else(crate::ingest_bench::now_ns)),
         pregenerate: false,
+        settle_timeout_secs: config.settle_timeout_secs,
         tenant: config.tenant.clone(),
         ..IngestBenchConfig::default()
     };
     let gen_config = ingest_config.generator_config();
-    let generator = Generator::new(gen_config.clone())?;
-    let app = generator.busiest_app().to_string();
+    let end_ns = gen_config.start_ns + gen_config.span_ns;
+    let start_ns = end_ns - 3_600 * 1_000_000_000;
+    let app = match config.set {
+        QuerySet::Workload => Generator::new(gen_config.clone())?
+            .busiest_app()
+            .to_string(),
+        QuerySet::Issue7 => ISSUE7_APP.to_string(),
+    };
     let ingest = if config.push {
         Some(run_ingest_bench(&ingest_config)?)
     } else {
@@ -390,105 +301,100 @@ pub fn run_query_bench(config: &QueryBenchConfig) -> anyhow::Result<QueryReport>
             r.first_error.as_deref().unwrap_or("unknown error")
         );
     }
-    let end_ns = gen_config.start_ns + gen_config.span_ns;
-    let start_ns = end_ns - 3_600 * 1_000_000_000;
+    let data = match &ingest {
+        Some(r) => DataSource::Pushed {
+            marker: mark_data(config, r, end_ns),
+        },
+        None => match (&server, &config.marker_dir) {
+            (Some(_), Some(dir)) => DataSource::Reused {
+                dir: dir.display().to_string(),
+            },
+            _ => DataSource::External,
+        },
+    };
+
+    let (needles, needle_seconds) = match config.set {
+        QuerySet::Workload => (None, None),
+        QuerySet::Issue7 => {
+            eprintln!("picking needles from {} generated lines", config.lines);
+            let t0 = Instant::now();
+            let n = find_needles(&gen_config, config.lines, start_ns, end_ns)?;
+            (Some(n), Some(t0.elapsed().as_secs_f64()))
+        }
+    };
+    let specs = match &needles {
+        Some(n) => issue7_queries(&app, n),
+        None => reference_queries(&app, COMMON_WORD),
+    };
+
     let agent = http::agent(Duration::from_secs(config.timeout_secs));
+    let restart = config.cold_restart && server.is_some();
+    let mut cold = ColdRuns {
+        restarted: restart,
+        ..ColdRuns::default()
+    };
+    let mut cache_tried = !config.drop_page_cache;
+    if restart && !config.drop_page_cache {
+        cold.page_cache_note = Some("not tried (turned off)".into());
+    }
     let mut queries = Vec::new();
-    for spec in reference_queries(&app, COMMON_WORD) {
-        for mode in [QueryMode::Range, QueryMode::Instant] {
-            let outcome = time_query(config, &agent, &spec, mode, start_ns, end_ns);
-            queries.push(QueryTiming {
-                query: spec.clone(),
+    for spec in specs {
+        for &mode in config.set.modes() {
+            if let (true, Some(s)) = (restart, server.as_deref_mut()) {
+                s.restart(&mut || {
+                    if cache_tried && !cold.page_cache_dropped {
+                        return;
+                    }
+                    cache_tried = true;
+                    match drop_page_cache() {
+                        Ok(()) => cold.page_cache_dropped = true,
+                        Err(e) => cold.page_cache_note = Some(e),
+                    }
+                })?;
+                url = s.url().to_string();
+            }
+            let target = Target {
+                base: &url,
+                start_ns,
+                end_ns,
+            };
+            let outcome = time_query(config, &agent, &spec, mode, &target);
+            let pid = server.as_ref().map(|s| s.pid()).or(config.pid);
+            queries.push(QueryTiming::new(
+                spec.clone(),
                 mode,
                 outcome,
-            });
+                restart,
+                pid.and_then(peak_rss),
+            ));
         }
     }
+    let peak_rss_bytes = queries.iter().filter_map(|q| q.peak_rss_bytes).max();
+    let peak_rss_note = if restart {
+        "highest VmHWM of the server processes that answered the queries (one per query, started after the push)"
+    } else if config.push {
+        "VmHWM of the server since it started, push included"
+    } else {
+        "VmHWM of the server since it started"
+    }
+    .to_string();
     Ok(QueryReport {
         config: config.clone(),
         machine: MachineInfo::detect(),
         command_line: command_line(),
         app,
         word: COMMON_WORD.to_string(),
+        needles,
+        needle_seconds,
         start_ns,
         end_ns,
+        data,
         ingest,
+        cold,
+        peak_rss_bytes,
+        peak_rss_note,
         queries,
     })
-}
-
-impl std::fmt::Display for QueryReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "## Query benchmark")?;
-        writeln!(f)?;
-        writeln!(f, "- machine: {}", self.machine)?;
-        writeln!(f, "- command: `{}`", self.command_line)?;
-        writeln!(
-            f,
-            "- data: {} lines over {} streams (seed {}){}; APP = {}, WORD = {}",
-            self.config.lines,
-            self.config.streams,
-            self.config.seed,
-            if self.config.push {
-                ", pushed and flushed first"
-            } else {
-                ", already stored"
-            },
-            self.app,
-            self.word
-        )?;
-        writeln!(f, "- range queries: step {} s over the hour; instant queries at its end; cold = first run (page cache not dropped), warm = median of {}", self.config.step_secs, self.config.warm_runs)?;
-        if let Some(i) = &self.ingest {
-            writeln!(
-                f,
-                "- push: {:.0} lines/s, {} failed requests",
-                i.lines_per_second, i.failed_requests
-            )?;
-        }
-        writeln!(f)?;
-        writeln!(f, "| # | query | mode | cold | warm (median) | result |")?;
-        writeln!(f, "|---|---|---|---|---|---|")?;
-        for q in &self.queries {
-            let mode = match q.mode {
-                QueryMode::Range => "range",
-                QueryMode::Instant => "instant",
-            };
-            let (cold, warm, result) = match &q.outcome {
-                QueryOutcome::Answered {
-                    cold_ms,
-                    warm_median_ms,
-                    size,
-                    ..
-                } => (
-                    format!("{cold_ms:.1} ms"),
-                    format!("{warm_median_ms:.1} ms"),
-                    format!(
-                        "{} {} series, {} values",
-                        size.result_type, size.series, size.values
-                    ),
-                ),
-                QueryOutcome::Unsupported { status, message } => (
-                    "-".into(),
-                    "-".into(),
-                    format!(
-                        "unsupported (status {status}: {})",
-                        message.replace('|', "\\|")
-                    ),
-                ),
-                QueryOutcome::Failed { error } => (
-                    "-".into(),
-                    "-".into(),
-                    format!("failed: {}", error.replace('|', "\\|")),
-                ),
-            };
-            writeln!(
-                f,
-                "| {} | {} | {mode} | {cold} | {warm} | {result} |",
-                q.query.id, q.query.name
-            )?;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -496,50 +402,20 @@ mod tests {
     use super::*;
     use crate::http::testserver;
 
-    #[test]
-    fn sizes_of_each_result_type() {
-        let streams = r#"{"status":"success","data":{"resultType":"streams","result":[{"stream":{},"values":[["1","a"],["2","b"]]},{"stream":{},"values":[["3","c"]]}]}}"#;
-        assert_eq!(
-            result_size(streams).unwrap(),
-            ResultSize {
-                result_type: "streams".into(),
-                series: 2,
-                values: 3
-            }
-        );
-        let vector = r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"2"]}]}}"#;
-        assert_eq!(result_size(vector).unwrap().series, 1);
-        let matrix = r#"{"data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"2"],[2,"3"]]}]}}"#;
-        assert_eq!(result_size(matrix).unwrap().values, 2);
-        assert!(result_size("nope").is_err());
-        assert!(result_size("{}").is_err());
-    }
-
-    #[test]
-    fn queries_use_real_vocabulary() {
-        let gen = Generator::new(crate::GeneratorConfig::default()).unwrap();
-        let qs = reference_queries(gen.busiest_app(), COMMON_WORD);
-        assert_eq!(qs.len(), 7);
-        assert!(qs[0]
-            .logql
-            .contains(&format!("app=\"{}\"", gen.busiest_app())));
-        assert!(qs[2].is_log_query && qs[2].logql.contains(COMMON_WORD));
-        assert!(qs[6].logql.contains("connection timeout"));
+    fn respond(line: &str) -> (u16, String) {
+        if line.starts_with("GET /loki/api/v1/query") && line.contains("count_over_time") {
+            (400, "metric queries are not supported yet".into())
+        } else if line.starts_with("GET /loki/api/v1/query") {
+            (200, r#"{"status":"success","data":{"resultType":"streams","result":[{"stream":{},"values":[["1","x"]]}]}}"#.into())
+        } else if line.starts_with("GET /admin/storage/stats") {
+            (200, r#"{"merges_running":0,"parts":1}"#.into())
+        } else {
+            (204, String::new())
+        }
     }
 
     #[test]
     fn rejected_queries_are_reported_as_unsupported() {
-        fn respond(line: &str) -> (u16, String) {
-            if line.starts_with("GET /loki/api/v1/query") && line.contains("count_over_time") {
-                (400, "metric queries are not supported yet".into())
-            } else if line.starts_with("GET /loki/api/v1/query") {
-                (200, r#"{"status":"success","data":{"resultType":"streams","result":[{"stream":{},"values":[["1","x"]]}]}}"#.into())
-            } else if line.starts_with("GET /admin/storage/stats") {
-                (200, r#"{"merges_running":0,"parts":1}"#.into())
-            } else {
-                (204, String::new())
-            }
-        }
         let (url, seen) = testserver::start(respond);
         let config = QueryBenchConfig {
             url,
@@ -548,7 +424,7 @@ mod tests {
             warm_runs: 2,
             ..QueryBenchConfig::default()
         };
-        let report = run_query_bench(&config).unwrap();
+        let report = run_query_bench(&config, None).unwrap();
         assert_eq!(report.queries.len(), 14);
         let q3 = &report.queries[4];
         assert_eq!(q3.query.id, 3);
@@ -563,6 +439,7 @@ mod tests {
             report.queries[0].outcome,
             QueryOutcome::Unsupported { status: 400, .. }
         ));
+        assert!(!report.cold.restarted);
         let text = report.to_string();
         assert!(text.contains("unsupported (status 400"));
         serde_json::to_string(&report).unwrap();
@@ -571,5 +448,90 @@ mod tests {
             .iter()
             .any(|(l, _)| l.contains("query_range") && l.contains("step=60s")));
         assert!(seen.iter().any(|(l, _)| l.contains("direction=backward")));
+    }
+
+    /// A "server" that only counts restarts; the test server answers the queries.
+    struct FakeServer {
+        url: String,
+        restarts: usize,
+    }
+
+    impl ServerProcess for FakeServer {
+        fn url(&self) -> &str {
+            &self.url
+        }
+        fn pid(&self) -> u32 {
+            std::process::id()
+        }
+        fn restart(&mut self, between: &mut dyn FnMut()) -> anyhow::Result<()> {
+            between();
+            self.restarts += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn issue7_set_restarts_before_each_query_and_marks_the_data() {
+        let (url, seen) = testserver::start(respond);
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = FakeServer { url, restarts: 0 };
+        let config = QueryBenchConfig {
+            set: QuerySet::Issue7,
+            lines: 2_000,
+            streams: 50,
+            warm_runs: 1,
+            end_ns: Some(1_790_812_800_000_000_000),
+            marker_dir: Some(dir.path().to_path_buf()),
+            drop_page_cache: false,
+            ..QueryBenchConfig::default()
+        };
+        let report = run_query_bench(&config, Some(&mut server)).unwrap();
+        assert_eq!(server.restarts, 14);
+        assert_eq!(report.queries.len(), 14);
+        assert!(report
+            .queries
+            .iter()
+            .all(|q| q.mode == QueryMode::Range && q.restarted));
+        assert!(report.peak_rss_bytes.unwrap() > 0);
+        // Dropping the page cache would hit the whole machine: off in tests.
+        assert!(!report.cold.page_cache_dropped);
+        assert_eq!(
+            report.cold.page_cache_note.as_deref(),
+            Some("not tried (turned off)")
+        );
+        let needles = report.needles.clone().unwrap();
+        assert_eq!(needles.trace_id_lines, 1);
+        // The log queries are answered (one line each), with a ratio to the target.
+        let q4 = &report.queries[3];
+        assert!(q4.query.logql.contains(&needles.trace_id));
+        assert!(q4.warm_to_target.is_some());
+        let marker = data_marker::read_marker(dir.path()).unwrap().unwrap();
+        assert_eq!(marker, config.marker(1_790_812_800_000_000_000));
+        assert!(matches!(
+            report.data,
+            DataSource::Pushed {
+                marker: Some(Ok(_))
+            }
+        ));
+        let text = report.to_string();
+        assert!(text.contains("| 4 | `` {namespace=~\".+\"} \\|= \""));
+        assert!(text.contains("1 line (expected 1)"), "{text}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["queries"][10]["query"]["victorialogs_ms"], 1997.0);
+        assert_eq!(json["config"]["set"], "issue7");
+        let queried = seen.lock().unwrap().clone();
+        assert!(!queried
+            .iter()
+            .any(|(l, _)| l.starts_with("GET /loki/api/v1/query?")));
+
+        // A second run with push off reuses the data and restarts the same way.
+        let reuse = QueryBenchConfig {
+            push: false,
+            ..config
+        };
+        let report = run_query_bench(&reuse, Some(&mut server)).unwrap();
+        assert!(report.ingest.is_none());
+        assert!(matches!(report.data, DataSource::Reused { .. }));
+        assert_eq!(report.needles, Some(needles));
     }
 }

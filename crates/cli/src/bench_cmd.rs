@@ -3,16 +3,18 @@
 //! Without `--url`, a benchmark starts its own server (this binary, `serve`) on a
 //! free loopback port with a fresh data directory, so one command measures
 //! everything: server CPU, peak RSS, bytes written and disk use come from /proc
-//! and the data directory of that child process.
+//! and the data directory of that child process. The query benchmark restarts that
+//! server before each query's cold run, and with `--data-dir` reuses a directory
+//! that already holds the same push.
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
+use runakefli_bench::data_marker::{self, DataDirState};
 use runakefli_bench::{
-    generate, run_ingest_bench, run_query_bench, spawn_server, GeneratorConfig, IngestBenchConfig,
-    OutputFormat, Protocol, QueryBenchConfig,
+    generate, run_ingest_bench, run_query_bench, GeneratorConfig, IngestBenchConfig, OutputFormat,
+    OwnServer, Protocol, QueryBenchConfig, QuerySet, ServerProcess,
 };
 use std::path::PathBuf;
-use std::process::Child;
 
 /// Benchmark subcommands.
 #[derive(Subcommand, Debug)]
@@ -73,7 +75,9 @@ pub struct TargetArgs {
     #[arg(long)]
     pid: Option<u32>,
     /// Data directory of the server (for disk use); for a self-started server, where to keep it
-    /// (default: a fresh temporary directory, removed afterwards).
+    /// (default: a fresh temporary directory, removed afterwards). `bench query` marks a
+    /// directory it pushed into completely and, given it again with the same --lines,
+    /// --streams, --seed and --span-secs, queries the data there without pushing.
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Extra flags for a self-started server, e.g. --server-arg=--memtable-bytes=33554432.
@@ -126,6 +130,24 @@ pub struct IngestArgs {
     protocol: ProtocolArg,
 }
 
+/// The query sets of `bench query`.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum SetArg {
+    /// The seven queries of shared/workload.md, range and instant.
+    Workload,
+    /// The fourteen range queries of issue 7, with VictoriaLogs' times and our targets.
+    Issue7,
+}
+
+impl From<SetArg> for QuerySet {
+    fn from(s: SetArg) -> QuerySet {
+        match s {
+            SetArg::Workload => QuerySet::Workload,
+            SetArg::Issue7 => QuerySet::Issue7,
+        }
+    }
+}
+
 /// `bench query`.
 #[derive(Args, Debug)]
 pub struct QueryArgs {
@@ -133,6 +155,17 @@ pub struct QueryArgs {
     workload: WorkloadArgs,
     #[command(flatten)]
     target: TargetArgs,
+    /// Which queries to time.
+    #[arg(long, value_enum, default_value_t = SetArg::Workload)]
+    set: SetArg,
+    /// Do not restart the self-started server (nor drop the page cache) before each
+    /// query's cold run.
+    #[arg(long)]
+    no_cold_restart: bool,
+    /// Do not try to drop the page cache (`echo 3 > /proc/sys/vm/drop_caches`, needs root)
+    /// before each cold run; dropping it affects everything else running on the machine.
+    #[arg(long)]
+    no_drop_page_cache: bool,
     /// Range-query step in seconds.
     #[arg(long, default_value_t = 60)]
     step_secs: u64,
@@ -141,58 +174,30 @@ pub struct QueryArgs {
     warm_runs: usize,
 }
 
-/// A server started for one benchmark; killed and its temporary data removed on drop.
-struct OwnServer {
-    child: Child,
-    url: String,
-    data_dir: PathBuf,
-    _tmp: Option<TempDir>,
-}
-
-/// A directory removed on drop.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl Drop for OwnServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start_own_server(target: &TargetArgs) -> anyhow::Result<OwnServer> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let (data_dir, tmp) = match &target.data_dir {
-        Some(d) => (d.clone(), None),
-        None => {
-            let d =
-                std::env::temp_dir().join(format!("runakefli-bench-{}-{port}", std::process::id()));
-            (d.clone(), Some(TempDir(d)))
-        }
-    };
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("creating {}", data_dir.display()))?;
     let exe = std::env::current_exe().context("locating the runakefli binary")?;
-    eprintln!(
-        "starting {} serve on {listen}, data in {}",
-        exe.display(),
-        data_dir.display()
-    );
-    let child = spawn_server(&exe, &data_dir, &listen, &target.server_args)?;
-    Ok(OwnServer {
-        child,
-        url: format!("http://{listen}"),
-        data_dir,
-        _tmp: tmp,
-    })
+    OwnServer::start(exe, target.data_dir.clone(), target.server_args.clone())
+}
+
+/// For a self-started query benchmark with `--data-dir`: reuse the data directory
+/// when it holds the same push, push into it when it is empty, refuse otherwise.
+fn plan_data_dir(a: &QueryArgs, config: &mut QueryBenchConfig) -> anyhow::Result<()> {
+    let Some(dir) = &a.target.data_dir else {
+        return Ok(());
+    };
+    let given_end = a.workload.end_ns;
+    let wanted = config.marker(given_end.unwrap_or(0));
+    config.marker_dir = Some(dir.clone());
+    if let DataDirState::Reusable(m) = data_marker::inspect(dir, &wanted, given_end.is_some())? {
+        eprintln!(
+            "{} already holds this push (span ending at {} ns): skipping the push",
+            dir.display(),
+            m.end_ns
+        );
+        config.push = false;
+        config.end_ns = Some(m.end_ns);
+    }
+    Ok(())
 }
 
 fn write_json<T: serde::Serialize>(path: &Option<PathBuf>, report: &T) -> anyhow::Result<()> {
@@ -240,7 +245,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             let config = IngestBenchConfig {
                 url: own
                     .as_ref()
-                    .map(|s| s.url.clone())
+                    .map(|s| s.url().to_string())
                     .or(a.target.url.clone())
                     .unwrap_or_default(),
                 concurrency: a.target.concurrency,
@@ -250,10 +255,10 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 seed: a.workload.seed,
                 span_secs: a.workload.span_secs,
                 end_ns: a.workload.end_ns,
-                pid: own.as_ref().map(|s| s.child.id()).or(a.target.pid),
+                pid: own.as_ref().map(|s| s.pid()).or(a.target.pid),
                 data_dir: own
                     .as_ref()
-                    .map(|s| s.data_dir.clone())
+                    .map(|s| s.data_dir().to_path_buf())
                     .or(a.target.data_dir.clone()),
                 protocol: a.protocol.into(),
                 ..IngestBenchConfig::default()
@@ -263,17 +268,9 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             write_json(&a.target.json, &report)
         }
         BenchCommand::Query(a) => {
-            let own = if a.target.url.is_none() {
-                Some(start_own_server(&a.target)?)
-            } else {
-                None
-            };
-            let config = QueryBenchConfig {
-                url: own
-                    .as_ref()
-                    .map(|s| s.url.clone())
-                    .or(a.target.url.clone())
-                    .unwrap_or_default(),
+            let mut config = QueryBenchConfig {
+                url: a.target.url.clone().unwrap_or_default(),
+                set: a.set.into(),
                 lines: a.workload.lines.unwrap_or(1_000_000),
                 streams: a.workload.streams,
                 seed: a.workload.seed,
@@ -283,9 +280,19 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 batch_lines: a.target.batch_lines,
                 step_secs: a.step_secs,
                 warm_runs: a.warm_runs,
+                cold_restart: !a.no_cold_restart,
+                drop_page_cache: !a.no_drop_page_cache,
+                pid: a.target.pid,
                 ..QueryBenchConfig::default()
             };
-            let report = run_query_bench(&config)?;
+            let mut own = if a.target.url.is_none() {
+                plan_data_dir(&a, &mut config)?;
+                Some(start_own_server(&a.target)?)
+            } else {
+                None
+            };
+            let server = own.as_mut().map(|s| s as &mut dyn ServerProcess);
+            let report = run_query_bench(&config, server)?;
             println!("{report}");
             write_json(&a.target.json, &report)
         }

@@ -1,0 +1,318 @@
+//! The query sets `bench query` can time: the seven queries of the reference
+//! workload (`shared/workload.md`) and the fourteen queries of issue 7, each of the
+//! latter with the VictoriaLogs time the issue reports and our target (half of it).
+
+use serde::Serialize;
+
+use crate::needles::Needles;
+use crate::vocab::PHRASE;
+
+/// The app issue 7 calls "checkout": the generator's name for it.
+pub const ISSUE7_APP: &str = "checkout-api";
+
+/// Which queries to time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuerySet {
+    /// The seven queries of `shared/workload.md`, as range and as instant queries.
+    #[default]
+    Workload,
+    /// The fourteen queries of issue 7, as range queries, against VictoriaLogs' times.
+    Issue7,
+}
+
+impl QuerySet {
+    /// The modes each query of the set runs in.
+    pub fn modes(self) -> &'static [QueryMode] {
+        match self {
+            QuerySet::Workload => &[QueryMode::Range, QueryMode::Instant],
+            QuerySet::Issue7 => &[QueryMode::Range],
+        }
+    }
+
+    /// Short name, as the `--set` flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            QuerySet::Workload => "workload",
+            QuerySet::Issue7 => "issue7",
+        }
+    }
+}
+
+/// Range or instant query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum QueryMode {
+    /// `/loki/api/v1/query_range` over the hour.
+    Range,
+    /// `/loki/api/v1/query` at the end of the hour.
+    Instant,
+}
+
+impl QueryMode {
+    /// `range` or `instant`.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Range => "range",
+            QueryMode::Instant => "instant",
+        }
+    }
+}
+
+/// One query to time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuerySpec {
+    /// Number within its set (1-based).
+    pub id: u8,
+    /// Short description.
+    pub name: &'static str,
+    /// The LogQL text.
+    pub logql: String,
+    /// True for log queries (limit and direction apply).
+    pub is_log_query: bool,
+    /// VictoriaLogs' time for this query in issue 7, milliseconds.
+    pub victorialogs_ms: Option<f64>,
+    /// Our target: half of VictoriaLogs' time, milliseconds.
+    pub target_ms: Option<f64>,
+    /// Lines of the generated data the query must return (needle queries only).
+    pub expected_lines: Option<u64>,
+}
+
+fn spec(id: u8, name: &'static str, logql: String, is_log_query: bool) -> QuerySpec {
+    QuerySpec {
+        id,
+        name,
+        logql,
+        is_log_query,
+        victorialogs_ms: None,
+        target_ms: None,
+        expected_lines: None,
+    }
+}
+
+/// The seven reference queries of workload.md for an app name and a common word.
+pub fn reference_queries(app: &str, word: &str) -> Vec<QuerySpec> {
+    vec![
+        spec(
+            1,
+            "errors of one app",
+            format!(r#"sum(count_over_time({{app="{app}"}} | json | level="error" [1h]))"#),
+            false,
+        ),
+        spec(
+            2,
+            "errors per app",
+            r#"sum by (app) (count_over_time({app=~".+"} | json | level="error" [1h]))"#.into(),
+            false,
+        ),
+        spec(
+            3,
+            "newest 100 lines with word",
+            format!(r#"{{app=~".+"}} |= "{word}""#),
+            true,
+        ),
+        spec(
+            4,
+            "p99 duration per app",
+            r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1h]) by (app)"#
+                .into(),
+            false,
+        ),
+        spec(
+            5,
+            "top 10 paths",
+            r#"topk(10, sum by (path) (count_over_time({app=~".+"} | json [1h])))"#.into(),
+            false,
+        ),
+        spec(
+            6,
+            "count lines with word",
+            format!(r#"sum(count_over_time({{app=~".+"}} |= "{word}" [1h]))"#),
+            false,
+        ),
+        spec(
+            7,
+            "count lines with phrase",
+            format!(r#"sum(count_over_time({{app=~".+"}} |= "{PHRASE}" [1h]))"#),
+            false,
+        ),
+    ]
+}
+
+/// VictoriaLogs' times of issue 7, milliseconds, in the order of [`issue7_queries`].
+pub const ISSUE7_VICTORIALOGS_MS: [f64; 14] = [
+    23.0, 62.0, 18.0, 16.0, 44.0, 114.0, 74.0, 178.0, 9.0, 68.0, 1997.0, 347.0, 121.0, 64.0,
+];
+
+/// The fourteen queries of issue 7 for an app (see [`ISSUE7_APP`]) and the needles
+/// picked from the generated data. The issue's `http_path` and `http_status` are the
+/// generator's `path` and `status` fields.
+pub fn issue7_queries(app: &str, needles: &Needles) -> Vec<QuerySpec> {
+    let user = &needles.user_id;
+    let trace = &needles.trace_id;
+    let mut qs =
+        vec![
+        spec(
+            1,
+            "regexp on msg",
+            r#"{namespace=~".+"} |~ `"msg":"[^"]*request`"#.into(),
+            true,
+        ),
+        spec(
+            2,
+            "phrase",
+            format!(r#"{{namespace=~".+"}} |= "{PHRASE}""#),
+            true,
+        ),
+        QuerySpec {
+            expected_lines: Some(needles.user_id_lines),
+            ..spec(3, "one user id", format!(r#"{{namespace=~".+"}} |= "{user}""#), true)
+        },
+        QuerySpec {
+            expected_lines: Some(needles.trace_id_lines),
+            ..spec(4, "one trace id", format!(r#"{{namespace=~".+"}} |= "{trace}""#), true)
+        },
+        spec(
+            5,
+            "errors of one app (text)",
+            format!(r#"{{app="{app}"}} |= `"level":"error"`"#),
+            true,
+        ),
+        spec(
+            6,
+            "lines per level (json)",
+            r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [1m]))"#
+                .into(),
+            false,
+        ),
+        spec(
+            7,
+            "errors per app (text)",
+            r#"sum by (app) (count_over_time({namespace=~".+"} |= `"level":"error"` [1m]))"#
+                .into(),
+            false,
+        ),
+        spec(
+            8,
+            "count phrase",
+            format!(r#"sum(count_over_time({{namespace=~".+"}} |= "{PHRASE}" [1m]))"#),
+            false,
+        ),
+        spec(
+            9,
+            "errors of one app (json)",
+            format!(r#"sum(count_over_time({{app="{app}"}} | json | level="error" [1m]))"#),
+            false,
+        ),
+        spec(
+            10,
+            "errors per app (json)",
+            r#"sum by (app) (count_over_time({app=~".+"} | json | level="error" [1m]))"#.into(),
+            false,
+        ),
+        spec(
+            11,
+            "p99 duration per app",
+            r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1m]) by (app)"#
+                .into(),
+            false,
+        ),
+        spec(
+            12,
+            "top 10 paths",
+            r#"topk(10, sum by (path) (count_over_time({app=~".+"} | json [1h])))"#.into(),
+            false,
+        ),
+        spec(
+            13,
+            "5xx rate per app",
+            r#"sum by (app) (rate({app=~".+"} | json | status >= 500 [1m]))"#.into(),
+            false,
+        ),
+        spec(14, "word timeout", r#"{app=~".+"} |= "timeout""#.into(), true),
+    ];
+    for (q, vl) in qs.iter_mut().zip(ISSUE7_VICTORIALOGS_MS) {
+        q.victorialogs_ms = Some(vl);
+        q.target_ms = Some(vl / 2.0);
+    }
+    qs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::Generator;
+    use crate::vocab::{APPS, COMMON_WORD};
+
+    fn needles() -> Needles {
+        Needles {
+            user_id: "usr_00001234".into(),
+            user_id_lines: 4,
+            trace_id: "0123456789abcdef0123456789abcdef".into(),
+            trace_id_lines: 1,
+            lines_scanned: 10,
+        }
+    }
+
+    #[test]
+    fn workload_queries_use_real_vocabulary() {
+        let gen = Generator::new(crate::GeneratorConfig::default()).unwrap();
+        let qs = reference_queries(gen.busiest_app(), COMMON_WORD);
+        assert_eq!(qs.len(), 7);
+        assert!(qs[0]
+            .logql
+            .contains(&format!("app=\"{}\"", gen.busiest_app())));
+        assert!(qs[2].is_log_query && qs[2].logql.contains(COMMON_WORD));
+        assert!(qs[6].logql.contains("connection timeout"));
+        assert!(qs.iter().all(|q| q.victorialogs_ms.is_none()));
+    }
+
+    #[test]
+    fn issue7_set_has_fourteen_queries_with_targets_and_needles() {
+        assert!(APPS.iter().any(|a| a.0 == ISSUE7_APP));
+        let qs = issue7_queries(ISSUE7_APP, &needles());
+        assert_eq!(qs.len(), 14);
+        for (i, q) in qs.iter().enumerate() {
+            assert_eq!(q.id as usize, i + 1);
+            let vl = q.victorialogs_ms.unwrap();
+            assert_eq!(q.target_ms, Some(vl / 2.0));
+        }
+        assert_eq!(qs[10].victorialogs_ms, Some(1997.0));
+        let logs: Vec<u8> = qs.iter().filter(|q| q.is_log_query).map(|q| q.id).collect();
+        assert_eq!(logs, [1, 2, 3, 4, 5, 14]);
+        assert_eq!(
+            qs[0].logql,
+            "{namespace=~\".+\"} |~ `\"msg\":\"[^\"]*request`"
+        );
+        assert!(qs[2].logql.ends_with("|= \"usr_00001234\""));
+        assert_eq!(qs[2].expected_lines, Some(4));
+        assert!(qs[3].logql.contains("0123456789abcdef0123456789abcdef"));
+        assert_eq!(qs[3].expected_lines, Some(1));
+        assert!(qs[4].logql.starts_with("{app=\"checkout-api\"}"));
+        assert!(qs[8].logql.contains("{app=\"checkout-api\"}"));
+        // The issue's http_path and http_status are the generator's path and status.
+        assert!(qs[11].logql.contains("sum by (path)"));
+        assert!(qs[12].logql.contains("| status >= 500"));
+        assert!(qs
+            .iter()
+            .filter(|q| !q.is_log_query && q.id != 12)
+            .all(|q| q.logql.contains("[1m]")));
+    }
+
+    #[test]
+    fn issue7_field_names_exist_in_generated_lines() {
+        let mut gen = Generator::new(crate::GeneratorConfig::default()).unwrap();
+        let line = gen.next_line().line;
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        for field in ["msg", "level", "path", "status", "duration_ms"] {
+            assert!(v.get(field).is_some(), "{field} missing from {line}");
+        }
+    }
+
+    #[test]
+    fn sets_and_modes() {
+        assert_eq!(QuerySet::default(), QuerySet::Workload);
+        assert_eq!(QuerySet::Workload.modes().len(), 2);
+        assert_eq!(QuerySet::Issue7.modes(), &[QueryMode::Range]);
+        assert_eq!(QuerySet::Issue7.name(), "issue7");
+    }
+}

@@ -90,7 +90,7 @@ fn workload_pushes(end_ns: i64) -> Vec<PushRequest> {
 }
 
 fn conformance_pushes() -> Vec<PushRequest> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/data");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance/data");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("conformance data at {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))

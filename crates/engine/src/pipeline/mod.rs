@@ -78,10 +78,8 @@ pub fn required_substrings(stages: &[Stage]) -> Vec<String> {
     for s in reorder(stages) {
         match s {
             Stage::LineFilter(f) if f.values.len() == 1 => match (&f.op, &f.values[0]) {
-                (LineFilterOp::Contains, LineFilterValue::Str(v)) => {
-                    if !v.is_empty() {
-                        out.push(v.clone());
-                    }
+                (LineFilterOp::Contains, LineFilterValue::Str(v)) if !v.is_empty() => {
+                    out.push(v.clone());
                 }
                 (LineFilterOp::Match, LineFilterValue::Str(re)) => {
                     out.extend(regex_required_literals(re));

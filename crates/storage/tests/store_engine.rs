@@ -472,10 +472,23 @@ fn scan_control_next_stream_and_stop() {
         start: 0,
         end: i64::MAX,
         direction: Direction::Forward,
-        required_substrings: vec!["a1".into()],
+        required_substrings: Vec::new(),
         shard: None,
         cutoff: None,
     };
+    // The substring hint leaves out rows whose lines lack it.
+    let hinted = ScanRequest {
+        required_substrings: vec!["a1".into()],
+        ..req.clone()
+    };
+    let mut kept = Vec::new();
+    s.scan(&hinted, &mut |_, b| {
+        kept.extend(b.entries.into_iter().map(|e| e.line));
+        ScanControl::Continue
+    })
+    .unwrap();
+    assert!(!kept.is_empty() && kept.iter().all(|l| l.contains("a1")));
+    assert_eq!(kept.len(), (0..2500).filter(|i| format!("a{i}").contains("a1")).count());
     let mut batches = Vec::new();
     s.scan(&req, &mut |info, b| {
         batches.push((info.labels.to_string(), b.entries.len()));

@@ -7,96 +7,14 @@
 //! (unmerged) and merged parts. Queries: templates over selectors, label
 //! filters, groupings and range functions, crossed with each other.
 
-use runakefli_bench::generator::{Generator, GeneratorConfig};
+mod store_states;
+
 use runakefli_engine::columnar::{column_rows_read, plain_path_only};
-use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits};
-use runakefli_model::{Direction, Entry, PushRequest, PushStream, TenantId};
-use runakefli_storage::{Storage, StorageConfig};
-use std::path::Path;
+use runakefli_model::{Direction, TenantId};
+use runakefli_storage::Storage;
 use std::sync::Arc;
-
-#[derive(Clone, Copy, Debug)]
-enum State {
-    Memtable,
-    FlushedRaw,
-    FlushedColumnar,
-    Merged,
-}
-
-fn open_store(dir: &Path, state: State, pushes: &[PushRequest]) -> Arc<Storage> {
-    let mut cfg = StorageConfig::new(dir);
-    cfg.background = false;
-    cfg.wal_fsync = false;
-    cfg.flush_columnar = matches!(state, State::FlushedColumnar);
-    let store = Storage::open(cfg).expect("open store");
-    let tenant = TenantId::default_tenant();
-    for (i, p) in pushes.iter().enumerate() {
-        store.append(&tenant, p).expect("append");
-        // Several parts, so merges really merge (two for the merged state, so
-        // that one merged part holds everything even when pushes overlap in time).
-        let cut = match state {
-            State::Memtable => false,
-            State::Merged => i + 1 == pushes.len() / 2,
-            _ => i % 7 == 6,
-        };
-        if cut {
-            store.flush().expect("flush");
-        }
-    }
-    if !matches!(state, State::Memtable) {
-        store.flush().expect("flush");
-    }
-    if matches!(state, State::Merged) {
-        store.merge_now(true).expect("merge");
-    }
-    store
-}
-
-fn conformance_pushes() -> Vec<PushRequest> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance/data");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("conformance data missing at {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|f| MemBackend::parse_push_json(&std::fs::read(f).unwrap()).unwrap())
-        .collect()
-}
-
-fn workload_pushes(end_ns: i64) -> Vec<PushRequest> {
-    let cfg = GeneratorConfig::ending_at(7, 60, 12_000, end_ns, GeneratorConfig::HOUR_NS);
-    let mut g = Generator::new(cfg).expect("generator");
-    let mut out = Vec::new();
-    for _ in 0..12 {
-        let mut streams: Vec<PushStream> = Vec::new();
-        for l in g.fill_batch(1000) {
-            streams.push(PushStream {
-                labels: g.stream_labels(l.stream).clone(),
-                entries: vec![Entry {
-                    ts: l.ts,
-                    line: l.line,
-                    metadata: Vec::new(),
-                }],
-            });
-        }
-        out.push(PushRequest { streams });
-    }
-    out
-}
-
-fn time_range(pushes: &[PushRequest]) -> (i64, i64) {
-    let ts = pushes
-        .iter()
-        .flat_map(|p| p.streams.iter())
-        .flat_map(|s| s.entries.iter())
-        .map(|e| e.ts);
-    let (lo, hi) = ts.fold((i64::MAX, i64::MIN), |(a, b), t| (a.min(t), b.max(t)));
-    (lo, hi)
-}
+use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State};
 
 /// Every query both ways; returns the number of rows the fast path read from columns.
 fn compare(store: Arc<Storage>, queries: &[String], start: i64, end: i64, state: State) -> u64 {
@@ -183,7 +101,7 @@ fn conformance_data_both_paths_agree() {
         State::Merged,
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let store = open_store(dir.path(), state, &pushes);
+        let store = open_store(dir.path(), state, &pushes, 7);
         // A sample of the query cross product keeps the debug-build test short;
         // the merged state, where the fast path reads columns, gets the most.
         let every = if matches!(state, State::Merged) {
@@ -202,7 +120,7 @@ fn conformance_data_both_paths_agree() {
 #[test]
 fn workload_data_both_paths_agree() {
     let end = 1_800_000_000_000_000_000;
-    let pushes = workload_pushes(end);
+    let pushes = workload_pushes(7, 60, end, 12);
     let (lo, hi) = time_range(&pushes);
     let queries: Vec<String> = [
         r#"sum(count_over_time({app="A"} | json | level="error" [1h]))"#,
@@ -217,7 +135,7 @@ fn workload_data_both_paths_agree() {
     .collect();
     for state in [State::FlushedRaw, State::Merged] {
         let dir = tempfile::tempdir().unwrap();
-        let store = open_store(dir.path(), state, &pushes);
+        let store = open_store(dir.path(), state, &pushes, 7);
         let rows = compare(store, &queries, lo + 600_000_000_000, hi + 1, state);
         if matches!(state, State::Merged) {
             assert!(rows > 0, "the fast path never read columns");

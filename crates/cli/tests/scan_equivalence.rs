@@ -10,55 +10,14 @@
 //! states: memtable only, row-wise flushed parts, columnar flushed parts,
 //! merged parts.
 
-use runakefli_bench::generator::{Generator, GeneratorConfig};
+mod store_states;
+
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
-use runakefli_model::{Backend, Direction, Entry, PushRequest, PushStream, TenantId};
-use runakefli_storage::{Storage, StorageConfig};
-use std::path::Path;
+use runakefli_model::{Backend, Direction, PushRequest, TenantId};
+use runakefli_storage::Storage;
 use std::sync::Arc;
-
-#[derive(Clone, Copy, Debug)]
-enum State {
-    Memtable,
-    FlushedRaw,
-    FlushedColumnar,
-    Merged,
-}
-
-const STATES: [State; 4] = [
-    State::Memtable,
-    State::FlushedRaw,
-    State::FlushedColumnar,
-    State::Merged,
-];
-
-fn open_store(dir: &Path, state: State, pushes: &[PushRequest]) -> Arc<Storage> {
-    let mut cfg = StorageConfig::new(dir);
-    cfg.background = false;
-    cfg.wal_fsync = false;
-    cfg.flush_columnar = matches!(state, State::FlushedColumnar);
-    let store = Storage::open(cfg).expect("open store");
-    let tenant = TenantId::default_tenant();
-    for (i, p) in pushes.iter().enumerate() {
-        store.append(&tenant, p).expect("append");
-        let cut = match state {
-            State::Memtable => false,
-            State::Merged => i + 1 == pushes.len() / 2,
-            _ => i % 5 == 4,
-        };
-        if cut {
-            store.flush().expect("flush");
-        }
-    }
-    if !matches!(state, State::Memtable) {
-        store.flush().expect("flush");
-    }
-    if matches!(state, State::Merged) {
-        store.merge_now(true).expect("merge");
-    }
-    store
-}
+use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State, STATES};
 
 fn reference(pushes: &[PushRequest]) -> Arc<MemBackend> {
     let b = Arc::new(MemBackend::new());
@@ -66,54 +25,6 @@ fn reference(pushes: &[PushRequest]) -> Arc<MemBackend> {
         b.push(&TenantId::default_tenant(), p);
     }
     b
-}
-
-fn workload_pushes(end_ns: i64) -> Vec<PushRequest> {
-    let cfg = GeneratorConfig::ending_at(11, 40, 8_000, end_ns, GeneratorConfig::HOUR_NS);
-    let mut g = Generator::new(cfg).expect("generator");
-    let mut out = Vec::new();
-    for _ in 0..8 {
-        let mut streams: Vec<PushStream> = Vec::new();
-        for l in g.fill_batch(1000) {
-            streams.push(PushStream {
-                labels: g.stream_labels(l.stream).clone(),
-                entries: vec![Entry {
-                    ts: l.ts,
-                    line: l.line,
-                    metadata: Vec::new(),
-                }],
-            });
-        }
-        out.push(PushRequest { streams });
-    }
-    out
-}
-
-fn conformance_pushes() -> Vec<PushRequest> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance/data");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("conformance data at {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "no conformance data in {}",
-        dir.display()
-    );
-    files
-        .iter()
-        .map(|f| MemBackend::parse_push_json(&std::fs::read(f).unwrap()).unwrap())
-        .collect()
-}
-
-fn time_range(pushes: &[PushRequest]) -> (i64, i64) {
-    pushes
-        .iter()
-        .flat_map(|p| p.streams.iter())
-        .flat_map(|s| s.entries.iter())
-        .fold((i64::MAX, i64::MIN), |(a, b), e| (a.min(e.ts), b.max(e.ts)))
 }
 
 /// Values of JSON member `key` in the data, for needles that really occur.
@@ -228,7 +139,7 @@ fn run_all(pushes: &[PushRequest], queries: &[String], range: (i64, i64)) {
     let reference = reference(pushes);
     for state in STATES {
         let dir = tempfile::tempdir().unwrap();
-        let store = open_store(dir.path(), state, pushes);
+        let store = open_store(dir.path(), state, pushes, 5);
         let nonempty = compare(store, reference.clone(), queries, range, state);
         assert!(
             nonempty * 2 >= queries.len(),
@@ -241,7 +152,7 @@ fn run_all(pushes: &[PushRequest], queries: &[String], range: (i64, i64)) {
 #[test]
 fn workload_line_filters_and_json_params_match_the_reference() {
     let end = 1_800_000_000_000_000_000;
-    let pushes = workload_pushes(end);
+    let pushes = workload_pushes(11, 40, end, 8);
     let (lo, hi) = time_range(&pushes);
     let mut needles: Vec<String> = vec![
         "timeout".into(),

@@ -488,7 +488,10 @@ fn scan_control_next_stream_and_stop() {
     })
     .unwrap();
     assert!(!kept.is_empty() && kept.iter().all(|l| l.contains("a1")));
-    assert_eq!(kept.len(), (0..2500).filter(|i| format!("a{i}").contains("a1")).count());
+    assert_eq!(
+        kept.len(),
+        (0..2500).filter(|i| format!("a{i}").contains("a1")).count()
+    );
     let mut batches = Vec::new();
     s.scan(&req, &mut |info, b| {
         batches.push((info.labels.to_string(), b.entries.len()));

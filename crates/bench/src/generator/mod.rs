@@ -1,4 +1,4 @@
-//! The reference-workload generator (see `/work/shared/workload.md`): structured
+//! The reference-workload generator (the workload of `docs/benchmarks.md`): structured
 //! Kubernetes application logs, deterministic from a seed, with the information
 //! content of every draw accounted (the floor).
 //!

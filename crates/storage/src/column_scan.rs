@@ -166,7 +166,7 @@ fn block_rows(
     } else {
         Vec::new()
     };
-    let metadata = reader.metadata();
+    let metadata = reader.metadata()?;
     let mut out = Vec::with_capacity(rows);
     let mut json_bytes = 0u64;
     for r in 0..rows {

@@ -1,19 +1,27 @@
 //! The block writer: accumulates rows of one stream, splits JSON lines into
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
-use super::encoding::{encode_column, Stats};
+use super::bloom::{gram_keys, BloomBuilder, Scope};
+use super::encoding::encode_column;
 use super::hash::FastMap;
 use super::ints::put_ints;
 use super::layout::{
-    BlockHeader, ColumnHead, ColumnKind, FrameInfo, CODEC_NONE, CODEC_ZSTD, OWN_FRAME_MIN,
+    boundary_bit, BlockHeader, ColumnHead, ColumnKind, ColumnPlace, FrameInfo, TemplateHead,
+    CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN, VERSION,
 };
 use super::shape::{split_line, template_slots, SLOT};
-use super::tokens::BloomBuilder;
-use super::varint::{put_bytes, put_ivarint, put_uvarint, zigzag};
+use super::tokens::{longest_token, token_classes};
+use super::varint::{put_bytes, put_uvarint, zigzag};
 use super::BlockMeta;
+use xxhash_rust::xxh3::xxh3_128;
 
 /// Template id marking a template that cannot be used (duplicate paths).
 const UNUSABLE: u32 = u32::MAX;
+
+/// Gram keys per row a block's bloom takes at most: columns join in order of
+/// how few grams they add (the templates' always do) until the budget is
+/// spent; the header says which columns have theirs.
+const GRAM_BUDGET_PER_ROW: usize = 8;
 
 struct ColumnAcc {
     kind: ColumnKind,
@@ -35,6 +43,8 @@ pub struct BlockBuilder {
     tpl_index: FastMap<Box<[u8]>, u32>,
     raw_tpl: Option<u32>,
     columns: Vec<ColumnAcc>,
+    /// Dotted path of each column (empty for the line column).
+    col_names: Vec<Box<[u8]>>,
     col_index: FastMap<Box<[u8]>, u32>,
     meta_names: Vec<Box<str>>,
     meta_index: FastMap<Box<str>, u32>,
@@ -66,6 +76,7 @@ impl BlockBuilder {
             tpl_index: FastMap::default(),
             raw_tpl: None,
             columns: Vec::new(),
+            col_names: Vec::new(),
             col_index: FastMap::default(),
             meta_names: Vec::new(),
             meta_index: FastMap::default(),
@@ -147,13 +158,14 @@ impl BlockBuilder {
             let next = self.columns.len() as u32;
             let id = *self
                 .col_index
-                .entry(name.into_boxed_slice())
+                .entry(name.clone().into_boxed_slice())
                 .or_insert(next);
             if id == next {
                 self.columns.push(ColumnAcc {
                     kind: ColumnKind::Field,
                     spans: Vec::new(),
                 });
+                self.col_names.push(name.into_boxed_slice());
             }
             if ids.contains(&id) {
                 usable = false;
@@ -181,6 +193,7 @@ impl BlockBuilder {
             kind: ColumnKind::Line,
             spans: Vec::new(),
         });
+        self.col_names.push(Box::default());
         self.templates.push(Template {
             text: vec![SLOT],
             slots: vec![self.columns.len() as u32 - 1],
@@ -212,17 +225,24 @@ impl BlockBuilder {
         let max_ts = self.ts.iter().copied().max().unwrap_or(0);
         let mut bloom = BloomBuilder::default();
 
-        // Frame 0 directory: templates, row templates, timestamps, metadata.
-        let mut dir = Vec::with_capacity(256 + rows * 4);
-        put_uvarint(&mut dir, self.templates.len() as u64);
+        // Templates: texts (their own frame), ids and slot columns (header),
+        // and the bytes that touch a slot.
+        let mut texts = Vec::with_capacity(self.templates.len() * 64);
+        let mut templates = Vec::with_capacity(self.templates.len());
+        let mut boundaries = 0u16;
         for t in &self.templates {
-            put_bytes(&mut dir, &t.text);
-            put_uvarint(&mut dir, t.slots.len() as u64);
-            for &s in &t.slots {
-                put_uvarint(&mut dir, u64::from(s));
-            }
-            bloom.add_text(&t.text);
+            put_bytes(&mut texts, &t.text);
+            bloom.add_tokens(Scope::Template, &t.text);
+            bloom.add_grams(Scope::Template, &t.text);
+            boundaries |= slot_boundaries(&t.text);
+            templates.push(TemplateHead {
+                id: xxh3_128(&t.text),
+                slots: t.slots.clone(),
+            });
         }
+
+        // Directory: row templates and row timestamps.
+        let mut dir = Vec::with_capacity(16 + rows * 4);
         match self.templates.len() {
             0 | 1 => {}
             2..=256 => dir.extend(self.row_tpl.iter().map(|&t| t as u8)),
@@ -232,32 +252,34 @@ impl BlockBuilder {
                 .for_each(|&t| put_uvarint(&mut dir, u64::from(t))),
         }
         put_row_timestamps(&mut dir, &self.ts, min_ts);
+
+        // Metadata.
+        let mut meta = Vec::new();
         if self.has_meta {
-            put_uvarint(&mut dir, self.meta_names.len() as u64);
+            put_uvarint(&mut meta, self.meta_names.len() as u64);
             for n in &self.meta_names {
-                put_bytes(&mut dir, n.as_bytes());
-                bloom.add_text(n.as_bytes());
+                put_bytes(&mut meta, n.as_bytes());
+                bloom.add_tokens(Scope::Metadata, n.as_bytes());
             }
             let mut start = 0usize;
             for &end in &self.meta_rows {
                 let pairs = &self.meta_pairs[start..end as usize];
-                put_uvarint(&mut dir, pairs.len() as u64);
+                put_uvarint(&mut meta, pairs.len() as u64);
                 for &(name, s, l) in pairs {
                     let v = &self.arena[s as usize..(s + l) as usize];
-                    put_uvarint(&mut dir, u64::from(name));
-                    put_bytes(&mut dir, v);
-                    bloom.add_text(v);
+                    put_uvarint(&mut meta, u64::from(name));
+                    put_bytes(&mut meta, v);
+                    bloom.add_tokens(Scope::Metadata, v);
                 }
                 start = end as usize;
             }
-        } else {
-            put_uvarint(&mut dir, 0);
         }
 
-        // Columns: encode each, small ones into the shared payload area.
-        let mut shared = Vec::new();
+        // Columns: encode each; small ones share a frame.
+        let mut col_grams: Vec<Vec<u64>> = Vec::with_capacity(self.columns.len());
+        let mut small = Vec::new();
         let mut own: Vec<Vec<u8>> = Vec::new();
-        let mut kinds = Vec::with_capacity(self.columns.len());
+        let mut heads = Vec::with_capacity(self.columns.len());
         let mut values: Vec<&[u8]> = Vec::new();
         let mut payload = Vec::new();
         let mut col_ts: Vec<Vec<i64>> = self
@@ -270,7 +292,7 @@ impl BlockBuilder {
                 col_ts[c as usize].push(ts);
             }
         }
-        for (col, row_ts) in self.columns.iter().zip(&col_ts) {
+        for (ci, (col, row_ts)) in self.columns.iter().zip(&col_ts).enumerate() {
             values.clear();
             values.extend(
                 col.spans
@@ -279,54 +301,112 @@ impl BlockBuilder {
             );
             payload.clear();
             let enc = encode_column(&values, row_ts, &mut payload);
-            if enc.encoding.has_bloom() {
-                for v in &enc.distinct {
-                    bloom.add_text(v);
+            let scope = Scope::Column(ci as u32);
+            let (tokens, grams) = (
+                enc.encoding.tokens_in_bloom(),
+                enc.encoding.grams_in_bloom(),
+            );
+            let mut longest = 0;
+            let mut classes = 0;
+            let mut gk = Vec::new();
+            for v in &enc.distinct {
+                if tokens {
+                    bloom.add_tokens(scope, v);
                 }
+                if grams {
+                    gram_keys(scope, v, &mut gk);
+                }
+                longest = longest.max(longest_token(v));
+                classes |= token_classes(v);
             }
-            kinds.push(ColumnHead {
-                kind: col.kind,
-                encoding: enc.encoding,
-                prefix: enc.prefix.to_vec(),
-            });
-            put_uvarint(&mut dir, values.len() as u64);
+            gk.sort_unstable();
+            gk.dedup();
+            col_grams.push(gk);
             let (frame, offset) = if payload.len() >= OWN_FRAME_MIN {
                 own.push(payload.clone());
-                (own.len(), 0)
+                (FIXED_FRAMES + own.len() - 1, 0)
             } else {
-                shared.extend_from_slice(&payload);
-                (0, shared.len() - payload.len())
+                small.extend_from_slice(&payload);
+                (FRAME_SMALL, small.len() - payload.len())
             };
-            put_uvarint(&mut dir, frame as u64);
-            put_uvarint(&mut dir, offset as u64);
-            put_uvarint(&mut dir, payload.len() as u64);
-            put_stats(&mut dir, enc.stats);
+            heads.push((
+                col.kind,
+                enc.encoding,
+                enc.prefix.to_vec(),
+                longest.min(usize::from(TOKEN_LEN_UNKNOWN)) as u8,
+                classes,
+                ColumnPlace {
+                    values: values.len(),
+                    frame,
+                    offset,
+                    len: payload.len(),
+                    stats: enc.stats,
+                },
+            ));
         }
-        dir.extend_from_slice(&shared);
 
-        // Frames, header, body checksum.
+        // Frames, then the header that describes them.
         let compressor = self.compressor.get_or_insert_with(|| {
             zstd::bulk::Compressor::new(level).unwrap_or_else(|_| zstd::bulk::Compressor::default())
         });
         let _ = compressor.set_compression_level(level);
-        let mut body = Vec::with_capacity(dir.len() / 3 + 64);
-        let mut frames = Vec::with_capacity(1 + own.len());
+        let mut body = Vec::with_capacity(dir.len() + small.len() + 64);
+        let mut frames = Vec::with_capacity(FIXED_FRAMES + own.len());
         let mut scratch = Vec::new();
-        for raw in std::iter::once(&dir).chain(own.iter()) {
+        for raw in [&dir, &texts, &meta, &small].into_iter().chain(own.iter()) {
             frames.push(write_frame(compressor, raw, &mut scratch, &mut body));
         }
+        // Grams: the cheapest columns first, within the budget.
+        let mut budget = rows.max(1) * GRAM_BUDGET_PER_ROW;
+        let mut order: Vec<usize> = (0..col_grams.len()).collect();
+        order.sort_by_key(|&c| col_grams[c].len());
+        let mut with_grams = vec![false; col_grams.len()];
+        for c in order {
+            let n = col_grams[c].len();
+            if n == 0 || n > budget {
+                continue;
+            }
+            budget -= n;
+            bloom.add_gram_keys(&col_grams[c]);
+            with_grams[c] = true;
+        }
+        let bloom_bytes = bloom.build();
+        let columns: Vec<ColumnHead<'_>> = heads
+            .iter()
+            .zip(&self.col_names)
+            .zip(&with_grams)
+            .map(
+                |(((kind, encoding, prefix, max_token_len, classes, place), name), &g)| {
+                    ColumnHead {
+                        kind: *kind,
+                        encoding: *encoding,
+                        name,
+                        prefix,
+                        max_token_len: *max_token_len,
+                        classes: *classes,
+                        has_grams: g,
+                        place: Some(*place),
+                    }
+                },
+            )
+            .collect();
         let header = BlockHeader {
+            version: VERSION,
             rows,
             min_ts,
             max_ts,
             line_bytes: self.line_bytes,
+            has_grams: true,
+            boundaries,
             frames,
-            columns: kinds,
-            bloom: bloom.build().iter().flat_map(|w| w.to_le_bytes()).collect(),
+            templates,
+            columns,
+            bloom: &bloom_bytes,
+            bloom_crc: None,
+            body_start: 0,
         };
         header.encode(dst);
         dst.extend_from_slice(&body);
-        dst.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
 
         let meta = BlockMeta {
             rows: rows as u32,
@@ -346,6 +426,7 @@ impl BlockBuilder {
         self.tpl_index.clear();
         self.raw_tpl = None;
         self.columns.clear();
+        self.col_names.clear();
         self.col_index.clear();
         self.meta_names.clear();
         self.meta_index.clear();
@@ -385,18 +466,25 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-fn put_stats(dst: &mut Vec<u8>, stats: Option<Stats>) {
-    match stats {
-        None => {}
-        Some(Stats::Number { min, max }) => {
-            dst.extend_from_slice(&min.to_le_bytes());
-            dst.extend_from_slice(&max.to_le_bytes());
+/// The [`boundary_bit`]s of the template bytes right before and after each slot.
+fn slot_boundaries(text: &[u8]) -> u16 {
+    let mut m = 0u16;
+    for (i, &b) in text.iter().enumerate() {
+        if b != SLOT {
+            continue;
         }
-        Some(Stats::Time { min, max }) => {
-            put_ivarint(dst, min);
-            put_ivarint(dst, max);
+        if let Some(&p) = i.checked_sub(1).and_then(|j| text.get(j)) {
+            if p != SLOT {
+                m |= boundary_bit(p);
+            }
+        }
+        if let Some(&n) = text.get(i + 1) {
+            if n != SLOT {
+                m |= boundary_bit(n);
+            }
         }
     }
+    m
 }
 
 /// Compresses `raw` into `body` (or stores it when compression does not help).
@@ -416,6 +504,7 @@ fn write_frame(
                     codec: CODEC_ZSTD,
                     stored_len: n,
                     raw_len: raw.len(),
+                    crc: Some(crc32fast::hash(&scratch[..n])),
                 };
             }
         }
@@ -425,5 +514,6 @@ fn write_frame(
         codec: CODEC_NONE,
         stored_len: raw.len(),
         raw_len: raw.len(),
+        crc: Some(crc32fast::hash(raw)),
     }
 }

@@ -49,10 +49,24 @@ impl Encoding {
         })
     }
 
-    /// True when the column's tokens are in the block bloom (string-like
-    /// encodings); typed encodings are matched by token shape instead.
-    pub fn has_bloom(self) -> bool {
+    /// True for string-like encodings (any text can be such a value).
+    /// Version-1 blooms hold the tokens of exactly these columns.
+    pub fn is_string(self) -> bool {
         matches!(self, Encoding::Const | Encoding::Dict | Encoding::Plain)
+    }
+
+    /// True when a version-2 block puts this column's value tokens in the
+    /// bloom: string-like columns, and the identifier-like typed columns
+    /// (hex, prefixed decimal) whose whole values are what needles name.
+    /// Numbers, timestamps and addresses are judged by shape and length.
+    pub fn tokens_in_bloom(self) -> bool {
+        self.is_string() || matches!(self, Encoding::Hex | Encoding::PrefixedDecimal)
+    }
+
+    /// True when a version-2 block may hold the grams of this column's long
+    /// tokens (string-like columns, as the block's gram budget allows).
+    pub fn grams_in_bloom(self) -> bool {
+        self.is_string()
     }
 
     /// True when the column directory carries min/max for this encoding.
@@ -64,6 +78,22 @@ impl Encoding {
     /// token, judging by the characters a printed value can hold. `prefix` is
     /// the column's prefix (PrefixedDecimal only).
     pub fn token_fits(self, token: &[u8], prefix: &[u8]) -> bool {
+        self.run_fits(token, prefix, true)
+    }
+
+    /// Whether a value of a typed column could contain `run` inside one of
+    /// its tokens (as the whole token when `whole`), judging by characters.
+    pub fn run_fits(self, run: &[u8], prefix: &[u8], whole: bool) -> bool {
+        if !whole {
+            return match self {
+                // Any part of prefix + digits holds only prefix bytes and digits.
+                Encoding::PrefixedDecimal => run
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || prefix.contains(b)),
+                _ => self.run_fits(run, prefix, true),
+            };
+        }
+        let token = run;
         match self {
             Encoding::PrefixedDecimal => {
                 let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
@@ -122,7 +152,7 @@ pub struct Encoded<'v> {
     pub encoding: Encoding,
     /// Min/max for numeric encodings.
     pub stats: Option<Stats>,
-    /// The distinct values (for token indexing of string-like columns).
+    /// The distinct values (for the block's token index).
     pub distinct: Vec<&'v [u8]>,
     /// The common prefix of a PrefixedDecimal column (empty otherwise).
     pub prefix: &'v [u8],
@@ -182,11 +212,6 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
         let prefix = match encoding {
             Encoding::PrefixedDecimal => decimal_prefix(&distinct).unwrap_or_default(),
             _ => b"",
-        };
-        let distinct = if encoding.has_bloom() {
-            distinct
-        } else {
-            Vec::new()
         };
         return Encoded {
             encoding,

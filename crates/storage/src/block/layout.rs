@@ -1,25 +1,60 @@
 //! The block header: the uncompressed prefix of a block that describes its
-//! frames and columns and carries the token bloom filter. See `FORMAT.md`.
+//! frames, templates and columns, followed (version 2) by the token bloom
+//! filter with its own checksum. See `FORMAT.md`.
+//!
+//! Version 2 is written; version 1 (templates and column places inside the
+//! directory frame, one checksum over the whole body) is still read.
 
-use super::encoding::Encoding;
+use super::encoding::{Encoding, Stats};
 use super::varint::{put_bytes, put_ivarint, put_uvarint, Cursor};
 use crate::StorageError;
 
-/// Current block format version.
-pub const VERSION: u8 = 1;
+/// Block format version written by this build.
+pub const VERSION: u8 = 2;
+
+/// Oldest block format version this build reads.
+pub const MIN_VERSION: u8 = 1;
+
+/// `max_token_len` of a column whose longest token is unknown (version 1)
+/// or at least this long.
+pub const TOKEN_LEN_UNKNOWN: u8 = u8::MAX;
 
 /// Column payloads at least this big get their own compressed frame, so a
-/// reader can decompress them alone; smaller ones share frame 0.
-pub const OWN_FRAME_MIN: usize = 8 * 1024;
+/// reader decompresses just the columns a query reads; smaller ones share
+/// [`FRAME_SMALL`].
+pub const OWN_FRAME_MIN: usize = 256;
 
 /// Largest decompressed frame accepted by the reader (a bound on allocation
 /// when reading hostile input).
 pub const MAX_FRAME_RAW: usize = 512 << 20;
 
+/// Version 2 frame: row templates and row timestamps.
+pub const FRAME_DIRECTORY: usize = 0;
+/// Version 2 frame: the template texts.
+pub const FRAME_TEMPLATES: usize = 1;
+/// Version 2 frame: structured metadata (empty when no row has any).
+pub const FRAME_METADATA: usize = 2;
+/// Version 2 frame: payloads of columns smaller than [`OWN_FRAME_MIN`].
+pub const FRAME_SMALL: usize = 3;
+/// Version 2: number of frames every block has before its own column frames.
+pub const FIXED_FRAMES: usize = 4;
+
 /// Frame codec: stored as is.
 pub const CODEC_NONE: u8 = 0;
 /// Frame codec: one zstd frame.
 pub const CODEC_ZSTD: u8 = 1;
+
+/// Bytes that can touch a slot in a template (see [`boundary_bit`]), in bit
+/// order; bit 15 of the mask stands for any other byte.
+pub const BOUNDARY_BYTES: [u8; 8] = [b'"', b':', b',', b'}', b' ', b'\t', b'\n', b'\r'];
+
+/// Bit of [`BlockHeader::boundaries`] for a byte touching a slot.
+pub fn boundary_bit(b: u8) -> u16 {
+    match BOUNDARY_BYTES.iter().position(|&x| x == b) {
+        Some(i) => 1 << i,
+        None => 1 << 15,
+    }
+}
 
 /// What a column holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,32 +65,75 @@ pub enum ColumnKind {
     Line = 1,
 }
 
+/// Where a version-2 column's payload lies, and its summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ColumnPlace {
+    /// Number of values.
+    pub values: usize,
+    /// Frame holding the payload.
+    pub frame: usize,
+    /// Offset of the payload within the decompressed frame.
+    pub offset: usize,
+    /// Payload length.
+    pub len: usize,
+    /// Min/max for Decimal and Timestamp columns.
+    pub stats: Option<Stats>,
+}
+
 /// A column as the header describes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ColumnHead {
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnHead<'a> {
     /// What the column holds.
     pub kind: ColumnKind,
     /// How its values are stored.
     pub encoding: Encoding,
+    /// Version 2: the field's dotted path (raw key text); empty for line
+    /// columns and in version 1.
+    pub name: &'a [u8],
     /// PrefixedDecimal: the common prefix (lets token pruning judge the
     /// column without a bloom entry per value); empty otherwise.
-    pub prefix: Vec<u8>,
+    pub prefix: &'a [u8],
+    /// Length of the longest token in any value of the column, saturating at
+    /// [`TOKEN_LEN_UNKNOWN`] (which version 1 blocks always report).
+    pub max_token_len: u8,
+    /// The [`token_classes`](super::tokens::token_classes) of every token in
+    /// the column's values (all bits set in version 1).
+    pub classes: u8,
+    /// Version 2: the bloom holds the grams of the column's long tokens.
+    pub has_grams: bool,
+    /// Version 2: payload place; `None` in version 1 (the directory has it).
+    pub place: Option<ColumnPlace>,
+}
+
+/// A version-2 template as the header describes it (its text is in
+/// [`FRAME_TEMPLATES`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateHead {
+    /// xxh3-128 of the template text: lets readers reuse what they derived
+    /// from an identical template of another block without decompressing.
+    pub id: u128,
+    /// Column of each slot, in line order.
+    pub slots: Vec<u32>,
 }
 
 /// A compressed frame of the block body.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameInfo {
     /// [`CODEC_NONE`] or [`CODEC_ZSTD`].
     pub codec: u8,
     /// Bytes in the block.
     pub stored_len: usize,
-    /// Bytes once decompressed.
+    /// Bytes after decompression.
     pub raw_len: usize,
+    /// Version 2: CRC-32 of the stored bytes (checked when the frame is read).
+    pub crc: Option<u32>,
 }
 
-/// The decoded header.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BlockHeader {
+/// The decoded header (borrowing names, prefixes and the bloom from the block).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockHeader<'a> {
+    /// Format version ([`MIN_VERSION`]..=[`VERSION`]).
+    pub version: u8,
     /// Number of rows.
     pub rows: usize,
     /// Smallest row timestamp.
@@ -64,129 +142,349 @@ pub struct BlockHeader {
     pub max_ts: i64,
     /// Sum of line lengths.
     pub line_bytes: u64,
-    /// Body frames in order.
+    /// Version 2: the bloom holds the grams of the templates' long tokens.
+    pub has_grams: bool,
+    /// Version 2: [`boundary_bit`]s of every byte that touches a slot in
+    /// some template (all bits in version 1, where it is not recorded).
+    pub boundaries: u16,
+    /// Frames of the body, in order.
     pub frames: Vec<FrameInfo>,
-    /// Kind, encoding (and prefix) of each column.
-    pub columns: Vec<ColumnHead>,
+    /// Version 2: the templates (version 1 keeps them in the directory).
+    pub templates: Vec<TemplateHead>,
+    /// Each column.
+    pub columns: Vec<ColumnHead<'a>>,
     /// Bloom filter words, little-endian.
-    pub bloom: Vec<u8>,
+    pub bloom: &'a [u8],
+    /// Version 2: the bloom section's checksum, not yet verified (see
+    /// [`BlockHeader::check_bloom`]); version 1 covers it with the header's.
+    pub bloom_crc: Option<u32>,
+    /// Offset of the first frame in the block.
+    pub body_start: usize,
 }
 
-impl BlockHeader {
-    /// Appends version, header and header checksum to `dst`.
+/// Header flag bit: the bloom holds the templates' grams.
+const FLAG_GRAMS: u8 = 1;
+/// Column flag bit: the bloom holds the column's grams.
+const COLUMN_GRAMS: u8 = 1;
+
+fn put_stats(dst: &mut Vec<u8>, stats: Option<Stats>) {
+    match stats {
+        None => {}
+        Some(Stats::Number { min, max }) => {
+            dst.extend_from_slice(&min.to_le_bytes());
+            dst.extend_from_slice(&max.to_le_bytes());
+        }
+        Some(Stats::Time { min, max }) => {
+            put_ivarint(dst, min);
+            put_ivarint(dst, max);
+        }
+    }
+}
+
+fn get_stats(c: &mut Cursor<'_>, encoding: Encoding) -> Result<Option<Stats>, StorageError> {
+    Ok(match encoding {
+        Encoding::Decimal => {
+            let min = f64::from_bits(c.u64_le()?);
+            let max = f64::from_bits(c.u64_le()?);
+            Some(Stats::Number { min, max })
+        }
+        Encoding::Timestamp => Some(Stats::Time {
+            min: c.ivarint()?,
+            max: c.ivarint()?,
+        }),
+        _ => None,
+    })
+}
+
+impl BlockHeader<'_> {
+    /// Appends a version-2 header, its checksum and the bloom section to
+    /// `dst`. Every column must have its place.
     pub fn encode(&self, dst: &mut Vec<u8>) {
-        let mut h = Vec::with_capacity(32 + self.bloom.len() + self.columns.len());
+        debug_assert_eq!(self.version, VERSION);
+        let mut h = Vec::with_capacity(256 + self.columns.len() * 24);
         put_uvarint(&mut h, self.rows as u64);
         put_ivarint(&mut h, self.min_ts);
         put_uvarint(&mut h, self.max_ts.wrapping_sub(self.min_ts) as u64);
         put_uvarint(&mut h, self.line_bytes);
+        h.push(if self.has_grams { FLAG_GRAMS } else { 0 });
+        h.extend_from_slice(&self.boundaries.to_le_bytes());
         put_uvarint(&mut h, self.frames.len() as u64);
         for f in &self.frames {
             h.push(f.codec);
             put_uvarint(&mut h, f.stored_len as u64);
             put_uvarint(&mut h, f.raw_len as u64);
+            h.extend_from_slice(&f.crc.unwrap_or(0).to_le_bytes());
+        }
+        put_uvarint(&mut h, self.templates.len() as u64);
+        for t in &self.templates {
+            h.extend_from_slice(&t.id.to_le_bytes());
+            put_uvarint(&mut h, t.slots.len() as u64);
+            for &s in &t.slots {
+                put_uvarint(&mut h, u64::from(s));
+            }
         }
         put_uvarint(&mut h, self.columns.len() as u64);
         for c in &self.columns {
-            h.push((c.kind as u8) << 4 | c.encoding as u8);
+            h.push(((c.kind as u8) << 4) | c.encoding as u8);
+            put_bytes(&mut h, c.name);
             if c.encoding == Encoding::PrefixedDecimal {
-                put_bytes(&mut h, &c.prefix);
+                put_bytes(&mut h, c.prefix);
             }
+            h.push(c.max_token_len);
+            h.push(c.classes);
+            h.push(if c.has_grams { COLUMN_GRAMS } else { 0 });
+            let p = c.place.expect("version 2 columns have a place");
+            put_uvarint(&mut h, p.values as u64);
+            put_uvarint(&mut h, p.frame as u64);
+            put_uvarint(&mut h, p.offset as u64);
+            put_uvarint(&mut h, p.len as u64);
+            put_stats(&mut h, p.stats);
         }
-        put_uvarint(&mut h, (self.bloom.len() / 8) as u64);
-        h.extend_from_slice(&self.bloom);
         let start = dst.len();
-        dst.push(VERSION);
+        dst.push(self.version);
         put_uvarint(dst, h.len() as u64);
         dst.extend_from_slice(&h);
         let crc = crc32fast::hash(&dst[start..]);
         dst.extend_from_slice(&crc.to_le_bytes());
+        let bloom_start = dst.len();
+        put_uvarint(dst, (self.bloom.len() / 8) as u64);
+        dst.extend_from_slice(self.bloom);
+        let crc = crc32fast::hash(&dst[bloom_start..]);
+        dst.extend_from_slice(&crc.to_le_bytes());
     }
+}
 
-    /// Parses and checks the header at the start of `src`; returns it with the
-    /// offset where the body starts.
-    pub fn decode(src: &[u8]) -> Result<(BlockHeader, usize), StorageError> {
+impl<'a> BlockHeader<'a> {
+    /// Decodes the header at the start of `src` (checking its checksum, not
+    /// the bloom's in version 2).
+    pub fn decode(src: &'a [u8]) -> Result<BlockHeader<'a>, StorageError> {
         let mut c = Cursor::new(src, "header");
         let version = c.u8()?;
-        if version != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&version) {
             return Err(StorageError::corrupt(
                 "block header",
                 format!("unsupported version {version}"),
             ));
         }
-        let len = c.len(c.remaining())?;
-        let body_start = c.pos() + len;
-        if src.len() < body_start + 4 {
-            return Err(c.err("header truncated"));
+        let hlen = c.len(c.remaining())?;
+        let body_start = c.pos() + hlen;
+        if body_start + 4 > src.len() {
+            return Err(c.err("header longer than block"));
         }
-        let want = u32::from_le_bytes([
-            src[body_start],
-            src[body_start + 1],
-            src[body_start + 2],
-            src[body_start + 3],
-        ]);
-        if crc32fast::hash(&src[..body_start]) != want {
+        let crc = u32::from_le_bytes(src[body_start..body_start + 4].try_into().expect("4"));
+        if crc32fast::hash(&src[..body_start]) != crc {
             return Err(StorageError::corrupt("block header", "checksum mismatch"));
         }
         let mut c = Cursor::new(&src[c.pos()..body_start], "header");
-        let rows = c.len(u32::MAX as usize)?;
-        let min_ts = c.ivarint()?;
-        let max_ts = min_ts.wrapping_add(c.uvarint()? as i64);
-        let line_bytes = c.uvarint()?;
-        let nf = c.len(c.remaining())?;
-        let mut frames = Vec::with_capacity(nf);
-        for _ in 0..nf {
-            let codec = c.u8()?;
-            if codec > CODEC_ZSTD {
-                return Err(c.err("unknown frame codec"));
-            }
-            let stored_len = c.len(src.len())?;
-            let raw_len = c.len(MAX_FRAME_RAW)?;
-            frames.push(FrameInfo {
-                codec,
-                stored_len,
-                raw_len,
-            });
-        }
-        let nc = c.len(c.remaining())?;
-        let mut columns = Vec::with_capacity(nc);
-        for _ in 0..nc {
-            let b = c.u8()?;
-            let kind = match b >> 4 {
-                0 => ColumnKind::Field,
-                1 => ColumnKind::Line,
-                _ => return Err(c.err("unknown column kind")),
-            };
-            let encoding =
-                Encoding::from_u8(b & 15).ok_or_else(|| c.err("unknown column encoding"))?;
-            let prefix = match encoding {
-                Encoding::PrefixedDecimal => c.bytes()?.to_vec(),
-                _ => Vec::new(),
-            };
-            columns.push(ColumnHead {
-                kind,
-                encoding,
-                prefix,
-            });
-        }
-        let words = c.len(c.remaining() / 8)?;
-        let bloom = c.take(words * 8)?.to_vec();
+        let h = if version == 1 {
+            decode_v1(&mut c, body_start + 4)?
+        } else {
+            decode_v2(&mut c, src, body_start + 4)?
+        };
         if !c.is_empty() {
-            return Err(c.err("trailing bytes in header"));
+            return Err(c.err("trailing bytes"));
         }
-        Ok((
-            BlockHeader {
-                rows,
-                min_ts,
-                max_ts,
-                line_bytes,
-                frames,
-                columns,
-                bloom,
-            },
-            body_start + 4,
-        ))
+        Ok(h)
     }
+
+    /// Checks the version-2 bloom section's checksum (version 1: nothing to do).
+    pub fn check_bloom(&self, src: &[u8]) -> Result<(), StorageError> {
+        let Some(crc) = self.bloom_crc else {
+            return Ok(());
+        };
+        let end = self.body_start - 4;
+        let start = self.bloom.as_ptr() as usize - src.as_ptr() as usize;
+        // The section starts with its word-count varint, before the words.
+        let words = (self.bloom.len() / 8) as u64;
+        let vlen = super::varint::uvarint_len(words);
+        let section = &src[start - vlen..end];
+        if crc32fast::hash(section) != crc {
+            return Err(StorageError::corrupt("block bloom", "checksum mismatch"));
+        }
+        Ok(())
+    }
+
+    /// The header of the template with local id `t` (version 2).
+    pub fn template(&self, t: usize) -> Option<&TemplateHead> {
+        self.templates.get(t)
+    }
+}
+
+fn decode_column_head<'a>(
+    c: &mut Cursor<'a>,
+    v2: bool,
+) -> Result<(ColumnKind, Encoding, &'a [u8], &'a [u8]), StorageError> {
+    let tag = c.u8()?;
+    let kind = match tag >> 4 {
+        0 => ColumnKind::Field,
+        1 => ColumnKind::Line,
+        _ => return Err(c.err("unknown column kind")),
+    };
+    let encoding = Encoding::from_u8(tag & 0x0f).ok_or_else(|| c.err("unknown encoding"))?;
+    let name = if v2 { c.bytes()? } else { &[][..] };
+    let prefix = match encoding {
+        Encoding::PrefixedDecimal => c.bytes()?,
+        _ => &[][..],
+    };
+    Ok((kind, encoding, name, prefix))
+}
+
+fn decode_frames(c: &mut Cursor<'_>, v2: bool) -> Result<Vec<FrameInfo>, StorageError> {
+    let nf = c.len(c.remaining())?;
+    let mut frames = Vec::with_capacity(nf);
+    for _ in 0..nf {
+        let codec = c.u8()?;
+        if codec > CODEC_ZSTD {
+            return Err(c.err("unknown frame codec"));
+        }
+        let stored_len = c.len(MAX_FRAME_RAW)?;
+        let raw_len = c.len(MAX_FRAME_RAW)?;
+        let crc = if v2 {
+            Some(u32::from_le_bytes(c.take(4)?.try_into().expect("4")))
+        } else {
+            None
+        };
+        frames.push(FrameInfo {
+            codec,
+            stored_len,
+            raw_len,
+            crc,
+        });
+    }
+    Ok(frames)
+}
+
+fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a>, StorageError> {
+    let rows = c.len(u32::MAX as usize)?;
+    let min_ts = c.ivarint()?;
+    let max_ts = min_ts.wrapping_add(c.uvarint()? as i64);
+    let line_bytes = c.uvarint()?;
+    let frames = decode_frames(c, false)?;
+    let nc = c.len(c.remaining())?;
+    let mut columns = Vec::with_capacity(nc);
+    for _ in 0..nc {
+        let (kind, encoding, name, prefix) = decode_column_head(c, false)?;
+        columns.push(ColumnHead {
+            kind,
+            encoding,
+            name,
+            prefix,
+            max_token_len: TOKEN_LEN_UNKNOWN,
+            classes: u8::MAX,
+            has_grams: false,
+            place: None,
+        });
+    }
+    let words = c.len(c.remaining() / 8)?;
+    let bloom = c.take(words * 8)?;
+    Ok(BlockHeader {
+        version: 1,
+        rows,
+        min_ts,
+        max_ts,
+        line_bytes,
+        has_grams: false,
+        boundaries: u16::MAX,
+        frames,
+        templates: Vec::new(),
+        columns,
+        bloom,
+        bloom_crc: None,
+        body_start,
+    })
+}
+
+fn decode_v2<'a>(
+    c: &mut Cursor<'a>,
+    src: &'a [u8],
+    after_header: usize,
+) -> Result<BlockHeader<'a>, StorageError> {
+    let rows = c.len(u32::MAX as usize)?;
+    let min_ts = c.ivarint()?;
+    let max_ts = min_ts.wrapping_add(c.uvarint()? as i64);
+    let line_bytes = c.uvarint()?;
+    let flags = c.u8()?;
+    if flags & !FLAG_GRAMS != 0 {
+        return Err(c.err("unknown header flags"));
+    }
+    let boundaries = u16::from_le_bytes(c.take(2)?.try_into().expect("2"));
+    let frames = decode_frames(c, true)?;
+    if rows > 0 && frames.len() < FIXED_FRAMES {
+        return Err(c.err("missing frames"));
+    }
+    let nc_limit = c.remaining();
+    let nt = c.len(c.remaining())?;
+    let mut templates = Vec::with_capacity(nt.min(nc_limit));
+    for _ in 0..nt {
+        let id = u128::from_le_bytes(c.take(16)?.try_into().expect("16"));
+        let ns = c.len(c.remaining())?;
+        let mut slots = Vec::with_capacity(ns);
+        for _ in 0..ns {
+            slots.push(c.len(u32::MAX as usize)? as u32);
+        }
+        templates.push(TemplateHead { id, slots });
+    }
+    let nc = c.len(c.remaining())?;
+    let mut columns = Vec::with_capacity(nc);
+    for _ in 0..nc {
+        let (kind, encoding, name, prefix) = decode_column_head(c, true)?;
+        let max_token_len = c.u8()?;
+        let classes = c.u8()?;
+        let cflags = c.u8()?;
+        if cflags & !COLUMN_GRAMS != 0 {
+            return Err(c.err("unknown column flags"));
+        }
+        let values = c.len(rows)?;
+        let frame = c.len(frames.len().saturating_sub(1))?;
+        let offset = c.len(MAX_FRAME_RAW)?;
+        let len = c.len(MAX_FRAME_RAW)?;
+        if offset.checked_add(len).is_none_or(|e| e > frames[frame].raw_len) {
+            return Err(c.err("column payload out of range"));
+        }
+        let stats = get_stats(c, encoding)?;
+        columns.push(ColumnHead {
+            kind,
+            encoding,
+            name,
+            prefix,
+            max_token_len,
+            classes,
+            has_grams: cflags & COLUMN_GRAMS != 0,
+            place: Some(ColumnPlace {
+                values,
+                frame,
+                offset,
+                len,
+                stats,
+            }),
+        });
+    }
+    for t in &templates {
+        if t.slots.iter().any(|&s| s as usize >= columns.len()) {
+            return Err(c.err("template slot out of range"));
+        }
+    }
+    // The bloom section follows the header checksum.
+    let mut b = Cursor::new(&src[after_header..], "bloom");
+    let words = b.len(b.remaining() / 8)?;
+    let bloom = b.take(words * 8)?;
+    let crc = u32::from_le_bytes(b.take(4)?.try_into().expect("4"));
+    let body_start = after_header + b.pos();
+    Ok(BlockHeader {
+        version: 2,
+        rows,
+        min_ts,
+        max_ts,
+        line_bytes,
+        has_grams: flags & FLAG_GRAMS != 0,
+        boundaries,
+        frames,
+        templates,
+        columns,
+        bloom,
+        bloom_crc: Some(crc),
+        body_start,
+    })
 }
 
 #[cfg(test)]
@@ -194,43 +492,103 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_round_trip_and_checksum() {
+    fn header_round_trip_and_checksums() {
+        let bloom = [1u8, 2, 3, 4, 5, 6, 7, 8];
         let h = BlockHeader {
+            version: VERSION,
             rows: 3,
             min_ts: -5,
             max_ts: i64::MAX,
             line_bytes: 99,
-            frames: vec![FrameInfo {
-                codec: CODEC_ZSTD,
-                stored_len: 10,
-                raw_len: 20,
+            has_grams: true,
+            boundaries: boundary_bit(b'"') | boundary_bit(b','),
+            frames: vec![
+                FrameInfo {
+                    codec: CODEC_ZSTD,
+                    stored_len: 10,
+                    raw_len: 40,
+                    crc: Some(7),
+                },
+                FrameInfo {
+                    codec: CODEC_NONE,
+                    stored_len: 0,
+                    raw_len: 0,
+                    crc: Some(0),
+                },
+                FrameInfo {
+                    codec: CODEC_NONE,
+                    stored_len: 0,
+                    raw_len: 0,
+                    crc: Some(0),
+                },
+                FrameInfo {
+                    codec: CODEC_NONE,
+                    stored_len: 30,
+                    raw_len: 30,
+                    crc: Some(9),
+                },
+            ],
+            templates: vec![TemplateHead {
+                id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+                slots: vec![1, 0],
             }],
             columns: vec![
                 ColumnHead {
                     kind: ColumnKind::Field,
                     encoding: Encoding::Hex,
-                    prefix: Vec::new(),
+                    name: b"trace.id",
+                    prefix: b"",
+                    max_token_len: 32,
+                    classes: 3,
+                    has_grams: false,
+                    place: Some(ColumnPlace {
+                        values: 3,
+                        frame: 3,
+                        offset: 0,
+                        len: 20,
+                        stats: None,
+                    }),
                 },
                 ColumnHead {
                     kind: ColumnKind::Field,
-                    encoding: Encoding::PrefixedDecimal,
-                    prefix: b"user_".to_vec(),
-                },
-                ColumnHead {
-                    kind: ColumnKind::Line,
-                    encoding: Encoding::Plain,
-                    prefix: Vec::new(),
+                    encoding: Encoding::Decimal,
+                    name: b"n",
+                    prefix: b"",
+                    max_token_len: 3,
+                    classes: 1,
+                    has_grams: true,
+                    place: Some(ColumnPlace {
+                        values: 2,
+                        frame: 3,
+                        offset: 20,
+                        len: 10,
+                        stats: Some(Stats::Number { min: 1.5, max: 2.0 }),
+                    }),
                 },
             ],
-            bloom: vec![1, 2, 3, 4, 5, 6, 7, 8],
+            bloom: &bloom,
+            bloom_crc: None,
+            body_start: 0,
         };
         let mut buf = Vec::new();
         h.encode(&mut buf);
-        buf.extend_from_slice(&[0; 10]);
-        let (d, at) = BlockHeader::decode(&buf).unwrap();
-        assert_eq!(d, h);
-        assert_eq!(at, buf.len() - 10);
-        buf[3] ^= 1;
-        assert!(BlockHeader::decode(&buf).is_err());
+        buf.extend_from_slice(&[0xaa; 10]);
+        let got = BlockHeader::decode(&buf).unwrap();
+        assert_eq!(got.body_start, buf.len() - 10);
+        assert!(got.check_bloom(&buf).is_ok());
+        let mut want = h.clone();
+        want.bloom_crc = got.bloom_crc;
+        want.body_start = got.body_start;
+        assert_eq!(got, want);
+        // A flipped header byte fails the header; a flipped bloom byte only
+        // the bloom check.
+        let mut bad = buf.clone();
+        bad[3] ^= 1;
+        assert!(BlockHeader::decode(&bad).is_err());
+        let mut bad = buf.clone();
+        let at = got.body_start - 6;
+        bad[at] ^= 1;
+        let g = BlockHeader::decode(&bad).unwrap();
+        assert!(g.check_bloom(&bad).is_err());
     }
 }

@@ -98,16 +98,17 @@ impl BlockReader<'_> {
         if keep.len() != self.rows() || needles.is_empty() {
             return Ok(());
         }
-        let nt = self.template_count();
+        let templates = self.templates()?;
+        let nt = templates.len();
         let ncols = self.column_count();
         // Boundary bytes over all templates; templates the test cannot judge.
         let mut boundary = [false; 256];
         boundary[SLOT as usize] = true;
         let mut unjudged = vec![false; nt];
         for (t, u) in unjudged.iter_mut().enumerate() {
-            let slots = self.template_slot_count(t);
+            let slots = templates[t].slots().len();
             for k in 0..=slots {
-                let piece = self.template_piece(t, k);
+                let piece = templates[t].piece(k);
                 if let Some(&b) = piece.first() {
                     if k > 0 {
                         boundary[b as usize] = true;
@@ -126,7 +127,7 @@ impl BlockReader<'_> {
         // Per template, which columns it holds.
         let mut holds = vec![false; nt * ncols];
         for t in 0..nt {
-            for &c in self.template_columns(t) {
+            for &c in templates[t].slots() {
                 holds[t * ncols + c as usize] = true;
             }
         }
@@ -141,7 +142,7 @@ impl BlockReader<'_> {
                 let finder = Finder::new(frag);
                 hit.iter_mut().for_each(|h| *h = false);
                 let tpl_hit: Vec<bool> = (0..nt)
-                    .map(|t| unjudged[t] || finder.find(self.template_text(t)).is_some())
+                    .map(|t| unjudged[t] || finder.find(templates[t].text()).is_some())
                     .collect();
                 for (r, h) in hit.iter_mut().enumerate() {
                     *h = tpl_hit[row_tpl[r] as usize];

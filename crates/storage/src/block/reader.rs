@@ -1,13 +1,23 @@
-//! The block reader: checks a block, decompresses its directory frame, and
-//! gives access to timestamps, metadata, single columns (decompressing only
-//! what they need) and whole lines.
+//! The block reader: checks a block and gives access to timestamps, row
+//! templates, metadata, single columns (decompressing only the frames they
+//! need) and whole lines.
+//!
+//! Version 2 blocks are read lazily: opening checks the header and reads
+//! the directory frame (row templates, timestamps); template texts,
+//! metadata and column frames are decompressed (and their checksums
+//! checked) on first use and kept for the reader's lifetime. Version 1
+//! blocks are checked and read whole on open.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 
 use super::encoding::{decode_column_where, Encoding, Stats, Values};
 use super::ints::get_ints;
-use super::layout::{BlockHeader, ColumnKind, FrameInfo, CODEC_ZSTD};
+use super::layout::{
+    BlockHeader, ColumnKind, FrameInfo, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
+    FRAME_METADATA, FRAME_TEMPLATES,
+};
 use super::shape::{template_slots, SLOT};
 use super::varint::{unzigzag, Cursor};
 use crate::StorageError;
@@ -26,7 +36,7 @@ struct ColumnDir {
 
 /// A template: literal pieces between slots, and the column of each slot.
 #[derive(Clone, Debug)]
-struct Template {
+pub struct Template {
     text: Vec<u8>,
     /// Start of each piece in `text` (pieces are separated by one SLOT byte).
     piece_starts: Vec<usize>,
@@ -34,27 +44,53 @@ struct Template {
 }
 
 impl Template {
-    fn piece(&self, i: usize) -> &[u8] {
-        let start = self.piece_starts[i];
+    fn new(text: Vec<u8>, slots: Vec<u32>) -> Result<Template, StorageError> {
+        let mut piece_starts = vec![0];
+        piece_starts.extend(memchr::memchr_iter(SLOT, &text).map(|i| i + 1));
+        if piece_starts.len() != slots.len() + 1 {
+            return Err(bad("template slot count mismatch"));
+        }
+        Ok(Template {
+            text,
+            piece_starts,
+            slots,
+        })
+    }
+
+    /// The template text, slots as the byte 0x00.
+    pub fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    /// The `k`-th literal piece (`k` up to the slot count).
+    pub fn piece(&self, k: usize) -> &[u8] {
+        let start = self.piece_starts[k];
         let end = self
             .piece_starts
-            .get(i + 1)
+            .get(k + 1)
             .map_or(self.text.len(), |&n| n - 1);
         &self.text[start..end]
+    }
+
+    /// Column of each slot, in line order.
+    pub fn slots(&self) -> &[u32] {
+        &self.slots
     }
 }
 
 /// Column-level access to one encoded block.
 pub struct BlockReader<'a> {
     src: &'a [u8],
-    header: BlockHeader,
+    header: BlockHeader<'a>,
     frame_starts: Vec<usize>,
-    frame0: Vec<u8>,
+    /// Decompressed frames read so far.
+    frames: RefCell<Vec<Option<Rc<Vec<u8>>>>>,
+    /// Version 1: start of the payload area in frame 0.
     payload_base: usize,
-    templates: Vec<Template>,
+    templates: OnceCell<Vec<Template>>,
     row_tpl: Vec<u32>,
     ts: Vec<i64>,
-    metadata: Vec<Vec<(String, String)>>,
+    metadata: OnceCell<Vec<Vec<(String, String)>>>,
     columns: Vec<ColumnDir>,
     names: OnceCell<Vec<Option<String>>>,
 }
@@ -108,22 +144,31 @@ fn bad(detail: &str) -> StorageError {
 }
 
 impl<'a> BlockReader<'a> {
-    /// Checks both checksums and reads the header and directory of `src`,
-    /// which must be exactly one block.
+    /// Checks and reads the header and directory of `src`, which must be
+    /// exactly one block (version 1: every checksum; version 2: the header's
+    /// and the directory frame's, the others when their frames are read).
     pub fn open(src: &'a [u8]) -> Result<Self, StorageError> {
-        let (header, body_start) = BlockHeader::decode(src)?;
+        let header = BlockHeader::decode(src)?;
+        let body_start = header.body_start;
         let body_len: usize = header
             .frames
             .iter()
             .try_fold(0usize, |a, f| a.checked_add(f.stored_len))
             .ok_or_else(|| bad("frame sizes overflow"))?;
-        if src.len() != body_start.saturating_add(body_len).saturating_add(4) {
+        let v1 = header.version == 1;
+        let trailer = if v1 { 4 } else { 0 };
+        if src.len() != body_start.saturating_add(body_len).saturating_add(trailer) {
             return Err(bad("block length does not match its frames"));
         }
-        let body = &src[body_start..body_start + body_len];
-        let crc = &src[body_start + body_len..];
-        if crc32fast::hash(body).to_le_bytes() != crc {
-            return Err(bad("body checksum mismatch"));
+        if v1 {
+            let body = &src[body_start..body_start + body_len];
+            let crc = &src[body_start + body_len..];
+            if crc32fast::hash(body).to_le_bytes() != crc {
+                return Err(bad("body checksum mismatch"));
+            }
+        }
+        if header.frames.is_empty() {
+            return Err(bad("no directory frame"));
         }
         let mut frame_starts = Vec::with_capacity(header.frames.len());
         let mut at = body_start;
@@ -131,29 +176,93 @@ impl<'a> BlockReader<'a> {
             frame_starts.push(at);
             at += f.stored_len;
         }
-        if header.frames.is_empty() {
-            return Err(bad("no directory frame"));
-        }
-        let frame0 = read_frame(src, frame_starts[0], &header.frames[0])?;
+        let nframes = header.frames.len();
         let mut r = BlockReader {
             src,
             header,
             frame_starts,
-            frame0: Vec::new(),
+            frames: RefCell::new(vec![None; nframes]),
             payload_base: 0,
-            templates: Vec::new(),
+            templates: OnceCell::new(),
             row_tpl: Vec::new(),
             ts: Vec::new(),
-            metadata: Vec::new(),
+            metadata: OnceCell::new(),
             columns: Vec::new(),
             names: OnceCell::new(),
         };
-        r.read_directory(&frame0)?;
-        r.frame0 = frame0;
+        let frame0 = r.frame(FRAME_DIRECTORY)?;
+        if v1 {
+            r.read_directory_v1(&frame0)?;
+        } else {
+            r.read_directory_v2(&frame0)?;
+        }
         Ok(r)
     }
 
-    fn read_directory(&mut self, frame0: &[u8]) -> Result<(), StorageError> {
+    /// The decompressed frame `i` (checked and decompressed on first use).
+    fn frame(&self, i: usize) -> Result<Rc<Vec<u8>>, StorageError> {
+        if let Some(f) = self.frames.borrow().get(i).and_then(|f| f.clone()) {
+            return Ok(f);
+        }
+        let info = self
+            .header
+            .frames
+            .get(i)
+            .ok_or_else(|| bad("frame out of range"))?;
+        let f = Rc::new(read_frame(self.src, self.frame_starts[i], info)?);
+        self.frames.borrow_mut()[i] = Some(f.clone());
+        Ok(f)
+    }
+
+    fn read_directory_v2(&mut self, dir: &[u8]) -> Result<(), StorageError> {
+        let rows = self.header.rows;
+        let nt = self.header.templates.len();
+        let mut c = Cursor::new(dir, "directory");
+        if rows > dir.len() {
+            return Err(c.err("row count exceeds directory"));
+        }
+        if rows > 0 && nt == 0 {
+            return Err(c.err("rows without templates"));
+        }
+        self.row_tpl = read_row_templates(&mut c, rows, nt)?;
+        self.ts = read_row_timestamps(&mut c, rows, self.header.min_ts)?;
+        if !c.is_empty() {
+            return Err(c.err("trailing bytes"));
+        }
+        let mut expected = vec![0usize; self.header.columns.len()];
+        let mut per_tpl = vec![0usize; nt];
+        for &t in &self.row_tpl {
+            per_tpl[t as usize] += 1;
+        }
+        for (t, n) in self.header.templates.iter().zip(&per_tpl) {
+            let mut seen = Vec::with_capacity(t.slots.len());
+            for &s in &t.slots {
+                if seen.contains(&s) {
+                    return Err(bad("template names a column twice"));
+                }
+                seen.push(s);
+                expected[s as usize] += n;
+            }
+        }
+        for (ci, head) in self.header.columns.iter().enumerate() {
+            let p = head.place.ok_or_else(|| bad("column without place"))?;
+            if p.values != expected[ci] {
+                return Err(bad("column value count mismatch"));
+            }
+            self.columns.push(ColumnDir {
+                kind: head.kind,
+                encoding: head.encoding,
+                values: p.values,
+                frame: p.frame,
+                offset: p.offset,
+                len: p.len,
+                stats: p.stats,
+            });
+        }
+        Ok(())
+    }
+
+    fn read_directory_v1(&mut self, frame0: &[u8]) -> Result<(), StorageError> {
         let rows = self.header.rows;
         let ncols = self.header.columns.len();
         let mut c = Cursor::new(frame0, "directory");
@@ -163,6 +272,7 @@ impl<'a> BlockReader<'a> {
             return Err(c.err("row count exceeds directory"));
         }
         let nt = c.len(c.remaining())?;
+        let mut templates = Vec::with_capacity(nt.min(c.remaining()));
         for _ in 0..nt {
             let text = c.bytes()?.to_vec();
             let ns = c.len(c.remaining())?;
@@ -174,68 +284,21 @@ impl<'a> BlockReader<'a> {
                 }
                 slots.push(s as u32);
             }
-            let mut piece_starts = vec![0];
-            piece_starts.extend(memchr::memchr_iter(SLOT, &text).map(|i| i + 1));
-            if piece_starts.len() != ns + 1 {
-                return Err(c.err("template slot count mismatch"));
-            }
-            self.templates.push(Template {
-                text,
-                piece_starts,
-                slots,
-            });
+            templates.push(Template::new(text, slots)?);
         }
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
         }
-        self.row_tpl = match nt {
-            0 | 1 => vec![0; rows],
-            2..=256 => c.take(rows)?.iter().map(|&b| u32::from(b)).collect(),
-            _ => (0..rows)
-                .map(|_| c.len(nt).map(|v| v as u32))
-                .collect::<Result<_, _>>()?,
-        };
-        if self.row_tpl.iter().any(|&t| t as usize >= nt) {
-            return Err(c.err("row template out of range"));
-        }
-        let g = c.uvarint()?;
-        if g == 0 || g > i64::MAX as u64 {
-            return Err(c.err("bad timestamp divisor"));
-        }
-        let mut prev = self.header.min_ts;
-        self.ts = get_ints(&mut c, rows)?
-            .into_iter()
-            .map(|d| {
-                prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g as i64));
-                prev
-            })
-            .collect();
-        let nm = c.len(c.remaining())?;
-        if nm > 0 {
-            let mut names = Vec::with_capacity(nm);
-            for _ in 0..nm {
-                names.push(utf8(c.bytes()?)?);
-            }
-            self.metadata = Vec::with_capacity(rows.min(c.remaining()));
-            for _ in 0..rows {
-                let np = c.len(c.remaining())?;
-                let mut pairs = Vec::with_capacity(np);
-                for _ in 0..np {
-                    let name = c.len(nm - 1)?;
-                    pairs.push((names[name].clone(), utf8(c.bytes()?)?));
-                }
-                self.metadata.push(pairs);
-            }
-        } else {
-            self.metadata = vec![Vec::new(); rows];
-        }
+        self.row_tpl = read_row_templates(&mut c, rows, nt)?;
+        self.ts = read_row_timestamps(&mut c, rows, self.header.min_ts)?;
+        let metadata = read_metadata(&mut c, rows)?;
         // How many values each column must hold, from the templates.
         let mut per_tpl = vec![0usize; nt];
         for &t in &self.row_tpl {
             per_tpl[t as usize] += 1;
         }
         let mut expected = vec![0usize; ncols];
-        for (t, n) in self.templates.iter().zip(&per_tpl) {
+        for (t, n) in templates.iter().zip(&per_tpl) {
             for &s in &t.slots {
                 expected[s as usize] += n;
             }
@@ -282,7 +345,14 @@ impl<'a> BlockReader<'a> {
                 return Err(bad("column payload out of range"));
             }
         }
+        let _ = self.templates.set(templates);
+        let _ = self.metadata.set(metadata);
         Ok(())
+    }
+
+    /// The block header.
+    pub fn header(&self) -> &BlockHeader<'a> {
+        &self.header
     }
 
     /// Number of rows.
@@ -300,9 +370,63 @@ impl<'a> BlockReader<'a> {
         &self.ts
     }
 
-    /// Structured metadata per row.
-    pub fn metadata(&self) -> &[Vec<(String, String)>] {
-        &self.metadata
+    /// The templates (version 2: read and checked on first use).
+    pub fn templates(&self) -> Result<&[Template], StorageError> {
+        if let Some(t) = self.templates.get() {
+            return Ok(t);
+        }
+        let frame = self.frame(FRAME_TEMPLATES)?;
+        let mut c = Cursor::new(&frame, "templates");
+        let mut out = Vec::with_capacity(self.header.templates.len());
+        for head in &self.header.templates {
+            let text = c.bytes()?.to_vec();
+            if xxhash_rust::xxh3::xxh3_128(&text) != head.id {
+                return Err(bad("template id mismatch"));
+            }
+            out.push(Template::new(text, head.slots.clone())?);
+        }
+        if !c.is_empty() {
+            return Err(c.err("trailing bytes"));
+        }
+        let _ = self.templates.set(out);
+        Ok(self.templates.get().expect("just set"))
+    }
+
+    /// Version 2: the templates' ids and slot columns, from the header
+    /// alone (empty for version 1).
+    pub fn template_heads(&self) -> &[TemplateHead] {
+        &self.header.templates
+    }
+
+    /// Structured metadata per row (version 2: read on first use).
+    pub fn metadata(&self) -> Result<&[Vec<(String, String)>], StorageError> {
+        if let Some(m) = self.metadata.get() {
+            return Ok(m);
+        }
+        let frame = self.frame(FRAME_METADATA)?;
+        let mut c = Cursor::new(&frame, "metadata");
+        let md = if frame.is_empty() {
+            vec![Vec::new(); self.rows()]
+        } else {
+            let md = read_metadata(&mut c, self.rows())?;
+            if !c.is_empty() {
+                return Err(c.err("trailing bytes"));
+            }
+            md
+        };
+        let _ = self.metadata.set(md);
+        Ok(self.metadata.get().expect("just set"))
+    }
+
+    /// True when some row has structured metadata (version 2: from the
+    /// header alone; version 1: from the decoded metadata).
+    pub fn has_metadata(&self) -> bool {
+        if self.header.version >= 2 {
+            return self.header.frames[FRAME_METADATA].raw_len > 0;
+        }
+        self.metadata
+            .get()
+            .is_some_and(|m| m.iter().any(|r| !r.is_empty()))
     }
 
     /// Field names of the block's JSON lines (dotted paths, raw key text), in
@@ -311,15 +435,25 @@ impl<'a> BlockReader<'a> {
         self.names().iter().flatten().cloned().collect()
     }
 
-    /// Name of each column id (`None` for line columns), derived from the
-    /// templates on first use.
+    /// Name of each column id (`None` for line columns).
     fn names(&self) -> &[Option<String>] {
         self.names.get_or_init(|| self.derive_names())
     }
 
     fn derive_names(&self) -> Vec<Option<String>> {
+        if self.header.version >= 2 {
+            return self
+                .header
+                .columns
+                .iter()
+                .map(|c| {
+                    (c.kind == ColumnKind::Field)
+                        .then(|| String::from_utf8_lossy(c.name).into_owned())
+                })
+                .collect();
+        }
         let mut names = vec![None; self.columns.len()];
-        for t in &self.templates {
+        for t in self.templates().unwrap_or(&[]) {
             let Some(slots) = template_slots(&t.text) else {
                 continue;
             };
@@ -345,12 +479,16 @@ impl<'a> BlockReader<'a> {
 
     /// Number of templates (distinct line shapes) of the block.
     pub fn template_count(&self) -> usize {
-        self.templates.len()
+        match self.templates.get() {
+            Some(t) => t.len(),
+            None => self.header.templates.len(),
+        }
     }
 
-    /// The first byte of template `t`'s text (`None` when empty or out of range).
+    /// The first byte of template `t`'s text (`None` when empty, out of
+    /// range or unreadable).
     pub fn template_starts_with(&self, t: usize) -> Option<u8> {
-        self.templates.get(t)?.text.first().copied()
+        self.templates().ok()?.get(t)?.text.first().copied()
     }
 
     /// The template of each row, an index below [`Self::template_count`].
@@ -362,7 +500,7 @@ impl<'a> BlockReader<'a> {
     /// (raw key text) and whether the value is a JSON string. `None` when the
     /// template is a whole-line template or `t` is out of range.
     pub fn template_fields(&self, t: usize) -> Option<Vec<(usize, Vec<u8>, bool)>> {
-        let tpl = self.templates.get(t)?;
+        let tpl = self.templates().ok()?.get(t)?;
         if tpl
             .slots
             .iter()
@@ -388,56 +526,69 @@ impl<'a> BlockReader<'a> {
         self.columns.len()
     }
 
+    /// What column `id` holds (must be below [`Self::column_count`]).
+    pub fn column_kind(&self, id: usize) -> ColumnKind {
+        self.columns[id].kind
+    }
+
     /// Encoding and prefix (PrefixedDecimal only, else empty) of column `id`
     /// (must be below [`Self::column_count`]).
-    pub(super) fn column_head(&self, id: usize) -> (Encoding, &[u8]) {
-        (self.columns[id].encoding, &self.header.columns[id].prefix)
+    pub fn column_head(&self, id: usize) -> (Encoding, &[u8]) {
+        (self.columns[id].encoding, self.header.columns[id].prefix)
     }
 
-    /// Template `t`'s text, slots as the byte 0x00.
-    pub(super) fn template_text(&self, t: usize) -> &[u8] {
-        &self.templates[t].text
-    }
-
-    /// Number of slots of template `t`.
-    pub(super) fn template_slot_count(&self, t: usize) -> usize {
-        self.templates[t].slots.len()
-    }
-
-    /// The `k`-th literal piece of template `t` (`k` up to the slot count).
-    pub(super) fn template_piece(&self, t: usize, k: usize) -> &[u8] {
-        self.templates[t].piece(k)
-    }
-
-    /// Column ids of template `t`'s slots, in line order.
-    pub(super) fn template_columns(&self, t: usize) -> &[u32] {
-        &self.templates[t].slots
+    /// Number of values of column `id`.
+    pub fn column_len(&self, id: usize) -> usize {
+        self.columns[id].values
     }
 
     /// For a Hex column: upper case or not, and the longest run of digits
     /// between dashes of its values. Reads only the column's layout.
     pub(super) fn hex_digit_runs(&self, id: usize) -> Option<(bool, usize)> {
-        let col = &self.columns[id];
-        if col.encoding != Encoding::Hex {
+        if self.columns[id].encoding != Encoding::Hex {
             return None;
         }
-        let frame: Cow<'_, [u8]> = if col.frame == 0 {
-            Cow::Borrowed(&self.frame0[self.payload_base..])
+        super::encoding::hex_digit_runs(&self.column_payload(id).ok()?)
+    }
+
+    /// The encoded payload of column `id` (its frame decompressed).
+    pub fn column_payload(&self, id: usize) -> Result<Cow<'_, [u8]>, StorageError> {
+        let col = &self.columns[id];
+        let (frame, base) = if self.header.version == 1 && col.frame == 0 {
+            (self.frame(0)?, self.payload_base)
         } else {
-            return None;
+            (self.frame(col.frame)?, 0)
         };
-        super::encoding::hex_digit_runs(frame.get(col.offset..col.offset + col.len)?)
+        let start = base + col.offset;
+        let p = frame
+            .get(start..start + col.len)
+            .ok_or_else(|| bad("column payload out of range"))?;
+        Ok(Cow::Owned(p.to_vec()))
+    }
+
+    /// Calls `f` with column `id`'s encoded payload, without copying it.
+    pub fn with_column_payload<R>(
+        &self,
+        id: usize,
+        f: impl FnOnce(&[u8]) -> Result<R, StorageError>,
+    ) -> Result<R, StorageError> {
+        let col = &self.columns[id];
+        let (frame, base) = if self.header.version == 1 && col.frame == 0 {
+            (self.frame(0)?, self.payload_base)
+        } else {
+            (self.frame(col.frame)?, 0)
+        };
+        let start = base + col.offset;
+        let p = frame
+            .get(start..start + col.len)
+            .ok_or_else(|| bad("column payload out of range"))?;
+        f(p)
     }
 
     /// Column `id`'s values in value order (see [`Self::column_at`] for the
     /// mapping to rows).
-    pub(super) fn column_values(&self, id: usize) -> Result<Values, StorageError> {
-        let row_ts = if self.columns[id].encoding == Encoding::Timestamp {
-            self.column_row_ts(Some(id)).swap_remove(id)
-        } else {
-            Vec::new()
-        };
-        self.values(id, &row_ts)
+    pub fn column_values(&self, id: usize) -> Result<Values, StorageError> {
+        self.values_where(id, None)
     }
 
     /// How column `id` is stored; `None` when out of range.
@@ -460,19 +611,14 @@ impl<'a> BlockReader<'a> {
         if id >= self.columns.len() {
             return Err(bad("column id out of range"));
         }
-        let row_ts = if self.columns[id].encoding == Encoding::Timestamp {
-            self.column_row_ts(Some(id)).swap_remove(id)
-        } else {
-            Vec::new()
-        };
-        let values = self.values(id, &row_ts)?;
+        let values = self.values_where(id, None)?;
         values.check_utf8()?;
         let rows = self.rows();
         let mut row_value = vec![u32::MAX; rows];
         let mut quoted = vec![false; rows];
         // Per template: whether it holds the column, and whether quoted.
         let holds: Vec<Option<bool>> = self
-            .templates
+            .templates()?
             .iter()
             .map(|t| {
                 let k = t.slots.iter().position(|&s| s as usize == id)?;
@@ -496,49 +642,50 @@ impl<'a> BlockReader<'a> {
         })
     }
 
-    /// Timestamps of the rows holding a value of each column, per column.
-    fn column_row_ts(&self, only: Option<usize>) -> Vec<Vec<i64>> {
-        let mut out = vec![Vec::new(); self.columns.len()];
+    /// Timestamps of the rows holding a value of column `id`.
+    fn column_row_ts(&self, id: usize) -> Vec<i64> {
+        let mut out = Vec::with_capacity(self.columns[id].values);
+        let holds: Vec<bool> = self
+            .slot_columns()
+            .iter()
+            .map(|slots| slots.contains(&(id as u32)))
+            .collect();
         for (&t, &ts) in self.row_tpl.iter().zip(&self.ts) {
-            for &c in &self.templates[t as usize].slots {
-                if only.is_none_or(|o| o == c as usize) {
-                    out[c as usize].push(ts);
-                }
+            if holds[t as usize] {
+                out.push(ts);
             }
         }
         out
     }
 
-    /// Decodes column `id`'s values; `row_ts` as from [`Self::column_row_ts`].
-    fn values(&self, id: usize, row_ts: &[i64]) -> Result<Values, StorageError> {
-        self.values_where(id, row_ts, None)
+    /// The slot columns of each template (from the header in version 2).
+    fn slot_columns(&self) -> Vec<&[u32]> {
+        if self.header.version >= 2 {
+            return self
+                .header
+                .templates
+                .iter()
+                .map(|t| t.slots.as_slice())
+                .collect();
+        }
+        self.templates
+            .get()
+            .map(|ts| ts.iter().map(|t| t.slots.as_slice()).collect())
+            .unwrap_or_default()
     }
 
-    /// Like [`Self::values`], printing only the `wanted` values of typed
-    /// columns (see [`decode_column_where`]).
-    fn values_where(
-        &self,
-        id: usize,
-        row_ts: &[i64],
-        wanted: Option<&[bool]>,
-    ) -> Result<Values, StorageError> {
+    /// Decodes column `id`'s values, printing only the `wanted` values of
+    /// typed columns (see [`decode_column_where`]).
+    pub fn values_where(&self, id: usize, wanted: Option<&[bool]>) -> Result<Values, StorageError> {
         let col = &self.columns[id];
-        let frame: Cow<'_, [u8]> = if col.frame == 0 {
-            Cow::Borrowed(&self.frame0[self.payload_base..])
+        let row_ts = if col.encoding == Encoding::Timestamp {
+            self.column_row_ts(id)
         } else {
-            Cow::Owned(read_frame(
-                self.src,
-                self.frame_starts[col.frame],
-                &self.header.frames[col.frame],
-            )?)
+            Vec::new()
         };
-        decode_column_where(
-            col.encoding,
-            &frame[col.offset..col.offset + col.len],
-            col.values,
-            row_ts,
-            wanted,
-        )
+        self.with_column_payload(id, |p| {
+            decode_column_where(col.encoding, p, col.values, &row_ts, wanted)
+        })
     }
 
     /// Rebuilds every line, byte-identical to what was pushed.
@@ -554,6 +701,7 @@ impl<'a> BlockReader<'a> {
         if keep.len() != self.rows() {
             return Err(bad("row selection does not match the block"));
         }
+        let templates = self.templates()?;
         // Per column, which of its values the kept rows use.
         let mut wanted: Vec<Vec<bool>> = self
             .columns
@@ -561,7 +709,7 @@ impl<'a> BlockReader<'a> {
             .map(|c| Vec::with_capacity(c.values))
             .collect();
         for (&t, &k) in self.row_tpl.iter().zip(keep) {
-            for &c in &self.templates[t as usize].slots {
+            for &c in &templates[t as usize].slots {
                 wanted[c as usize].push(k);
             }
         }
@@ -570,18 +718,13 @@ impl<'a> BlockReader<'a> {
                 if !wanted[i].iter().any(|&w| w) {
                     return Ok(None);
                 }
-                let row_ts = if self.columns[i].encoding == Encoding::Timestamp {
-                    self.column_row_ts(Some(i)).swap_remove(i)
-                } else {
-                    Vec::new()
-                };
-                self.values_where(i, &row_ts, Some(&wanted[i])).map(Some)
+                self.values_where(i, Some(&wanted[i])).map(Some)
             })
             .collect::<Result<_, _>>()?;
         let mut cursor = vec![0usize; cols.len()];
         let mut out = Vec::with_capacity(self.rows());
         for (&t, &k) in self.row_tpl.iter().zip(keep) {
-            let t = &self.templates[t as usize];
+            let t = &templates[t as usize];
             if !k {
                 for &col in &t.slots {
                     cursor[col as usize] += 1;
@@ -611,12 +754,77 @@ impl<'a> BlockReader<'a> {
 /// Largest offset or length accepted in the directory.
 const MAX: usize = super::layout::MAX_FRAME_RAW;
 
+fn read_row_templates(c: &mut Cursor<'_>, rows: usize, nt: usize) -> Result<Vec<u32>, StorageError> {
+    let row_tpl: Vec<u32> = match nt {
+        0 | 1 => vec![0; rows],
+        2..=256 => c.take(rows)?.iter().map(|&b| u32::from(b)).collect(),
+        _ => (0..rows)
+            .map(|_| c.len(nt).map(|v| v as u32))
+            .collect::<Result<_, _>>()?,
+    };
+    if row_tpl.iter().any(|&t| t as usize >= nt.max(1)) {
+        return Err(c.err("row template out of range"));
+    }
+    Ok(row_tpl)
+}
+
+fn read_row_timestamps(
+    c: &mut Cursor<'_>,
+    rows: usize,
+    min_ts: i64,
+) -> Result<Vec<i64>, StorageError> {
+    let g = c.uvarint()?;
+    if g == 0 || g > i64::MAX as u64 {
+        return Err(c.err("bad timestamp divisor"));
+    }
+    let mut prev = min_ts;
+    Ok(get_ints(c, rows)?
+        .into_iter()
+        .map(|d| {
+            prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g as i64));
+            prev
+        })
+        .collect())
+}
+
+fn read_metadata(
+    c: &mut Cursor<'_>,
+    rows: usize,
+) -> Result<Vec<Vec<(String, String)>>, StorageError> {
+    let nm = c.len(c.remaining())?;
+    if nm == 0 {
+        return Ok(vec![Vec::new(); rows]);
+    }
+    let mut names = Vec::with_capacity(nm);
+    for _ in 0..nm {
+        names.push(utf8(c.bytes()?)?);
+    }
+    let mut out = Vec::with_capacity(rows.min(c.remaining()));
+    for _ in 0..rows {
+        let np = c.len(c.remaining())?;
+        let mut pairs = Vec::with_capacity(np);
+        for _ in 0..np {
+            let name = c.len(nm - 1)?;
+            pairs.push((names[name].clone(), utf8(c.bytes()?)?));
+        }
+        out.push(pairs);
+    }
+    Ok(out)
+}
+
 fn utf8(b: &[u8]) -> Result<String, StorageError> {
     String::from_utf8(b.to_vec()).map_err(|_| bad("metadata is not utf-8"))
 }
 
 fn read_frame(src: &[u8], start: usize, f: &FrameInfo) -> Result<Vec<u8>, StorageError> {
-    let stored = &src[start..start + f.stored_len];
+    let stored = src
+        .get(start..start + f.stored_len)
+        .ok_or_else(|| bad("frame out of range"))?;
+    if let Some(crc) = f.crc {
+        if crc32fast::hash(stored) != crc {
+            return Err(bad("frame checksum mismatch"));
+        }
+    }
     if f.codec != CODEC_ZSTD {
         if f.raw_len != f.stored_len {
             return Err(bad("stored frame size mismatch"));

@@ -1,20 +1,6 @@
-//! Tokens and the block's token bloom filter.
-//!
-//! A token is a maximal run of `[A-Za-z0-9_]` and bytes `>= 0x80`. A block keeps
-//! one bloom filter over the distinct tokens of its string-like columns, its
-//! templates (JSON keys) and its metadata. One filter for the whole block
-//! (rather than one per column) pays for each distinct token once and
-//! answers the `|=` question, "may any line hold token T", with one lookup.
-
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-/// Hash seed of bloom keys (part of the format).
-const SEED: u64 = 0x5275_6e61_6b65_666c;
-
-/// Bloom bits per distinct (salt, token) pair.
-const BITS_PER_KEY: usize = 8;
-/// Probes per key; with 8 bits per key this gives about 2.5 % false positives.
-const PROBES: u64 = 5;
+//! Tokens: maximal runs of `[A-Za-z0-9_]` and bytes `>= 0x80`, the unit of
+//! the block bloom filters (`bloom.rs`), with the token runs of a search
+//! needle and the character classes of tokens.
 
 /// True for bytes that belong to tokens.
 #[inline]
@@ -39,9 +25,30 @@ pub fn for_each_token(s: &[u8], mut f: impl FnMut(&[u8])) {
     }
 }
 
-/// The tokens of a search needle that any containing line must hold whole:
-/// those bounded by a non-token byte on both sides inside the needle.
-pub fn complete_tokens(needle: &[u8]) -> Vec<&[u8]> {
+/// A maximal run of token bytes inside a search needle, with whether a
+/// non-token byte of the needle bounds it on each side. A line holding the
+/// needle holds the run inside one of its tokens: as the whole token when
+/// both sides are bounded, as a prefix (left bounded), a suffix (right
+/// bounded), or anywhere (neither).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedleRun<'a> {
+    /// The run's bytes.
+    pub text: &'a [u8],
+    /// A non-token byte of the needle comes right before the run.
+    pub left_bounded: bool,
+    /// A non-token byte of the needle comes right after the run.
+    pub right_bounded: bool,
+}
+
+impl NeedleRun<'_> {
+    /// True when the run must be a whole token of the line.
+    pub fn is_whole_token(&self) -> bool {
+        self.left_bounded && self.right_bounded
+    }
+}
+
+/// The token runs of a search needle, in order.
+pub fn needle_runs(needle: &[u8]) -> Vec<NeedleRun<'_>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < needle.len() {
@@ -53,82 +60,53 @@ pub fn complete_tokens(needle: &[u8]) -> Vec<&[u8]> {
         while i < needle.len() && is_token_byte(needle[i]) {
             i += 1;
         }
-        if start > 0 && i < needle.len() {
-            out.push(&needle[start..i]);
-        }
+        out.push(NeedleRun {
+            text: &needle[start..i],
+            left_bounded: start > 0,
+            right_bounded: i < needle.len(),
+        });
     }
     out
 }
 
-#[inline]
-fn key_hash(token: &[u8]) -> u64 {
-    xxh3_64_with_seed(token, SEED)
-}
+/// Token class bits: ASCII digits.
+pub const CLASS_DIGIT: u8 = 1;
+/// Token class bits: `a`–`f`.
+pub const CLASS_HEX_LOWER: u8 = 2;
+/// Token class bits: `g`–`z`.
+pub const CLASS_LOWER: u8 = 4;
+/// Token class bits: `A`–`F`.
+pub const CLASS_HEX_UPPER: u8 = 8;
+/// Token class bits: `G`–`Z`.
+pub const CLASS_UPPER: u8 = 16;
+/// Token class bits: `_`.
+pub const CLASS_UNDERSCORE: u8 = 32;
+/// Token class bits: bytes `>= 0x80`.
+pub const CLASS_HIGH: u8 = 64;
 
-/// Collects token hashes, then builds the filter.
-#[derive(Default)]
-pub struct BloomBuilder {
-    hashes: Vec<u64>,
-}
-
-impl BloomBuilder {
-    /// Adds every token of `text`.
-    pub fn add_text(&mut self, text: &[u8]) {
-        for_each_token(text, |t| self.hashes.push(key_hash(t)));
+/// The classes of the token bytes in `text` (non-token bytes add nothing).
+pub fn token_classes(text: &[u8]) -> u8 {
+    let mut m = 0u8;
+    for &b in text {
+        m |= match b {
+            b'0'..=b'9' => CLASS_DIGIT,
+            b'a'..=b'f' => CLASS_HEX_LOWER,
+            b'g'..=b'z' => CLASS_LOWER,
+            b'A'..=b'F' => CLASS_HEX_UPPER,
+            b'G'..=b'Z' => CLASS_UPPER,
+            b'_' => CLASS_UNDERSCORE,
+            0x80.. => CLASS_HIGH,
+            _ => 0,
+        };
     }
-
-    /// Builds the filter words (empty when there were no tokens) and resets.
-    pub fn build(&mut self) -> Vec<u64> {
-        self.hashes.sort_unstable();
-        self.hashes.dedup();
-        let n = self.hashes.len();
-        if n == 0 {
-            return Vec::new();
-        }
-        let words = (n * BITS_PER_KEY).div_ceil(64);
-        let mut bits = vec![0u64; words];
-        let m = (words * 64) as u64;
-        for &h in &self.hashes {
-            for p in probes(h, m) {
-                bits[(p / 64) as usize] |= 1 << (p % 64);
-            }
-        }
-        self.hashes.clear();
-        bits
-    }
+    m
 }
 
-#[inline]
-fn probes(h: u64, m: u64) -> impl Iterator<Item = u64> {
-    let h1 = h & 0xffff_ffff;
-    let h2 = (h >> 32) | 1;
-    (0..PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % m)
-}
-
-/// A bloom filter read from a block header (little-endian u64 words).
-#[derive(Clone, Copy)]
-pub struct Bloom<'a> {
-    words: &'a [u8],
-}
-
-impl<'a> Bloom<'a> {
-    /// Wraps `words.len() / 8` little-endian words.
-    pub fn new(words: &'a [u8]) -> Self {
-        Bloom { words }
-    }
-
-    /// False only if `token` was certainly never added.
-    pub fn may_contain(&self, token: &[u8]) -> bool {
-        let n = self.words.len() / 8;
-        if n == 0 {
-            return false;
-        }
-        let m = (n * 64) as u64;
-        probes(key_hash(token), m).all(|p| {
-            let w = (p / 64) as usize * 8;
-            self.words[w + (p % 64) as usize / 8] & (1 << (p % 8)) != 0
-        })
-    }
+/// Length of the longest token of `text`.
+pub fn longest_token(text: &[u8]) -> usize {
+    let mut longest = 0;
+    for_each_token(text, |t| longest = longest.max(t.len()));
+    longest
 }
 
 #[cfg(test)]
@@ -145,39 +123,34 @@ mod tests {
     }
 
     #[test]
-    fn complete_tokens_need_both_bounds() {
-        let c = |s: &str| {
-            complete_tokens(s.as_bytes())
-                .into_iter()
-                .map(|t| t.to_vec())
-                .collect::<Vec<_>>()
-        };
-        assert!(c("timeout").is_empty());
-        assert!(c("connection timeout").is_empty());
+    fn needle_runs_know_their_bounds() {
+        let runs = needle_runs(b"ab cd-ef");
+        let got: Vec<_> = runs
+            .iter()
+            .map(|r| (r.text, r.left_bounded, r.right_bounded))
+            .collect();
         assert_eq!(
-            c(" connection timeout "),
-            vec![b"connection".to_vec(), b"timeout".to_vec()]
+            got,
+            vec![
+                (&b"ab"[..], false, true),
+                (&b"cd"[..], true, true),
+                (&b"ef"[..], true, false)
+            ]
         );
-        assert_eq!(
-            c("\"level\":\"error\""),
-            vec![b"level".to_vec(), b"error".to_vec()]
-        );
+        assert!(runs[1].is_whole_token());
+        assert!(needle_runs(b" - ").is_empty());
     }
 
     #[test]
-    fn bloom_has_no_false_negatives() {
-        let mut b = BloomBuilder::default();
-        for i in 0..500 {
-            b.add_text(format!("tok{i}").as_bytes());
-        }
-        let words: Vec<u8> = b.build().iter().flat_map(|w| w.to_le_bytes()).collect();
-        let bloom = Bloom::new(&words);
-        for i in 0..500 {
-            assert!(bloom.may_contain(format!("tok{i}").as_bytes()));
-        }
-        let fp = (0..1000)
-            .filter(|i| bloom.may_contain(format!("other{i}").as_bytes()))
-            .count();
-        assert!(fp < 80, "false positives {fp}");
+    fn classes_and_lengths() {
+        assert_eq!(longest_token(b"a bcd-ef"), 3);
+        assert_eq!(
+            token_classes(b"usr_0-Z"),
+            CLASS_LOWER | CLASS_UNDERSCORE | CLASS_DIGIT | CLASS_UPPER
+        );
+        assert_eq!(
+            token_classes("aF é".as_bytes()),
+            CLASS_HEX_LOWER | CLASS_HEX_UPPER | CLASS_HIGH
+        );
     }
 }

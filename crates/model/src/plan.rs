@@ -1,0 +1,549 @@
+//! The query plan: a LogQL query cut into pieces a backend may execute.
+//!
+//! The engine describes what a query reads — stream selector, time range,
+//! line filters, `| json` fields with label filters and an unwrap, and what
+//! comes out (the newest or oldest `limit` lines, or rows counted into time
+//! buckets per group) — and hands the plan to [`Backend::execute`]. A backend
+//! either declines the plan (`Ok(None)`: the engine then scans rows with
+//! [`Backend::scan`] and runs every stage itself) or answers it. An answer
+//! may leave rows to the engine: *residual* rows are rows the backend could
+//! not evaluate past the line filters (lines it cannot split into fields,
+//! rows whose fields would carry `__error__`); the engine runs the whole
+//! pipeline on them and adds them to the backend's buckets.
+//!
+//! Semantics are Loki's and are fixed here, so that every backend (the
+//! embedded store, a SQL backend) answers alike:
+//! - **Rows**: entries of streams matching every [`QueryPlan::selector`]
+//!   matcher with `start <= ts < end`, exact duplicates (same timestamp,
+//!   line and metadata within a stream) counted once.
+//! - **Line filters** hold for the stored line, all of them (see
+//!   [`LineFilter`]).
+//! - **Fields** ([`FieldStage`]): the labels of a row are its stream labels,
+//!   then its structured metadata (a metadata name replaces a stream label of
+//!   that name), then what `| json` extracts (see [`JsonParser`]); label
+//!   filters and the unwrap read those labels.
+//! - **Lines** output: the `limit` rows first in the direction's time order,
+//!   ties broken by the stream's labels in their text form
+//!   ([`Labels`](crate::Labels)' `Display`), then by position in the stream
+//!   (push order; reversed when reading backward).
+//! - **Buckets** output: every kept row whose timestamp lies in
+//!   `(bounds[i], bounds[i + 1]]` adds to bucket `i` of its group.
+//!
+//! A SQL backend reads the pieces' LogQL text (`text` fields) and compiles
+//! them itself; the embedded store calls the compiled tests the engine puts
+//! into the plan, so both follow the engine's definition of each stage.
+
+use crate::{Direction, Entry, Matcher, StreamInfo, TenantId, Timestamp};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A test of a whole line (the engine's compiled line filter, before negation).
+pub type LineTest = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// A label filter over the values of [`FieldFilter::labels`], in that order
+/// (`None` for an absent label).
+pub type FieldTest = Arc<dyn Fn(&[Option<&str>]) -> FilterOutcome + Send + Sync>;
+
+/// Converts an unwrapped label value to a sample; `None` when the value does
+/// not convert (the row would carry `__error__`).
+pub type UnwrapConvert = Arc<dyn Fn(&str) -> Option<f64> + Send + Sync>;
+
+/// A query as pieces (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct QueryPlan {
+    /// Whose data.
+    pub tenant: TenantId,
+    /// Stream selector; every matcher must hold.
+    pub selector: Vec<Matcher>,
+    /// Inclusive start, nanoseconds.
+    pub start: Timestamp,
+    /// Exclusive end, nanoseconds.
+    pub end: Timestamp,
+    /// Line filters, all of which a row's line must pass.
+    pub line_filters: Vec<LineFilter>,
+    /// `| json` and the label filters and unwrap after it; `None` when the
+    /// query reads no fields.
+    pub fields: Option<FieldStage>,
+    /// What to return.
+    pub output: PlanOutput,
+    /// Give up with [`BackendError::Cancelled`](crate::BackendError) after this.
+    pub deadline: Option<Instant>,
+}
+
+/// How a line filter matches, before negation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineMatch {
+    /// `|=` / `!=`: the line contains one of the values.
+    Substring,
+    /// `|~` / `!~`: one of the values (RE2 syntax, unanchored) matches.
+    Regex,
+}
+
+/// One line filter: `|= "a" or "b"`, `!~ "x"`, …
+#[derive(Clone)]
+pub struct LineFilter {
+    /// How the values match.
+    pub kind: LineMatch,
+    /// `!=` / `!~`: the line passes when no value matches.
+    pub negated: bool,
+    /// The operands (`or` alternatives), at least one.
+    pub values: Vec<String>,
+    /// When the filter, before negation, holds for exactly the lines that
+    /// contain one of these substrings (always so for [`LineMatch::Substring`];
+    /// for a regexp that is a set of literals). `None`: no such set.
+    pub any_of: Option<Vec<String>>,
+    /// Substrings that every line the filter (before negation) keeps
+    /// contains: pruning hints, possibly empty.
+    pub all_of: Vec<String>,
+    /// The exact test, before negation.
+    pub test: LineTest,
+}
+
+impl LineFilter {
+    /// Whether `line` passes the filter.
+    pub fn keep(&self, line: &str) -> bool {
+        (self.test)(line) != self.negated
+    }
+
+    /// The filter in LogQL, e.g. `|~ "a" or "b"`.
+    pub fn text(&self) -> String {
+        let op = match (self.kind, self.negated) {
+            (LineMatch::Substring, false) => "|=",
+            (LineMatch::Substring, true) => "!=",
+            (LineMatch::Regex, false) => "|~",
+            (LineMatch::Regex, true) => "!~",
+        };
+        let vals: Vec<String> = self
+            .values
+            .iter()
+            .map(|v| crate::labels::quote_go(v))
+            .collect();
+        format!("{op} {}", vals.join(" or "))
+    }
+}
+
+impl fmt::Debug for LineFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// The `| json` stage of a plan and what reads its labels.
+#[derive(Clone, Debug)]
+pub struct FieldStage {
+    /// How labels are extracted.
+    pub parser: JsonParser,
+    /// Label filters after the parser, all of which must keep a row.
+    pub filters: Vec<FieldFilter>,
+    /// `| unwrap`, for range aggregations over sample values.
+    pub unwrap: Option<UnwrapField>,
+}
+
+/// Loki's `| json`.
+///
+/// Without parameters ([`JsonParser::All`]) every scalar member of the line's
+/// JSON object becomes a label: nested keys joined with `_`, every byte
+/// outside `[A-Za-z0-9_]` replaced by `_`, a leading digit prefixed with `_`;
+/// a name the stream labels or the row's metadata already hold gets
+/// `_extracted` appended; the first member (in line order) of each final
+/// name wins; string values are unescaped; `null` and arrays are skipped.
+/// A line that is not such an object leaves the row to the engine.
+///
+/// With parameters ([`JsonParser::Keys`]) each parameter sets its label (or
+/// its `_extracted` form, as above) to the value of the top-level member of
+/// that name: a string unescaped, other scalars as written, `""` when the
+/// member is absent or `null`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonParser {
+    /// `| json`.
+    All,
+    /// `| json label="key", …`, keys of `[A-Za-z0-9_]` only.
+    Keys(Vec<JsonKey>),
+}
+
+/// One `| json` parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonKey {
+    /// The label to set.
+    pub label: String,
+    /// The top-level member to read.
+    pub key: String,
+}
+
+/// What a label filter decides for a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterOutcome {
+    /// The row passes.
+    Keep,
+    /// The row is dropped.
+    Drop,
+    /// The row would carry `__error__` (a value does not convert): the
+    /// backend leaves it to the engine as a residual row.
+    Error,
+}
+
+/// A label filter stage (`| level="error"`, `| status >= 500 or x=~"y"`).
+#[derive(Clone)]
+pub struct FieldFilter {
+    /// The labels it reads, in the order [`FieldFilter::test`] takes them.
+    pub labels: Vec<String>,
+    /// The filter in LogQL (for backends that compile it themselves).
+    pub text: String,
+    /// The engine's test.
+    pub test: FieldTest,
+}
+
+impl fmt::Debug for FieldFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "| {}", self.text)
+    }
+}
+
+/// How an unwrapped value becomes a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnwrapConversion {
+    /// A float, as Go's `strconv.ParseFloat` reads it.
+    Float,
+    /// `duration(x)`: a Go duration, in seconds.
+    Duration,
+    /// `bytes(x)`: a byte size.
+    Bytes,
+}
+
+/// `| unwrap label [| post filters]`.
+#[derive(Clone)]
+pub struct UnwrapField {
+    /// The label holding the sample.
+    pub label: String,
+    /// How it is read.
+    pub conversion: UnwrapConversion,
+    /// The engine's conversion.
+    pub convert: UnwrapConvert,
+    /// Label filters after the unwrap.
+    pub post_filters: Vec<FieldFilter>,
+}
+
+impl fmt::Debug for UnwrapField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "| unwrap {:?}({})", self.conversion, self.label)?;
+        for p in &self.post_filters {
+            write!(f, " {p:?}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a plan returns.
+#[derive(Clone, Debug)]
+pub enum PlanOutput {
+    /// The first `limit` rows in `direction` (see the module documentation).
+    Lines {
+        /// How many.
+        limit: usize,
+        /// Newest first or oldest first.
+        direction: Direction,
+    },
+    /// Rows counted into time buckets per group.
+    Buckets(BucketPlan),
+}
+
+/// Time buckets, grouping and the value each row adds.
+#[derive(Clone, Debug)]
+pub struct BucketPlan {
+    /// Strictly increasing bucket bounds: bucket `i` holds the rows with
+    /// `bounds[i] < ts <= bounds[i + 1]`; rows outside every bucket are
+    /// ignored. At least two bounds.
+    pub bounds: Vec<Timestamp>,
+    /// Which rows form one group.
+    pub group_by: GroupBy,
+    /// What each bucket accumulates.
+    pub value: BucketValue,
+}
+
+impl BucketPlan {
+    /// Number of buckets.
+    pub fn buckets(&self) -> usize {
+        self.bounds.len().saturating_sub(1)
+    }
+
+    /// The bucket of a row at `ts`, if any.
+    pub fn bucket_of(&self, ts: Timestamp) -> Option<usize> {
+        let b = &self.bounds;
+        if b.len() < 2 || ts <= b[0] || ts > b[b.len() - 1] {
+            return None;
+        }
+        // First bound >= ts, minus one.
+        Some(b.partition_point(|&x| x < ts) - 1)
+    }
+}
+
+/// The groups of a bucket plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupBy {
+    /// One group per combination of these labels' values (`None` when a
+    /// row lacks the label); an empty list makes one group.
+    Labels(Vec<String>),
+    /// One group per stream and structured metadata (the row's label set
+    /// when the plan has no fields stage).
+    Stream,
+}
+
+/// What a bucket accumulates from its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketValue {
+    /// The number of rows.
+    Count,
+    /// The number of rows and the sum of their line lengths in bytes.
+    LineBytes,
+    /// The number of rows and the sum of their unwrapped values.
+    Sum,
+    /// The number of rows and the smallest unwrapped value.
+    Min,
+    /// The number of rows and the largest unwrapped value.
+    Max,
+    /// Every unwrapped value (in no particular order).
+    Values,
+    /// Every `(timestamp, unwrapped value)`, in no particular order.
+    Points,
+}
+
+impl BucketValue {
+    /// True when rows add unwrapped values (the plan needs an unwrap).
+    pub fn needs_unwrap(self) -> bool {
+        !matches!(self, BucketValue::Count | BucketValue::LineBytes)
+    }
+}
+
+/// A backend's answer to a plan.
+#[derive(Clone, Debug, Default)]
+pub struct PlanAnswer {
+    /// The rows or groups the backend computed.
+    pub data: AnswerData,
+    /// Rows the engine must run the query's whole pipeline on (their line
+    /// filters are re-checked); for bucket plans only.
+    pub residual: Vec<ResidualRows>,
+    /// What the backend read.
+    pub stats: PlanStats,
+}
+
+/// The computed part of an answer.
+#[derive(Clone, Debug)]
+pub enum AnswerData {
+    /// For [`PlanOutput::Lines`]: the rows, in answer order, at most `limit`.
+    Lines(Vec<LineRow>),
+    /// For [`PlanOutput::Buckets`]: one entry per group with at least one row.
+    Buckets(Vec<BucketGroup>),
+}
+
+impl Default for AnswerData {
+    fn default() -> Self {
+        AnswerData::Lines(Vec::new())
+    }
+}
+
+/// One row of a lines answer.
+#[derive(Clone, Debug)]
+pub struct LineRow {
+    /// Its stream.
+    pub stream: StreamInfo,
+    /// The row.
+    pub entry: Entry,
+}
+
+/// Rows of one stream left to the engine.
+#[derive(Clone, Debug)]
+pub struct ResidualRows {
+    /// Their stream.
+    pub stream: StreamInfo,
+    /// The rows, in no particular order.
+    pub entries: Vec<Entry>,
+}
+
+/// One group of a bucket answer.
+#[derive(Clone, Debug)]
+pub struct BucketGroup {
+    /// Which group.
+    pub key: GroupKey,
+    /// Its buckets.
+    pub data: BucketData,
+}
+
+/// The identity of a group.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GroupKey {
+    /// [`GroupBy::Labels`]: the value of each grouping label, in order.
+    Labels(Vec<Option<String>>),
+    /// [`GroupBy::Stream`]: the stream and the rows' structured metadata.
+    Stream {
+        /// The stream's labels.
+        labels: Arc<crate::Labels>,
+        /// Metadata pairs, sorted by name.
+        metadata: Vec<(String, String)>,
+    },
+}
+
+/// Accumulated buckets of one group, one slot per bucket.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BucketData {
+    /// [`BucketValue::Count`].
+    Count(Vec<u64>),
+    /// [`BucketValue::LineBytes`] and [`BucketValue::Sum`]: rows and sum.
+    Sum(Vec<u64>, Vec<f64>),
+    /// [`BucketValue::Min`]: rows and minimum (meaningless where rows are 0).
+    Min(Vec<u64>, Vec<f64>),
+    /// [`BucketValue::Max`]: rows and maximum (meaningless where rows are 0).
+    Max(Vec<u64>, Vec<f64>),
+    /// [`BucketValue::Values`].
+    Values(Vec<Vec<f64>>),
+    /// [`BucketValue::Points`].
+    Points(Vec<Vec<(Timestamp, f64)>>),
+}
+
+impl BucketData {
+    /// Empty buckets of the kind `value` accumulates.
+    pub fn new(value: BucketValue, buckets: usize) -> Self {
+        match value {
+            BucketValue::Count => BucketData::Count(vec![0; buckets]),
+            BucketValue::LineBytes | BucketValue::Sum => {
+                BucketData::Sum(vec![0; buckets], vec![0.0; buckets])
+            }
+            BucketValue::Min => BucketData::Min(vec![0; buckets], vec![f64::NAN; buckets]),
+            BucketValue::Max => BucketData::Max(vec![0; buckets], vec![f64::NAN; buckets]),
+            BucketValue::Values => BucketData::Values(vec![Vec::new(); buckets]),
+            BucketValue::Points => BucketData::Points(vec![Vec::new(); buckets]),
+        }
+    }
+
+    /// Adds one row to bucket `b`: `v` is the line length for
+    /// [`BucketValue::LineBytes`], the unwrapped value otherwise (ignored
+    /// for [`BucketValue::Count`]).
+    #[inline]
+    pub fn add(&mut self, b: usize, ts: Timestamp, v: f64) {
+        match self {
+            BucketData::Count(c) => c[b] += 1,
+            BucketData::Sum(c, s) => {
+                c[b] += 1;
+                s[b] += v;
+            }
+            BucketData::Min(c, m) => {
+                if c[b] == 0 || v < m[b] || m[b].is_nan() {
+                    m[b] = v;
+                }
+                c[b] += 1;
+            }
+            BucketData::Max(c, m) => {
+                if c[b] == 0 || v > m[b] || m[b].is_nan() {
+                    m[b] = v;
+                }
+                c[b] += 1;
+            }
+            BucketData::Values(vs) => vs[b].push(v),
+            BucketData::Points(ps) => ps[b].push((ts, v)),
+        }
+    }
+
+    /// Adds `n` rows without values to bucket `b` ([`BucketData::Count`] only).
+    #[inline]
+    pub fn add_count(&mut self, b: usize, n: u64) {
+        if let BucketData::Count(c) = self {
+            c[b] += n;
+        }
+    }
+
+    /// Folds `other` (same kind and bucket count) into `self`.
+    pub fn merge(&mut self, other: BucketData) {
+        match (self, other) {
+            (BucketData::Count(a), BucketData::Count(b)) => {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y)
+            }
+            (BucketData::Sum(ac, a), BucketData::Sum(bc, b)) => {
+                ac.iter_mut().zip(bc).for_each(|(x, y)| *x += y);
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            }
+            (BucketData::Min(ac, a), BucketData::Min(bc, b)) => {
+                for i in 0..a.len() {
+                    if bc[i] > 0 && (ac[i] == 0 || b[i] < a[i] || a[i].is_nan()) {
+                        a[i] = b[i];
+                    }
+                    ac[i] += bc[i];
+                }
+            }
+            (BucketData::Max(ac, a), BucketData::Max(bc, b)) => {
+                for i in 0..a.len() {
+                    if bc[i] > 0 && (ac[i] == 0 || b[i] > a[i] || a[i].is_nan()) {
+                        a[i] = b[i];
+                    }
+                    ac[i] += bc[i];
+                }
+            }
+            (BucketData::Values(a), BucketData::Values(b)) => {
+                a.iter_mut().zip(b).for_each(|(x, mut y)| x.append(&mut y))
+            }
+            (BucketData::Points(a), BucketData::Points(b)) => {
+                a.iter_mut().zip(b).for_each(|(x, mut y)| x.append(&mut y))
+            }
+            _ => debug_assert!(false, "merging buckets of different kinds"),
+        }
+    }
+
+    /// Rows in bucket `b`.
+    pub fn rows(&self, b: usize) -> u64 {
+        match self {
+            BucketData::Count(c)
+            | BucketData::Sum(c, _)
+            | BucketData::Min(c, _)
+            | BucketData::Max(c, _) => c[b],
+            BucketData::Values(v) => v[b].len() as u64,
+            BucketData::Points(p) => p[b].len() as u64,
+        }
+    }
+}
+
+/// What a backend read for a plan (for query statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Rows within the time range of the selected streams, before filters.
+    pub rows_scanned: u64,
+    /// Their line bytes.
+    pub bytes_scanned: u64,
+    /// Rows that passed every piece the backend executed.
+    pub rows_kept: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_left_open_right_closed() {
+        let p = BucketPlan {
+            bounds: vec![0, 10, 20],
+            group_by: GroupBy::Stream,
+            value: BucketValue::Count,
+        };
+        assert_eq!(p.buckets(), 2);
+        assert_eq!(p.bucket_of(0), None);
+        assert_eq!(p.bucket_of(1), Some(0));
+        assert_eq!(p.bucket_of(10), Some(0));
+        assert_eq!(p.bucket_of(11), Some(1));
+        assert_eq!(p.bucket_of(20), Some(1));
+        assert_eq!(p.bucket_of(21), None);
+    }
+
+    #[test]
+    fn bucket_data_adds_and_merges() {
+        let mut a = BucketData::new(BucketValue::Min, 2);
+        a.add(0, 1, 5.0);
+        a.add(0, 2, 3.0);
+        let mut b = BucketData::new(BucketValue::Min, 2);
+        b.add(0, 3, 4.0);
+        b.add(1, 4, 9.0);
+        a.merge(b);
+        assert_eq!(a, BucketData::Min(vec![3, 1], vec![3.0, 9.0]));
+        let mut c = BucketData::new(BucketValue::Count, 1);
+        c.add(0, 0, 0.0);
+        c.add_count(0, 4);
+        assert_eq!(c.rows(0), 5);
+    }
+}

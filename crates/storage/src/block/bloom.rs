@@ -1,0 +1,301 @@
+//! The block's token bloom filter.
+//!
+//! **Version 2** (written): one split-block filter per block over *scoped*
+//! keys. A key is a token (or, with grams, a [`GRAM`]-byte window of a long
+//! token) together with where it occurs: the templates (JSON keys and
+//! punctuation), one column, or the structured metadata. So one lookup
+//! answers "may column 7 hold token T", which lets a reader skip whole
+//! blocks and, inside a block, the columns a needle cannot be in. The filter
+//! is an array of 32-byte blocks; a key sets 8 bits, one in each 32-bit word
+//! of the block its hash picks, so a lookup touches one cache line.
+//!
+//! **Version 1** (read only): one classic filter over unscoped tokens of the
+//! templates, string-like columns and metadata, 5 probes per key.
+
+use super::tokens::for_each_token;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+/// Hash seed of version-1 keys (part of the format).
+const SEED_V1: u64 = 0x5275_6e61_6b65_666c;
+/// Version 1: bloom bits per distinct token.
+#[cfg(test)]
+const BITS_PER_KEY_V1: usize = 8;
+/// Version 1: probes per key.
+const PROBES_V1: u64 = 5;
+
+/// Hash seed of version-2 token keys (part of the format).
+const SEED_TOKEN: u64 = 0x7a6b_5f74_6f6b_656e;
+/// Hash seed of version-2 gram keys (part of the format).
+const SEED_GRAM: u64 = 0x7a6b_5f67_7261_6d73;
+/// Odd multipliers picking one bit per 32-bit word (part of the format).
+const SALT: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
+/// Version 2: filter bits per distinct key (about 1.5 % false positives).
+/// Scoped keys are probed once per candidate column, so a needle that could
+/// sit in several columns pays several chances of a false positive.
+const BITS_PER_KEY: usize = 10;
+/// Bytes of one filter block.
+const BLOCK_BYTES: usize = 32;
+
+/// Length of the token windows kept as gram keys (part of the format).
+pub const GRAM: usize = 8;
+
+/// Where a version-2 key occurs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Template text: JSON keys and punctuation.
+    Template,
+    /// The values of one column (its position in the header).
+    Column(u32),
+    /// Structured metadata names and values.
+    Metadata,
+}
+
+impl Scope {
+    #[inline]
+    fn salt(self) -> u64 {
+        let n: u64 = match self {
+            Scope::Template => 0,
+            Scope::Metadata => 1,
+            Scope::Column(c) => 2 + u64::from(c),
+        };
+        n.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+#[inline]
+fn token_key(scope: Scope, token: &[u8]) -> u64 {
+    xxh3_64_with_seed(token, SEED_TOKEN ^ scope.salt())
+}
+
+#[inline]
+fn gram_key(scope: Scope, gram: &[u8]) -> u64 {
+    xxh3_64_with_seed(gram, SEED_GRAM ^ scope.salt())
+}
+
+/// Collects version-2 keys, then builds the filter.
+#[derive(Default)]
+pub struct BloomBuilder {
+    tokens: Vec<u64>,
+    grams: Vec<u64>,
+}
+
+impl BloomBuilder {
+    /// Adds every token of `text`, in `scope`.
+    pub fn add_tokens(&mut self, scope: Scope, text: &[u8]) {
+        for_each_token(text, |t| self.tokens.push(token_key(scope, t)));
+    }
+
+    /// Adds every [`GRAM`]-byte window of the tokens of `text` that are at
+    /// least that long, in `scope`.
+    pub fn add_grams(&mut self, scope: Scope, text: &[u8]) {
+        for_each_token(text, |t| {
+            if t.len() >= GRAM {
+                self.grams.extend(t.windows(GRAM).map(|g| gram_key(scope, g)));
+            }
+        });
+    }
+
+    /// Adds gram keys computed by [`gram_keys`].
+    pub fn add_gram_keys(&mut self, keys: &[u64]) {
+        self.grams.extend_from_slice(keys);
+    }
+
+    /// Builds the filter bytes (empty when there were no keys) and resets.
+    pub fn build(&mut self) -> Vec<u8> {
+        self.tokens.append(&mut self.grams);
+        self.tokens.sort_unstable();
+        self.tokens.dedup();
+        let n = self.tokens.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let blocks = (n * BITS_PER_KEY).div_ceil(BLOCK_BYTES * 8);
+        let mut out = vec![0u8; blocks * BLOCK_BYTES];
+        for &h in &self.tokens {
+            let b = block_of(h, blocks) * BLOCK_BYTES;
+            for (i, salt) in SALT.iter().enumerate() {
+                let bit = (h as u32).wrapping_mul(*salt) >> 27;
+                let w = b + i * 4 + (bit as usize / 8);
+                out[w] |= 1 << (bit % 8);
+            }
+        }
+        self.tokens.clear();
+        out
+    }
+}
+
+/// Appends the gram keys of `text` (as [`BloomBuilder::add_grams`] would
+/// add them) to `out`.
+pub fn gram_keys(scope: Scope, text: &[u8], out: &mut Vec<u64>) {
+    for_each_token(text, |t| {
+        if t.len() >= GRAM {
+            out.extend(t.windows(GRAM).map(|g| gram_key(scope, g)));
+        }
+    });
+}
+
+#[inline]
+fn block_of(h: u64, blocks: usize) -> usize {
+    (((h >> 32) * blocks as u64) >> 32) as usize
+}
+
+/// A version-2 filter read from a block.
+#[derive(Clone, Copy, Debug)]
+pub struct Bloom<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Bloom<'a> {
+    /// Wraps the filter bytes (a whole number of 32-byte blocks).
+    pub fn new(bytes: &'a [u8]) -> Self {
+        let n = bytes.len() / BLOCK_BYTES * BLOCK_BYTES;
+        Bloom { bytes: &bytes[..n] }
+    }
+
+    #[inline]
+    fn has_key(&self, h: u64) -> bool {
+        let blocks = self.bytes.len() / BLOCK_BYTES;
+        if blocks == 0 {
+            return false;
+        }
+        let b = block_of(h, blocks) * BLOCK_BYTES;
+        SALT.iter().enumerate().all(|(i, salt)| {
+            let bit = (h as u32).wrapping_mul(*salt) >> 27;
+            self.bytes[b + i * 4 + (bit as usize / 8)] & (1 << (bit % 8)) != 0
+        })
+    }
+
+    /// False only if `token` was certainly never added in `scope`.
+    #[inline]
+    pub fn may_contain(&self, scope: Scope, token: &[u8]) -> bool {
+        self.has_key(token_key(scope, token))
+    }
+
+    /// False only if no token added with its grams in `scope` holds `run`
+    /// (at least [`GRAM`] bytes) as a substring.
+    pub fn may_contain_grams(&self, scope: Scope, run: &[u8]) -> bool {
+        debug_assert!(run.len() >= GRAM);
+        run.windows(GRAM).all(|g| self.has_key(gram_key(scope, g)))
+    }
+}
+
+/// A version-1 filter read from a block header (little-endian u64 words).
+#[derive(Clone, Copy)]
+pub struct BloomV1<'a> {
+    words: &'a [u8],
+}
+
+impl<'a> BloomV1<'a> {
+    /// Wraps `words.len() / 8` little-endian words.
+    pub fn new(words: &'a [u8]) -> Self {
+        BloomV1 { words }
+    }
+
+    /// False only if `token` was certainly never added.
+    pub fn may_contain(&self, token: &[u8]) -> bool {
+        let n = self.words.len() / 8;
+        if n == 0 {
+            return false;
+        }
+        let m = (n * 64) as u64;
+        let h = xxh3_64_with_seed(token, SEED_V1);
+        let h1 = h & 0xffff_ffff;
+        let h2 = (h >> 32) | 1;
+        (0..PROBES_V1).all(|i| {
+            let p = h1.wrapping_add(i.wrapping_mul(h2)) % m;
+            let w = (p / 64) as usize * 8;
+            self.words[w + (p % 64) as usize / 8] & (1 << (p % 8)) != 0
+        })
+    }
+}
+
+/// Builds a version-1 filter over the tokens of `texts` (tests only: old
+/// blocks must stay readable).
+#[cfg(test)]
+pub fn build_v1<'t>(texts: impl IntoIterator<Item = &'t [u8]>) -> Vec<u8> {
+    let mut hashes = Vec::new();
+    for t in texts {
+        for_each_token(t, |tok| hashes.push(xxh3_64_with_seed(tok, SEED_V1)));
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    if hashes.is_empty() {
+        return Vec::new();
+    }
+    let words = (hashes.len() * BITS_PER_KEY_V1).div_ceil(64);
+    let mut bits = vec![0u64; words];
+    let m = (words * 64) as u64;
+    for h in hashes {
+        let h1 = h & 0xffff_ffff;
+        let h2 = (h >> 32) | 1;
+        for i in 0..PROBES_V1 {
+            let p = h1.wrapping_add(i.wrapping_mul(h2)) % m;
+            bits[(p / 64) as usize] |= 1 << (p % 64);
+        }
+    }
+    bits.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scoped_keys_have_no_false_negatives_and_few_positives() {
+        let mut b = BloomBuilder::default();
+        for i in 0..2000u32 {
+            b.add_tokens(Scope::Column(i % 7), format!("tok{i}").as_bytes());
+        }
+        b.add_tokens(Scope::Template, b"level msg");
+        let bytes = b.build();
+        let bloom = Bloom::new(&bytes);
+        for i in 0..2000u32 {
+            assert!(bloom.may_contain(Scope::Column(i % 7), format!("tok{i}").as_bytes()));
+        }
+        assert!(bloom.may_contain(Scope::Template, b"msg"));
+        let fp = (0..4000u32)
+            .filter(|i| bloom.may_contain(Scope::Column(i % 7), format!("other{i}").as_bytes()))
+            .count();
+        assert!(fp < 120, "false positives {fp}");
+        // Same token, other scope: mostly absent.
+        let wrong = (0..2000u32)
+            .filter(|i| bloom.may_contain(Scope::Column(i % 7 + 1), format!("tok{i}").as_bytes()))
+            .count();
+        assert!(wrong < 60, "scope leaks {wrong}");
+        assert!(!Bloom::new(&[]).may_contain(Scope::Template, b"x"));
+    }
+
+    #[test]
+    fn grams_find_substrings_of_long_tokens() {
+        let mut b = BloomBuilder::default();
+        let text = b"x 47427f18eca769601347c34f1e0dc5fd short";
+        b.add_tokens(Scope::Column(0), text);
+        b.add_grams(Scope::Column(0), text);
+        let bytes = b.build();
+        let bloom = Bloom::new(&bytes);
+        assert!(bloom.may_contain(Scope::Column(0), b"short"));
+        assert!(bloom.may_contain_grams(Scope::Column(0), b"f18eca769601347c"));
+        assert!(bloom.may_contain_grams(Scope::Column(0), b"47427f18eca769601347c34f1e0dc5fd"));
+        assert!(!bloom.may_contain_grams(Scope::Column(0), b"0123456789abcdef"));
+    }
+
+    #[test]
+    fn version_one_filters_still_answer() {
+        let words = build_v1([&b"alpha beta"[..], b"gamma"]);
+        let bloom = BloomV1::new(&words);
+        assert!(bloom.may_contain(b"beta") && bloom.may_contain(b"gamma"));
+        let fp = (0..500)
+            .filter(|i| bloom.may_contain(format!("z{i}").as_bytes()))
+            .count();
+        assert!(fp < 100);
+    }
+}

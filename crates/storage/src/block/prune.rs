@@ -1,0 +1,212 @@
+//! Block skipping for line filters: can a block hold a line containing a
+//! needle, and if so, which of its columns can? Answered from the header
+//! alone (bloom, column encodings, token lengths and classes), without
+//! decompressing anything.
+//!
+//! A line is its template's pieces with values in the slots, and every byte
+//! touching a slot is one of the header's *boundary bytes*. Cut a needle at
+//! the boundary bytes it contains: each *fragment* (a stretch of the needle
+//! between them) lies wholly inside one template piece or one value, so all
+//! the fragment's token runs must fit one *source*: the templates, or one
+//! column. A token run fits a source when its bloom may hold it as a whole
+//! token (runs bounded on both sides inside the needle), as a substring via
+//! gram keys, or when the column's encoding, token classes and longest token
+//! allow it. Version 1 blocks (unscoped bloom, no boundary bytes recorded)
+//! are judged run by run.
+
+use super::bloom::{Bloom, BloomV1, Scope, GRAM};
+use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
+use super::tokens::{needle_runs, token_classes, NeedleRun};
+
+/// Whether the block may hold a line containing every one of `substrings`.
+/// `false` only when the block's indexes prove no line can match.
+///
+/// Only the header (and in version 2 the bloom section) is read. A damaged
+/// header or bloom answers `true` (reading the block will report it).
+pub fn block_may_contain(src: &[u8], substrings: &[String]) -> bool {
+    let Ok(header) = BlockHeader::decode(src) else {
+        return true;
+    };
+    if header.check_bloom(src).is_err() {
+        return true;
+    }
+    substrings
+        .iter()
+        .all(|s| needle_sources(&header, s.as_bytes()).is_some())
+}
+
+/// Where the fragments of a needle may lie in one block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FragmentSources {
+    /// The fragment: a stretch of the needle between boundary bytes.
+    pub text: Vec<u8>,
+    /// The templates may hold it.
+    pub template: bool,
+    /// Per column: its values may hold it.
+    pub columns: Vec<bool>,
+}
+
+/// Per fragment of `needle`, the sources that may hold it; `None` when some
+/// fragment fits no source (no line of the block contains the needle). In
+/// version 1 every source is possible for every fragment that passes.
+pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<FragmentSources>> {
+    let ncols = header.columns.len();
+    if header.version < 2 {
+        let bloom = BloomV1::new(header.bloom);
+        let ok = needle_runs(needle)
+            .iter()
+            .all(|run| run_fits_v1(header, &bloom, run));
+        return ok.then(|| {
+            vec![FragmentSources {
+                text: needle.to_vec(),
+                template: true,
+                columns: vec![true; ncols],
+            }]
+        });
+    }
+    let bloom = Bloom::new(header.bloom);
+    let runs = needle_runs(needle);
+    let exact_bounds = header.boundaries & (1 << 15) == 0;
+    let is_boundary = |b: u8| {
+        !exact_bounds
+            || BOUNDARY_BYTES
+                .iter()
+                .position(|&x| x == b)
+                .is_some_and(|i| header.boundaries & (1 << i) != 0)
+    };
+    let mut out = Vec::new();
+    // Fragments as byte ranges of the needle.
+    let mut start = 0usize;
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for (i, &b) in needle.iter().enumerate() {
+        if is_boundary(b) {
+            if i > start {
+                cuts.push((start, i));
+            }
+            start = i + 1;
+        }
+    }
+    if needle.len() > start {
+        cuts.push((start, needle.len()));
+    }
+    let base = needle.as_ptr() as usize;
+    for (a, b) in cuts {
+        let frag_runs: Vec<&NeedleRun<'_>> = runs
+            .iter()
+            .filter(|r| {
+                let at = r.text.as_ptr() as usize - base;
+                at >= a && at + r.text.len() <= b
+            })
+            .collect();
+        let mut fs = FragmentSources {
+            text: needle[a..b].to_vec(),
+            template: false,
+            columns: vec![false; ncols],
+        };
+        if !exact_bounds {
+            // Runs may straddle sources: judge each on its own.
+            let ok = frag_runs.iter().all(|r| {
+                run_in_template(header, &bloom, r)
+                    || (0..ncols).any(|c| run_in_column(header, &bloom, c, r))
+            });
+            if !ok {
+                return None;
+            }
+            fs.template = true;
+            fs.columns = vec![true; ncols];
+            out.push(fs);
+            continue;
+        }
+        fs.template = frag_runs
+            .iter()
+            .all(|r| run_in_template(header, &bloom, r));
+        for (c, slot) in fs.columns.iter_mut().enumerate() {
+            *slot = fragment_fits_column(header, c, &fs.text)
+                && frag_runs.iter().all(|r| run_in_column(header, &bloom, c, r));
+        }
+        if !fs.template && !fs.columns.iter().any(|&x| x) {
+            return None;
+        }
+        out.push(fs);
+    }
+    Some(out)
+}
+
+/// Whether a value of column `c` could contain `frag` at all, judging by
+/// the bytes its encoding prints (string-like columns: always).
+fn fragment_fits_column(header: &BlockHeader<'_>, c: usize, frag: &[u8]) -> bool {
+    use super::encoding::Encoding;
+    let head = &header.columns[c];
+    let all = |ok: &dyn Fn(u8) -> bool| frag.iter().all(|&b| ok(b));
+    match head.encoding {
+        Encoding::Const | Encoding::Dict | Encoding::Plain => true,
+        Encoding::Decimal => all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-'),
+        Encoding::PrefixedDecimal => {
+            all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-' || head.prefix.contains(&b))
+        }
+        Encoding::Timestamp => {
+            all(&|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'T' | b'Z'))
+        }
+        Encoding::Hex => all(&|b| b.is_ascii_hexdigit() || b == b'-'),
+        Encoding::Ipv4 => all(&|b| b.is_ascii_digit() || b == b'.'),
+    }
+}
+
+/// Version 2: whether the templates may hold `run`.
+pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &NeedleRun<'_>) -> bool {
+    if run.is_whole_token() {
+        bloom.may_contain(Scope::Template, run.text)
+    } else if header.has_grams && run.text.len() >= GRAM {
+        bloom.may_contain_grams(Scope::Template, run.text)
+    } else {
+        true
+    }
+}
+
+/// Version 2: whether a value of column `c` may hold `run` (as the whole
+/// token, prefix, suffix or anywhere, as the run's bounds require).
+pub fn run_in_column(
+    header: &BlockHeader<'_>,
+    bloom: &Bloom<'_>,
+    c: usize,
+    run: &NeedleRun<'_>,
+) -> bool {
+    let col: &ColumnHead<'_> = &header.columns[c];
+    let whole = run.is_whole_token();
+    let enc = col.encoding;
+    if !enc.is_string() && !enc.run_fits(run.text, col.prefix, whole) {
+        return false;
+    }
+    if token_classes(run.text) & !col.classes != 0 {
+        return false;
+    }
+    let len = run.text.len();
+    let known = col.max_token_len != TOKEN_LEN_UNKNOWN;
+    let longest = usize::from(col.max_token_len);
+    if known && len > longest {
+        return false;
+    }
+    if !enc.tokens_in_bloom() {
+        return true;
+    }
+    let scope = Scope::Column(c as u32);
+    if whole || (known && len == longest) {
+        return bloom.may_contain(scope, run.text);
+    }
+    if col.has_grams && len >= GRAM {
+        return bloom.may_contain_grams(scope, run.text);
+    }
+    true
+}
+
+/// Version 1: whether some source may hold `run`.
+fn run_fits_v1(header: &BlockHeader<'_>, bloom: &BloomV1<'_>, run: &NeedleRun<'_>) -> bool {
+    if !run.is_whole_token() {
+        return true;
+    }
+    bloom.may_contain(run.text)
+        || header
+            .columns
+            .iter()
+            .any(|c| !c.encoding.is_string() && c.encoding.token_fits(run.text, c.prefix))
+}

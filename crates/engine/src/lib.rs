@@ -36,6 +36,7 @@ pub mod metadata;
 pub mod metric;
 pub mod parallel;
 pub mod pipeline;
+pub mod pushdown;
 pub mod result;
 pub mod testing;
 

@@ -76,6 +76,11 @@ pub fn run(
     if limit == 0 {
         return Ok(Vec::new());
     }
+    if let Some(out) = crate::pushdown::log::run(
+        backend, tenant, expr, start, end, limit, direction, deadline, stats,
+    )? {
+        return Ok(out);
+    }
     let cutoff = Arc::new(TimeCutoff::new(direction));
     let mut base_req =
         ScanRequest::new(tenant.clone(), expr.selector.clone(), start, end, direction);

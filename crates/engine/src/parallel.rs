@@ -42,6 +42,11 @@ fn pool() -> &'static rayon::ThreadPool {
     })
 }
 
+/// Runs `f` on the query pool (its parallel iterators use the pool's workers).
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pool().install(f)
+}
+
 /// Runs `f` once per shard on the query pool; the results in shard order.
 pub fn map_shards<R: Send>(f: impl Fn(Shard) -> R + Sync + Send) -> Vec<R> {
     pool().install(|| {

@@ -291,6 +291,16 @@ pub trait Backend: Send + Sync {
         visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
     ) -> Result<(), BackendError>;
 
+    /// Runs a query plan (see [`crate::plan`]); `Ok(None)` when the backend
+    /// leaves this plan to the engine (which then scans and evaluates every
+    /// stage itself). The default declines every plan.
+    fn execute(
+        &self,
+        _plan: &crate::plan::QueryPlan,
+    ) -> Result<Option<crate::plan::PlanAnswer>, BackendError> {
+        Ok(None)
+    }
+
     /// Like [`Backend::scan`], but each row carries only the JSON members the
     /// query needs when the backend can read them without the line
     /// ([`RowFields::Json`]); other rows carry their line. The default answers

@@ -9,6 +9,7 @@ pub mod backend;
 pub mod entry;
 pub mod labels;
 pub mod matcher;
+pub mod plan;
 pub mod tenant;
 
 pub use backend::{

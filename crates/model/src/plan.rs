@@ -509,6 +509,8 @@ pub struct PlanStats {
     pub bytes_scanned: u64,
     /// Rows that passed every piece the backend executed.
     pub rows_kept: u64,
+    /// Of those, rows the backend decided from columns, without their line.
+    pub rows_from_columns: u64,
 }
 
 #[cfg(test)]

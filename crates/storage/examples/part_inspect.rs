@@ -9,8 +9,17 @@ use std::collections::BTreeMap;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::Path::new(&args[1]);
-    let max: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
-    let info = PartInfo { id: 0, order: 0, level: 1, rows: 0, bytes: 0 };
+    let max: usize = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(usize::MAX);
+    let info = PartInfo {
+        id: 0,
+        order: 0,
+        level: 1,
+        rows: 0,
+        bytes: 0,
+    };
     let part = Part::open(path, info).expect("open part");
     let mut blocks = 0usize;
     let mut rows = 0usize;
@@ -19,7 +28,8 @@ fn main() {
     let mut bloom_bytes = 0usize;
     let mut total_bytes = 0usize;
     // name -> (encoding histogram, stored bytes, raw bytes, values)
-    let mut cols: BTreeMap<String, (BTreeMap<String, usize>, usize, usize, usize)> = BTreeMap::new();
+    let mut cols: BTreeMap<String, (BTreeMap<String, usize>, usize, usize, usize)> =
+        BTreeMap::new();
     let mut distinct: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     'outer: for &sid in part.stream_ids() {
         for b in part.stream_blocks(sid) {
@@ -38,7 +48,12 @@ fn main() {
             for (ci, c) in h.columns.iter().enumerate() {
                 let name = String::from_utf8_lossy(c.name).into_owned();
                 let e = cols.entry(name).or_default();
-                *e.0.entry(format!("{:?}{}", c.encoding, if c.has_grams { "+g" } else { "" })).or_default() += 1;
+                *e.0.entry(format!(
+                    "{:?}{}",
+                    c.encoding,
+                    if c.has_grams { "+g" } else { "" }
+                ))
+                .or_default() += 1;
                 e.3 += 1;
                 if let Some(p) = c.place {
                     e.2 += p.len;
@@ -48,7 +63,15 @@ fn main() {
                 }
                 let _ = ci;
             }
-            for name in ["msg", "user_id", "path", "level", "status", "user_agent", "caller"] {
+            for name in [
+                "msg",
+                "user_id",
+                "path",
+                "level",
+                "status",
+                "user_agent",
+                "caller",
+            ] {
                 if let Some(c) = r.column(name).unwrap() {
                     let d: std::collections::HashSet<&str> = c.iter().flatten().collect();
                     let e = distinct.entry(name).or_insert((0, 0));
@@ -58,12 +81,217 @@ fn main() {
             }
         }
     }
-    println!("blocks {blocks} rows {rows} rows/block {:.1} templates/block {:.2}", rows as f64 / blocks as f64, templates as f64 / blocks as f64);
-    println!("bytes/block {:.0} header/block {:.0} bloom/block {:.0}", total_bytes as f64 / blocks as f64, header_bytes as f64 / blocks as f64, bloom_bytes as f64 / blocks as f64);
+    if std::env::var("TOKENS").is_ok() {
+        token_counts(&part, 200);
+    }
+    if std::env::var("PACK").is_ok() {
+        pack_estimate(&part, 300);
+        return;
+    }
+    if let Ok(c) = std::env::var("TIME_COLUMN") {
+        time_column(&part, &c);
+        return;
+    }
+    println!(
+        "blocks {blocks} rows {rows} rows/block {:.1} templates/block {:.2}",
+        rows as f64 / blocks as f64,
+        templates as f64 / blocks as f64
+    );
+    println!(
+        "bytes/block {:.0} header/block {:.0} bloom/block {:.0}",
+        total_bytes as f64 / blocks as f64,
+        header_bytes as f64 / blocks as f64,
+        bloom_bytes as f64 / blocks as f64
+    );
     for (n, (d, v)) in &distinct {
-        println!("{n}: distinct/block {:.1} values/block {:.1}", *d as f64 / blocks as f64, *v as f64 / blocks as f64);
+        println!(
+            "{n}: distinct/block {:.1} values/block {:.1}",
+            *d as f64 / blocks as f64,
+            *v as f64 / blocks as f64
+        );
     }
     for (name, (encs, stored, raw, n)) in cols {
-        println!("{name:20} in {n:6} blocks: raw {:.0} B/block, own-frame stored {:.0} B/block {encs:?}", raw as f64 / blocks as f64, stored as f64 / blocks as f64);
+        println!(
+            "{name:20} in {n:6} blocks: raw {:.0} B/block, own-frame stored {:.0} B/block {encs:?}",
+            raw as f64 / blocks as f64,
+            stored as f64 / blocks as f64
+        );
     }
+}
+
+/// Distinct tokens and grams per column of the first blocks (bloom sizing).
+#[allow(dead_code)]
+pub fn token_counts(part: &Part, max: usize) {
+    use runakefli_storage::block::tokens::for_each_token;
+    let mut per: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut blocks = 0;
+    'o: for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            if blocks >= max {
+                break 'o;
+            }
+            blocks += 1;
+            let r = BlockReader::open(part.block_bytes(b).unwrap()).unwrap();
+            for name in r.column_names() {
+                let c = r.column(&name).unwrap().unwrap();
+                let mut toks = std::collections::HashSet::new();
+                let mut grams = std::collections::HashSet::new();
+                for v in c.iter().flatten() {
+                    for_each_token(v.as_bytes(), |t| {
+                        toks.insert(t.to_vec());
+                        if t.len() >= 8 {
+                            for g in t.windows(8) {
+                                grams.insert(g.to_vec());
+                            }
+                        }
+                    });
+                }
+                let e = per.entry(name).or_default();
+                e.0 += toks.len();
+                e.1 += grams.len();
+            }
+        }
+    }
+    for (n, (t, g)) in per {
+        println!(
+            "{n:20} tokens/block {:7.1} grams/block {:7.1}",
+            t as f64 / blocks as f64,
+            g as f64 / blocks as f64
+        );
+    }
+}
+
+/// Times reading one column of every block: header, directory, the column's frame.
+#[allow(dead_code)]
+pub fn time_column(part: &Part, name: &str) {
+    // Touch every page once so later passes measure decoding, not faults.
+    let mut sum = 0u64;
+    for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            let src = part.block_self_checked(b).unwrap();
+            for i in (0..src.len()).step_by(4096) {
+                sum += u64::from(src[i]);
+            }
+        }
+    }
+    println!("touched ({sum})");
+    let t0 = std::time::Instant::now();
+    let mut n = 0usize;
+    let mut bytes = 0usize;
+    for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            let src = part.block_self_checked(b).unwrap();
+            let h = BlockHeader::decode(src).unwrap();
+            n += h.rows;
+        }
+    }
+    let t_header = t0.elapsed();
+    let t0 = std::time::Instant::now();
+    for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            let r = BlockReader::open(part.block_self_checked(b).unwrap()).unwrap();
+            n += r.rows();
+        }
+    }
+    let t_open = t0.elapsed();
+    let t0 = std::time::Instant::now();
+    for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            let r = BlockReader::open(part.block_self_checked(b).unwrap()).unwrap();
+            if let Some(c) = r.column_names().iter().position(|x| x == name) {
+                let _ = c;
+            }
+            let id = r.column_names().iter().position(|x| x == name);
+            if let Some(id) = id {
+                r.with_column_payload(id, |p| {
+                    bytes += p.len();
+                    Ok(())
+                })
+                .unwrap();
+            }
+        }
+    }
+    let t_col = t0.elapsed();
+    println!("{name}: header-only {:?}, open (header+directory) {:?}, open+column frame {:?}, column raw bytes {bytes} rows {n}", t_header, t_open, t_col);
+}
+
+/// Compares, per column, zstd-compressed payloads with bit-packed dictionary
+/// indices (entries compressed apart).
+#[allow(dead_code)]
+pub fn pack_estimate(part: &Part, max: usize) {
+    use runakefli_storage::block::encoding::Values;
+    let mut per: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    let mut dir = (0usize, 0usize);
+    let mut blocks = 0;
+    'o: for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            if blocks >= max {
+                break 'o;
+            }
+            blocks += 1;
+            let src = part.block_self_checked(b).unwrap();
+            let h = BlockHeader::decode(src).unwrap();
+            dir.0 += h.frames[0].stored_len;
+            let rows = h.rows;
+            let ts_bits = 64 - {
+                let r = BlockReader::open(src).unwrap();
+                let ts = r.timestamps();
+                let mut m = 0u64;
+                for w in ts.windows(2) {
+                    m = m.max((w[1] - w[0]) as u64);
+                }
+                m.leading_zeros() as usize
+            };
+            let tpl_bits =
+                (usize::BITS - h.templates.len().saturating_sub(1).leading_zeros()) as usize;
+            dir.1 += (rows * (ts_bits + tpl_bits)).div_ceil(8);
+            let r = BlockReader::open(src).unwrap();
+            for (ci, c) in h.columns.iter().enumerate() {
+                let name = String::from_utf8_lossy(c.name).into_owned();
+                let p = c.place.unwrap();
+                let stored = if p.frame >= 4 {
+                    h.frames[p.frame].stored_len
+                } else {
+                    p.len / 2
+                };
+                let e = per.entry(name).or_default();
+                e.0 += stored;
+                if let Values::Dict { data, ends, idx } = r.column_values(ci).unwrap() {
+                    let d = ends.len();
+                    let w = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
+                    let idx_bytes = (idx.len() * w).div_ceil(8);
+                    let ent = zstd::bulk::compress(&data, 3)
+                        .unwrap()
+                        .len()
+                        .min(data.len())
+                        + d;
+                    e.1 += idx_bytes + ent;
+                } else {
+                    e.1 += stored;
+                }
+                e.2 += p.len;
+            }
+        }
+    }
+    println!(
+        "directory: zstd {:.0} B/block, bitpacked {:.0} B/block",
+        dir.0 as f64 / blocks as f64,
+        dir.1 as f64 / blocks as f64
+    );
+    let (mut a, mut b) = (0, 0);
+    for (n, (z, p, raw)) in per {
+        a += z;
+        b += p;
+        println!(
+            "{n:20} zstd {:6.0} packed {:6.0} raw {:6.0}",
+            z as f64 / blocks as f64,
+            p as f64 / blocks as f64,
+            raw as f64 / blocks as f64
+        );
+    }
+    println!(
+        "total zstd {:.0} packed {:.0} B/block",
+        a as f64 / blocks as f64,
+        b as f64 / blocks as f64
+    );
 }

@@ -172,6 +172,13 @@ impl Backend for Storage {
         self.scan_inner(request, visit).map_err(BackendError::from)
     }
 
+    fn execute(
+        &self,
+        plan: &runakefli_model::plan::QueryPlan,
+    ) -> Result<Option<runakefli_model::plan::PlanAnswer>, BackendError> {
+        self.execute_plan(plan).map_err(BackendError::from)
+    }
+
     fn scan_columns(
         &self,
         request: &ScanRequest,

@@ -51,6 +51,9 @@ pub enum StorageError {
     /// The store is shutting down.
     #[error("storage is closed")]
     Closed,
+    /// A query passed its deadline.
+    #[error("query cancelled")]
+    Cancelled,
 }
 
 impl StorageError {
@@ -80,6 +83,7 @@ impl From<StorageError> for runakefli_model::BackendError {
                 format!("{path}: {source}"),
             )),
             StorageError::Corrupt { .. } => BackendError::Corrupt(e.to_string()),
+            StorageError::Cancelled => BackendError::Cancelled,
             other => BackendError::Limit(other.to_string()),
         }
     }

@@ -15,6 +15,7 @@ pub mod column_scan;
 pub mod config;
 pub mod encoding;
 pub mod error;
+mod exec;
 mod fsutil;
 pub mod manifest;
 pub mod memtable;

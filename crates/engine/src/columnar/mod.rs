@@ -36,14 +36,25 @@ thread_local! {
     static COLUMN_ROWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// Rows this thread's queries have read from columns (not lines) so far;
-/// lets tests check that the fast path really ran.
+/// Rows this thread's queries have read from columns (not lines) so far,
+/// by this path or by query plans; lets tests check that a fast path really
+/// ran.
 pub fn column_rows_read() -> u64 {
     COLUMN_ROWS.with(|c| c.get())
 }
 
-/// Whether the fast path is switched off: by [`plain_path_only`] on this
-/// thread, or for the whole process by `RUNAKEFLI_PLAIN_PATH=1`.
+/// Counts rows a query plan answered from columns (see [`column_rows_read`]).
+pub(crate) fn note_column_rows(n: u64) {
+    COLUMN_ROWS.with(|c| c.set(c.get() + n));
+}
+
+/// Whether every fast path (this one and query plans) is switched off: by
+/// [`plain_path_only`] on this thread, or for the whole process by
+/// `RUNAKEFLI_PLAIN_PATH=1`.
+pub(crate) fn plain_path_forced() -> bool {
+    disabled()
+}
+
 fn disabled() -> bool {
     static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     PLAIN_ONLY.with(|c| c.get())

@@ -67,9 +67,13 @@ impl Ctx<'_> {
             } => {
                 let pushed = match crate::columnar::sum_pushdown(*op, grouping.as_ref(), expr) {
                     Some((rop, r, g)) => {
-                        crate::columnar::range_series(self, rop, &r, Some(&g), true)?
-                            .map(|s| range::finish(&self.steps, rop, &r, None, s))
-                            .transpose()?
+                        match crate::pushdown::metric::range_series(self, rop, &r, None, Some(&g))?
+                        {
+                            Some(v) => Some(v),
+                            None => crate::columnar::range_series(self, rop, &r, Some(&g), true)?
+                                .map(|s| range::finish(&self.steps, rop, &r, None, s))
+                                .transpose()?,
+                        }
                     }
                     None => None,
                 };

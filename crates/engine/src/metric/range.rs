@@ -26,7 +26,13 @@ pub fn pipeline_error(err: &str, series: &LabelSet) -> EngineError {
     ))
 }
 
-fn reduce(labels: &LabelSet, grouping: Option<&Grouping>, unwrap_label: Option<&str>) -> LabelSet {
+/// The labels a series keeps after a range aggregation's grouping (error
+/// labels always stay; the unwrapped label goes without a `by`).
+pub(crate) fn reduce(
+    labels: &LabelSet,
+    grouping: Option<&Grouping>,
+    unwrap_label: Option<&str>,
+) -> LabelSet {
     let keep_err = |k: &str| k == ERROR_LABEL || k == ERROR_DETAILS_LABEL;
     let pairs: Vec<(String, String)> = match grouping {
         Some(g) if !g.without => labels
@@ -62,6 +68,9 @@ pub(crate) fn eval(
     param: Option<f64>,
     grouping: Option<&Grouping>,
 ) -> Result<Vec<StepSeries>, EngineError> {
+    if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping)? {
+        return Ok(series);
+    }
     if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, false)? {
         return finish(&ctx.steps, op, r, param, series);
     }
@@ -261,6 +270,10 @@ pub(crate) fn finish(
         return Ok(vec![StepSeries { labels, values }]);
     }
     let mut out = Vec::with_capacity(series.len());
+    let mut series = series;
+    // Series in label order: every path (plain, columnar, plans) hands the
+    // vector operators the same sequence.
+    series.sort_by(|a, b| a.0.cmp(&b.0));
     for (labels, mut pts) in series {
         pts.sort_by_key(|p| p.0);
         let mut values = Vec::with_capacity(steps.len());
@@ -332,7 +345,8 @@ fn backend_scan(
     Ok(())
 }
 
-fn aggregate(
+/// The value of `op` over the points `w` of one window `(a, b]`.
+pub(crate) fn aggregate(
     op: RangeOp,
     w: &[(i64, f64)],
     range_ns: i64,

@@ -144,7 +144,9 @@ fn topk(
                 } else {
                     a.1.total_cmp(&b.1)
                 };
-                o.then(a.0.cmp(&b.0))
+                // Ties go to the smaller label set, whatever order the
+                // series came in.
+                o.then_with(|| input[a.0].labels.cmp(&input[b.0].labels))
             });
             for (i, _) in present.into_iter().take(k) {
                 kept[i] = true;

@@ -38,10 +38,14 @@ const SALT: [u32; 8] = [
     0x9efc_4947,
     0x5c6b_fb31,
 ];
-/// Version 2: filter bits per distinct key (about 1.5 % false positives).
+/// Version 2: filter bits per distinct key (about 3 % false positives).
 /// Scoped keys are probed once per candidate column, so a needle that could
 /// sit in several columns pays several chances of a false positive.
-const BITS_PER_KEY: usize = 10;
+const BITS_PER_KEY: usize = 8;
+
+/// Version 2: Hex columns index only their tokens at least this long (the
+/// distinctive parts of ids; a uuid's 4-digit groups are not worth a key).
+pub const MIN_HEX_TOKEN: usize = 8;
 /// Bytes of one filter block.
 const BLOCK_BYTES: usize = 32;
 
@@ -94,12 +98,22 @@ impl BloomBuilder {
         for_each_token(text, |t| self.tokens.push(token_key(scope, t)));
     }
 
+    /// Adds the tokens of `text` at least `min` bytes long, in `scope`.
+    pub fn add_long_tokens(&mut self, scope: Scope, text: &[u8], min: usize) {
+        for_each_token(text, |t| {
+            if t.len() >= min {
+                self.tokens.push(token_key(scope, t))
+            }
+        });
+    }
+
     /// Adds every [`GRAM`]-byte window of the tokens of `text` that are at
     /// least that long, in `scope`.
     pub fn add_grams(&mut self, scope: Scope, text: &[u8]) {
         for_each_token(text, |t| {
             if t.len() >= GRAM {
-                self.grams.extend(t.windows(GRAM).map(|g| gram_key(scope, g)));
+                self.grams
+                    .extend(t.windows(GRAM).map(|g| gram_key(scope, g)));
             }
         });
     }
@@ -265,12 +279,12 @@ mod tests {
         let fp = (0..4000u32)
             .filter(|i| bloom.may_contain(Scope::Column(i % 7), format!("other{i}").as_bytes()))
             .count();
-        assert!(fp < 120, "false positives {fp}");
+        assert!(fp < 200, "false positives {fp}");
         // Same token, other scope: mostly absent.
         let wrong = (0..2000u32)
             .filter(|i| bloom.may_contain(Scope::Column(i % 7 + 1), format!("tok{i}").as_bytes()))
             .count();
-        assert!(wrong < 60, "scope leaks {wrong}");
+        assert!(wrong < 100, "scope leaks {wrong}");
         assert!(!Bloom::new(&[]).may_contain(Scope::Template, b"x"));
     }
 

@@ -1,7 +1,7 @@
 //! The block writer: accumulates rows of one stream, splits JSON lines into
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
-use super::bloom::{gram_keys, BloomBuilder, Scope};
+use super::bloom::{gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
 use super::encoding::encode_column;
 use super::hash::FastMap;
 use super::ints::put_ints;
@@ -21,7 +21,7 @@ const UNUSABLE: u32 = u32::MAX;
 /// Gram keys per row a block's bloom takes at most: columns join in order of
 /// how few grams they add (the templates' always do) until the budget is
 /// spent; the header says which columns have theirs.
-const GRAM_BUDGET_PER_ROW: usize = 8;
+const GRAM_BUDGET_PER_ROW: usize = 2;
 
 struct ColumnAcc {
     kind: ColumnKind,
@@ -243,13 +243,9 @@ impl BlockBuilder {
 
         // Directory: row templates and row timestamps.
         let mut dir = Vec::with_capacity(16 + rows * 4);
-        match self.templates.len() {
-            0 | 1 => {}
-            2..=256 => dir.extend(self.row_tpl.iter().map(|&t| t as u8)),
-            _ => self
-                .row_tpl
-                .iter()
-                .for_each(|&t| put_uvarint(&mut dir, u64::from(t))),
+        if self.templates.len() > 1 {
+            let ids: Vec<u64> = self.row_tpl.iter().map(|&t| u64::from(t)).collect();
+            put_ints(&mut dir, &ids);
         }
         put_row_timestamps(&mut dir, &self.ts, min_ts);
 
@@ -309,8 +305,11 @@ impl BlockBuilder {
             let mut longest = 0;
             let mut classes = 0;
             let mut gk = Vec::new();
+            let hex = enc.encoding == crate::block::Encoding::Hex;
             for v in &enc.distinct {
-                if tokens {
+                if tokens && hex {
+                    bloom.add_long_tokens(scope, v, MIN_HEX_TOKEN);
+                } else if tokens {
                     bloom.add_tokens(scope, v);
                 }
                 if grams {
@@ -487,7 +486,8 @@ fn slot_boundaries(text: &[u8]) -> u16 {
     m
 }
 
-/// Compresses `raw` into `body` (or stores it when compression does not help).
+/// Compresses `raw` into `body`, or stores it when zstd saves less than an
+/// eighth of it (reading a stored frame costs a checksum and no decoding).
 fn write_frame(
     c: &mut zstd::bulk::Compressor<'static>,
     raw: &[u8],
@@ -498,7 +498,7 @@ fn write_frame(
         scratch.clear();
         scratch.reserve(zstd::zstd_safe::compress_bound(raw.len()));
         if let Ok(n) = c.compress_to_buffer(raw, scratch) {
-            if n < raw.len() {
+            if n <= raw.len() - raw.len() / 8 {
                 body.extend_from_slice(&scratch[..n]);
                 return FrameInfo {
                     codec: CODEC_ZSTD,

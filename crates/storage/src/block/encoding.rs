@@ -69,6 +69,25 @@ impl Encoding {
         self.is_string()
     }
 
+    /// Whether a value printed by this encoding could contain every byte of
+    /// `bytes` (string-like encodings: always). `prefix` is the column's
+    /// prefix (PrefixedDecimal only).
+    pub fn may_print(self, bytes: &[u8], prefix: &[u8]) -> bool {
+        let all = |ok: &dyn Fn(u8) -> bool| bytes.iter().all(|&b| ok(b));
+        match self {
+            Encoding::Const | Encoding::Dict | Encoding::Plain => true,
+            Encoding::Decimal => all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-'),
+            Encoding::PrefixedDecimal => {
+                all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-' || prefix.contains(&b))
+            }
+            Encoding::Timestamp => {
+                all(&|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'T' | b'Z'))
+            }
+            Encoding::Hex => all(&|b| b.is_ascii_hexdigit() || b == b'-'),
+            Encoding::Ipv4 => all(&|b| b.is_ascii_digit() || b == b'.'),
+        }
+    }
+
     /// True when the column directory carries min/max for this encoding.
     pub fn has_stats(self) -> bool {
         matches!(self, Encoding::Decimal | Encoding::Timestamp)
@@ -87,9 +106,9 @@ impl Encoding {
         if !whole {
             return match self {
                 // Any part of prefix + digits holds only prefix bytes and digits.
-                Encoding::PrefixedDecimal => run
-                    .iter()
-                    .all(|b| b.is_ascii_digit() || prefix.contains(b)),
+                Encoding::PrefixedDecimal => {
+                    run.iter().all(|b| b.is_ascii_digit() || prefix.contains(b))
+                }
                 _ => self.run_fits(run, prefix, true),
             };
         }
@@ -183,8 +202,10 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
     }
     let total: usize = values.iter().map(|v| v.len()).sum();
     let plain_size = total + values.len();
-    let idx_size = if distinct.len() <= 256 { 1 } else { 2 };
-    let dict_size = distinct.iter().map(|v| v.len() + 1).sum::<usize>() + values.len() * idx_size;
+    let idx_bits = (usize::BITS - (distinct.len() - 1).leading_zeros()) as usize;
+    let dict_size = distinct.iter().map(|v| v.len() + 1).sum::<usize>()
+        + 2
+        + (values.len() * idx_bits).div_ceil(8);
     let mut best = (
         plain_size.min(dict_size),
         None::<(Encoding, Vec<u8>, Option<Stats>)>,
@@ -228,13 +249,8 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
         for v in &distinct {
             dst.extend_from_slice(v);
         }
-        if distinct.len() <= 256 {
-            dst.extend(ids.iter().map(|&i| i as u8));
-        } else {
-            for &i in &ids {
-                dst.extend_from_slice(&(i as u16).to_le_bytes());
-            }
-        }
+        let ids: Vec<u64> = ids.iter().map(|&i| u64::from(i)).collect();
+        put_ints(dst, &ids);
         return Encoded {
             encoding: Encoding::Dict,
             stats: None,
@@ -561,18 +577,21 @@ pub fn decode_column(
     n: usize,
     row_ts: &[i64],
 ) -> Result<Values, StorageError> {
-    decode_column_where(enc, payload, n, row_ts, None)
+    decode_column_where(enc, payload, n, row_ts, None, super::layout::VERSION)
 }
 
 /// Like [`decode_column`], but typed encodings (whose text is computed)
 /// print only the values `wanted` selects; the others read as empty. The
 /// whole payload is still checked.
+/// `version` is the block's format version (Dict indices are a byte or
+/// two each in version 1, an integer stream from version 2 on).
 pub fn decode_column_where(
     enc: Encoding,
     payload: &[u8],
     n: usize,
     row_ts: &[i64],
     wanted: Option<&[bool]>,
+    version: u8,
 ) -> Result<Values, StorageError> {
     let want = |i: usize| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
     let mut c = Cursor::new(payload, "column");
@@ -591,7 +610,12 @@ pub fn decode_column_where(
                 return Err(c.err("dictionary too large"));
             }
             let (data, ends) = read_strings(&mut c, d)?;
-            let idx: Vec<u32> = if d <= 256 {
+            let idx: Vec<u32> = if version >= 2 {
+                get_ints(&mut c, n)?
+                    .into_iter()
+                    .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                    .collect()
+            } else if d <= 256 {
                 c.take(n)?.iter().map(|&b| u32::from(b)).collect()
             } else {
                 let raw = c.take(n.checked_mul(2).ok_or_else(|| c.err("count overflow"))?)?;
@@ -817,7 +841,7 @@ mod tests {
 
     #[test]
     fn corrupt_payloads_are_errors() {
-        assert!(decode_column(Encoding::Dict, &[2, 1, 1, b'a', b'b', 5], 1, &[]).is_err());
+        assert!(decode_column(Encoding::Dict, &[2, 1, 1, b'a', b'b', 1, 5], 1, &[]).is_err());
         assert!(decode_column(Encoding::Plain, &[9, b'a'], 1, &[]).is_err());
         assert!(decode_column(Encoding::Hex, &[0, 200, 1, 0], 1, &[]).is_err());
         assert!(decode_column(Encoding::Timestamp, &[10], 0, &[]).is_err());

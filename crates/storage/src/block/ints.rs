@@ -1,17 +1,32 @@
-//! Integer streams: a run of unsigned integers stored either as varints or
-//! as fixed-width byte planes (all lowest bytes, then all second bytes, …).
-//! Planes let zstd's entropy coder see each byte position on its own, which
-//! is close to the information content for random ids, sizes and durations;
-//! varints win when a few outliers would force a wide fixed width.
+//! Integer streams: a run of unsigned integers stored as varints, as
+//! fixed-width byte planes (all lowest bytes, then all second bytes, …), or
+//! (block format 2) bit-packed at a fixed width. Planes let zstd's entropy
+//! coder see each byte position on its own, which is close to the
+//! information content for random ids, sizes and durations; bit-packing is
+//! as small for narrow values without zstd, and decodes without it; varints
+//! win when a few outliers would force a wide fixed width.
 
 use super::varint::{put_uvarint, uvarint_len, Cursor};
 use crate::StorageError;
 
-/// Appends `vals`: one mode byte (0 = varints, 1..=8 = plane width), then data.
+/// Mode byte of a bit-packed stream (followed by the width in bits).
+pub const MODE_BITS: u8 = 9;
+
+/// Appends `vals` as the smallest of varints, byte planes and bit-packing:
+/// one mode byte (0 = varints, 1..=8 = plane width, [`MODE_BITS`] = packed),
+/// then data.
 pub fn put_ints(dst: &mut Vec<u8>, vals: &[u64]) {
     let max = vals.iter().copied().max().unwrap_or(0);
+    let bits = 64 - max.leading_zeros() as usize;
+    let packed = 1 + (vals.len() * bits).div_ceil(8);
     let width = (8 - max.leading_zeros() as usize / 8).max(1);
     let varint_len: usize = vals.iter().map(|&v| uvarint_len(v)).sum();
+    if packed < width * vals.len() && packed <= varint_len + varint_len / 4 {
+        dst.push(MODE_BITS);
+        dst.push(bits as u8);
+        pack_bits(dst, vals, bits);
+        return;
+    }
     if width * vals.len() <= varint_len + varint_len / 4 {
         dst.push(width as u8);
         dst.reserve(width * vals.len());
@@ -26,9 +41,69 @@ pub fn put_ints(dst: &mut Vec<u8>, vals: &[u64]) {
     }
 }
 
+/// Appends `vals` bit-packed at `bits` each, least significant bit first.
+fn pack_bits(dst: &mut Vec<u8>, vals: &[u64], bits: usize) {
+    if bits == 0 {
+        return;
+    }
+    let mut acc: u128 = 0;
+    let mut have = 0usize;
+    for &v in vals {
+        acc |= u128::from(v) << have;
+        have += bits;
+        while have >= 8 {
+            dst.push(acc as u8);
+            acc >>= 8;
+            have -= 8;
+        }
+    }
+    if have > 0 {
+        dst.push(acc as u8);
+    }
+}
+
+/// Reads `n` values bit-packed at `bits` from `src` (exactly long enough).
+fn unpack_bits(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
+    if bits == 0 {
+        out.resize(out.len() + n, 0);
+        return;
+    }
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let mut acc: u128 = 0;
+    let mut have = 0usize;
+    let mut bytes = src.iter();
+    for _ in 0..n {
+        while have < bits {
+            acc |= u128::from(*bytes.next().unwrap_or(&0)) << have;
+            have += 8;
+        }
+        out.push(acc as u64 & mask);
+        acc >>= bits;
+        have -= bits;
+    }
+}
+
 /// Reads `n` integers written by [`put_ints`].
 pub fn get_ints(c: &mut Cursor<'_>, n: usize) -> Result<Vec<u64>, StorageError> {
     let mode = c.u8()? as usize;
+    if mode == MODE_BITS as usize {
+        let bits = c.u8()? as usize;
+        if bits > 64 {
+            return Err(c.err("bad bit width"));
+        }
+        let len = n
+            .checked_mul(bits)
+            .ok_or_else(|| c.err("count overflow"))?
+            .div_ceil(8);
+        let src = c.take(len)?;
+        let mut out = Vec::with_capacity(n);
+        unpack_bits(src, n, bits, &mut out);
+        return Ok(out);
+    }
     match mode {
         0 => {
             let mut out = Vec::with_capacity(n.min(c.remaining()));
@@ -68,6 +143,10 @@ mod tests {
             vec![1, 2, 3, 255, 256, 70_000],
             vec![1, 1, 1, u64::MAX],
             (0..100).map(|i| i * 977).collect(),
+            (0..1000).map(|i| i % 5).collect(),
+            (0..37u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 3)
+                .collect(),
         ] {
             let mut buf = Vec::new();
             put_ints(&mut buf, &vals);
@@ -78,5 +157,8 @@ mod tests {
         let mut buf = Vec::new();
         put_ints(&mut buf, &[5, 1 << 40]);
         assert_eq!(buf[0], 0, "an outlier keeps varints");
+        let mut buf = Vec::new();
+        put_ints(&mut buf, &[1, 2, 3, 0, 2, 1, 3, 3]);
+        assert_eq!(buf, vec![MODE_BITS, 2, 0b00_11_10_01, 0b11_11_01_10]);
     }
 }

@@ -28,6 +28,10 @@ pub const OWN_FRAME_MIN: usize = 256;
 /// when reading hostile input).
 pub const MAX_FRAME_RAW: usize = 512 << 20;
 
+/// Most rows a version-2 block may declare (writers cut blocks far
+/// earlier); bounds what a reader allocates for hostile input.
+pub const MAX_ROWS: usize = 1 << 20;
+
 /// Version 2 frame: row templates and row timestamps.
 pub const FRAME_DIRECTORY: usize = 0;
 /// Version 2 frame: the template texts.
@@ -438,7 +442,10 @@ fn decode_v2<'a>(
         let frame = c.len(frames.len().saturating_sub(1))?;
         let offset = c.len(MAX_FRAME_RAW)?;
         let len = c.len(MAX_FRAME_RAW)?;
-        if offset.checked_add(len).is_none_or(|e| e > frames[frame].raw_len) {
+        if offset
+            .checked_add(len)
+            .is_none_or(|e| e > frames[frame].raw_len)
+        {
             return Err(c.err("column payload out of range"));
         }
         let stats = get_stats(c, encoding)?;

@@ -28,19 +28,7 @@ use memchr::memmem::Finder;
 /// Whether a value printed by a typed encoding could contain `frag`, judging
 /// by the bytes such a value can hold. String-like encodings: always.
 fn text_may_hold(enc: Encoding, frag: &[u8], prefix: &[u8]) -> bool {
-    let all = |ok: &dyn Fn(u8) -> bool| frag.iter().all(|&b| ok(b));
-    match enc {
-        Encoding::Const | Encoding::Dict | Encoding::Plain => true,
-        Encoding::Decimal => all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-'),
-        Encoding::PrefixedDecimal => {
-            all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-' || prefix.contains(&b))
-        }
-        Encoding::Timestamp => {
-            all(&|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'T' | b'Z'))
-        }
-        Encoding::Hex => all(&|b| b.is_ascii_hexdigit() || b == b'-'),
-        Encoding::Ipv4 => all(&|b| b.is_ascii_digit() || b == b'.'),
-    }
+    enc.may_print(frag, prefix)
 }
 
 /// Whether values of a Hex column with the given case and longest digit run

@@ -14,7 +14,8 @@
 //! allow it. Version 1 blocks (unscoped bloom, no boundary bytes recorded)
 //! are judged run by run.
 
-use super::bloom::{Bloom, BloomV1, Scope, GRAM};
+use super::bloom::{Bloom, BloomV1, Scope, GRAM, MIN_HEX_TOKEN};
+use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
 use super::tokens::{needle_runs, token_classes, NeedleRun};
 
@@ -40,6 +41,10 @@ pub fn block_may_contain(src: &[u8], substrings: &[String]) -> bool {
 pub struct FragmentSources {
     /// The fragment: a stretch of the needle between boundary bytes.
     pub text: Vec<u8>,
+    /// Where it starts in the needle.
+    pub start: usize,
+    /// Where it ends in the needle (exclusive).
+    pub end: usize,
     /// The templates may hold it.
     pub template: bool,
     /// Per column: its values may hold it.
@@ -59,6 +64,8 @@ pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<Fra
         return ok.then(|| {
             vec![FragmentSources {
                 text: needle.to_vec(),
+                start: 0,
+                end: needle.len(),
                 template: true,
                 columns: vec![true; ncols],
             }]
@@ -100,6 +107,8 @@ pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<Fra
             .collect();
         let mut fs = FragmentSources {
             text: needle[a..b].to_vec(),
+            start: a,
+            end: b,
             template: false,
             columns: vec![false; ncols],
         };
@@ -117,12 +126,12 @@ pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<Fra
             out.push(fs);
             continue;
         }
-        fs.template = frag_runs
-            .iter()
-            .all(|r| run_in_template(header, &bloom, r));
+        fs.template = frag_runs.iter().all(|r| run_in_template(header, &bloom, r));
         for (c, slot) in fs.columns.iter_mut().enumerate() {
             *slot = fragment_fits_column(header, c, &fs.text)
-                && frag_runs.iter().all(|r| run_in_column(header, &bloom, c, r));
+                && frag_runs
+                    .iter()
+                    .all(|r| run_in_column(header, &bloom, c, r));
         }
         if !fs.template && !fs.columns.iter().any(|&x| x) {
             return None;
@@ -133,23 +142,10 @@ pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<Fra
 }
 
 /// Whether a value of column `c` could contain `frag` at all, judging by
-/// the bytes its encoding prints (string-like columns: always).
+/// the bytes its encoding prints.
 fn fragment_fits_column(header: &BlockHeader<'_>, c: usize, frag: &[u8]) -> bool {
-    use super::encoding::Encoding;
     let head = &header.columns[c];
-    let all = |ok: &dyn Fn(u8) -> bool| frag.iter().all(|&b| ok(b));
-    match head.encoding {
-        Encoding::Const | Encoding::Dict | Encoding::Plain => true,
-        Encoding::Decimal => all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-'),
-        Encoding::PrefixedDecimal => {
-            all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-' || head.prefix.contains(&b))
-        }
-        Encoding::Timestamp => {
-            all(&|b| b.is_ascii_digit() || matches!(b, b'-' | b':' | b'.' | b'T' | b'Z'))
-        }
-        Encoding::Hex => all(&|b| b.is_ascii_hexdigit() || b == b'-'),
-        Encoding::Ipv4 => all(&|b| b.is_ascii_digit() || b == b'.'),
-    }
+    head.encoding.may_print(frag, head.prefix)
 }
 
 /// Version 2: whether the templates may hold `run`.
@@ -191,6 +187,9 @@ pub fn run_in_column(
     }
     let scope = Scope::Column(c as u32);
     if whole || (known && len == longest) {
+        if enc == Encoding::Hex && len < MIN_HEX_TOKEN {
+            return true; // short hex tokens are not indexed
+        }
         return bloom.may_contain(scope, run.text);
     }
     if col.has_grams && len >= GRAM {

@@ -15,8 +15,8 @@ use std::rc::Rc;
 use super::encoding::{decode_column_where, Encoding, Stats, Values};
 use super::ints::get_ints;
 use super::layout::{
-    BlockHeader, ColumnKind, FrameInfo, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
-    FRAME_METADATA, FRAME_TEMPLATES,
+    BlockHeader, ColumnKind, FrameInfo, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY, FRAME_METADATA,
+    FRAME_TEMPLATES,
 };
 use super::shape::{template_slots, SLOT};
 use super::varint::{unzigzag, Cursor};
@@ -83,8 +83,8 @@ pub struct BlockReader<'a> {
     src: &'a [u8],
     header: BlockHeader<'a>,
     frame_starts: Vec<usize>,
-    /// Decompressed frames read so far.
-    frames: RefCell<Vec<Option<Rc<Vec<u8>>>>>,
+    /// Frames read so far (stored frames are borrowed from the block).
+    frames: RefCell<Vec<Option<FrameRef<'a>>>>,
     /// Version 1: start of the payload area in frame 0.
     payload_base: usize,
     templates: OnceCell<Vec<Template>>,
@@ -200,7 +200,7 @@ impl<'a> BlockReader<'a> {
     }
 
     /// The decompressed frame `i` (checked and decompressed on first use).
-    fn frame(&self, i: usize) -> Result<Rc<Vec<u8>>, StorageError> {
+    fn frame(&self, i: usize) -> Result<FrameRef<'a>, StorageError> {
         if let Some(f) = self.frames.borrow().get(i).and_then(|f| f.clone()) {
             return Ok(f);
         }
@@ -209,7 +209,7 @@ impl<'a> BlockReader<'a> {
             .frames
             .get(i)
             .ok_or_else(|| bad("frame out of range"))?;
-        let f = Rc::new(read_frame(self.src, self.frame_starts[i], info)?);
+        let f = read_frame(self.src, self.frame_starts[i], info)?;
         self.frames.borrow_mut()[i] = Some(f.clone());
         Ok(f)
     }
@@ -218,13 +218,22 @@ impl<'a> BlockReader<'a> {
         let rows = self.header.rows;
         let nt = self.header.templates.len();
         let mut c = Cursor::new(dir, "directory");
-        if rows > dir.len() {
-            return Err(c.err("row count exceeds directory"));
+        if rows > super::layout::MAX_ROWS {
+            return Err(c.err("too many rows"));
         }
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
         }
-        self.row_tpl = read_row_templates(&mut c, rows, nt)?;
+        self.row_tpl = match nt {
+            0 | 1 => vec![0; rows],
+            _ => get_ints(&mut c, rows)?
+                .into_iter()
+                .map(|t| u32::try_from(t).unwrap_or(u32::MAX))
+                .collect(),
+        };
+        if self.row_tpl.iter().any(|&t| t as usize >= nt.max(1)) {
+            return Err(c.err("row template out of range"));
+        }
         self.ts = read_row_timestamps(&mut c, rows, self.header.min_ts)?;
         if !c.is_empty() {
             return Err(c.err("trailing bytes"));
@@ -683,8 +692,9 @@ impl<'a> BlockReader<'a> {
         } else {
             Vec::new()
         };
+        let version = self.header.version;
         self.with_column_payload(id, |p| {
-            decode_column_where(col.encoding, p, col.values, &row_ts, wanted)
+            decode_column_where(col.encoding, p, col.values, &row_ts, wanted, version)
         })
     }
 
@@ -754,7 +764,11 @@ impl<'a> BlockReader<'a> {
 /// Largest offset or length accepted in the directory.
 const MAX: usize = super::layout::MAX_FRAME_RAW;
 
-fn read_row_templates(c: &mut Cursor<'_>, rows: usize, nt: usize) -> Result<Vec<u32>, StorageError> {
+fn read_row_templates(
+    c: &mut Cursor<'_>,
+    rows: usize,
+    nt: usize,
+) -> Result<Vec<u32>, StorageError> {
     let row_tpl: Vec<u32> = match nt {
         0 | 1 => vec![0; rows],
         2..=256 => c.take(rows)?.iter().map(|&b| u32::from(b)).collect(),
@@ -816,7 +830,31 @@ fn utf8(b: &[u8]) -> Result<String, StorageError> {
     String::from_utf8(b.to_vec()).map_err(|_| bad("metadata is not utf-8"))
 }
 
-fn read_frame(src: &[u8], start: usize, f: &FrameInfo) -> Result<Vec<u8>, StorageError> {
+/// A frame's bytes: borrowed from the block when stored as is, else
+/// decompressed (shared by the reader's cache).
+#[derive(Clone)]
+pub enum FrameRef<'a> {
+    /// A stored frame, in the block.
+    Borrowed(&'a [u8]),
+    /// A decompressed frame.
+    Shared(Rc<Vec<u8>>),
+}
+
+impl std::ops::Deref for FrameRef<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FrameRef::Borrowed(b) => b,
+            FrameRef::Shared(v) => v,
+        }
+    }
+}
+
+fn read_frame<'a>(
+    src: &'a [u8],
+    start: usize,
+    f: &FrameInfo,
+) -> Result<FrameRef<'a>, StorageError> {
     let stored = src
         .get(start..start + f.stored_len)
         .ok_or_else(|| bad("frame out of range"))?;
@@ -829,7 +867,7 @@ fn read_frame(src: &[u8], start: usize, f: &FrameInfo) -> Result<Vec<u8>, Storag
         if f.raw_len != f.stored_len {
             return Err(bad("stored frame size mismatch"));
         }
-        return Ok(stored.to_vec());
+        return Ok(FrameRef::Borrowed(stored));
     }
     let out = DECOMPRESSOR.with(|d| {
         let mut d = d.borrow_mut();
@@ -850,7 +888,7 @@ fn read_frame(src: &[u8], start: usize, f: &FrameInfo) -> Result<Vec<u8>, Storag
     if out.len() != f.raw_len {
         return Err(bad("frame size mismatch"));
     }
-    Ok(out)
+    Ok(FrameRef::Shared(Rc::new(out)))
 }
 
 thread_local! {

@@ -1,0 +1,289 @@
+//! Compiling LogQL pipeline stages into plan pieces.
+
+use crate::pipeline::convert::{parse_bytes, parse_duration, parse_float};
+use crate::pipeline::label_filter::LabelFilter;
+use crate::pipeline::labels::LabelsBuilder;
+use crate::pipeline::line_filter::LineFilterStage;
+use crate::pipeline::reorder;
+use runakefli_logql::{LabelFilterExpr, LineFilterOp, LineFilterValue, Stage, Unwrap};
+use runakefli_model::plan::{
+    FieldFilter, FieldStage, FilterOutcome, JsonKey, JsonParser, LineFilter, LineMatch,
+    UnwrapConversion, UnwrapField,
+};
+use std::sync::Arc;
+
+/// A pipeline as plan pieces.
+pub struct PipelinePieces {
+    /// The line filters (Loki runs them first).
+    pub line_filters: Vec<LineFilter>,
+    /// `| json` and the label filters after it.
+    pub fields: Option<FieldStage>,
+}
+
+/// The plan pieces of `stages` with an optional unwrap; `None` when a stage
+/// has no plan form (other parsers, formatting, `drop`/`keep`, label
+/// filters before the parser, pattern and `ip()` line filters, …).
+pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<PipelinePieces> {
+    let stages = reorder(stages);
+    let mut line_filters = Vec::new();
+    let mut i = 0;
+    while let Some(Stage::LineFilter(f)) = stages.get(i) {
+        line_filters.push(line_filter(f)?);
+        i += 1;
+    }
+    let mut fields = None;
+    if let Some(Stage::Json(params)) = stages.get(i) {
+        let parser = if params.is_empty() {
+            JsonParser::All
+        } else {
+            let mut keys = Vec::with_capacity(params.len());
+            for p in params {
+                let key = p.expression.as_deref().unwrap_or(&p.label);
+                let simple =
+                    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !simple {
+                    return None;
+                }
+                keys.push(JsonKey {
+                    label: p.label.clone(),
+                    key: key.to_string(),
+                });
+            }
+            JsonParser::Keys(keys)
+        };
+        i += 1;
+        let mut filters = Vec::new();
+        while let Some(Stage::LabelFilter(e)) = stages.get(i) {
+            filters.push(field_filter(e)?);
+            i += 1;
+        }
+        fields = Some(FieldStage {
+            parser,
+            filters,
+            unwrap: None,
+        });
+    }
+    if i != stages.len() {
+        return None;
+    }
+    if let Some(u) = unwrap {
+        let f = fields.as_mut()?;
+        f.unwrap = Some(unwrap_field(u)?);
+    }
+    Some(PipelinePieces {
+        line_filters,
+        fields,
+    })
+}
+
+/// A line filter as a plan piece; `None` for pattern and `ip()` filters.
+pub fn line_filter(f: &runakefli_logql::LineFilter) -> Option<LineFilter> {
+    let (kind, negated) = match f.op {
+        LineFilterOp::Contains => (LineMatch::Substring, false),
+        LineFilterOp::NotContains => (LineMatch::Substring, true),
+        LineFilterOp::Match => (LineMatch::Regex, false),
+        LineFilterOp::NotMatch => (LineMatch::Regex, true),
+        LineFilterOp::Pattern | LineFilterOp::NotPattern => return None,
+    };
+    let mut values = Vec::with_capacity(f.values.len());
+    for v in &f.values {
+        match v {
+            LineFilterValue::Str(s) => values.push(s.clone()),
+            LineFilterValue::Ip(_) => return None,
+        }
+    }
+    // The engine's own stage decides (before negation).
+    let positive = runakefli_logql::LineFilter {
+        op: match kind {
+            LineMatch::Substring => LineFilterOp::Contains,
+            LineMatch::Regex => LineFilterOp::Match,
+        },
+        values: f.values.clone(),
+    };
+    let stage = LineFilterStage::new(&positive).ok()?;
+    let (any_of, all_of) = match kind {
+        LineMatch::Substring => (Some(values.clone()), {
+            if values.len() == 1 {
+                values.clone()
+            } else {
+                Vec::new()
+            }
+        }),
+        LineMatch::Regex => regex_literals(&values),
+    };
+    Some(LineFilter {
+        kind,
+        negated,
+        values,
+        any_of,
+        all_of,
+        test: Arc::new(move |line: &str| stage.keep(line)),
+    })
+}
+
+/// For `or`-ed regexps: the literal set they are equivalent to (a line
+/// matches iff it contains one), and the literals every match contains.
+fn regex_literals(res: &[String]) -> (Option<Vec<String>>, Vec<String>) {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let mut any: Option<Vec<String>> = Some(Vec::new());
+    let mut all = Vec::new();
+    for re in res {
+        let Ok(hir) = regex_syntax::Parser::new().parse(re) else {
+            return (None, Vec::new());
+        };
+        let no_looks = hir.properties().look_set().is_empty();
+        let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+        let exact: Option<Vec<String>> = match seq.literals() {
+            Some(lits) if seq.is_exact() && no_looks && !lits.is_empty() => lits
+                .iter()
+                .map(|l| {
+                    std::str::from_utf8(l.as_bytes())
+                        .ok()
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                })
+                .collect(),
+            _ => None,
+        };
+        any = match (any, exact) {
+            (Some(mut acc), Some(lits)) => {
+                acc.extend(lits);
+                Some(acc)
+            }
+            _ => None,
+        };
+        if res.len() == 1 {
+            for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+                let seq = Extractor::new().kind(kind).extract(&hir);
+                if let Some([lit]) = seq.literals() {
+                    if let Ok(text) = std::str::from_utf8(lit.as_bytes()) {
+                        if !text.is_empty() {
+                            all.push(text.to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(a) = &mut any {
+        a.sort();
+        a.dedup();
+    }
+    all.sort();
+    all.dedup();
+    (any, all)
+}
+
+/// Label names a label filter expression reads.
+pub(crate) fn filter_names(e: &LabelFilterExpr, out: &mut Vec<String>) {
+    match e {
+        LabelFilterExpr::And(a, b) | LabelFilterExpr::Or(a, b) => {
+            filter_names(a, out);
+            filter_names(b, out);
+        }
+        LabelFilterExpr::Paren(a) => filter_names(a, out),
+        LabelFilterExpr::String(m) => out.push(m.name.clone()),
+        LabelFilterExpr::Number { name, .. }
+        | LabelFilterExpr::Duration { name, .. }
+        | LabelFilterExpr::Bytes { name, .. }
+        | LabelFilterExpr::Ip { name, .. } => out.push(name.clone()),
+    }
+}
+
+/// A label filter as a plan piece.
+fn field_filter(e: &LabelFilterExpr) -> Option<FieldFilter> {
+    let lf = LabelFilter::new(e).ok()?;
+    let mut labels = Vec::new();
+    filter_names(e, &mut labels);
+    labels.sort();
+    labels.dedup();
+    let names = labels.clone();
+    let test = Arc::new(move |vals: &[Option<&str>]| {
+        let mut b = LabelsBuilder::default();
+        for (n, v) in names.iter().zip(vals) {
+            if let Some(v) = v {
+                b.set(n, v);
+            }
+        }
+        if !lf.keep(&mut b) {
+            FilterOutcome::Drop
+        } else if b.has_err() {
+            FilterOutcome::Error
+        } else {
+            FilterOutcome::Keep
+        }
+    });
+    Some(FieldFilter {
+        labels,
+        text: e.to_string(),
+        test,
+    })
+}
+
+/// `| unwrap` as a plan piece.
+fn unwrap_field(u: &Unwrap) -> Option<UnwrapField> {
+    let conversion = match u.conversion {
+        runakefli_logql::UnwrapConversion::None => UnwrapConversion::Float,
+        runakefli_logql::UnwrapConversion::Duration => UnwrapConversion::Duration,
+        runakefli_logql::UnwrapConversion::Bytes => UnwrapConversion::Bytes,
+    };
+    let convert: runakefli_model::plan::UnwrapConvert = match conversion {
+        UnwrapConversion::Float => Arc::new(|s: &str| parse_float(s).ok()),
+        UnwrapConversion::Duration => {
+            Arc::new(|s: &str| parse_duration(s).ok().map(|ns| ns as f64 / 1e9))
+        }
+        UnwrapConversion::Bytes => Arc::new(|s: &str| parse_bytes(s).ok().map(|b| b as f64)),
+    };
+    let mut post_filters = Vec::with_capacity(u.post_filters.len());
+    for f in &u.post_filters {
+        post_filters.push(field_filter(f)?);
+    }
+    Some(UnwrapField {
+        label: u.label.clone(),
+        conversion,
+        convert,
+        post_filters,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(q: &str) -> Option<PipelinePieces> {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        match expr {
+            runakefli_logql::Expr::Log(l) => pipeline_pieces(&l.pipeline, None),
+            _ => panic!("log query expected"),
+        }
+    }
+
+    #[test]
+    fn shapes_with_and_without_plan_form() {
+        let p = pieces(r#"{a="b"} |= "x" |~ "y|z" | json | level="error""#).unwrap();
+        assert_eq!(p.line_filters.len(), 2);
+        assert_eq!(
+            p.line_filters[1].any_of,
+            Some(vec!["y".to_string(), "z".to_string()])
+        );
+        let f = p.fields.unwrap();
+        assert_eq!(f.parser, JsonParser::All);
+        assert_eq!(f.filters[0].labels, vec!["level".to_string()]);
+        assert_eq!((f.filters[0].test)(&[Some("error")]), FilterOutcome::Keep);
+        assert_eq!((f.filters[0].test)(&[Some("info")]), FilterOutcome::Drop);
+        assert!(pieces(r#"{a="b"} | logfmt"#).is_none());
+        assert!(pieces(r#"{a="b"} | level="x" | json"#).is_none());
+        assert!(pieces(r#"{a="b"} |> "<_> x""#).is_none());
+        let re = pieces(r#"{a="b"} |~ `"msg":"[^"]*request`"#).unwrap();
+        assert_eq!(re.line_filters[0].any_of, None);
+        assert!(re.line_filters[0].all_of.contains(&"request".to_string()));
+        assert!((re.line_filters[0].test)(r#"{"msg":"a request"}"#));
+        let anchored = pieces(r#"{a="b"} |~ "^abc""#).unwrap();
+        assert_eq!(anchored.line_filters[0].any_of, None);
+        let num = pieces(r#"{a="b"} | json | status >= 500"#).unwrap();
+        let t = &num.fields.unwrap().filters[0].test;
+        assert_eq!(t(&[Some("503")]), FilterOutcome::Keep);
+        assert_eq!(t(&[Some("200")]), FilterOutcome::Drop);
+        assert_eq!(t(&[Some("abc")]), FilterOutcome::Error);
+    }
+}

@@ -1,0 +1,90 @@
+//! Log queries as lines plans.
+
+use super::build::pipeline_pieces;
+use crate::error::EngineError;
+use crate::labelset::LabelSet;
+use crate::pipeline::Pipeline;
+use crate::result::{QueryStats, StreamResult};
+use runakefli_logql::LogExpr;
+use runakefli_model::plan::{AnswerData, PlanOutput, QueryPlan};
+use runakefli_model::{Backend, Direction, TenantId, Timestamp};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Runs a log query whose pipeline is only line filters as a plan; `None`
+/// when the query has other stages or the backend declines.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    backend: &dyn Backend,
+    tenant: &TenantId,
+    expr: &LogExpr,
+    start: Timestamp,
+    end: Timestamp,
+    limit: usize,
+    direction: Direction,
+    deadline: Instant,
+    stats: &mut QueryStats,
+) -> Result<Option<Vec<StreamResult>>, EngineError> {
+    if crate::columnar::plain_path_forced() {
+        return Ok(None);
+    }
+    let Some(pieces) = pipeline_pieces(&expr.pipeline, None) else {
+        return Ok(None);
+    };
+    if pieces.fields.is_some() {
+        return Ok(None);
+    }
+    let plan = QueryPlan {
+        tenant: tenant.clone(),
+        selector: expr.selector.clone(),
+        start,
+        end,
+        line_filters: pieces.line_filters,
+        fields: None,
+        output: PlanOutput::Lines { limit, direction },
+        deadline: Some(deadline),
+    };
+    let answer = match crate::parallel::install(|| backend.execute(&plan)) {
+        Ok(Some(a)) => a,
+        Ok(None) => return Ok(None),
+        Err(runakefli_model::BackendError::Cancelled) => return Err(EngineError::Timeout),
+        Err(e) => return Err(e.into()),
+    };
+    let AnswerData::Lines(rows) = answer.data else {
+        return Ok(None);
+    };
+    // The stage-less pipeline gives each row its labels (stream labels and
+    // metadata) exactly as the plain path does, and re-checks the filters.
+    let mut pipeline = Pipeline::new(&expr.pipeline).map_err(EngineError::Plan)?;
+    let mut bases: HashMap<u64, LabelSet> = HashMap::new();
+    let mut groups: HashMap<LabelSet, usize> = HashMap::new();
+    let mut out: Vec<StreamResult> = Vec::new();
+    let mut streams = std::collections::HashSet::new();
+    for row in rows {
+        let base = bases
+            .entry(row.stream.id)
+            .or_insert_with(|| LabelSet::from(row.stream.labels.as_ref()))
+            .clone();
+        streams.insert(row.stream.id);
+        let e = row.entry;
+        let Some((line, labels)) = pipeline.process(e.ts, &e.line, &base, &e.metadata) else {
+            continue;
+        };
+        let line = line.to_string();
+        let i = *groups.entry(labels.clone()).or_insert_with(|| {
+            out.push(StreamResult {
+                labels,
+                entries: Vec::new(),
+            });
+            out.len() - 1
+        });
+        out[i].entries.push((e.ts, line));
+        stats.entries_returned += 1;
+    }
+    stats.lines_processed += answer.stats.rows_scanned;
+    stats.bytes_processed += answer.stats.bytes_scanned;
+    stats.post_filter_lines += answer.stats.rows_kept;
+    stats.streams_matched += streams.len() as u64;
+    crate::columnar::note_column_rows(answer.stats.rows_from_columns);
+    Ok(Some(out))
+}

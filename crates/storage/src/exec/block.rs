@@ -1,0 +1,447 @@
+//! A plan's pieces on one version-2 columnar block: the rows in the time
+//! range, exact line-filter masks computed from templates and column values
+//! (see `needle.rs`), lines rebuilt only for the rows that need them, and
+//! per-row access to slot values for the fields stage.
+
+use super::needle::{TestKind, ValueTest};
+use super::query::{CompiledQuery, FilterPlan, SharedTemplate};
+use crate::block::encoding::Values;
+use crate::block::layout::ColumnKind;
+use crate::block::prune::{needle_sources, FragmentSources};
+use crate::block::BlockReader;
+use crate::StorageError;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Template infos a worker has derived so far, by template id.
+#[derive(Default)]
+pub struct TemplateCache {
+    map: HashMap<u128, SharedTemplate>,
+}
+
+/// One block being evaluated.
+pub struct BlockEval<'r, 'a> {
+    /// The block.
+    pub r: &'r BlockReader<'a>,
+    /// Per local template: what the query derived from it.
+    pub infos: Vec<SharedTemplate>,
+    /// First row in the time range.
+    pub first: usize,
+    /// One past the last row in the time range.
+    pub end: usize,
+    values: Vec<Option<Values>>,
+    vidx: Vec<Option<Vec<u32>>>,
+}
+
+/// Per (column, test): memoized answers by dictionary entry or value.
+struct Tester<'n> {
+    col: usize,
+    test: ValueTest,
+    /// The searcher for [`TestKind::Contains`].
+    finder: Option<memchr::memmem::Finder<'n>>,
+    /// 1 false, 2 true; by entry (Dict) or one (Const); empty for Flat.
+    memo: Vec<u8>,
+}
+
+impl Tester<'_> {
+    #[inline]
+    fn holds(&self, needle: &[u8], v: &[u8]) -> bool {
+        match &self.finder {
+            Some(f) => f.find(v).is_some(),
+            None => self.test.holds(needle, v),
+        }
+    }
+}
+
+impl<'r, 'a> BlockEval<'r, 'a> {
+    /// Prepares `r` for the query; `None` when no row lies in `[lo, hi]`.
+    pub fn open(
+        r: &'r BlockReader<'a>,
+        q: &CompiledQuery<'_>,
+        cache: &mut TemplateCache,
+        lo: i64,
+        hi: i64,
+    ) -> Result<Option<Self>, StorageError> {
+        let ts = r.timestamps();
+        let first = ts.partition_point(|&t| t < lo);
+        let end = ts.partition_point(|&t| t <= hi);
+        if first >= end {
+            return Ok(None);
+        }
+        let heads = r.template_heads();
+        let mut infos = Vec::with_capacity(heads.len());
+        if heads.iter().any(|h| !cache.map.contains_key(&h.id)) {
+            let templates = r.templates()?;
+            for (h, t) in heads.iter().zip(templates) {
+                cache
+                    .map
+                    .entry(h.id)
+                    .or_insert_with(|| Arc::new(q.template_info(t)));
+            }
+        }
+        for h in heads {
+            infos.push(cache.map[&h.id].clone());
+        }
+        let ncols = r.column_count();
+        Ok(Some(BlockEval {
+            r,
+            infos,
+            first,
+            end,
+            values: (0..ncols).map(|_| None).collect(),
+            vidx: vec![None; ncols],
+        }))
+    }
+
+    /// Rows of the block.
+    pub fn rows(&self) -> usize {
+        self.r.rows()
+    }
+
+    /// The line bytes of the rows in the time range, estimated from the
+    /// block's total in proportion to the rows (exact for whole blocks).
+    pub fn range_line_bytes_estimate(&self) -> u64 {
+        let rows = self.rows().max(1) as u64;
+        self.r.header().line_bytes * (self.end - self.first) as u64 / rows
+    }
+
+    /// Sum of the line lengths of the rows in the time range (from the
+    /// header when that is the whole block; otherwise the values of those
+    /// rows are decoded to measure them).
+    pub fn range_line_bytes(&mut self) -> Result<u64, StorageError> {
+        if self.first == 0 && self.end == self.rows() {
+            return Ok(self.r.header().line_bytes);
+        }
+        let row_tpl = self.r.row_templates().to_vec();
+        let heads = self.r.template_heads().to_vec();
+        let mut total = 0u64;
+        for i in self.first..self.end {
+            let t = row_tpl[i] as usize;
+            total += self.infos[t].const_len as u64;
+            for &c in &heads[t].slots {
+                let c = c as usize;
+                self.values(c)?;
+                self.value_index(c);
+                total += self.value_ro(c, i).len() as u64;
+            }
+        }
+        Ok(total)
+    }
+
+    /// Column `c`'s decoded values.
+    pub fn values(&mut self, c: usize) -> Result<&Values, StorageError> {
+        if self.values[c].is_none() {
+            let v = self.r.values_where(c, None)?;
+            self.values[c] = Some(v);
+        }
+        Ok(self.values[c].as_ref().expect("just set"))
+    }
+
+    /// Per row: the index of its value in column `c` (`u32::MAX`: absent).
+    pub fn value_index(&mut self, c: usize) -> &[u32] {
+        if self.vidx[c].is_none() {
+            let heads = self.r.template_heads();
+            let holds: Vec<bool> = heads
+                .iter()
+                .map(|h| h.slots.contains(&(c as u32)))
+                .collect();
+            let mut out = Vec::with_capacity(self.rows());
+            let mut next = 0u32;
+            for &t in self.r.row_templates() {
+                if holds[t as usize] {
+                    out.push(next);
+                    next += 1;
+                } else {
+                    out.push(u32::MAX);
+                }
+            }
+            self.vidx[c] = Some(out);
+        }
+        self.vidx[c].as_deref().expect("just set")
+    }
+
+    /// Column `c`'s values, already decoded by [`Self::values`].
+    pub fn values_ro(&self, c: usize) -> &Values {
+        self.values[c].as_ref().expect("column decoded first")
+    }
+
+    /// Column `c`'s value indices, already computed by [`Self::value_index`].
+    pub fn value_index_ro(&self, c: usize) -> &[u32] {
+        self.vidx[c].as_deref().expect("value index computed first")
+    }
+
+    /// Row `i`'s value in column `c` (both prepared first).
+    pub fn value_ro(&self, c: usize, i: usize) -> &[u8] {
+        let vi = self.value_index_ro(c)[i] as usize;
+        self.values_ro(c).get(vi)
+    }
+
+    /// Column of slot `k` of local template `t`.
+    #[inline]
+    pub fn slot_column(&self, t: usize, k: usize) -> usize {
+        self.r.template_heads()[t].slots[k] as usize
+    }
+
+    /// Rebuilds the lines of the rows with `want[r]` (length: rows).
+    pub fn rebuild(&self, want: &[bool]) -> Result<Vec<Option<String>>, StorageError> {
+        self.r.lines_where(want)
+    }
+
+    /// Applies the query's line filters to the rows in `keep` (length: rows;
+    /// rows outside the time range must be false). Rows whose line had to
+    /// be rebuilt for a regexp test are kept in `lines`.
+    pub fn line_filters(
+        &mut self,
+        q: &CompiledQuery<'_>,
+        keep: &mut [bool],
+        lines: &mut Vec<Option<String>>,
+    ) -> Result<(), StorageError> {
+        for f in &q.filters {
+            if !keep.iter().any(|&k| k) {
+                return Ok(());
+            }
+            match f {
+                FilterPlan::AnyOf { needles, negated } => {
+                    let mut hit = vec![false; keep.len()];
+                    for &n in needles {
+                        self.contains(q, n, keep, &mut hit)?;
+                    }
+                    for (k, h) in keep.iter_mut().zip(&hit) {
+                        *k &= *h != *negated;
+                    }
+                }
+                FilterPlan::Test {
+                    required,
+                    negated,
+                    index,
+                } => {
+                    // Rows lacking a required needle cannot match.
+                    let mut cand = keep.to_vec();
+                    for &n in required {
+                        let mut hit = vec![false; keep.len()];
+                        self.contains(q, n, &cand, &mut hit)?;
+                        for (c, h) in cand.iter_mut().zip(&hit) {
+                            *c &= *h;
+                        }
+                    }
+                    self.ensure_lines(&cand, lines)?;
+                    let test = &q.plan.line_filters[*index];
+                    for r in 0..keep.len() {
+                        if !keep[r] {
+                            continue;
+                        }
+                        let matched =
+                            cand[r] && lines[r].as_deref().is_some_and(|l| (test.test)(l));
+                        keep[r] = matched != *negated;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the lines of the `want` rows not rebuilt yet into `lines`.
+    pub fn ensure_lines(
+        &self,
+        want: &[bool],
+        lines: &mut Vec<Option<String>>,
+    ) -> Result<(), StorageError> {
+        if lines.len() != want.len() {
+            *lines = vec![None; want.len()];
+        }
+        let missing: Vec<bool> = want
+            .iter()
+            .zip(lines.iter())
+            .map(|(&w, l)| w && l.is_none())
+            .collect();
+        if !missing.iter().any(|&m| m) {
+            return Ok(());
+        }
+        for (slot, l) in lines.iter_mut().zip(self.rebuild(&missing)?) {
+            if l.is_some() {
+                *slot = l;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets `hit[r]` for the rows with `rows[r]` whose line contains needle
+    /// `n` (exactly); other entries are left alone.
+    pub fn contains(
+        &mut self,
+        q: &CompiledQuery<'_>,
+        n: usize,
+        rows: &[bool],
+        hit: &mut [bool],
+    ) -> Result<(), StorageError> {
+        let needle: &[u8] = &q.needles[n];
+        let Some(sources) = needle_sources(self.r.header(), needle) else {
+            return Ok(()); // no row of the block holds the needle
+        };
+        let nt = self.infos.len();
+        // Per template: live alternatives as tester ids; `None` = rebuild.
+        let mut testers: Vec<Tester> = Vec::new();
+        let mut per_tpl: Vec<Option<(bool, Vec<Vec<usize>>)>> = Vec::with_capacity(nt);
+        for t in 0..nt {
+            let info = self.infos[t].clone();
+            let Some(plan) = &info.needles[n] else {
+                per_tpl.push(None);
+                continue;
+            };
+            if plan.always {
+                per_tpl.push(Some((true, Vec::new())));
+                continue;
+            }
+            let mut alts = Vec::new();
+            'alt: for alt in &plan.alternatives {
+                let mut ids = Vec::with_capacity(alt.len());
+                for &(slot, test) in alt {
+                    let c = self.slot_column(t, slot);
+                    if !self.test_possible(c, &test, needle, &sources)? {
+                        continue 'alt;
+                    }
+                    let id = match testers.iter().position(|x| x.col == c && x.test == test) {
+                        Some(i) => i,
+                        None => {
+                            let finder = (test.kind == TestKind::Contains).then(|| {
+                                memchr::memmem::Finder::new(&needle[test.start..test.end])
+                            });
+                            testers.push(Tester {
+                                col: c,
+                                test,
+                                finder,
+                                memo: Vec::new(),
+                            });
+                            testers.len() - 1
+                        }
+                    };
+                    ids.push(id);
+                }
+                alts.push(ids);
+            }
+            per_tpl.push(Some((false, alts)));
+        }
+        // Testers on columns whose dictionary holds no passing entry are dead.
+        let mut dead = vec![false; testers.len()];
+        for (i, t) in testers.iter_mut().enumerate() {
+            let vals = {
+                if self.values[t.col].is_none() {
+                    let v = self.r.values_where(t.col, None)?;
+                    self.values[t.col] = Some(v);
+                }
+                self.values[t.col].as_ref().expect("set")
+            };
+            match vals {
+                Values::Const { value, .. } => {
+                    let ok = t.holds(needle, value);
+                    t.memo = vec![if ok { 2 } else { 1 }];
+                    dead[i] = !ok;
+                }
+                Values::Dict { ends, .. } => {
+                    let mut any = false;
+                    t.memo = (0..ends.len())
+                        .map(|e| {
+                            let ok = t.holds(needle, vals.entry(e));
+                            any |= ok;
+                            if ok {
+                                2
+                            } else {
+                                1
+                            }
+                        })
+                        .collect();
+                    dead[i] = !any;
+                }
+                Values::Flat { .. } => {}
+            }
+        }
+        for slot in per_tpl.iter_mut().flatten() {
+            slot.1.retain(|alt| !alt.iter().any(|&id| dead[id]));
+        }
+        // Value indices of the columns the live testers read.
+        let mut cols: Vec<usize> = testers.iter().map(|t| t.col).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        for &c in &cols {
+            self.value_index(c);
+        }
+        let row_tpl = self.r.row_templates();
+        let mut rebuild = vec![false; rows.len()];
+        let mut any_rebuild = false;
+        for r in self.first..self.end {
+            if !rows[r] || hit[r] {
+                continue;
+            }
+            let t = row_tpl[r] as usize;
+            match &per_tpl[t] {
+                None => {
+                    rebuild[r] = true;
+                    any_rebuild = true;
+                }
+                Some((true, _)) => hit[r] = true,
+                Some((false, alts)) => {
+                    for alt in alts {
+                        let mut all = true;
+                        for &id in alt {
+                            let tester = &testers[id];
+                            let c = tester.col;
+                            let vi = self.vidx[c].as_ref().expect("computed")[r] as usize;
+                            let vals = self.values[c].as_ref().expect("decoded");
+                            let ok = match vals {
+                                Values::Const { .. } => tester.memo[0] == 2,
+                                Values::Dict { idx, .. } => tester.memo[idx[vi] as usize] == 2,
+                                Values::Flat { .. } => tester.holds(needle, vals.get(vi)),
+                            };
+                            if !ok {
+                                all = false;
+                                break;
+                            }
+                        }
+                        if all {
+                            hit[r] = true;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if any_rebuild {
+            let finder = memchr::memmem::Finder::new(needle);
+            for (r, line) in self.rebuild(&rebuild)?.into_iter().enumerate() {
+                if let Some(l) = line {
+                    hit[r] = finder.find(l.as_bytes()).is_some();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether column `c` could pass `test` at all, judging by the header:
+    /// the bytes its encoding prints and the bloom's view of the fragments
+    /// the test's stretch of the needle holds.
+    fn test_possible(
+        &self,
+        c: usize,
+        test: &ValueTest,
+        needle: &[u8],
+        sources: &[FragmentSources],
+    ) -> Result<bool, StorageError> {
+        if self.r.column_kind(c) != ColumnKind::Field {
+            return Ok(true);
+        }
+        let (enc, prefix) = self.r.column_head(c);
+        let bytes = &needle[test.start..test.end];
+        if !enc.may_print(bytes, prefix) {
+            return Ok(false);
+        }
+        if test.kind == TestKind::Equals && bytes.is_empty() {
+            return Ok(true);
+        }
+        for f in sources {
+            if f.start >= test.start && f.end <= test.end && !f.columns[c] {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,267 @@
+//! Bucket plans: kept rows counted into per-group time buckets.
+//!
+//! Workers take units from a shared cursor, each accumulating its own groups;
+//! the groups are merged at the end. On columnar blocks the labels a query
+//! reads come from the templates (which slot `| json` names a label, see
+//! `query.rs`), the stream labels and the metadata; label filters and the
+//! unwrap conversion are the engine's, called once per distinct value. Rows
+//! the store cannot read this way (not an object template, a value `| json`
+//! would unescape or reject, a filter or conversion error) are returned as
+//! residual rows for the engine.
+
+use super::block::{BlockEval, TemplateCache};
+use super::rows::filtered_rows;
+use super::units::{Unit, UnitData};
+use super::{on_workers, Context};
+use crate::block::BlockReader;
+use crate::StorageError;
+use runakefli_model::plan::{
+    AnswerData, BucketData, BucketGroup, BucketPlan, BucketValue, GroupBy, GroupKey, PlanAnswer,
+    PlanStats, ResidualRows,
+};
+use runakefli_model::{Entry, Labels};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One worker's groups.
+pub(super) struct Agg<'b> {
+    pub plan: &'b BucketPlan,
+    index: HashMap<GroupKey, usize>,
+    groups: Vec<(GroupKey, BucketData)>,
+    pub residual: HashMap<usize, Vec<Entry>>,
+    pub stats: PlanStats,
+}
+
+impl Agg<'_> {
+    /// The index of the group with `key` (created empty when new).
+    pub fn group(&mut self, key: GroupKey) -> usize {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.groups.len();
+        self.groups.push((
+            key.clone(),
+            BucketData::new(self.plan.value, self.plan.buckets()),
+        ));
+        self.index.insert(key, i);
+        i
+    }
+
+    /// Adds a row at `ts` with value `v` to group `g`.
+    pub fn add(&mut self, g: usize, ts: i64, v: f64) {
+        if let Some(b) = self.plan.bucket_of(ts) {
+            self.groups[g].1.add(b, ts, v);
+        }
+    }
+}
+
+/// Runs a bucket plan over `units`.
+pub fn run(
+    ctx: &Context<'_>,
+    units: Vec<Unit>,
+    plan: &BucketPlan,
+) -> Result<PlanAnswer, StorageError> {
+    let next = AtomicUsize::new(0);
+    let results = on_workers(|| -> Result<Agg<'_>, StorageError> {
+        let mut agg = Agg {
+            plan,
+            index: HashMap::new(),
+            groups: Vec::new(),
+            residual: HashMap::new(),
+            stats: PlanStats::default(),
+        };
+        let mut cache = TemplateCache::default();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(u) = units.get(i) else { break };
+            ctx.check_deadline()?;
+            run_unit(ctx, u, &mut agg, &mut cache)?;
+        }
+        Ok(agg)
+    });
+    let mut index: HashMap<GroupKey, usize> = HashMap::new();
+    let mut groups: Vec<BucketGroup> = Vec::new();
+    let mut residual: HashMap<usize, Vec<Entry>> = HashMap::new();
+    let mut stats = PlanStats::default();
+    for r in results {
+        let agg = r?;
+        stats.rows_scanned += agg.stats.rows_scanned;
+        stats.bytes_scanned += agg.stats.bytes_scanned;
+        stats.rows_kept += agg.stats.rows_kept;
+        stats.rows_from_columns += agg.stats.rows_from_columns;
+        for (key, data) in agg.groups {
+            match index.get(&key) {
+                Some(&i) => groups[i].data.merge(data),
+                None => {
+                    index.insert(key.clone(), groups.len());
+                    groups.push(BucketGroup { key, data });
+                }
+            }
+        }
+        for (s, mut rows) in agg.residual {
+            residual.entry(s).or_default().append(&mut rows);
+        }
+    }
+    let mut residual: Vec<ResidualRows> = residual
+        .into_iter()
+        .map(|(s, entries)| ResidualRows {
+            stream: ctx.streams[s].clone(),
+            entries,
+        })
+        .collect();
+    residual.sort_by_key(|r| r.stream.id);
+    Ok(PlanAnswer {
+        data: AnswerData::Buckets(groups),
+        residual,
+        stats,
+    })
+}
+
+/// The value of `name` from a row's metadata (the last pair of that name)
+/// or its stream labels.
+pub(super) fn base_value<'v>(
+    name: &str,
+    md: &'v [(String, String)],
+    labels: &'v Labels,
+) -> Option<&'v str> {
+    md.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .or_else(|| labels.get(name))
+}
+
+/// The group key of a row without fields.
+pub(super) fn base_key(
+    plan: &BucketPlan,
+    md: &[(String, String)],
+    labels: &std::sync::Arc<Labels>,
+) -> GroupKey {
+    match &plan.group_by {
+        GroupBy::Labels(names) => GroupKey::Labels(
+            names
+                .iter()
+                .map(|n| base_value(n, md, labels).map(str::to_string))
+                .collect(),
+        ),
+        GroupBy::Stream => {
+            let mut m: Vec<(String, String)> = Vec::with_capacity(md.len());
+            for (k, v) in md {
+                match m.iter_mut().find(|(mk, _)| mk == k) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => m.push((k.clone(), v.clone())),
+                }
+            }
+            m.sort();
+            GroupKey::Stream {
+                labels: labels.clone(),
+                metadata: m,
+            }
+        }
+    }
+}
+
+fn run_unit(
+    ctx: &Context<'_>,
+    u: &Unit,
+    agg: &mut Agg<'_>,
+    cache: &mut TemplateCache,
+) -> Result<(), StorageError> {
+    let (lo, hi) = (ctx.q.lo, ctx.q.hi);
+    let stream = &ctx.streams[u.stream];
+    let UnitData::Columnar { part, block } = &u.data else {
+        let rows = filtered_rows(ctx, u, lo, hi, &mut agg.stats)?;
+        if ctx.q.fields().is_some() {
+            if !rows.is_empty() {
+                agg.residual.entry(u.stream).or_default().extend(rows);
+            }
+            return Ok(());
+        }
+        for e in rows {
+            agg.stats.rows_kept += 1;
+            let g = agg.group(base_key(agg.plan, &e.metadata, &stream.labels));
+            agg.add(g, e.ts, e.line.len() as f64);
+        }
+        return Ok(());
+    };
+    let r = BlockReader::open(part.block_self_checked(block)?)?;
+    let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
+        return Ok(());
+    };
+    let nrows = ev.rows();
+    let mut keep = vec![false; nrows];
+    keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
+    agg.stats.rows_scanned += (ev.end - ev.first) as u64;
+    agg.stats.bytes_scanned += ev.range_line_bytes()?;
+    let mut lines: Vec<Option<String>> = Vec::new();
+    ev.line_filters(&ctx.q, &mut keep, &mut lines)?;
+    if !keep.iter().any(|&k| k) {
+        return Ok(());
+    }
+    let md: Option<&[Vec<(String, String)>]> = if r.has_metadata() {
+        Some(r.metadata()?)
+    } else {
+        None
+    };
+    let ts = r.timestamps();
+    let row_md = |i: usize| md.map_or(&[][..], |m| m[i].as_slice());
+    let bytes = agg.plan.value == BucketValue::LineBytes;
+    if bytes {
+        decode_all_used(&mut ev, &keep)?;
+    }
+    if ctx.q.fields().is_none() {
+        let constant = md
+            .is_none()
+            .then(|| agg.group(base_key(agg.plan, &[], &stream.labels)));
+        for i in ev.first..ev.end {
+            if !keep[i] {
+                continue;
+            }
+            agg.stats.rows_kept += 1;
+            agg.stats.rows_from_columns += 1;
+            let g = match constant {
+                Some(g) => g,
+                None => agg.group(base_key(agg.plan, row_md(i), &stream.labels)),
+            };
+            let v = if bytes { line_len(&ev, i) as f64 } else { 1.0 };
+            agg.add(g, ts[i], v);
+        }
+        return Ok(());
+    }
+    super::fields::run(ctx, &mut ev, &keep, agg, u.stream, &ts, md)
+}
+
+/// Decodes every column the kept rows' templates use.
+pub(super) fn decode_all_used(
+    ev: &mut BlockEval<'_, '_>,
+    keep: &[bool],
+) -> Result<(), StorageError> {
+    let nt = ev.infos.len();
+    let mut used = vec![false; nt];
+    let row_tpl = ev.r.row_templates();
+    for (i, &k) in keep.iter().enumerate() {
+        if k {
+            used[row_tpl[i] as usize] = true;
+        }
+    }
+    let heads = ev.r.template_heads().to_vec();
+    for (t, h) in heads.iter().enumerate() {
+        if used[t] {
+            for &c in &h.slots {
+                ev.values(c as usize)?;
+                ev.value_index(c as usize);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The line length of row `i` (every column of its template decoded).
+pub(super) fn line_len(ev: &BlockEval<'_, '_>, i: usize) -> usize {
+    let t = ev.r.row_templates()[i] as usize;
+    let mut n = ev.infos[t].const_len;
+    for &c in &ev.r.template_heads()[t].slots {
+        n += ev.value_ro(c as usize, i).len();
+    }
+    n
+}

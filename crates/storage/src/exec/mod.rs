@@ -1,0 +1,137 @@
+//! [`Backend::execute`](runakefli_model::Backend::execute) for [`Storage`]:
+//! query plans run against the store's blocks and memtables.
+//!
+//! The plan's streams and time range give a set of independent units
+//! (`units.rs`: one per columnar block, plus row units for memtables, old
+//! blocks and streams whose sources overlap). Units run on the caller's
+//! thread pool (the engine's query pool), each worker with its own cache of
+//! what the query derived from a template. Line filters are decided exactly
+//! on columnar blocks from templates and column values (`block.rs`,
+//! `needle.rs`); lines are rebuilt only for rows that are returned or that a
+//! regexp must see. Log queries take the units newest first (oldest first
+//! forward) and stop once the `limit` best rows are certain (`lines.rs`);
+//! bucket plans count rows into per-group time buckets (`buckets.rs`).
+//!
+//! The store declines plans with a fields stage whose output is lines
+//! (parsers in log queries run in the engine).
+
+mod block;
+mod buckets;
+mod fields;
+mod lines;
+mod needle;
+mod query;
+mod rows;
+mod units;
+
+use crate::memtable::Memtable;
+use crate::part::Part;
+use crate::{names, Storage, StorageError};
+use query::CompiledQuery;
+use runakefli_model::plan::{PlanAnswer, PlanOutput, QueryPlan};
+use runakefli_model::StreamInfo;
+use std::sync::Arc;
+use units::Unit;
+
+/// What every unit of one plan sees.
+pub(crate) struct Context<'p> {
+    /// The compiled plan.
+    pub q: CompiledQuery<'p>,
+    /// The plan's streams.
+    pub streams: Vec<StreamInfo>,
+    /// Each stream's labels as text (ties in log answers are broken by it).
+    pub orders: Vec<Arc<str>>,
+}
+
+impl Context<'_> {
+    /// Fails once the plan's deadline has passed.
+    pub fn check_deadline(&self) -> Result<(), StorageError> {
+        match self.q.plan.deadline {
+            Some(d) if std::time::Instant::now() > d => Err(StorageError::Cancelled),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Storage {
+    /// Runs `plan`; `Ok(None)` when the store leaves the plan to the engine.
+    pub(crate) fn execute_plan(
+        &self,
+        plan: &QueryPlan,
+    ) -> Result<Option<PlanAnswer>, StorageError> {
+        if matches!(plan.output, PlanOutput::Lines { .. }) && plan.fields.is_some() {
+            return Ok(None);
+        }
+        if let PlanOutput::Buckets(b) = &plan.output {
+            let unwrap = plan.fields.as_ref().is_some_and(|f| f.unwrap.is_some());
+            if b.value.needs_unwrap() != unwrap || b.bounds.len() < 2 {
+                return Ok(None);
+            }
+        }
+        let Some(q) = CompiledQuery::new(plan) else {
+            return Ok(Some(empty_answer(plan)));
+        };
+        let (lo, hi) = (q.lo, q.hi);
+        let Some(tenant) = self.inner.tenant(&plan.tenant) else {
+            return Ok(Some(empty_answer(plan)));
+        };
+        // Memtables first, then parts (see the storage module's consistency rules).
+        let memtables: Vec<Arc<Memtable>> = {
+            let m = self.inner.mem.read();
+            m.frozen
+                .iter()
+                .map(|(f, _)| f.clone())
+                .chain(std::iter::once(m.active.clone()))
+                .collect()
+        };
+        let parts: Vec<Arc<Part>> = {
+            let ps = tenant.partitions.read();
+            ps.range(names::day_of(lo)..=names::day_of(hi))
+                .flat_map(|(_, p)| p.state.read().parts.clone())
+                .collect()
+        };
+        let matching = tenant.index.read().matching(&plan.selector, lo, hi);
+        let mut streams = Vec::with_capacity(matching.len());
+        let mut orders = Vec::with_capacity(matching.len());
+        let mut units: Vec<Unit> = Vec::new();
+        for (i, (id, labels)) in matching.into_iter().enumerate() {
+            let info = StreamInfo { id, labels };
+            units::stream_units(
+                i,
+                &info,
+                &plan.tenant,
+                &parts,
+                &memtables,
+                lo,
+                hi,
+                &mut units,
+            );
+            orders.push(Arc::from(info.labels.to_string()));
+            streams.push(info);
+        }
+        let ctx = Context { q, streams, orders };
+        let answer = match &plan.output {
+            PlanOutput::Lines { limit, direction } => lines::run(&ctx, units, *limit, *direction)?,
+            PlanOutput::Buckets(b) => buckets::run(&ctx, units, b)?,
+        };
+        Ok(Some(answer))
+    }
+}
+
+fn empty_answer(plan: &QueryPlan) -> PlanAnswer {
+    PlanAnswer {
+        data: match plan.output {
+            PlanOutput::Lines { .. } => runakefli_model::plan::AnswerData::Lines(Vec::new()),
+            PlanOutput::Buckets(_) => runakefli_model::plan::AnswerData::Buckets(Vec::new()),
+        },
+        ..PlanAnswer::default()
+    }
+}
+
+/// Runs `f` on every worker of the current thread pool (the engine's query
+/// pool when called from it) and returns their results.
+pub(crate) fn on_workers<R: Send>(f: impl Fn() -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    let n = rayon::current_num_threads().max(1);
+    (0..n).into_par_iter().map(|_| f()).collect()
+}

@@ -1,0 +1,272 @@
+//! Exact substring tests on templated lines, without rebuilding them.
+//!
+//! A line of template `P0 S0 P1 S1 … Pk` is the pieces `Pi` with the row's
+//! values in the slots `Si`. An occurrence of a needle `N` either lies inside
+//! one piece (then every row of the template contains it), inside one value,
+//! or crosses slot boundaries: then it starts inside a piece or a value,
+//! covers the pieces in between exactly, covers the values in between whole,
+//! and ends inside a piece or a value. [`plan_needle`] enumerates every such
+//! alignment for a template and writes each as a conjunction of tests on the
+//! values of the slots it touches (`value == …`, `value ends with …`,
+//! `value starts with …`, `value contains …`). A row contains `N` exactly
+//! when one of these conjunctions holds for its values, so the test is
+//! evaluated once per distinct value (dictionary entries) and per row only
+//! as lookups.
+
+/// How a value relates to a stretch of the needle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TestKind {
+    /// The value contains it.
+    Contains,
+    /// The value starts with it.
+    StartsWith,
+    /// The value ends with it.
+    EndsWith,
+    /// The value is exactly it.
+    Equals,
+}
+
+/// A test of one value against the needle's bytes `start..end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ValueTest {
+    /// The relation.
+    pub kind: TestKind,
+    /// Start of the stretch in the needle.
+    pub start: usize,
+    /// End of the stretch in the needle (exclusive).
+    pub end: usize,
+}
+
+impl ValueTest {
+    fn new(kind: TestKind, start: usize, end: usize) -> Self {
+        ValueTest { kind, start, end }
+    }
+
+    /// Whether `v` passes, for `needle`.
+    pub fn holds(&self, needle: &[u8], v: &[u8]) -> bool {
+        let s = &needle[self.start..self.end];
+        match self.kind {
+            TestKind::Contains => memchr::memmem::find(v, s).is_some(),
+            TestKind::StartsWith => v.starts_with(s),
+            TestKind::EndsWith => v.ends_with(s),
+            TestKind::Equals => v == s,
+        }
+    }
+}
+
+/// Which rows of one template contain a needle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NeedlePlan {
+    /// Every row does (a piece holds the needle).
+    pub always: bool,
+    /// Otherwise: a row does when all tests of one alternative hold for its
+    /// values; each test names a slot (position in the template).
+    pub alternatives: Vec<Vec<(usize, ValueTest)>>,
+}
+
+/// Needles longer than this are not aligned (the number of alignments
+/// grows with the square of the length); callers test rebuilt lines.
+pub const MAX_ALIGNED_NEEDLE: usize = 256;
+
+/// The alignments of `needle` over a template with `pieces` (one more than
+/// slots). `None` when the needle is too long to align.
+pub fn plan_needle(pieces: &[&[u8]], needle: &[u8]) -> Option<NeedlePlan> {
+    if needle.len() > MAX_ALIGNED_NEEDLE {
+        return None;
+    }
+    let mut plan = NeedlePlan::default();
+    if needle.is_empty()
+        || pieces
+            .iter()
+            .any(|p| memchr::memmem::find(p, needle).is_some())
+    {
+        plan.always = true;
+        return Some(plan);
+    }
+    let slots = pieces.len().saturating_sub(1);
+    let mut w = Walker {
+        pieces,
+        needle,
+        slots,
+        out: &mut plan.alternatives,
+    };
+    for s in 0..slots {
+        w.out.push(vec![(
+            s,
+            ValueTest::new(TestKind::Contains, 0, needle.len()),
+        )]);
+    }
+    // Starting inside piece j (which a slot follows): a proper suffix of the
+    // piece is a proper prefix of the needle.
+    for j in 0..slots {
+        let p = pieces[j];
+        for o in 0..p.len() {
+            let suf = &p[o..];
+            if suf.len() < needle.len() && needle.starts_with(suf) {
+                w.value(j, suf.len(), &mut Vec::new());
+            }
+        }
+    }
+    // Starting inside the value of slot s: it ends with a proper prefix of
+    // the needle, and the rest starts at the next piece.
+    for s in 0..slots {
+        for d in 1..needle.len() {
+            if compatible(pieces[s + 1], &needle[d..]) {
+                let mut cons = vec![(s, ValueTest::new(TestKind::EndsWith, 0, d))];
+                w.piece(s + 1, d, &mut cons);
+            }
+        }
+    }
+    plan.alternatives.sort();
+    plan.alternatives.dedup();
+    Some(plan)
+}
+
+/// Whether a piece and the rest of a needle can line up at their starts.
+fn compatible(piece: &[u8], rest: &[u8]) -> bool {
+    piece.starts_with(rest) || rest.starts_with(piece)
+}
+
+struct Walker<'a, 'o> {
+    pieces: &'a [&'a [u8]],
+    needle: &'a [u8],
+    slots: usize,
+    out: &'o mut Vec<Vec<(usize, ValueTest)>>,
+}
+
+impl Walker<'_, '_> {
+    /// The needle from byte `d` on starts at the beginning of piece `j`.
+    fn piece(&mut self, j: usize, d: usize, cons: &mut Vec<(usize, ValueTest)>) {
+        let p = self.pieces[j];
+        let rest = &self.needle[d..];
+        if rest.len() <= p.len() {
+            if p.starts_with(rest) {
+                self.out.push(cons.clone());
+            }
+        } else if rest.starts_with(p) && j < self.slots {
+            self.value(j, d + p.len(), cons);
+        }
+    }
+
+    /// The needle from byte `d` on (not empty) starts at the beginning of
+    /// slot `s`'s value.
+    fn value(&mut self, s: usize, d: usize, cons: &mut Vec<(usize, ValueTest)>) {
+        let rest = &self.needle[d..];
+        // The occurrence ends inside the value.
+        cons.push((
+            s,
+            ValueTest::new(TestKind::StartsWith, d, self.needle.len()),
+        ));
+        self.out.push(cons.clone());
+        cons.pop();
+        // The value is a proper prefix of the rest; the next piece follows.
+        let next = self.pieces[s + 1];
+        for l in 0..rest.len() {
+            if compatible(next, &rest[l..]) {
+                cons.push((s, ValueTest::new(TestKind::Equals, d, d + l)));
+                self.piece(s + 1, d + l, cons);
+                cons.pop();
+            }
+        }
+    }
+}
+
+/// Whether a row with these slot values contains the needle, by the plan
+/// (for tests and for rows checked one at a time).
+#[cfg(test)]
+pub fn row_matches(plan: &NeedlePlan, needle: &[u8], values: &[&[u8]]) -> bool {
+    plan.always
+        || plan
+            .alternatives
+            .iter()
+            .any(|alt| alt.iter().all(|(s, t)| t.holds(needle, values[*s])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line(pieces: &[&[u8]], values: &[&[u8]]) -> Vec<u8> {
+        let mut out = pieces[0].to_vec();
+        for (v, p) in values.iter().zip(&pieces[1..]) {
+            out.extend_from_slice(v);
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    fn check(pieces: &[&[u8]], values: &[&[u8]], needle: &[u8]) {
+        let plan = plan_needle(pieces, needle).unwrap();
+        let l = line(pieces, values);
+        let want = memchr::memmem::find(&l, needle).is_some();
+        assert_eq!(
+            row_matches(&plan, needle, values),
+            want,
+            "needle {:?} line {:?} plan {plan:?}",
+            String::from_utf8_lossy(needle),
+            String::from_utf8_lossy(&l)
+        );
+    }
+
+    #[test]
+    fn json_shapes() {
+        let pieces: [&[u8]; 4] = [b"{\"level\":\"", b"\",\"msg\":\"", b"\",\"n\":", b"}"];
+        let rows: [[&[u8]; 3]; 4] = [
+            [b"error", b"connection timeout", b"5"],
+            [b"info", b"ok", b"12"],
+            [b"error", b"level\":\"error", b""],
+            [b"", b"", b"-1"],
+        ];
+        let needles: [&[u8]; 12] = [
+            b"\"level\":\"error\"",
+            b"connection timeout",
+            b"timeout\",\"n\":5}",
+            b"error\",\"msg\":\"con",
+            b"\"n\":1",
+            b"\"n\":12}",
+            b"ok",
+            b"",
+            b"{",
+            b"\",\"",
+            b"info\",\"msg\":\"ok\",\"n\":12}",
+            b"zzz",
+        ];
+        for r in &rows {
+            for n in needles {
+                check(&pieces, r, n);
+            }
+        }
+        let p = plan_needle(&pieces, b"\"level\":\"error\"").unwrap();
+        assert!(p
+            .alternatives
+            .contains(&vec![(0, ValueTest::new(TestKind::Equals, 9, 14))]));
+        assert!(plan_needle(&pieces, b"\",\"").unwrap().always);
+    }
+
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(b"ab\":,{} ".to_vec()), 0..5)
+    }
+
+    fn value() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(b"ab\":".to_vec()), 0..5)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn agrees_with_searching_the_line(
+            pieces in prop::collection::vec(piece(), 1..5),
+            values in prop::collection::vec(value(), 4),
+            needle in prop::collection::vec(prop::sample::select(b"ab\":,{} ".to_vec()), 0..9),
+        ) {
+            let pieces: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
+            let slots = pieces.len() - 1;
+            let values: Vec<&[u8]> = values[..slots].iter().map(|v| v.as_slice()).collect();
+            let plan = plan_needle(&pieces, &needle).unwrap();
+            let l = line(&pieces, &values);
+            let want = memchr::memmem::find(&l, &needle).is_some();
+            prop_assert_eq!(row_matches(&plan, &needle, &values), want);
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! A plan compiled for the store: the distinct substring needles of its
+//! line filters, how each filter is decided, the labels the query reads, and
+//! what the query derives from a template (needle alignments, `| json`
+//! labels of its slots), cached per template id while the query runs.
+
+use super::needle::{plan_needle, NeedlePlan};
+use crate::block::shape::template_slots;
+use crate::block::Template;
+use crate::column_scan::loki_json_label;
+use runakefli_model::plan::{FieldStage, GroupBy, JsonParser, LineMatch, PlanOutput, QueryPlan};
+use std::sync::Arc;
+
+/// How one line filter is decided on a block.
+#[derive(Clone, Debug)]
+pub enum FilterPlan {
+    /// Exactly: the line contains one of these needles (indices into
+    /// [`CompiledQuery::needles`]), or (negated) none of them.
+    AnyOf {
+        /// The needles.
+        needles: Vec<usize>,
+        /// `!=` / `!~`.
+        negated: bool,
+    },
+    /// A line lacking one of `required` fails the test; the others are
+    /// tested on their rebuilt line with the plan's filter `index`.
+    Test {
+        /// Needles every matching line contains.
+        required: Vec<usize>,
+        /// `!~`.
+        negated: bool,
+        /// Position in [`QueryPlan::line_filters`].
+        index: usize,
+    },
+}
+
+/// The labels a bucket plan reads and where each use finds them.
+#[derive(Clone, Debug, Default)]
+pub struct LabelUse {
+    /// Every label read (grouping, filters, unwrap), each once.
+    pub labels: Vec<String>,
+    /// Per field filter: its labels as indices into `labels`.
+    pub filters: Vec<Vec<usize>>,
+    /// The unwrapped label.
+    pub unwrap: Option<usize>,
+    /// Per post-unwrap filter: its labels.
+    pub post_filters: Vec<Vec<usize>>,
+    /// Grouping labels ([`GroupBy::Labels`]).
+    pub group: Vec<usize>,
+}
+
+impl LabelUse {
+    fn index(&mut self, name: &str) -> usize {
+        match self.labels.iter().position(|l| l == name) {
+            Some(i) => i,
+            None => {
+                self.labels.push(name.to_string());
+                self.labels.len() - 1
+            }
+        }
+    }
+}
+
+/// A plan prepared for execution.
+pub struct CompiledQuery<'p> {
+    /// The plan.
+    pub plan: &'p QueryPlan,
+    /// Inclusive time bounds.
+    pub lo: i64,
+    /// Inclusive time bounds.
+    pub hi: i64,
+    /// Distinct substrings the filters test.
+    pub needles: Vec<Vec<u8>>,
+    /// One per line filter, in plan order.
+    pub filters: Vec<FilterPlan>,
+    /// The labels read (bucket plans).
+    pub labels: LabelUse,
+    /// Substrings every line the filters keep contains (hints for reading
+    /// old blocks).
+    pub hints: Vec<String>,
+}
+
+impl<'p> CompiledQuery<'p> {
+    /// Compiles `plan`; `None` when `[start, end)` is empty.
+    pub fn new(plan: &'p QueryPlan) -> Option<Self> {
+        if plan.start >= plan.end {
+            return None;
+        }
+        let mut needles: Vec<Vec<u8>> = Vec::new();
+        let mut intern = |s: &str| -> usize {
+            match needles.iter().position(|n| n == s.as_bytes()) {
+                Some(i) => i,
+                None => {
+                    needles.push(s.as_bytes().to_vec());
+                    needles.len() - 1
+                }
+            }
+        };
+        let mut filters = Vec::new();
+        for (index, f) in plan.line_filters.iter().enumerate() {
+            let exact = match (&f.any_of, f.kind) {
+                (_, LineMatch::Substring) => Some(f.values.clone()),
+                (Some(any), LineMatch::Regex) => Some(any.clone()),
+                (None, LineMatch::Regex) => None,
+            };
+            filters.push(match exact {
+                Some(values) => FilterPlan::AnyOf {
+                    needles: values.iter().map(|v| intern(v)).collect(),
+                    negated: f.negated,
+                },
+                None => FilterPlan::Test {
+                    required: f
+                        .all_of
+                        .iter()
+                        .filter(|s| !s.is_empty())
+                        .map(|v| intern(v))
+                        .collect(),
+                    negated: f.negated,
+                    index,
+                },
+            });
+        }
+        let mut hints = Vec::new();
+        for f in &plan.line_filters {
+            if f.negated {
+                continue;
+            }
+            match (&f.any_of, f.kind) {
+                (Some(any), _) if any.len() == 1 => hints.push(any[0].clone()),
+                (None, LineMatch::Regex) => hints.extend(f.all_of.iter().cloned()),
+                (None, LineMatch::Substring) if f.values.len() == 1 => {
+                    hints.push(f.values[0].clone())
+                }
+                _ => {}
+            }
+        }
+        hints.retain(|h| !h.is_empty());
+        hints.sort();
+        hints.dedup();
+        let mut labels = LabelUse::default();
+        if let Some(fs) = &plan.fields {
+            for f in &fs.filters {
+                let idx = f.labels.iter().map(|l| labels.index(l)).collect();
+                labels.filters.push(idx);
+            }
+            if let Some(u) = &fs.unwrap {
+                labels.unwrap = Some(labels.index(&u.label));
+                for f in &u.post_filters {
+                    let idx = f.labels.iter().map(|l| labels.index(l)).collect();
+                    labels.post_filters.push(idx);
+                }
+            }
+        }
+        if let PlanOutput::Buckets(b) = &plan.output {
+            if let GroupBy::Labels(g) = &b.group_by {
+                labels.group = g.iter().map(|l| labels.index(l)).collect();
+            }
+        }
+        Some(CompiledQuery {
+            plan,
+            lo: plan.start,
+            hi: plan.end - 1,
+            needles,
+            filters,
+            labels,
+            hints,
+        })
+    }
+
+    /// The fields stage, if any.
+    pub fn fields(&self) -> Option<&FieldStage> {
+        self.plan.fields.as_ref()
+    }
+
+    /// Derives what this query needs from a template.
+    pub fn template_info(&self, t: &Template) -> TemplateInfo {
+        let pieces: Vec<Vec<u8>> = (0..=t.slots().len()).map(|k| t.piece(k).to_vec()).collect();
+        let refs: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
+        let needles = self.needles.iter().map(|n| plan_needle(&refs, n)).collect();
+        let const_len = pieces.iter().map(|p| p.len()).sum();
+        let fields = match self.fields() {
+            Some(fs) => TemplateFields::of(t.text(), &fs.parser),
+            None => None,
+        };
+        TemplateInfo {
+            const_len,
+            needles,
+            fields,
+        }
+    }
+}
+
+/// What a query derives from one template (same for every block holding it).
+#[derive(Debug)]
+pub struct TemplateInfo {
+    /// Sum of the pieces' lengths (a line's length without its values).
+    pub const_len: usize,
+    /// Per query needle: its alignments (`None`: test rebuilt lines).
+    pub needles: Vec<Option<NeedlePlan>>,
+    /// The `| json` view of the slots; `None` when rows of this template
+    /// must be left to the engine (not an object template, keys `| json`
+    /// names differently, a parameter the template cannot answer).
+    pub fields: Option<TemplateFields>,
+}
+
+/// A shared [`TemplateInfo`].
+pub type SharedTemplate = Arc<TemplateInfo>;
+
+/// How `| json` reads a template's slots.
+#[derive(Clone, Debug)]
+pub struct TemplateFields {
+    /// Per slot: the label `| json` gives it (before `_extracted`).
+    pub slot_labels: Vec<String>,
+    /// Per slot: a JSON string (else a number, boolean, null or array).
+    pub slot_quoted: Vec<bool>,
+    /// `| json` parameters: per key, the slot of the top-level member of
+    /// that name (`None`: no such member).
+    pub keys: Vec<Option<usize>>,
+}
+
+impl TemplateFields {
+    /// The view of template `text` for `parser`; `None` when the template
+    /// cannot be read this way.
+    pub fn of(text: &[u8], parser: &JsonParser) -> Option<TemplateFields> {
+        if text.first() != Some(&b'{') {
+            return None;
+        }
+        let slots = template_slots(text)?;
+        let mut slot_labels = Vec::with_capacity(slots.len());
+        let mut slot_quoted = Vec::with_capacity(slots.len());
+        for (path, quoted) in &slots {
+            if path.contains(&b'\\') {
+                return None;
+            }
+            slot_quoted.push(*quoted);
+            match parser {
+                JsonParser::All => slot_labels.push(loki_json_label(path)?),
+                JsonParser::Keys(_) => slot_labels.push(String::new()),
+            }
+        }
+        let mut keys = Vec::new();
+        if let JsonParser::Keys(params) = parser {
+            for p in params {
+                let key = p.key.as_bytes();
+                let mut found = None;
+                for (k, (path, _)) in slots.iter().enumerate() {
+                    if path.as_slice() == key {
+                        found.get_or_insert(k);
+                    } else if path.starts_with(key) && path.get(key.len()) == Some(&b'.') {
+                        // The member is an object: its raw text is the value.
+                        return None;
+                    }
+                }
+                keys.push(found);
+            }
+        }
+        Some(TemplateFields {
+            slot_labels,
+            slot_quoted,
+            keys,
+        })
+    }
+}
+
+/// Where a row finds one label, for one template and set of base labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LabelSource {
+    /// The first of these slots (line order) whose value is a member
+    /// (a string, number or boolean); when none is, the base label.
+    Json(Vec<usize>),
+    /// A `| json` parameter: this slot's value, `""` when absent or null.
+    Key(Option<usize>),
+    /// The row's metadata or stream labels (or absent).
+    Base,
+}
+
+/// For each label of `labels`, where rows of a template find it, given which
+/// names the base (stream labels and the row's metadata) holds.
+pub fn resolve_labels(
+    labels: &[String],
+    fields: Option<&TemplateFields>,
+    stage: Option<&FieldStage>,
+    base_has: &dyn Fn(&str) -> bool,
+) -> Vec<LabelSource> {
+    let final_name = |x: &str| -> String {
+        if base_has(x) {
+            format!("{x}_extracted")
+        } else {
+            x.to_string()
+        }
+    };
+    match (stage.map(|s| &s.parser), fields) {
+        (Some(JsonParser::All), Some(tf)) => {
+            let finals: Vec<String> = tf.slot_labels.iter().map(|l| final_name(l)).collect();
+            labels
+                .iter()
+                .map(|l| {
+                    let slots: Vec<usize> = finals
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, f)| *f == l)
+                        .map(|(k, _)| k)
+                        .collect();
+                    if slots.is_empty() {
+                        LabelSource::Base
+                    } else {
+                        LabelSource::Json(slots)
+                    }
+                })
+                .collect()
+        }
+        (Some(JsonParser::Keys(params)), Some(tf)) => labels
+            .iter()
+            .map(|l| {
+                // Later parameters overwrite earlier ones of the same name.
+                let mut src = LabelSource::Base;
+                for (p, slot) in params.iter().zip(&tf.keys) {
+                    if final_name(&p.label) == *l {
+                        src = LabelSource::Key(*slot);
+                    }
+                }
+                src
+            })
+            .collect(),
+        _ => vec![LabelSource::Base; labels.len()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_model::plan::JsonKey;
+
+    #[test]
+    fn json_labels_follow_loki_naming() {
+        let text = b"{\"level\":\"\0\",\"a\":{\"b-c\":\0},\"level\":\"\0\"}";
+        // Duplicate paths make a template unusable for the codec, but the
+        // view itself is well defined.
+        let tf = TemplateFields::of(text, &JsonParser::All).unwrap();
+        assert_eq!(tf.slot_labels, vec!["level", "a_b_c", "level"]);
+        assert_eq!(tf.slot_quoted, vec![true, false, true]);
+        let labels = vec![
+            "level".to_string(),
+            "level_extracted".to_string(),
+            "a_b_c".to_string(),
+        ];
+        let none = |_: &str| false;
+        let stage = FieldStage {
+            parser: JsonParser::All,
+            filters: vec![],
+            unwrap: None,
+        };
+        let r = resolve_labels(&labels, Some(&tf), Some(&stage), &none);
+        assert_eq!(
+            r,
+            vec![
+                LabelSource::Json(vec![0, 2]),
+                LabelSource::Base,
+                LabelSource::Json(vec![1])
+            ]
+        );
+        let has_level = |n: &str| n == "level";
+        let r = resolve_labels(&labels, Some(&tf), Some(&stage), &has_level);
+        assert_eq!(r[0], LabelSource::Base);
+        assert_eq!(r[1], LabelSource::Json(vec![0, 2]));
+        let keys = JsonParser::Keys(vec![
+            JsonKey {
+                label: "lvl".into(),
+                key: "level".into(),
+            },
+            JsonKey {
+                label: "x".into(),
+                key: "missing".into(),
+            },
+        ]);
+        let tf = TemplateFields::of(text, &keys).unwrap();
+        assert_eq!(tf.keys, vec![Some(0), None]);
+        assert!(TemplateFields::of(
+            text,
+            &JsonParser::Keys(vec![JsonKey {
+                label: "a".into(),
+                key: "a".into()
+            }])
+        )
+        .is_none());
+        assert!(TemplateFields::of(b"\0", &JsonParser::All).is_none());
+    }
+}

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use runakefli_server::ServerConfig;
+use runakefli_server::{config, ServerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -46,6 +46,12 @@ pub struct ServeArgs {
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
     max_query_series: usize,
+    /// Queries of this many bytes or more are refused with 400 (Loki's fixed limit is 5120).
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_BYTES", default_value_t = config::DEFAULT_MAX_QUERY_BYTES)]
+    max_query_bytes: usize,
+    /// Deepest nesting (parentheses, operators, aggregations, label filter chains) a query may have; deeper queries are refused with 400.
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_DEPTH", default_value_t = config::DEFAULT_MAX_QUERY_DEPTH)]
+    max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to an immutable part, in bytes.
     #[arg(long, env = "RUNAKEFLI_MEMTABLE_BYTES", default_value_t = 64 << 20)]
     memtable_bytes: usize,
@@ -84,6 +90,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_label_value_bytes: args.max_label_value_bytes,
         max_entries_per_query: args.max_entries_per_query,
         max_query_series: args.max_query_series,
+        max_query_bytes: args.max_query_bytes,
+        max_query_depth: args.max_query_depth,
         memtable_bytes: args.memtable_bytes,
         flush_interval_secs: args.flush_interval_secs,
         wal_fsync: args.wal_fsync,

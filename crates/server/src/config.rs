@@ -3,6 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
+pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
+/// Default of [`ServerConfig::max_query_depth`].
+pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
+
 /// Everything the server needs to start.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -28,6 +33,11 @@ pub struct ServerConfig {
     pub max_entries_per_query: u32,
     /// Most series a metric query may return (Loki's `max_query_series`).
     pub max_query_series: usize,
+    /// Queries of this many bytes or more are refused (Loki's fixed 5120).
+    pub max_query_bytes: usize,
+    /// Deepest nesting a query may have; deeper ones are refused with 400
+    /// before they can exhaust a thread's stack.
+    pub max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to a part, in bytes.
     pub memtable_bytes: usize,
     /// Longest time data stays only in memory and the WAL, in seconds.
@@ -54,6 +64,8 @@ impl Default for ServerConfig {
             max_label_value_bytes: 2048,
             max_entries_per_query: 10_000,
             max_query_series: 10_000,
+            max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
+            max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
             flush_interval_secs: 30,
             wal_fsync: true,

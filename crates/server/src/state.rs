@@ -3,6 +3,7 @@
 use crate::config::ServerConfig;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
+use runakefli_logql::ParseLimits;
 use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,8 @@ pub struct AppState {
     pub engine: Engine,
     /// Limits applied to every push.
     pub push_limits: PushLimits,
+    /// Limits applied to every LogQL query and selector.
+    pub parse_limits: ParseLimits,
 }
 
 impl AppState {
@@ -44,11 +47,16 @@ impl AppState {
             max_label_value_length: config.max_label_value_bytes,
             ..PushLimits::default()
         };
+        let parse_limits = ParseLimits {
+            max_bytes: config.max_query_bytes,
+            max_depth: config.max_query_depth,
+        };
         Ok(Arc::new(AppState {
             config,
             storage,
             engine,
             push_limits,
+            parse_limits,
         }))
     }
 

@@ -61,6 +61,9 @@ pub struct ServeArgs {
     /// fsync the WAL before acknowledging a push. Turning it off trades durability for speed.
     #[arg(long, env = "RUNAKEFLI_WAL_FSYNC", default_value_t = true, action = clap::ArgAction::Set)]
     wal_fsync: bool,
+    /// Start a new WAL segment once the current one passes this many bytes (segments are replayed and deleted whole).
+    #[arg(long, env = "RUNAKEFLI_WAL_SEGMENT_BYTES", default_value_t = 64 << 20)]
+    wal_segment_bytes: u64,
     /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
     syslog_tcp_listen: Option<SocketAddr>,
@@ -95,6 +98,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         memtable_bytes: args.memtable_bytes,
         flush_interval_secs: args.flush_interval_secs,
         wal_fsync: args.wal_fsync,
+        wal_segment_bytes: args.wal_segment_bytes,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
     };

@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub flush_interval_secs: u64,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
     pub wal_fsync: bool,
+    /// A WAL segment is closed and the next one started past this many bytes.
+    pub wal_segment_bytes: u64,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -69,6 +71,7 @@ impl Default for ServerConfig {
             memtable_bytes: 64 << 20,
             flush_interval_secs: 30,
             wal_fsync: true,
+            wal_segment_bytes: 64 << 20,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

@@ -195,6 +195,16 @@ impl Storage {
         Ok(n)
     }
 
+    /// Whether the store can acknowledge writes now: the write-ahead log's
+    /// poisoning failure once it has failed, [`StorageError::Closed`] while
+    /// shutting down. Servers report it as readiness.
+    pub fn health(&self) -> Result<(), StorageError> {
+        if self.inner.shutdown.load(Ordering::Relaxed) {
+            return Err(StorageError::Closed);
+        }
+        self.inner.wal.health()
+    }
+
     /// Current statistics.
     pub fn stats(&self) -> StorageStats {
         self.inner.stats()

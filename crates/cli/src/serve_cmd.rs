@@ -64,6 +64,9 @@ pub struct ServeArgs {
     /// Start a new WAL segment once the current one passes this many bytes (segments are replayed and deleted whole).
     #[arg(long, env = "RUNAKEFLI_WAL_SEGMENT_BYTES", default_value_t = 64 << 20)]
     wal_segment_bytes: u64,
+    /// Largest WAL record one push may make, in bytes (at most 1 GiB, the most replay accepts). Larger pushes are refused with 413 before they are written, so everything acknowledged replays.
+    #[arg(long, env = "RUNAKEFLI_WAL_RECORD_MAX_BYTES", default_value_t = 1 << 30)]
+    wal_record_max_bytes: usize,
     /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
     syslog_tcp_listen: Option<SocketAddr>,
@@ -99,6 +102,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         flush_interval_secs: args.flush_interval_secs,
         wal_fsync: args.wal_fsync,
         wal_segment_bytes: args.wal_segment_bytes,
+        wal_record_max_bytes: args.wal_record_max_bytes,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
     };

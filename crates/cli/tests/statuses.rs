@@ -1,8 +1,9 @@
-//! HTTP statuses of failures the client did not cause: a write-ahead log that
-//! fails on a full disk answers pushes 507 (503 on OTLP, which exporters
-//! retry), `/ready` turns 503 naming the failure, and queries keep working.
-//! The disk-full condition is real: the next WAL segment is a symlink to
-//! `/dev/full`, whose writes fail with `ENOSPC`.
+//! HTTP statuses of failures: a write-ahead log that fails on a full disk
+//! answers pushes 507 (503 on OTLP, which exporters retry), `/ready` turns 503
+//! naming the failure, and queries keep working. The disk-full condition is
+//! real: the next WAL segment is a symlink to `/dev/full`, whose writes fail
+//! with `ENOSPC`. A push too large for one WAL record is refused with 413
+//! before anything is acknowledged.
 
 mod common;
 
@@ -83,4 +84,31 @@ fn ready_is_200_on_a_healthy_store() {
     let server = TestServer::start();
     let (status, body) = server.get("/ready", &[]);
     assert_eq!((status, body.as_str()), (200, "ready\n"));
+}
+
+#[test]
+fn a_push_too_large_for_one_wal_record_is_413_and_nothing_is_stored() {
+    let mut server = TestServer::start_with(&["--wal-record-max-bytes", "2000"]);
+    let (status, body) = push(&server, T0, &"x".repeat(3000));
+    assert_eq!(status, 413, "{body}");
+    assert!(
+        body.contains("request too large for one write-ahead log record"),
+        "{body}"
+    );
+    let (status, body) = push(&server, T0 + 1, "small");
+    assert_eq!(status, 204, "{body}");
+    // Everything acknowledged replays after a crash.
+    server.kill9();
+    server.start_again();
+    let v = server.get_json(
+        "/loki/api/v1/query_range",
+        &[
+            ("query", r#"{app="a"}"#),
+            ("start", &T0.to_string()),
+            ("end", &(T0 + 1_000_000_000).to_string()),
+        ],
+    );
+    let streams = streams_of(&v);
+    let lines: Vec<&str> = streams[0].1.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(lines, vec!["small"]);
 }

@@ -46,6 +46,9 @@ pub struct ServerConfig {
     pub wal_fsync: bool,
     /// A WAL segment is closed and the next one started past this many bytes.
     pub wal_segment_bytes: u64,
+    /// Largest WAL record one push may make (at most 1 GiB, the most replay
+    /// accepts); larger pushes are refused with 413 before being written.
+    pub wal_record_max_bytes: usize,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -72,6 +75,7 @@ impl Default for ServerConfig {
             flush_interval_secs: 30,
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,
+            wal_record_max_bytes: runakefli_storage::config::WAL_RECORD_MAX_BYTES,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

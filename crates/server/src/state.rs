@@ -30,6 +30,7 @@ impl AppState {
         sc.flush_interval = Duration::from_secs(config.flush_interval_secs.max(1));
         sc.wal_fsync = config.wal_fsync;
         sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
+        sc.wal_record_max_bytes = config.wal_record_max_bytes;
         let storage = Storage::open(sc)?;
         let backend: Arc<dyn runakefli_model::Backend> = storage.clone();
         let engine = Engine::new(

@@ -21,6 +21,7 @@ use crate::memtable::Memtable;
 use crate::merge::{self, Policy};
 use crate::part::{BlockFormat, PartWriter};
 use crate::partition::{Partition, Tenant};
+use crate::quarantine::Quarantine;
 use crate::stats::{Counters, StorageStats};
 use crate::wal::{self, record, Wal};
 use crate::{names, StorageError};
@@ -58,6 +59,7 @@ pub(crate) struct Inner {
     flushed: Condvar,
     shutdown: AtomicBool,
     counters: Counters,
+    quarantine: Quarantine,
     _lock: std::fs::File,
 }
 
@@ -75,6 +77,7 @@ impl Storage {
         let data = cfg.data_dir.clone();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;
+        let quarantine = Quarantine::new(&data);
         let mut tenants = HashMap::new();
         for (name, path) in list_dir(&data.join(names::TENANTS_DIR))? {
             if TenantId::validate(&name).is_err() || !path.is_dir() {
@@ -82,10 +85,10 @@ impl Storage {
                 continue;
             }
             let id = TenantId::new(name);
-            tenants.insert(id.clone(), Arc::new(Tenant::open(id, path)?));
+            tenants.insert(id.clone(), Arc::new(Tenant::open(id, path, &quarantine)?));
         }
         let active = Memtable::default();
-        let replayed = wal::replay(&data, |seq, tenant, req| {
+        let replayed = wal::replay(&data, &quarantine, |seq, tenant, req| {
             if TenantId::validate(tenant.as_str()).is_err() {
                 return Ok(());
             }
@@ -130,6 +133,7 @@ impl Storage {
         tracing::info!(
             records = replayed.records,
             rows = active.rows(),
+            quarantined = quarantine.count(),
             "storage opened"
         );
         let inner = Arc::new(Inner {
@@ -147,6 +151,7 @@ impl Storage {
             flushed: Condvar::new(),
             shutdown: AtomicBool::new(false),
             counters: Counters::default(),
+            quarantine,
             _lock: lock,
         });
         let mut threads = Vec::new();
@@ -313,6 +318,14 @@ impl Inner {
         if rows == 0 {
             return Ok(());
         }
+        // Encoded first: a request too large for one record is refused before
+        // it touches the index or the log.
+        let frame = record::encode(
+            tenant,
+            req,
+            self.cfg.wal_zstd_level,
+            self.cfg.wal_record_max_bytes,
+        )?;
         self.backpressure()?;
         let t = self.tenant_or_create(tenant)?;
         let resolved: Vec<(StreamId, Arc<Labels>)> = {
@@ -325,7 +338,6 @@ impl Inner {
             }
             out
         };
-        let frame = record::encode(tenant, req, self.cfg.wal_zstd_level)?;
         let active = {
             let _g = self.gate.read();
             if self.shutdown.load(Ordering::Relaxed) {
@@ -576,6 +588,7 @@ impl Inner {
             flushed_rows: ld(&c.flushed_rows),
             flushes: ld(&c.flushes),
             background_errors: ld(&c.background_errors),
+            quarantined_files: self.quarantine.count(),
             flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
             merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
             wal_bytes_written: self.wal.bytes_written(),

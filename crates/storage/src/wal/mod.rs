@@ -8,9 +8,10 @@
 //! condvar. Records queued meanwhile form the next batch.
 
 pub mod record;
+mod replay;
 mod segment;
 
-pub use segment::{replay, ReplayStats};
+pub use replay::{replay, ReplayStats};
 
 use crate::fsutil::{fsync_dir, list_dir, remove_file};
 use crate::{names, StorageError};

@@ -27,6 +27,11 @@ pub const TMP_SUFFIX: &str = ".tmp";
 pub const QUARANTINE_DIR: &str = "quarantine";
 /// Suffix of the file beside each quarantined file that says why.
 pub const REASON_SUFFIX: &str = ".reason";
+/// The WAL high-water mark: the highest segment number ever started, kept
+/// outside `wal/` so that an emptied `wal/` cannot restart the numbering.
+pub const WAL_HIGH_WATER_FILE: &str = "WAL_HIGH_WATER";
+/// The high-water mark being replaced.
+pub const WAL_HIGH_WATER_TMP_FILE: &str = "WAL_HIGH_WATER.tmp";
 
 /// Path of WAL segment `seq`.
 pub fn wal_segment(data: &Path, seq: u64) -> PathBuf {

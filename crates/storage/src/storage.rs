@@ -125,7 +125,26 @@ impl Storage {
             active.insert(&tenant, kept.iter().map(|(s, l, e)| (*s, l, &e[..])));
             Ok(())
         })?;
-        let next_seq = replayed.segments.last().map_or(1, |s| s + 1);
+        // Never number a segment below one already used, nor below any
+        // partition's flushed mark, even when `wal/` was emptied.
+        let high_water = wal::high_water::load(&data, &quarantine)?;
+        let flushed = tenants
+            .values()
+            .flat_map(|t| {
+                t.partitions
+                    .read()
+                    .values()
+                    .map(|p| p.state.read().manifest.flushed_wal)
+                    .collect::<Vec<_>>()
+            })
+            .max()
+            .unwrap_or(0);
+        let next_seq = replayed
+            .segments
+            .last()
+            .map_or(1, |s| s + 1)
+            .max(high_water + 1)
+            .max(flushed);
         let wal = Wal::open(&data, next_seq, cfg.wal_fsync, cfg.wal_segment_max_bytes)?;
         if active.rows() == 0 {
             wal.remove_before(next_seq)?;

@@ -1,7 +1,8 @@
 //! Fail closed, never delete: whatever does not verify when the store opens
 //! (a part, a manifest, a stray file, WAL damage) is moved to `quarantine/`
-//! with a reason and counted, the store opens and serves the rest; a push too
-//! large for one WAL record is refused before anything is written.
+//! with a reason and counted, the store opens and serves the rest; WAL
+//! numbering never goes back below what was used or flushed; a push too large
+//! for one WAL record is refused before anything is written.
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,
@@ -209,6 +210,31 @@ fn wal_damage_in_the_middle_loses_only_the_damaged_record() {
     assert_eq!(lines(&s), vec!["line 0", "line 2", "line 3", "line 4"]);
     assert_eq!(s.stats().quarantined_files, 1);
     assert_eq!(std::fs::read(in_quarantine(d.path(), &seg)).unwrap(), bytes);
+}
+
+#[test]
+fn an_emptied_wal_directory_does_not_make_numbering_restart() {
+    for also_lose_the_mark in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let s = open(d.path());
+        push(&s, &[(1, "flushed")]);
+        s.flush().unwrap();
+        drop(s);
+        // An operator (or a failed disk) empties wal/.
+        std::fs::remove_dir_all(d.path().join(names::WAL_DIR)).unwrap();
+        if also_lose_the_mark {
+            std::fs::remove_file(d.path().join(names::WAL_HIGH_WATER_FILE)).unwrap();
+        }
+        let s = open(d.path());
+        push(&s, &[(2, "acknowledged after")]);
+        drop(s); // no flush: the second line lives only in the WAL
+        let s = open(d.path());
+        assert_eq!(
+            lines(&s),
+            vec!["flushed", "acknowledged after"],
+            "lost the mark too: {also_lose_the_mark}"
+        );
+    }
 }
 
 #[test]

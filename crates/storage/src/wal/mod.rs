@@ -7,6 +7,7 @@
 //! `fdatasync`, marks that batch durable and wakes the followers waiting on the
 //! condvar. Records queued meanwhile form the next batch.
 
+pub mod high_water;
 pub mod record;
 mod replay;
 mod segment;
@@ -68,12 +69,14 @@ impl Failure {
 impl Wal {
     /// Starts a fresh segment `seq` under `data` (older segments stay until
     /// [`Wal::remove_before`]); a segment is closed once it exceeds `segment_max` bytes.
+    /// Every segment start first raises the [`high_water`] mark to its number.
     pub fn open(
         data: &Path,
         seq: u64,
         fsync: bool,
         segment_max: u64,
     ) -> Result<Self, StorageError> {
+        high_water::store(data, seq)?;
         let file = segment::create(data, seq, fsync)?;
         Ok(Wal {
             data: data.to_path_buf(),
@@ -189,6 +192,7 @@ impl Wal {
 
     fn rotate_locked(&self, st: &mut State) -> Result<u64, StorageError> {
         let next = st.seq + 1;
+        high_water::store(&self.data, next)?;
         let file = segment::create(&self.data, next, self.fsync)?;
         st.file = Some(file);
         st.seq = next;

@@ -46,6 +46,18 @@ pub struct ServeArgs {
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
     max_query_series: usize,
+    /// Read requests (queries, labels, series, index stats, volumes) running at once; 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_CONCURRENT_QUERIES", default_value_t = 16)]
+    max_concurrent_queries: usize,
+    /// Read requests that may wait for a slot; further ones are answered 429 "too many outstanding requests".
+    #[arg(long, env = "RUNAKEFLI_MAX_QUEUED_QUERIES", default_value_t = 256)]
+    max_queued_queries: usize,
+    /// Longest a read request waits for a slot before it is answered 429, in seconds.
+    #[arg(long, env = "RUNAKEFLI_QUERY_QUEUE_TIMEOUT_SECS", default_value_t = 30)]
+    query_queue_timeout_secs: u64,
+    /// Wall-clock budget of one read request, metadata endpoints included, in seconds (Loki's query_timeout); 504 past it.
+    #[arg(long, env = "RUNAKEFLI_QUERY_TIMEOUT_SECS", default_value_t = 60)]
+    query_timeout_secs: u64,
     /// Queries of this many bytes or more are refused with 400 (Loki's fixed limit is 5120).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_BYTES", default_value_t = config::DEFAULT_MAX_QUERY_BYTES)]
     max_query_bytes: usize,
@@ -96,6 +108,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_label_value_bytes: args.max_label_value_bytes,
         max_entries_per_query: args.max_entries_per_query,
         max_query_series: args.max_query_series,
+        max_concurrent_queries: args.max_concurrent_queries,
+        max_queued_queries: args.max_queued_queries,
+        query_queue_timeout: std::time::Duration::from_secs(args.query_queue_timeout_secs),
+        query_timeout: std::time::Duration::from_secs(args.query_timeout_secs),
         max_query_bytes: args.max_query_bytes,
         max_query_depth: args.max_query_depth,
         memtable_bytes: args.memtable_bytes,

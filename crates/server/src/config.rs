@@ -33,6 +33,15 @@ pub struct ServerConfig {
     pub max_entries_per_query: u32,
     /// Most series a metric query may return (Loki's `max_query_series`).
     pub max_query_series: usize,
+    /// Read requests (queries, labels, series, index stats) running at once;
+    /// 0 for no limit.
+    pub max_concurrent_queries: usize,
+    /// Read requests waiting for a slot beyond those; more are answered 429.
+    pub max_queued_queries: usize,
+    /// Longest a read request waits for a slot before it is answered 429.
+    pub query_queue_timeout: std::time::Duration,
+    /// Wall-clock budget of one read request, metadata included (504 past it).
+    pub query_timeout: std::time::Duration,
     /// Queries of this many bytes or more are refused (Loki's fixed 5120).
     pub max_query_bytes: usize,
     /// Deepest nesting a query may have; deeper ones are refused with 400
@@ -69,6 +78,10 @@ impl Default for ServerConfig {
             max_label_value_bytes: 2048,
             max_entries_per_query: 10_000,
             max_query_series: 10_000,
+            max_concurrent_queries: 16,
+            max_queued_queries: 256,
+            query_queue_timeout: std::time::Duration::from_secs(30),
+            query_timeout: std::time::Duration::from_secs(60),
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,

@@ -1,6 +1,7 @@
 //! What every handler shares: settings, the store, the query engine.
 
 use crate::config::ServerConfig;
+use crate::query_gate::QueryGate;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
@@ -20,6 +21,8 @@ pub struct AppState {
     pub push_limits: PushLimits,
     /// Limits applied to every LogQL query and selector.
     pub parse_limits: ParseLimits,
+    /// Admission of read requests (concurrency limit and queue).
+    pub query_gate: QueryGate,
 }
 
 impl AppState {
@@ -38,7 +41,7 @@ impl AppState {
             QueryLimits {
                 max_entries_limit_per_query: config.max_entries_per_query,
                 max_query_series: config.max_query_series,
-                ..QueryLimits::default()
+                query_timeout: config.query_timeout,
             },
         );
         let push_limits = PushLimits {
@@ -53,12 +56,18 @@ impl AppState {
             max_bytes: config.max_query_bytes,
             max_depth: config.max_query_depth,
         };
+        let query_gate = QueryGate::new(
+            config.max_concurrent_queries,
+            config.max_queued_queries,
+            config.query_queue_timeout,
+        );
         Ok(Arc::new(AppState {
             config,
             storage,
             engine,
             push_limits,
             parse_limits,
+            query_gate,
         }))
     }
 

@@ -56,7 +56,8 @@ pub(crate) fn json_response(body: Vec<u8>) -> Response {
 }
 
 /// Runs a read endpoint: resolves the tenant, gathers the parameters (query string
-/// and form body), runs `answer` on the blocking pool and sends its JSON body.
+/// and form body), waits for a slot of the [`crate::query_gate`], runs `answer`
+/// on the blocking pool holding the slot, and sends its JSON body.
 pub(crate) async fn answer_json<F>(
     state: Arc<AppState>,
     query: Option<String>,
@@ -69,7 +70,12 @@ where
 {
     let tenant = tenant_of(headers, state.config.multi_tenant)?;
     let params = raw_params(query, headers, body);
-    let out = blocking(move || answer(&state, &tenant, &params)).await?;
+    let slot = state.query_gate.enter().await?;
+    let out = blocking(move || {
+        let _slot = slot;
+        answer(&state, &tenant, &params)
+    })
+    .await?;
     Ok(json_response(out))
 }
 

@@ -211,3 +211,29 @@ fn urlencode(s: &str) -> String {
     }
     out
 }
+
+#[test]
+fn the_query_timeout_covers_metadata_endpoints() {
+    // A zero budget: every read request is past its deadline at the first check.
+    let server = TestServer::start_with(&["--query-timeout-secs", "0"]);
+    server.push_json(&json!({"streams": [{"stream": {"app": "a"}, "values": [
+        [T0.to_string(), "x"],
+    ]}]}));
+    let start = T0.to_string();
+    let end = (T0 + 3_600_000_000_000).to_string();
+    let sel = r#"{app="a"}"#;
+    let requests: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("/loki/api/v1/series", vec![("match[]", sel)]),
+        ("/loki/api/v1/index/stats", vec![("query", sel)]),
+        ("/loki/api/v1/index/volume", vec![("query", sel)]),
+        ("/loki/api/v1/labels", vec![]),
+        ("/loki/api/v1/label/app/values", vec![]),
+        ("/loki/api/v1/query_range", vec![("query", sel)]),
+    ];
+    for (path, mut params) in requests {
+        params.push(("start", &start));
+        params.push(("end", &end));
+        let (status, body) = server.get(path, &params);
+        assert_eq!((status, body.trim()), (504, "query timed out"), "{path}");
+    }
+}

@@ -24,6 +24,12 @@ pub struct ServeArgs {
     /// Largest accepted push body after decompression, in bytes.
     #[arg(long, env = "RUNAKEFLI_MAX_PUSH_DECOMPRESSED_BYTES", default_value_t = 256 << 20)]
     max_push_decompressed_bytes: usize,
+    /// Most entries one push may expand to (OTLP log records); larger pushes are refused with 413. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_ENTRIES", default_value_t = 1_000_000)]
+    max_push_entries: usize,
+    /// Most bytes of lines and structured metadata one push may expand to (OTLP copies resource attributes into every record); larger pushes are refused with 413. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_EXPANDED_BYTES", default_value_t = 256 << 20)]
+    max_push_expanded_bytes: usize,
     /// Largest accepted log line, in bytes (Loki's max_line_size).
     #[arg(long, env = "RUNAKEFLI_MAX_LINE_BYTES", default_value_t = 256 << 10)]
     max_line_bytes: usize,
@@ -102,6 +108,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         multi_tenant: args.multi_tenant,
         max_push_body_bytes: args.max_push_body_bytes,
         max_push_decompressed_bytes: args.max_push_decompressed_bytes,
+        max_push_entries: args.max_push_entries,
+        max_push_expanded_bytes: args.max_push_expanded_bytes,
         max_line_bytes: args.max_line_bytes,
         max_labels_per_stream: args.max_labels_per_stream,
         max_label_name_bytes: args.max_label_name_bytes,

@@ -112,3 +112,33 @@ fn a_push_too_large_for_one_wal_record_is_413_and_nothing_is_stored() {
     let lines: Vec<&str> = streams[0].1.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(lines, vec!["small"]);
 }
+
+#[test]
+fn an_otlp_push_that_expands_too_far_is_413() {
+    let server = TestServer::start_with(&["--max-push-expanded-bytes", "100000"]);
+    // 200 records, each given a copy of a 1 KiB resource attribute: ~200 KB
+    // expanded from a body of ~10 KB.
+    let records: Vec<serde_json::Value> = (0..200)
+        .map(|_| json!({"timeUnixNano": T0.to_string(), "body": {"stringValue": "r"}}))
+        .collect();
+    let body = json!({"resourceLogs": [{
+        "resource": {"attributes": [
+            {"key": "service.name", "value": {"stringValue": "svc"}},
+            {"key": "big", "value": {"stringValue": "x".repeat(1024)}},
+        ]},
+        "scopeLogs": [{"logRecords": records}],
+    }]});
+    let (status, text) = server.post(
+        "/otlp/v1/logs",
+        "application/json",
+        None,
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(status, 413, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["code"], 8, "RESOURCE_EXHAUSTED: {v}");
+    assert!(v["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("request too large after expansion"));
+}

@@ -21,6 +21,11 @@ pub struct ServerConfig {
     pub max_push_body_bytes: usize,
     /// Largest accepted push body after decompression, in bytes.
     pub max_push_decompressed_bytes: usize,
+    /// Most entries one push may expand to (OTLP log records); 0 for no limit.
+    pub max_push_entries: usize,
+    /// Most bytes of lines and structured metadata one push may expand to
+    /// (OTLP copies resource attributes into every record); 0 for no limit.
+    pub max_push_expanded_bytes: usize,
     /// Largest accepted line, in bytes (Loki's `max_line_size`).
     pub max_line_bytes: usize,
     /// Most labels per stream (Loki's `max_label_names_per_series`).
@@ -72,6 +77,8 @@ impl Default for ServerConfig {
             multi_tenant: false,
             max_push_body_bytes: 64 << 20,
             max_push_decompressed_bytes: 256 << 20,
+            max_push_entries: 1_000_000,
+            max_push_expanded_bytes: 256 << 20,
             max_line_bytes: 256 << 10,
             max_labels_per_stream: 15,
             max_label_name_bytes: 1024,

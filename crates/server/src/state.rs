@@ -50,6 +50,8 @@ impl AppState {
             max_label_names_per_series: config.max_labels_per_stream,
             max_label_name_length: config.max_label_name_bytes,
             max_label_value_length: config.max_label_value_bytes,
+            max_entries_per_request: config.max_push_entries,
+            max_expanded_bytes_per_request: config.max_push_expanded_bytes,
             ..PushLimits::default()
         };
         let parse_limits = ParseLimits {

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use runakefli_server::ServerConfig;
+use runakefli_server::{config, ServerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -24,6 +24,12 @@ pub struct ServeArgs {
     /// Largest accepted push body after decompression, in bytes.
     #[arg(long, env = "RUNAKEFLI_MAX_PUSH_DECOMPRESSED_BYTES", default_value_t = 256 << 20)]
     max_push_decompressed_bytes: usize,
+    /// Most entries one push may expand to (OTLP log records); larger pushes are refused with 413. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_ENTRIES", default_value_t = 1_000_000)]
+    max_push_entries: usize,
+    /// Most bytes of lines and structured metadata one push may expand to (OTLP copies resource attributes into every record); larger pushes are refused with 413. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_EXPANDED_BYTES", default_value_t = 256 << 20)]
+    max_push_expanded_bytes: usize,
     /// Largest accepted log line, in bytes (Loki's max_line_size).
     #[arg(long, env = "RUNAKEFLI_MAX_LINE_BYTES", default_value_t = 256 << 10)]
     max_line_bytes: usize,
@@ -46,6 +52,24 @@ pub struct ServeArgs {
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
     max_query_series: usize,
+    /// Read requests (queries, labels, series, index stats, volumes) running at once; 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_CONCURRENT_QUERIES", default_value_t = 16)]
+    max_concurrent_queries: usize,
+    /// Read requests that may wait for a slot; further ones are answered 429 "too many outstanding requests".
+    #[arg(long, env = "RUNAKEFLI_MAX_QUEUED_QUERIES", default_value_t = 256)]
+    max_queued_queries: usize,
+    /// Longest a read request waits for a slot before it is answered 429, in seconds.
+    #[arg(long, env = "RUNAKEFLI_QUERY_QUEUE_TIMEOUT_SECS", default_value_t = 30)]
+    query_queue_timeout_secs: u64,
+    /// Wall-clock budget of one read request, metadata endpoints included, in seconds (Loki's query_timeout); 504 past it.
+    #[arg(long, env = "RUNAKEFLI_QUERY_TIMEOUT_SECS", default_value_t = 60)]
+    query_timeout_secs: u64,
+    /// Queries of this many bytes or more are refused with 400 (Loki's fixed limit is 5120).
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_BYTES", default_value_t = config::DEFAULT_MAX_QUERY_BYTES)]
+    max_query_bytes: usize,
+    /// Deepest nesting (parentheses, operators, aggregations, label filter chains) a query may have; deeper queries are refused with 400.
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_DEPTH", default_value_t = config::DEFAULT_MAX_QUERY_DEPTH)]
+    max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to an immutable part, in bytes.
     #[arg(long, env = "RUNAKEFLI_MEMTABLE_BYTES", default_value_t = 64 << 20)]
     memtable_bytes: usize,
@@ -55,6 +79,12 @@ pub struct ServeArgs {
     /// fsync the WAL before acknowledging a push. Turning it off trades durability for speed.
     #[arg(long, env = "RUNAKEFLI_WAL_FSYNC", default_value_t = true, action = clap::ArgAction::Set)]
     wal_fsync: bool,
+    /// Start a new WAL segment once the current one passes this many bytes (segments are replayed and deleted whole).
+    #[arg(long, env = "RUNAKEFLI_WAL_SEGMENT_BYTES", default_value_t = 64 << 20)]
+    wal_segment_bytes: u64,
+    /// Largest WAL record one push may make, in bytes (at most 1 GiB, the most replay accepts). Larger pushes are refused with 413 before they are written, so everything acknowledged replays.
+    #[arg(long, env = "RUNAKEFLI_WAL_RECORD_MAX_BYTES", default_value_t = 1 << 30)]
+    wal_record_max_bytes: usize,
     /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
     syslog_tcp_listen: Option<SocketAddr>,
@@ -78,15 +108,25 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         multi_tenant: args.multi_tenant,
         max_push_body_bytes: args.max_push_body_bytes,
         max_push_decompressed_bytes: args.max_push_decompressed_bytes,
+        max_push_entries: args.max_push_entries,
+        max_push_expanded_bytes: args.max_push_expanded_bytes,
         max_line_bytes: args.max_line_bytes,
         max_labels_per_stream: args.max_labels_per_stream,
         max_label_name_bytes: args.max_label_name_bytes,
         max_label_value_bytes: args.max_label_value_bytes,
         max_entries_per_query: args.max_entries_per_query,
         max_query_series: args.max_query_series,
+        max_concurrent_queries: args.max_concurrent_queries,
+        max_queued_queries: args.max_queued_queries,
+        query_queue_timeout: std::time::Duration::from_secs(args.query_queue_timeout_secs),
+        query_timeout: std::time::Duration::from_secs(args.query_timeout_secs),
+        max_query_bytes: args.max_query_bytes,
+        max_query_depth: args.max_query_depth,
         memtable_bytes: args.memtable_bytes,
         flush_interval_secs: args.flush_interval_secs,
         wal_fsync: args.wal_fsync,
+        wal_segment_bytes: args.wal_segment_bytes,
+        wal_record_max_bytes: args.wal_record_max_bytes,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
     };

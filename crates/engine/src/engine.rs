@@ -131,7 +131,28 @@ impl Engine {
         start: Timestamp,
         end: Timestamp,
     ) -> Result<Vec<LabelSet>, EngineError> {
-        metadata::series(self.backend.as_ref(), tenant, selectors, start, end)
+        metadata::series(
+            self.backend.as_ref(),
+            tenant,
+            selectors,
+            start,
+            end,
+            self.deadline(),
+        )
+    }
+
+    /// When a request starting now must be done ([`QueryLimits::query_timeout`]).
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.limits.query_timeout
+    }
+
+    /// `Timeout` when a request that started at `t0` has run past its budget
+    /// (for answers the index gives in one call, checked once it returns).
+    fn check_elapsed(&self, t0: Instant) -> Result<(), EngineError> {
+        if t0.elapsed() > self.limits.query_timeout {
+            return Err(EngineError::Timeout);
+        }
+        Ok(())
     }
 
     /// `/labels`: label names, optionally of the streams matching `matchers`.
@@ -142,7 +163,10 @@ impl Engine {
         start: Timestamp,
         end: Timestamp,
     ) -> Result<Vec<String>, EngineError> {
-        metadata::label_names(self.backend.as_ref(), tenant, matchers, start, end)
+        let t0 = Instant::now();
+        let names = metadata::label_names(self.backend.as_ref(), tenant, matchers, start, end)?;
+        self.check_elapsed(t0)?;
+        Ok(names)
     }
 
     /// `/index/stats` for one selector.
@@ -153,7 +177,14 @@ impl Engine {
         start: Timestamp,
         end: Timestamp,
     ) -> Result<metadata::IndexStats, EngineError> {
-        metadata::index_stats(self.backend.as_ref(), tenant, matchers, start, end)
+        metadata::index_stats(
+            self.backend.as_ref(),
+            tenant,
+            matchers,
+            start,
+            end,
+            self.deadline(),
+        )
     }
 
     /// `/index/volume`: bytes per group, largest first (see [`metadata::volume`]).
@@ -177,6 +208,7 @@ impl Engine {
             target_labels,
             by_labels,
             limit,
+            self.deadline(),
         )
     }
 
@@ -189,7 +221,11 @@ impl Engine {
         start: Timestamp,
         end: Timestamp,
     ) -> Result<Vec<String>, EngineError> {
-        metadata::label_values(self.backend.as_ref(), tenant, name, matchers, start, end)
+        let t0 = Instant::now();
+        let values =
+            metadata::label_values(self.backend.as_ref(), tenant, name, matchers, start, end)?;
+        self.check_elapsed(t0)?;
+        Ok(values)
     }
 }
 

@@ -1,5 +1,8 @@
 //! Metadata answers: series, label names and values, index stats and volumes,
 //! with the time granularity Loki answers them at.
+//!
+//! The answers that scan entries (series, index stats, volumes) stop at a
+//! deadline and fail with [`EngineError::Timeout`], as queries do.
 
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
@@ -7,6 +10,28 @@ use runakefli_model::{
     Backend, Direction, MatchOp, Matcher, ScanControl, ScanRequest, TenantId, Timestamp,
 };
 use std::collections::BTreeSet;
+use std::time::Instant;
+
+/// Runs `backend.scan`, stopping once `deadline` has passed (then `Timeout`).
+fn scan_until(
+    backend: &dyn Backend,
+    req: &ScanRequest,
+    deadline: Instant,
+    visit: &mut dyn FnMut(&runakefli_model::StreamInfo, runakefli_model::EntryBatch) -> ScanControl,
+) -> Result<(), EngineError> {
+    let mut timed_out = false;
+    backend.scan(req, &mut |info, batch| {
+        if Instant::now() > deadline {
+            timed_out = true;
+            return ScanControl::Stop;
+        }
+        visit(info, batch)
+    })?;
+    if timed_out {
+        return Err(EngineError::Timeout);
+    }
+    Ok(())
+}
 
 /// Label sets of the streams matching any of `selectors` whose time bounds
 /// (first to last entry, as Loki's chunk bounds) overlap `[start, end)`: a
@@ -18,6 +43,7 @@ pub fn series(
     selectors: &[Vec<Matcher>],
     start: Timestamp,
     end: Timestamp,
+    deadline: Instant,
 ) -> Result<Vec<LabelSet>, EngineError> {
     let mut out: BTreeSet<LabelSet> = BTreeSet::new();
     if end <= start {
@@ -39,7 +65,7 @@ pub fn series(
                 shard: None,
                 cutoff: None,
             };
-            backend.scan(&req, &mut |info, batch| {
+            scan_until(backend, &req, deadline, &mut |info, batch| {
                 let Some(e) = batch.entries.first() else {
                     return ScanControl::Continue;
                 };
@@ -170,6 +196,7 @@ fn stream_sizes(
     matchers: &[Matcher],
     start: Timestamp,
     end: Timestamp,
+    deadline: Instant,
 ) -> Result<Vec<StreamSize>, EngineError> {
     if end <= start {
         return Ok(Vec::new());
@@ -189,7 +216,7 @@ fn stream_sizes(
     type Acc = (LabelSet, u64, u64, Timestamp, Timestamp, BTreeSet<String>);
     let mut acc: Vec<Acc> = Vec::new();
     let mut index: crate::labelset::FastMap<u64, usize> = Default::default();
-    backend.scan(&req, &mut |info, batch| {
+    scan_until(backend, &req, deadline, &mut |info, batch| {
         let i = *index.entry(info.id).or_insert_with(|| {
             acc.push((
                 LabelSet::from(info.labels.as_ref()),
@@ -245,8 +272,9 @@ pub fn index_stats(
     matchers: &[Matcher],
     start: Timestamp,
     end: Timestamp,
+    deadline: Instant,
 ) -> Result<IndexStats, EngineError> {
-    let sizes: Vec<StreamSize> = stream_sizes(backend, tenant, matchers, start, end)?
+    let sizes: Vec<StreamSize> = stream_sizes(backend, tenant, matchers, start, end, deadline)?
         .into_iter()
         .filter(|s| s.overlaps)
         .collect();
@@ -272,6 +300,7 @@ pub fn volume(
     target_labels: &[String],
     by_labels: bool,
     limit: usize,
+    deadline: Instant,
 ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
     // As Loki, every target label the selector does not name must be present:
     // streams without it are left out rather than grouped under `{}`.
@@ -283,7 +312,7 @@ pub fn volume(
             }
         }
     }
-    let sizes = stream_sizes(backend, tenant, &selector, start, end)?;
+    let sizes = stream_sizes(backend, tenant, &selector, start, end, deadline)?;
     let mut targets: Vec<String> = target_labels.to_vec();
     if targets.is_empty() && !by_labels {
         for m in matchers {
@@ -322,6 +351,11 @@ pub fn volume(
 mod tests {
     use super::*;
     use crate::testing::MemBackend;
+
+    /// A deadline no test reaches.
+    fn far() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(3600)
+    }
     use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 
     const S: i64 = 1_000_000_000;
@@ -385,12 +419,12 @@ mod tests {
             vec!["dev"]
         );
         assert_eq!(label_names(&b, &t, None, s, e).unwrap(), vec!["app", "env"]);
-        assert!(series(&b, &t, std::slice::from_ref(&m), s, e)
+        assert!(series(&b, &t, std::slice::from_ref(&m), s, e, far())
             .unwrap()
             .is_empty());
         // A window between a stream's entries still lists it (time bounds).
         let early = vec![Matcher::new("app", MatchOp::Eq, "early").unwrap()];
-        let got = series(&b, &t, &[early], DAY + 10 * S, DAY + 20 * S).unwrap();
+        let got = series(&b, &t, &[early], DAY + 10 * S, DAY + 20 * S, far()).unwrap();
         assert_eq!(got.len(), 1);
         // Another day lists nothing.
         assert!(label_names(&b, &t, Some(&m), 0, 300 * S)
@@ -411,7 +445,7 @@ mod tests {
     fn volume_prorates_by_the_streams_time_span() {
         let (b, t) = backend();
         let m = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
-        let whole = volume(&b, &t, &m, DAY, DAY + 3600 * S, &[], false, 100).unwrap();
+        let whole = volume(&b, &t, &m, DAY, DAY + 3600 * S, &[], false, 100, far()).unwrap();
         let got: Vec<(String, u64)> = whole.iter().map(|(l, v)| (l.to_string(), *v)).collect();
         // late: 10 + 8 + "user" + "ab"; early: 4 + 8 + 4 + 8 + "k" + "v".
         assert_eq!(
@@ -422,14 +456,43 @@ mod tests {
             ]
         );
         // The first half of early's span: half its bytes; late is outside.
-        let half = volume(&b, &t, &m, DAY, DAY + 50 * S, &[], false, 100).unwrap();
+        let half = volume(&b, &t, &m, DAY, DAY + 50 * S, &[], false, 100, far()).unwrap();
         assert_eq!(half.len(), 1);
         assert_eq!(half[0].1, 13);
         // A target label the selector does not name must be present.
-        let by_env = volume(&b, &t, &m, DAY, DAY + 3600 * S, &["env".into()], false, 100).unwrap();
+        let by_env = volume(
+            &b,
+            &t,
+            &m,
+            DAY,
+            DAY + 3600 * S,
+            &["env".into()],
+            false,
+            100,
+            far(),
+        )
+        .unwrap();
         let got: Vec<(String, u64)> = by_env.iter().map(|(l, v)| (l.to_string(), *v)).collect();
         assert_eq!(got, vec![(r#"{env="dev"}"#.into(), 24)]);
-        let st = index_stats(&b, &t, &m, DAY, DAY + 50 * S).unwrap();
+        let st = index_stats(&b, &t, &m, DAY, DAY + 50 * S, far()).unwrap();
         assert_eq!((st.streams, st.bytes, st.entries), (1, 13, 1));
+    }
+
+    #[test]
+    fn scanning_answers_stop_at_the_deadline() {
+        let (b, t) = backend();
+        let m = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+        let past = Instant::now() - std::time::Duration::from_millis(1);
+        let timeout = |r: Result<(), EngineError>| matches!(r, Err(EngineError::Timeout));
+        assert!(timeout(
+            series(&b, &t, std::slice::from_ref(&m), 0, 2 * DAY, past).map(|_| ())
+        ));
+        assert!(timeout(
+            index_stats(&b, &t, &m, 0, 2 * DAY, past).map(|_| ())
+        ));
+        assert!(timeout(
+            volume(&b, &t, &m, 0, 2 * DAY, &[], false, 100, past).map(|_| ())
+        ));
+        assert!(series(&b, &t, &[m], 0, 2 * DAY, far()).is_ok());
     }
 }

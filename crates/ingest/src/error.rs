@@ -102,14 +102,31 @@ pub enum PushError {
     /// An entry timestamp is missing, malformed or out of range.
     #[error("{0}")]
     InvalidTimestamp(String),
+    /// The request expands to more entries than allowed.
+    #[error(
+        "request has too many entries: more than {limit} after expansion; send smaller batches"
+    )]
+    TooManyEntries {
+        /// The limit.
+        limit: usize,
+    },
+    /// The request's lines and structured metadata, once expanded, pass the limit.
+    #[error("request too large after expansion: more than {limit} bytes of lines and structured metadata; send smaller batches")]
+    ExpandedTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
 }
 
 impl PushError {
-    /// The HTTP status to answer with: 413 for an oversized body, 400 otherwise
-    /// (Loki answers every push parse and validation error with 400).
+    /// The HTTP status to answer with: 413 for a request too large (body, or
+    /// entries and bytes after expansion), 400 otherwise (Loki answers every
+    /// push parse and validation error with 400).
     pub fn status(&self) -> u16 {
         match self {
-            PushError::BodyTooLarge { .. } => 413,
+            PushError::BodyTooLarge { .. }
+            | PushError::TooManyEntries { .. }
+            | PushError::ExpandedTooLarge { .. } => 413,
             _ => 400,
         }
     }
@@ -134,6 +151,8 @@ impl PushError {
             PushError::MetadataTooLarge { .. } => "structured_metadata_too_large",
             PushError::MetadataTooMany { .. } => "structured_metadata_too_many",
             PushError::InvalidTimestamp(_) => "invalid_timestamp",
+            PushError::TooManyEntries { .. } => "request_too_many_entries",
+            PushError::ExpandedTooLarge { .. } => "request_expanded_too_large",
         }
     }
 }

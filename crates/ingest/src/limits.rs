@@ -21,6 +21,14 @@ pub struct PushLimits {
     /// Largest structured metadata per entry, as the sum of name and value bytes
     /// (Loki `max_structured_metadata_size`, default 64 KiB).
     pub max_structured_metadata_bytes: usize,
+    /// Most entries one request may expand to (OTLP: log records). `0` = no
+    /// limit. Checked while mapping, before each entry is built.
+    pub max_entries_per_request: usize,
+    /// Most bytes of lines and structured metadata one request may expand to
+    /// (OTLP copies resource and scope attributes into every record, so a
+    /// small body can expand far beyond its size). `0` = no limit. Checked
+    /// after each entry is built, so memory stays within it.
+    pub max_expanded_bytes_per_request: usize,
     /// Loki pushes: add `service_name` to streams without one
     /// ([`crate::discover`]; Loki's `discover_service_name`). Off by default
     /// so streams keep exactly the pushed labels; OTLP always discovers.
@@ -41,6 +49,8 @@ impl Default for PushLimits {
             max_label_value_length: 2048,
             max_structured_metadata_entries: 128,
             max_structured_metadata_bytes: 64 << 10,
+            max_entries_per_request: 1_000_000,
+            max_expanded_bytes_per_request: 256 << 20,
             discover_service_name: false,
             discover_log_levels: false,
         }
@@ -58,6 +68,8 @@ impl PushLimits {
             max_label_value_length: 0,
             max_structured_metadata_entries: 0,
             max_structured_metadata_bytes: 0,
+            max_entries_per_request: 0,
+            max_expanded_bytes_per_request: 0,
             discover_service_name: false,
             discover_log_levels: false,
         }

@@ -19,8 +19,14 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/loki/api/v1/status/buildinfo", get(buildinfo))
 }
 
-async fn ready() -> impl IntoResponse {
-    (StatusCode::OK, "ready\n")
+/// 200 `ready` while the store can acknowledge writes; 503 with the reason
+/// once the write-ahead log has failed (or the server is shutting down), so
+/// load balancers and orchestrators stop sending pushes to it.
+async fn ready(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
+    match state.storage.health() {
+        Ok(()) => Ok((StatusCode::OK, "ready\n")),
+        Err(e) => Err(ApiError::unavailable(format!("not ready: {e}"))),
+    }
 }
 
 /// Flushes every memtable to parts synchronously (Loki's `/flush`).

@@ -3,6 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
+pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
+/// Default of [`ServerConfig::max_query_depth`].
+pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
+
 /// Everything the server needs to start.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -16,6 +21,11 @@ pub struct ServerConfig {
     pub max_push_body_bytes: usize,
     /// Largest accepted push body after decompression, in bytes.
     pub max_push_decompressed_bytes: usize,
+    /// Most entries one push may expand to (OTLP log records); 0 for no limit.
+    pub max_push_entries: usize,
+    /// Most bytes of lines and structured metadata one push may expand to
+    /// (OTLP copies resource attributes into every record); 0 for no limit.
+    pub max_push_expanded_bytes: usize,
     /// Largest accepted line, in bytes (Loki's `max_line_size`).
     pub max_line_bytes: usize,
     /// Most labels per stream (Loki's `max_label_names_per_series`).
@@ -28,12 +38,31 @@ pub struct ServerConfig {
     pub max_entries_per_query: u32,
     /// Most series a metric query may return (Loki's `max_query_series`).
     pub max_query_series: usize,
+    /// Read requests (queries, labels, series, index stats) running at once;
+    /// 0 for no limit.
+    pub max_concurrent_queries: usize,
+    /// Read requests waiting for a slot beyond those; more are answered 429.
+    pub max_queued_queries: usize,
+    /// Longest a read request waits for a slot before it is answered 429.
+    pub query_queue_timeout: std::time::Duration,
+    /// Wall-clock budget of one read request, metadata included (504 past it).
+    pub query_timeout: std::time::Duration,
+    /// Queries of this many bytes or more are refused (Loki's fixed 5120).
+    pub max_query_bytes: usize,
+    /// Deepest nesting a query may have; deeper ones are refused with 400
+    /// before they can exhaust a thread's stack.
+    pub max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to a part, in bytes.
     pub memtable_bytes: usize,
     /// Longest time data stays only in memory and the WAL, in seconds.
     pub flush_interval_secs: u64,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
     pub wal_fsync: bool,
+    /// A WAL segment is closed and the next one started past this many bytes.
+    pub wal_segment_bytes: u64,
+    /// Largest WAL record one push may make (at most 1 GiB, the most replay
+    /// accepts); larger pushes are refused with 413 before being written.
+    pub wal_record_max_bytes: usize,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -48,15 +77,25 @@ impl Default for ServerConfig {
             multi_tenant: false,
             max_push_body_bytes: 64 << 20,
             max_push_decompressed_bytes: 256 << 20,
+            max_push_entries: 1_000_000,
+            max_push_expanded_bytes: 256 << 20,
             max_line_bytes: 256 << 10,
             max_labels_per_stream: 15,
             max_label_name_bytes: 1024,
             max_label_value_bytes: 2048,
             max_entries_per_query: 10_000,
             max_query_series: 10_000,
+            max_concurrent_queries: 16,
+            max_queued_queries: 256,
+            query_queue_timeout: std::time::Duration::from_secs(30),
+            query_timeout: std::time::Duration::from_secs(60),
+            max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
+            max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
             flush_interval_secs: 30,
             wal_fsync: true,
+            wal_segment_bytes: 64 << 20,
+            wal_record_max_bytes: runakefli_storage::config::WAL_RECORD_MAX_BYTES,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

@@ -32,6 +32,27 @@ impl ApiError {
         Self::new(500, message)
     }
 
+    /// 413 Payload Too Large: the request is bigger than a limit allows.
+    pub fn too_large(message: impl Into<String>) -> Self {
+        Self::new(413, message)
+    }
+
+    /// 429 Too Many Requests: a rate or concurrency limit; clients retry later.
+    pub fn too_many_requests(message: impl Into<String>) -> Self {
+        Self::new(429, message)
+    }
+
+    /// 503 Service Unavailable: backpressure, shutting down, or not ready;
+    /// clients retry.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(503, message)
+    }
+
+    /// 507 Insufficient Storage: the disk is full; nothing was acknowledged.
+    pub fn insufficient_storage(message: impl Into<String>) -> Self {
+        Self::new(507, message)
+    }
+
     /// Keeps the message; the parameter name is already part of Loki's texts.
     pub fn with_param(self, _name: &str) -> Self {
         self
@@ -64,12 +85,26 @@ impl IntoResponse for ApiError {
 }
 
 impl From<runakefli_storage::StorageError> for ApiError {
-    /// Backpressure (the store is behind on flushing) is 503, which every collector
-    /// retries; everything else is a 500.
+    /// One status per storage failure, 4xx only where the request is at fault:
+    /// - 400: an invalid tenant, or a stream whose labels collide with another
+    ///   stream's id (retrying cannot help, so collectors must not retry);
+    /// - 413: a request too large for one WAL record;
+    /// - 503: backpressure (flushes behind), shutting down, or a WAL that failed
+    ///   for another reason than a full disk — collectors retry;
+    /// - 507: the disk (or quota) is full;
+    /// - 500: corruption and other I/O failures.
     fn from(e: runakefli_storage::StorageError) -> Self {
+        use runakefli_storage::StorageError as S;
+        let message = e.to_string();
+        if e.is_disk_full() {
+            return ApiError::insufficient_storage(message);
+        }
         match e {
-            runakefli_storage::StorageError::Overloaded(_) => ApiError::new(503, e.to_string()),
-            other => ApiError::internal(other.to_string()),
+            S::InvalidTenant(_) | S::StreamIdCollision { .. } => ApiError::bad_request(message),
+            S::RecordTooLarge { .. } => ApiError::too_large(message),
+            S::Overloaded(_) | S::Closed | S::WalFailed { .. } => ApiError::unavailable(message),
+            S::Io { .. } | S::Corrupt { .. } | S::Locked(_) => ApiError::internal(message),
+            S::Cancelled => ApiError::new(504, message),
         }
     }
 }
@@ -78,7 +113,69 @@ impl From<runakefli_model::BackendError> for ApiError {
     fn from(e: runakefli_model::BackendError) -> Self {
         match e {
             runakefli_model::BackendError::Limit(m) => ApiError::bad_request(m),
+            runakefli_model::BackendError::Cancelled => ApiError::new(504, "query cancelled"),
             other => ApiError::internal(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_storage::StorageError as S;
+
+    fn status(e: S) -> u16 {
+        ApiError::from(e).status
+    }
+
+    #[test]
+    fn storage_failures_map_to_one_status_each() {
+        assert_eq!(status(S::InvalidTenant("a/b".into())), 400);
+        assert_eq!(
+            status(S::StreamIdCollision {
+                tenant: "t".into(),
+                id: 7,
+                existing: "{a=\"1\"}".into(),
+                incoming: "{a=\"2\"}".into(),
+            }),
+            400
+        );
+        assert_eq!(
+            status(S::RecordTooLarge {
+                bytes: 10,
+                limit: 5
+            }),
+            413
+        );
+        assert_eq!(status(S::Overloaded("behind".into())), 503);
+        assert_eq!(status(S::Closed), 503);
+        assert_eq!(
+            status(S::WalFailed {
+                reason: "fsync: EIO".into(),
+                disk_full: false
+            }),
+            503
+        );
+        assert_eq!(
+            status(S::WalFailed {
+                reason: "no space".into(),
+                disk_full: true
+            }),
+            507
+        );
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        assert_eq!(status(S::io("/data/wal/1.wal", full)), 507);
+        assert_eq!(status(S::io("/data", std::io::Error::other("eio"))), 500);
+        assert_eq!(status(S::corrupt("part", "checksum")), 500);
+    }
+
+    #[test]
+    fn backend_failures_are_not_client_errors() {
+        use runakefli_model::BackendError as B;
+        assert_eq!(ApiError::from(B::Limit("too many".into())).status, 400);
+        assert_eq!(ApiError::from(B::Corrupt("x".into())).status, 500);
+        // A storage failure on the query path other than a bad tenant is a 5xx.
+        let b: B = S::Closed.into();
+        assert_eq!(ApiError::from(b).status, 500);
     }
 }

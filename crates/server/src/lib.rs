@@ -13,6 +13,7 @@ pub mod es_api;
 pub mod jsonline_api;
 pub mod loki_api;
 pub mod otlp_api;
+pub mod query_gate;
 pub mod state;
 pub mod syslog;
 pub mod tenant;

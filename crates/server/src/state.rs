@@ -1,8 +1,10 @@
 //! What every handler shares: settings, the store, the query engine.
 
 use crate::config::ServerConfig;
+use crate::query_gate::QueryGate;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
+use runakefli_logql::ParseLimits;
 use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +19,10 @@ pub struct AppState {
     pub engine: Engine,
     /// Limits applied to every push.
     pub push_limits: PushLimits,
+    /// Limits applied to every LogQL query and selector.
+    pub parse_limits: ParseLimits,
+    /// Admission of read requests (concurrency limit and queue).
+    pub query_gate: QueryGate,
 }
 
 impl AppState {
@@ -26,6 +32,8 @@ impl AppState {
         sc.memtable_flush_bytes = config.memtable_bytes;
         sc.flush_interval = Duration::from_secs(config.flush_interval_secs.max(1));
         sc.wal_fsync = config.wal_fsync;
+        sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
+        sc.wal_record_max_bytes = config.wal_record_max_bytes;
         let storage = Storage::open(sc)?;
         let backend: Arc<dyn runakefli_model::Backend> = storage.clone();
         let engine = Engine::new(
@@ -33,7 +41,7 @@ impl AppState {
             QueryLimits {
                 max_entries_limit_per_query: config.max_entries_per_query,
                 max_query_series: config.max_query_series,
-                ..QueryLimits::default()
+                query_timeout: config.query_timeout,
             },
         );
         let push_limits = PushLimits {
@@ -42,13 +50,26 @@ impl AppState {
             max_label_names_per_series: config.max_labels_per_stream,
             max_label_name_length: config.max_label_name_bytes,
             max_label_value_length: config.max_label_value_bytes,
+            max_entries_per_request: config.max_push_entries,
+            max_expanded_bytes_per_request: config.max_push_expanded_bytes,
             ..PushLimits::default()
         };
+        let parse_limits = ParseLimits {
+            max_bytes: config.max_query_bytes,
+            max_depth: config.max_query_depth,
+        };
+        let query_gate = QueryGate::new(
+            config.max_concurrent_queries,
+            config.max_queued_queries,
+            config.query_queue_timeout,
+        );
         Ok(Arc::new(AppState {
             config,
             storage,
             engine,
             push_limits,
+            parse_limits,
+            query_gate,
         }))
     }
 

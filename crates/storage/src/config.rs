@@ -68,6 +68,10 @@ pub struct StorageConfig {
     /// fsync the WAL before acknowledging an append (on by default; off only for
     /// throwaway stores).
     pub wal_fsync: bool,
+    /// Largest WAL record an append may write (uncompressed body and frame),
+    /// capped at [`WAL_RECORD_MAX_BYTES`], the most replay accepts. Appends
+    /// past it fail with `RecordTooLarge` before anything is written.
+    pub wal_record_max_bytes: usize,
     /// Size-tiered merging: merge at least this many neighbouring parts of similar
     /// size. High, so that a row is rewritten by few merges (each costs a full
     /// columnar encode); flushed parts are cheap to read meanwhile.
@@ -99,6 +103,7 @@ impl StorageConfig {
             wal_zstd_level: 1,
             wal_segment_max_bytes: 64 << 20,
             wal_fsync: true,
+            wal_record_max_bytes: WAL_RECORD_MAX_BYTES,
             merge_min_parts: 16,
             merge_max_parts: 24,
             merge_size_ratio: 4,

@@ -40,8 +40,23 @@ pub enum StorageError {
     },
     /// The write-ahead log failed earlier (for example an fsync error); no
     /// further write can be acknowledged until the store is reopened.
-    #[error("write-ahead log unusable after an earlier failure: {0}")]
-    WalFailed(String),
+    #[error("write-ahead log unusable after an earlier failure: {reason}")]
+    WalFailed {
+        /// The first failure.
+        reason: String,
+        /// That failure was the file system running out of space.
+        disk_full: bool,
+    },
+    /// A push would make a WAL record larger than replay accepts; it is
+    /// refused before anything is written, so every acknowledged record replays.
+    #[error("request too large for one write-ahead log record: {bytes} bytes encoded, limit {limit} bytes; send smaller batches")]
+    RecordTooLarge {
+        /// Encoded size of the record (uncompressed body or compressed frame,
+        /// whichever passed the limit).
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Another process (or handle) has the data directory open.
     #[error("data directory {0} is locked by another process")]
     Locked(String),
@@ -72,9 +87,28 @@ impl StorageError {
             source,
         }
     }
+
+    /// Whether the failure is (or was caused by) a full file system or an
+    /// exhausted disk quota.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            StorageError::Io { source, .. } => is_disk_full_io(source),
+            StorageError::WalFailed { disk_full, .. } => *disk_full,
+            _ => false,
+        }
+    }
+}
+
+/// Whether an I/O error means "no space left" (`ENOSPC`, `EDQUOT`).
+pub fn is_disk_full_io(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull
+        || matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
 }
 
 impl From<StorageError> for runakefli_model::BackendError {
+    /// I/O and corruption keep their kind; an invalid tenant is the caller's
+    /// fault (a limit, answered 4xx); everything else is a server-side failure
+    /// and travels as an I/O error (answered 5xx), never as a client error.
     fn from(e: StorageError) -> Self {
         use runakefli_model::BackendError;
         match e {
@@ -84,10 +118,47 @@ impl From<StorageError> for runakefli_model::BackendError {
             )),
             StorageError::Corrupt { .. } => BackendError::Corrupt(e.to_string()),
             StorageError::Cancelled => BackendError::Cancelled,
-            other => BackendError::Limit(other.to_string()),
+            StorageError::InvalidTenant(_) => BackendError::Limit(e.to_string()),
+            other => BackendError::Io(std::io::Error::other(other.to_string())),
         }
     }
 }
 
 /// Result alias of the storage crate.
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_model::BackendError;
+
+    #[test]
+    fn only_caller_faults_become_limits() {
+        let limit = |e: StorageError| matches!(BackendError::from(e), BackendError::Limit(_));
+        assert!(limit(StorageError::InvalidTenant("a/b".into())));
+        assert!(!limit(StorageError::Closed));
+        assert!(!limit(StorageError::Overloaded("x".into())));
+        assert!(!limit(StorageError::Locked("d".into())));
+        assert!(!limit(StorageError::WalFailed {
+            reason: "x".into(),
+            disk_full: false
+        }));
+        assert!(matches!(
+            BackendError::from(StorageError::corrupt("f", "bad")),
+            BackendError::Corrupt(_)
+        ));
+    }
+
+    #[test]
+    fn disk_full_is_recognised() {
+        let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert!(StorageError::io("/d/wal/1.wal", enospc).is_disk_full());
+        let eio = std::io::Error::from_raw_os_error(libc::EIO);
+        assert!(!StorageError::io("/d", eio).is_disk_full());
+        assert!(StorageError::WalFailed {
+            reason: "x".into(),
+            disk_full: true
+        }
+        .is_disk_full());
+    }
+}

@@ -24,6 +24,7 @@ pub mod merge_iter;
 pub mod names;
 pub mod part;
 pub mod partition;
+pub mod quarantine;
 pub mod stats;
 mod storage;
 pub mod stream_index;

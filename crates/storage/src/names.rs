@@ -19,12 +19,29 @@ pub const MANIFEST_FILE: &str = "MANIFEST";
 pub const MANIFEST_TMP_FILE: &str = "MANIFEST.tmp";
 /// Extension of a part file (`<id:016x>.part`).
 pub const PART_EXT: &str = "part";
-/// Suffix of a part still being written (`<id:016x>.part.tmp`).
+/// Suffix of a part still being written (`<id:016x>.part.tmp`), and of a WAL
+/// segment being rewritten without its damaged records (`<seq:020>.wal.tmp`).
 pub const TMP_SUFFIX: &str = ".tmp";
+/// Directory of files that failed verification, under the data directory
+/// (see [`crate::quarantine`]).
+pub const QUARANTINE_DIR: &str = "quarantine";
+/// Suffix of the file beside each quarantined file that says why.
+pub const REASON_SUFFIX: &str = ".reason";
+/// The WAL high-water mark: the highest segment number ever started, kept
+/// outside `wal/` so that an emptied `wal/` cannot restart the numbering.
+pub const WAL_HIGH_WATER_FILE: &str = "WAL_HIGH_WATER";
+/// The high-water mark being replaced.
+pub const WAL_HIGH_WATER_TMP_FILE: &str = "WAL_HIGH_WATER.tmp";
 
 /// Path of WAL segment `seq`.
 pub fn wal_segment(data: &Path, seq: u64) -> PathBuf {
     data.join(WAL_DIR).join(format!("{seq:020}.{WAL_EXT}"))
+}
+
+/// Path of the temporary file a WAL segment `seq` is rewritten into.
+pub fn wal_segment_tmp(data: &Path, seq: u64) -> PathBuf {
+    data.join(WAL_DIR)
+        .join(format!("{seq:020}.{WAL_EXT}{TMP_SUFFIX}"))
 }
 
 /// Parses a WAL segment file name back into its sequence number.

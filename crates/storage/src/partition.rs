@@ -1,10 +1,17 @@
 //! Tenants and their day partitions as held in memory: the live parts of each
 //! partition (ordered by push order), its manifest, and the stream index.
-//! Opening a partition deletes files its manifest does not list (crash leftovers).
+//!
+//! Opening a partition verifies it and never deletes what it cannot account
+//! for ([`Partition::open`]): with a valid manifest, unlisted parts and
+//! temporary files are crash leftovers (their rows are in listed parts or in
+//! the WAL) and are removed; a part file with no manifest to vouch for it, a
+//! corrupt manifest, a listed part that fails to open, or a file the store
+//! did not write goes to the [`Quarantine`] instead.
 
 use crate::fsutil::{create_dir_durable, fsync_dir, list_dir, remove_file};
 use crate::manifest::Manifest;
 use crate::part::{Part, PartInfo};
+use crate::quarantine::Quarantine;
 use crate::stream_index::StreamIndex;
 use crate::{names, StorageError};
 use parking_lot::{Mutex, RwLock};
@@ -54,9 +61,31 @@ impl Partition {
         }
     }
 
-    /// Opens partition `dir`: reads the manifest, removes unlisted files, opens parts.
-    pub fn open(day: i64, dir: &Path) -> Result<Partition, StorageError> {
-        let manifest = Manifest::load(dir)?.unwrap_or_default();
+    /// Opens partition `dir`: reads and verifies the manifest, removes crash
+    /// leftovers, opens every listed part. What does not verify goes to
+    /// `quarantine` (see the module documentation) and the partition opens
+    /// with the rest; when a listed part is dropped, the manifest is
+    /// rewritten without it.
+    pub fn open(day: i64, dir: &Path, quarantine: &Quarantine) -> Result<Partition, StorageError> {
+        let manifest_path = dir.join(names::MANIFEST_FILE);
+        // `None`: the manifest vouches for the directory; else why it cannot.
+        let (mut manifest, distrust) = match Manifest::load(dir) {
+            Ok(Some(m)) => (m, None),
+            Ok(None) => (
+                Manifest::default(),
+                Some("part file in a partition without a MANIFEST".to_string()),
+            ),
+            Err(e @ StorageError::Corrupt { .. }) => {
+                quarantine.move_in(&manifest_path, &e.to_string())?;
+                (
+                    Manifest::default(),
+                    Some(format!(
+                        "part of a partition whose MANIFEST is corrupt: {e}"
+                    )),
+                )
+            }
+            Err(e) => return Err(e),
+        };
         let listed: std::collections::HashSet<String> = manifest
             .parts
             .iter()
@@ -67,17 +96,45 @@ impl Partition {
             if name == names::MANIFEST_FILE || listed.contains(&name) {
                 continue;
             }
-            tracing::info!(path = %path.display(), "removing file not in manifest");
-            remove_file(&path)?;
-            removed = true;
+            let is_part = names::parse_part_file(&name).is_some();
+            if name.ends_with(names::TMP_SUFFIX) || (is_part && distrust.is_none()) {
+                // A part or manifest being written, an output whose commit
+                // never happened, or a merge input already replaced.
+                tracing::info!(path = %path.display(), "removing crash leftover not in the manifest");
+                remove_file(&path)?;
+                removed = true;
+            } else if let (true, Some(why)) = (is_part, &distrust) {
+                quarantine.move_in(&path, why)?;
+            } else {
+                quarantine.move_in(&path, "unexpected file in a partition directory")?;
+            }
         }
         if removed {
             fsync_dir(dir)?;
         }
         let mut parts = Vec::with_capacity(manifest.parts.len());
+        let mut dropped = false;
         for info in &manifest.parts {
             let path = dir.join(names::part_file(info.id));
-            parts.push(Arc::new(Part::open(&path, info.clone())?));
+            match Part::open(&path, info.clone()) {
+                Ok(p) => parts.push(Arc::new(p)),
+                Err(StorageError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    quarantine
+                        .note_missing(&path, "listed in the partition MANIFEST but missing")?;
+                    dropped = true;
+                }
+                Err(e @ StorageError::Corrupt { .. }) => {
+                    quarantine.move_in(&path, &e.to_string())?;
+                    dropped = true;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if dropped {
+            manifest.parts = parts.iter().map(|p| p.info().clone()).collect();
+            manifest.store(dir)?;
         }
         Ok(Partition::new(day, dir.to_path_buf(), manifest, parts))
     }
@@ -179,9 +236,13 @@ impl Tenant {
     }
 
     /// Loads a tenant directory: stream index and every partition; stream time
-    /// ranges are rebuilt from the part indexes.
-    pub fn open(id: TenantId, dir: PathBuf) -> Result<Tenant, StorageError> {
-        let mut index = StreamIndex::load(&dir)?;
+    /// ranges are rebuilt from the part indexes. Damaged files go to `quarantine`.
+    pub fn open(
+        id: TenantId,
+        dir: PathBuf,
+        quarantine: &Quarantine,
+    ) -> Result<Tenant, StorageError> {
+        let mut index = StreamIndex::load(&dir, quarantine)?;
         let mut partitions = BTreeMap::new();
         for (name, path) in list_dir(&dir)? {
             let Some(day) = names::parse_day_name(&name) else {
@@ -190,7 +251,7 @@ impl Tenant {
             if !path.is_dir() {
                 continue;
             }
-            let p = Partition::open(day, &path)?;
+            let p = Partition::open(day, &path, quarantine)?;
             for part in &p.state.read().parts {
                 for &sid in part.stream_ids() {
                     let blocks = part.stream_blocks(sid);

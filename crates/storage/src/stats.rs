@@ -91,6 +91,9 @@ pub struct StorageStats {
     pub disk_bytes: u64,
     /// Background flush or merge failures since open.
     pub background_errors: u64,
+    /// Files that failed verification when the store opened and were moved
+    /// (or copied) to `quarantine/` (see `docs/storage-format.md`).
+    pub quarantined_files: u64,
     /// CPU milliseconds spent in flushes since open.
     pub flush_cpu_ms: u64,
     /// CPU milliseconds spent in merges since open.

@@ -21,6 +21,7 @@ use crate::memtable::Memtable;
 use crate::merge::{self, Policy};
 use crate::part::{BlockFormat, PartWriter};
 use crate::partition::{Partition, Tenant};
+use crate::quarantine::Quarantine;
 use crate::stats::{Counters, StorageStats};
 use crate::wal::{self, record, Wal};
 use crate::{names, StorageError};
@@ -58,6 +59,7 @@ pub(crate) struct Inner {
     flushed: Condvar,
     shutdown: AtomicBool,
     counters: Counters,
+    quarantine: Quarantine,
     _lock: std::fs::File,
 }
 
@@ -75,6 +77,7 @@ impl Storage {
         let data = cfg.data_dir.clone();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;
+        let quarantine = Quarantine::new(&data);
         let mut tenants = HashMap::new();
         for (name, path) in list_dir(&data.join(names::TENANTS_DIR))? {
             if TenantId::validate(&name).is_err() || !path.is_dir() {
@@ -82,10 +85,10 @@ impl Storage {
                 continue;
             }
             let id = TenantId::new(name);
-            tenants.insert(id.clone(), Arc::new(Tenant::open(id, path)?));
+            tenants.insert(id.clone(), Arc::new(Tenant::open(id, path, &quarantine)?));
         }
         let active = Memtable::default();
-        let replayed = wal::replay(&data, |seq, tenant, req| {
+        let replayed = wal::replay(&data, &quarantine, |seq, tenant, req| {
             if TenantId::validate(tenant.as_str()).is_err() {
                 return Ok(());
             }
@@ -122,7 +125,26 @@ impl Storage {
             active.insert(&tenant, kept.iter().map(|(s, l, e)| (*s, l, &e[..])));
             Ok(())
         })?;
-        let next_seq = replayed.segments.last().map_or(1, |s| s + 1);
+        // Never number a segment below one already used, nor below any
+        // partition's flushed mark, even when `wal/` was emptied.
+        let high_water = wal::high_water::load(&data, &quarantine)?;
+        let flushed = tenants
+            .values()
+            .flat_map(|t| {
+                t.partitions
+                    .read()
+                    .values()
+                    .map(|p| p.state.read().manifest.flushed_wal)
+                    .collect::<Vec<_>>()
+            })
+            .max()
+            .unwrap_or(0);
+        let next_seq = replayed
+            .segments
+            .last()
+            .map_or(1, |s| s + 1)
+            .max(high_water + 1)
+            .max(flushed);
         let wal = Wal::open(&data, next_seq, cfg.wal_fsync, cfg.wal_segment_max_bytes)?;
         if active.rows() == 0 {
             wal.remove_before(next_seq)?;
@@ -130,6 +152,7 @@ impl Storage {
         tracing::info!(
             records = replayed.records,
             rows = active.rows(),
+            quarantined = quarantine.count(),
             "storage opened"
         );
         let inner = Arc::new(Inner {
@@ -147,6 +170,7 @@ impl Storage {
             flushed: Condvar::new(),
             shutdown: AtomicBool::new(false),
             counters: Counters::default(),
+            quarantine,
             _lock: lock,
         });
         let mut threads = Vec::new();
@@ -193,6 +217,16 @@ impl Storage {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Whether the store can acknowledge writes now: the write-ahead log's
+    /// poisoning failure once it has failed, [`StorageError::Closed`] while
+    /// shutting down. Servers report it as readiness.
+    pub fn health(&self) -> Result<(), StorageError> {
+        if self.inner.shutdown.load(Ordering::Relaxed) {
+            return Err(StorageError::Closed);
+        }
+        self.inner.wal.health()
     }
 
     /// Current statistics.
@@ -303,6 +337,14 @@ impl Inner {
         if rows == 0 {
             return Ok(());
         }
+        // Encoded first: a request too large for one record is refused before
+        // it touches the index or the log.
+        let frame = record::encode(
+            tenant,
+            req,
+            self.cfg.wal_zstd_level,
+            self.cfg.wal_record_max_bytes,
+        )?;
         self.backpressure()?;
         let t = self.tenant_or_create(tenant)?;
         let resolved: Vec<(StreamId, Arc<Labels>)> = {
@@ -315,7 +357,6 @@ impl Inner {
             }
             out
         };
-        let frame = record::encode(tenant, req, self.cfg.wal_zstd_level)?;
         let active = {
             let _g = self.gate.read();
             if self.shutdown.load(Ordering::Relaxed) {
@@ -566,6 +607,7 @@ impl Inner {
             flushed_rows: ld(&c.flushed_rows),
             flushes: ld(&c.flushes),
             background_errors: ld(&c.background_errors),
+            quarantined_files: self.quarantine.count(),
             flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
             merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
             wal_bytes_written: self.wal.bytes_written(),

@@ -9,7 +9,8 @@
 //! min/max) on open and from the memtable as entries arrive.
 
 use crate::encoding::{put_pairs, put_u32, put_u64, Reader};
-use crate::fsutil::fsync_dir;
+use crate::fsutil::{fsync_dir, write_atomic};
+use crate::quarantine::Quarantine;
 use crate::{names, StorageError};
 use runakefli_model::{Labels, MatchOp, Matcher, StreamId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -178,8 +179,12 @@ impl StreamIndex {
         }
     }
 
-    /// Loads the streams file of `tenant_dir`, truncating a torn tail.
-    pub fn load(tenant_dir: &Path) -> Result<StreamIndex, StorageError> {
+    /// Loads the streams file of `tenant_dir`. A torn tail (an append cut
+    /// short by a crash) is cut off. Any other record that fails its checksum
+    /// or whose labels do not hash to its id is damage: reading resumes at
+    /// the next record that verifies, the original file is kept in
+    /// `quarantine` and replaced by its valid records.
+    pub fn load(tenant_dir: &Path, quarantine: &Quarantine) -> Result<StreamIndex, StorageError> {
         let path = tenant_dir.join(names::STREAMS_FILE);
         let mut idx = StreamIndex::default();
         let buf = match std::fs::read(&path) {
@@ -187,32 +192,81 @@ impl StreamIndex {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(idx),
             Err(e) => return Err(StorageError::io(&path, e)),
         };
+        let verified = |b: &[u8]| match decode_frame(b) {
+            Ok((sid, labels, used)) if labels.stream_id() == sid => Some((sid, labels, used)),
+            _ => None,
+        };
+        let mut valid: Vec<(usize, usize)> = Vec::new();
+        let mut damage: Vec<String> = Vec::new();
+        let mut torn_tail = false;
         let mut off = 0;
         while off < buf.len() {
-            match decode_frame(&buf[off..]) {
-                Ok((sid, labels, used)) => {
-                    if labels.stream_id() != sid {
-                        tracing::warn!(path = %path.display(), "streams file entry with a mismatched id skipped");
-                    } else if !idx.streams.contains_key(&sid) {
-                        idx.insert(sid, Arc::new(labels), true);
-                    }
-                    off += used;
+            if let Some((sid, labels, used)) = verified(&buf[off..]) {
+                if !idx.streams.contains_key(&sid) {
+                    idx.insert(sid, Arc::new(labels), true);
                 }
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), offset = off, error = %e, "truncating streams file at invalid record");
-                    let f = OpenOptions::new()
-                        .write(true)
-                        .open(&path)
-                        .map_err(|e| StorageError::io(&path, e))?;
-                    f.set_len(off as u64)
-                        .and_then(|_| f.sync_all())
-                        .map_err(|e| StorageError::io(&path, e))?;
-                    break;
-                }
+                valid.push((off, used));
+                off += used;
+                continue;
             }
+            let why = match decode_frame(&buf[off..]) {
+                Ok(_) => "labels do not hash to the record's stream id".to_string(),
+                Err(e) => e.to_string(),
+            };
+            let next = (off + 1..buf.len()).find(|&p| {
+                frame_len(&buf[p..]).is_some_and(|n| n <= RESYNC_MAX_RECORD)
+                    && verified(&buf[p..]).is_some()
+            });
+            torn_tail =
+                next.is_none() && frame_len(&buf[off..]).is_none_or(|n| off + n > buf.len());
+            let end = next.unwrap_or(buf.len());
+            damage.push(format!("bytes {off}..{end}: {why}"));
+            off = end;
         }
+        if damage.is_empty() {
+            return Ok(idx);
+        }
+        if torn_tail && damage.len() == 1 {
+            let cut = valid.last().map_or(0, |&(o, n)| o + n);
+            tracing::warn!(path = %path.display(), offset = cut, "cutting the torn tail of the streams file");
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| StorageError::io(&path, e))?;
+            f.set_len(cut as u64)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| StorageError::io(&path, e))?;
+            return Ok(idx);
+        }
+        quarantine.link_in(
+            &path,
+            &format!(
+                "damaged streams file ({}); {} valid records kept",
+                damage.join("; "),
+                valid.len()
+            ),
+        )?;
+        let mut repaired = Vec::with_capacity(buf.len());
+        for &(o, n) in &valid {
+            repaired.extend_from_slice(&buf[o..o + n]);
+        }
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(names::TMP_SUFFIX);
+        write_atomic(&path, Path::new(&tmp), &repaired)?;
         Ok(idx)
     }
+}
+
+/// Largest record the search for the next valid record after damage
+/// considers (a label set within Loki's default limits is a few KiB); it keeps
+/// the search linear in the file size.
+const RESYNC_MAX_RECORD: usize = 64 << 10;
+
+/// Total length of the record starting at `buf[0]` by its length field, if
+/// the field is there.
+fn frame_len(buf: &[u8]) -> Option<usize> {
+    let len = u32::from_le_bytes(buf.get(..4)?.try_into().ok()?) as usize;
+    Some(8 + len)
 }
 
 fn decode_frame(buf: &[u8]) -> Result<(StreamId, Labels, usize), StorageError> {
@@ -332,7 +386,8 @@ mod tests {
         persist(d.path(), &un).unwrap();
         let path = d.path().join(names::STREAMS_FILE);
         let len = std::fs::metadata(&path).unwrap().len();
-        let loaded = StreamIndex::load(d.path()).unwrap();
+        let q = Quarantine::new(d.path());
+        let loaded = StreamIndex::load(d.path(), &q).unwrap();
         assert_eq!(loaded.len(), 2);
         assert!(loaded.unpersisted().is_empty());
         std::fs::OpenOptions::new()
@@ -341,6 +396,31 @@ mod tests {
             .unwrap()
             .set_len(len - 2)
             .unwrap();
-        assert_eq!(StreamIndex::load(d.path()).unwrap().len(), 1);
+        assert_eq!(StreamIndex::load(d.path(), &q).unwrap().len(), 1);
+        assert_eq!(q.count(), 0, "a torn tail is not quarantined");
+    }
+
+    #[test]
+    fn damage_in_the_middle_keeps_later_streams_and_the_original() {
+        let d = tempfile::tempdir().unwrap();
+        let mut idx = StreamIndex::default();
+        for i in 0..5 {
+            idx.resolve("t", &l(&[("a", &i.to_string())])).unwrap();
+        }
+        persist(d.path(), &idx.unpersisted()).unwrap();
+        let path = d.path().join(names::STREAMS_FILE);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let rec = bytes.len() / 5;
+        bytes[rec + 10] ^= 0x55; // inside the second record
+        std::fs::write(&path, &bytes).unwrap();
+        let q = Quarantine::new(d.path());
+        assert_eq!(StreamIndex::load(d.path(), &q).unwrap().len(), 4);
+        assert_eq!(q.count(), 1);
+        let kept = d.path().join("quarantine").join(names::STREAMS_FILE);
+        assert_eq!(std::fs::read(kept).unwrap(), bytes);
+        // Repaired in place: the next load is clean.
+        let q = Quarantine::new(d.path());
+        assert_eq!(StreamIndex::load(d.path(), &q).unwrap().len(), 4);
+        assert_eq!(q.count(), 0);
     }
 }

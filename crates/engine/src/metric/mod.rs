@@ -3,6 +3,8 @@
 //! or scalar answer.
 
 mod binary;
+#[cfg(test)]
+mod budget_tests;
 pub(crate) mod range;
 mod vector;
 
@@ -36,6 +38,102 @@ pub(crate) struct Ctx<'a> {
     pub steps: Vec<Timestamp>,
     pub stats: &'a mut QueryStats,
     pub deadline: std::time::Instant,
+    /// `max_query_series` when the query's answer is exactly the series of
+    /// its one range aggregation ([`answer_is_range_series`]): the scan then
+    /// stops as soon as more series than that have a sample, instead of
+    /// collecting every point first.
+    pub series_limit: Option<usize>,
+}
+
+/// Whether the series of the answer are exactly those of the expression's
+/// single range aggregation: the aggregation itself, in parentheses, or
+/// under arithmetic with a literal (`rate(…) * 60`), which keeps every series.
+fn answer_is_range_series(e: &SampleExpr) -> bool {
+    match e {
+        SampleExpr::Paren(x) => answer_is_range_series(x),
+        SampleExpr::RangeAggregation { .. } => true,
+        SampleExpr::Binary {
+            op,
+            lhs,
+            rhs,
+            modifier,
+        } if !op.is_set_op() && (!op.is_comparison() || modifier.return_bool) => {
+            match (&**lhs, &**rhs) {
+                (SampleExpr::Literal(_), x) | (x, SampleExpr::Literal(_)) => {
+                    answer_is_range_series(x)
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Counts, during one scan, the series that have a sample some step will use,
+/// against [`Ctx::series_limit`].
+pub(crate) struct SeriesBudget<'a> {
+    max: Option<usize>,
+    steps: &'a [Timestamp],
+    range: i64,
+    offset: i64,
+    /// Every scanned point falls in some step's window (step ≤ range).
+    gapless: bool,
+    live: Vec<bool>,
+    count: usize,
+}
+
+impl<'a> SeriesBudget<'a> {
+    /// The budget of a scan for range aggregation `op` over `r`. Ops whose
+    /// windows may give no value although they hold samples (`rate_counter`
+    /// needs two, `absent_over_time` answers one series) are not counted.
+    pub fn new(ctx: &'a Ctx, op: runakefli_logql::RangeOp, r: &runakefli_logql::LogRange) -> Self {
+        use runakefli_logql::RangeOp;
+        let counted = !matches!(op, RangeOp::RateCounter | RangeOp::AbsentOverTime);
+        let step = match ctx.steps.as_slice() {
+            [a, b, ..] => b - a,
+            _ => 0,
+        };
+        SeriesBudget {
+            max: ctx.series_limit.filter(|_| counted),
+            steps: &ctx.steps,
+            range: r.range,
+            offset: r.offset,
+            gapless: step <= r.range,
+            live: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// A series was added (its index is the number added before).
+    pub fn add_series(&mut self) {
+        self.live.push(false);
+    }
+
+    /// Series `idx` has a sample at `ts`; false once more series than allowed
+    /// have samples inside some step's window.
+    pub fn note(&mut self, idx: usize, ts: Timestamp) -> bool {
+        let Some(max) = self.max else { return true };
+        if self.live[idx] || !(self.gapless || self.in_some_window(ts)) {
+            return true;
+        }
+        self.live[idx] = true;
+        self.count += 1;
+        self.count <= max
+    }
+
+    /// Whether `ts` lies in `(t - range - offset, t - offset]` for some step `t`.
+    fn in_some_window(&self, ts: Timestamp) -> bool {
+        let u = ts.saturating_add(self.offset);
+        let i = self.steps.partition_point(|&t| t < u);
+        self.steps
+            .get(i)
+            .is_some_and(|&t| t.saturating_sub(self.range) < u)
+    }
+
+    /// The error for a budget that ran out.
+    pub fn exceeded(&self) -> EngineError {
+        EngineError::SeriesLimit(self.max.unwrap_or_default())
+    }
 }
 
 impl Ctx<'_> {
@@ -129,6 +227,11 @@ impl Ctx<'_> {
     }
 }
 
+/// The limit a scan may enforce while it runs (see [`Ctx::series_limit`]).
+fn early_series_limit(limits: &QueryLimits, expr: &SampleExpr) -> Option<usize> {
+    (limits.max_query_series > 0 && answer_is_range_series(expr)).then_some(limits.max_query_series)
+}
+
 fn check_series(limits: &QueryLimits, n: usize) -> Result<(), EngineError> {
     if limits.max_query_series > 0 && n > limits.max_query_series {
         return Err(EngineError::SeriesLimit(limits.max_query_series));
@@ -169,6 +272,7 @@ pub fn eval_range(
         tenant,
         steps,
         stats,
+        series_limit: early_series_limit(limits, expr),
     };
     let v = ctx.eval(expr)?;
     let steps = ctx.steps;
@@ -212,6 +316,7 @@ pub fn eval_instant(
         tenant,
         steps: vec![time],
         stats,
+        series_limit: early_series_limit(limits, expr),
     };
     let t_ms = time.div_euclid(1_000_000);
     match ctx.eval(expr)? {

@@ -2,7 +2,7 @@
 //! `*_over_time` family, `rate_counter` and `absent_over_time`. Windows are
 //! `(t - range - offset, t - offset]` for every step `t`.
 
-use super::{Ctx, StepSeries};
+use super::{Ctx, SeriesBudget, StepSeries};
 use crate::columnar::SeriesPoints;
 use crate::error::EngineError;
 use crate::labelset::{FastMap, LabelSet};
@@ -125,6 +125,8 @@ fn scan_shard(
     let mut by_full: FastMap<usize, (LabelSet, usize)> = FastMap::default();
     let mut bases: FastMap<u64, LabelSet> = FastMap::default();
     let mut stats = QueryStats::default();
+    let mut budget = SeriesBudget::new(ctx, op, r);
+    let mut over = false;
     backend_scan(
         ctx.backend,
         &req,
@@ -180,6 +182,7 @@ fn scan_shard(
                         let key = reduce(&full, grouping, unwrap_label);
                         let i = *series_index.entry(key.clone()).or_insert_with(|| {
                             series.push((key, Vec::new()));
+                            budget.add_series();
                             series.len() - 1
                         });
                         // Keep `full` alive so its identity stays unique.
@@ -188,9 +191,17 @@ fn scan_shard(
                     }
                 };
                 series[idx].1.push((e.ts, value));
+                if !budget.note(idx, e.ts) {
+                    over = true;
+                    return false;
+                }
             }
+            true
         },
     )?;
+    if over {
+        return Err(budget.exceeded());
+    }
     Ok((series, stats))
 }
 
@@ -324,11 +335,13 @@ pub(crate) fn emit_value(
     post.iter().all(|f| f.keep(lbs)).then_some(v)
 }
 
+/// Scans `req`, handing each batch to `f` until it returns false or the
+/// deadline passes (then `Timeout`).
 fn backend_scan(
     backend: &dyn runakefli_model::Backend,
     req: &ScanRequest,
     deadline: std::time::Instant,
-    f: &mut dyn FnMut(u64, &runakefli_model::Labels, Vec<runakefli_model::Entry>),
+    f: &mut dyn FnMut(u64, &runakefli_model::Labels, Vec<runakefli_model::Entry>) -> bool,
 ) -> Result<(), EngineError> {
     let mut timed_out = false;
     backend.scan(req, &mut |info, batch| {
@@ -336,8 +349,11 @@ fn backend_scan(
             timed_out = true;
             return ScanControl::Stop;
         }
-        f(info.id, &info.labels, batch.entries);
-        ScanControl::Continue
+        if f(info.id, &info.labels, batch.entries) {
+            ScanControl::Continue
+        } else {
+            ScanControl::Stop
+        }
     })?;
     if timed_out {
         return Err(EngineError::Timeout);

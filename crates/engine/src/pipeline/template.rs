@@ -131,10 +131,18 @@ pub struct Template {
     nodes: Vec<Node>,
 }
 
+/// Deepest nesting of `if` blocks, `else if` chains and parenthesised
+/// pipelines a template may have. Go allows 10,000 on its growable stacks;
+/// parsing and executing here recurse on a fixed 2 MiB thread stack, and no
+/// real `line_format` template comes near 100.
+const MAX_DEPTH: usize = 100;
+
 struct Parser<'a> {
     src: &'a str,
     name: &'a str,
     pos: usize,
+    /// `if` bodies and `else if` branches being parsed.
+    depth: usize,
 }
 
 #[derive(Debug, PartialEq)]
@@ -152,7 +160,12 @@ enum Tok {
 impl Template {
     /// Parses `src`; `name` is Go's template name (`line` or `label`).
     pub fn parse(name: &str, src: &str) -> Result<Template, String> {
-        let mut p = Parser { src, name, pos: 0 };
+        let mut p = Parser {
+            src,
+            name,
+            pos: 0,
+            depth: 0,
+        };
         let (nodes, term) = p.parse_list()?;
         if let Some(t) = term {
             let t = match t {
@@ -193,8 +206,24 @@ impl<'a> Parser<'a> {
         format!("template: {}:{}: {msg}", self.name, self.line_no())
     }
 
+    /// One more level of nesting, refused past [`MAX_DEPTH`] with Go's message.
+    fn enter(&mut self) -> Result<(), String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.err("max expression depth exceeded"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     /// Parses nodes until EOF or a terminator keyword (`else…`, `end`), returned.
     fn parse_list(&mut self) -> Result<(Vec<Node>, Option<Term>), String> {
+        self.enter()?;
+        let r = self.parse_list_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn parse_list_inner(&mut self) -> Result<(Vec<Node>, Option<Term>), String> {
         let mut nodes = Vec::new();
         loop {
             let rest = &self.src[self.pos..];
@@ -283,8 +312,16 @@ impl<'a> Parser<'a> {
         self.pos = *after;
     }
 
-    /// After an if body: handles `else`, `else if`, `end`.
+    /// After an if body: handles `else`, `else if`, `end`. Each `else if`
+    /// nests one more `if` node, so it counts as a level.
     fn finish_if(&mut self, term: Option<Term>) -> Result<Vec<Node>, String> {
+        self.enter()?;
+        let r = self.finish_if_inner(term);
+        self.depth -= 1;
+        r
+    }
+
+    fn finish_if_inner(&mut self, term: Option<Term>) -> Result<Vec<Node>, String> {
         match term {
             Some(Term::End) => Ok(Vec::new()),
             Some(Term::Else) => {
@@ -400,14 +437,24 @@ impl<'a> Parser<'a> {
 
     fn parse_pipe(&self, toks: &[(Tok, usize)]) -> Result<Pipe, String> {
         let mut i = 0;
-        let p = self.pipe_inner(toks, &mut i)?;
+        let p = self.pipe_inner(toks, &mut i, self.depth)?;
         if i != toks.len() {
             return Err(self.err("unexpected \")\" in operand"));
         }
         Ok(p)
     }
 
-    fn pipe_inner(&self, toks: &[(Tok, usize)], i: &mut usize) -> Result<Pipe, String> {
+    /// A pipeline up to a closing parenthesis; `depth` counts the enclosing
+    /// levels (blocks and parentheses).
+    fn pipe_inner(
+        &self,
+        toks: &[(Tok, usize)],
+        i: &mut usize,
+        depth: usize,
+    ) -> Result<Pipe, String> {
+        if depth >= MAX_DEPTH {
+            return Err(self.err("max expression depth exceeded"));
+        }
         let mut cmds = Vec::new();
         let mut args: Vec<ArgNode> = Vec::new();
         while *i < toks.len() {
@@ -434,7 +481,7 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 Tok::LParen => {
-                    let inner = self.pipe_inner(toks, i)?;
+                    let inner = self.pipe_inner(toks, i, depth + 1)?;
                     if !matches!(toks.get(*i), Some((Tok::RParen, _))) {
                         return Err(self.err("unclosed left paren"));
                     }
@@ -663,5 +710,27 @@ mod tests {
             run("{{ .nope | bytes }}").unwrap_err(),
             "template: line:1:11: executing \"line\" at <bytes>: error calling bytes: strconv.ParseFloat: parsing \"\": invalid syntax"
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let parens = format!("{{{{ {}.n{} }}}}", "(".repeat(5000), ")".repeat(5000));
+        let ifs = format!("{}x{}", "{{if .n}}".repeat(5000), "{{end}}".repeat(5000));
+        let else_ifs = format!("{{{{if .n}}}}{}{{{{end}}}}", "{{else if .n}}".repeat(5000));
+        for src in [parens, ifs, else_ifs] {
+            let src2 = src.clone();
+            let err = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || run(&src2).unwrap_err())
+                .unwrap()
+                .join()
+                .unwrap();
+            assert_eq!(err, "template: line:1: max expression depth exceeded");
+        }
+        // Moderate nesting still works.
+        let ok = format!("{{{{ {}.n{} }}}}", "(".repeat(20), ")".repeat(20));
+        assert_eq!(run(&ok).unwrap(), run("{{ .n }}").unwrap());
+        let ok = format!("{}x{}", "{{if .n}}".repeat(20), "{{end}}".repeat(20));
+        assert_eq!(run(&ok).unwrap(), "x");
     }
 }

@@ -41,6 +41,7 @@ pub(crate) fn to_push(
 ) -> Result<PushRequest, PushError> {
     let mut out = PushRequest::default();
     let mut by_labels: HashMap<Labels, usize> = HashMap::new();
+    let mut budget = Expansion::new(limits);
     for rl in req.resource_logs {
         let attrs: &[KeyValue] = rl
             .resource
@@ -77,14 +78,63 @@ pub(crate) fn to_push(
             let entries = &mut out.streams[idx].entries;
             entries.reserve(sl.log_records.len());
             for rec in sl.log_records {
+                budget.admit_entry()?;
                 let entry = to_entry(rec, &labels, &resource_md, &scope_md)?;
                 check_entry(&labels, entry.line.len(), &entry.metadata, limits)?;
+                budget.add_bytes(&entry)?;
                 entries.push(entry);
             }
         }
     }
     out.streams.retain(|s| !s.entries.is_empty());
     Ok(out)
+}
+
+/// What one request has expanded to so far, against
+/// [`PushLimits::max_entries_per_request`] and
+/// [`PushLimits::max_expanded_bytes_per_request`].
+struct Expansion {
+    entries: usize,
+    bytes: usize,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl Expansion {
+    fn new(limits: &PushLimits) -> Self {
+        Expansion {
+            entries: 0,
+            bytes: 0,
+            max_entries: limits.max_entries_per_request,
+            max_bytes: limits.max_expanded_bytes_per_request,
+        }
+    }
+
+    /// Room for one more entry, checked before it is built.
+    fn admit_entry(&mut self) -> Result<(), PushError> {
+        self.entries += 1;
+        if self.max_entries != 0 && self.entries > self.max_entries {
+            return Err(PushError::TooManyEntries {
+                limit: self.max_entries,
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts a built entry's line and metadata.
+    fn add_bytes(&mut self, e: &Entry) -> Result<(), PushError> {
+        self.bytes += e.line.len()
+            + e.metadata
+                .iter()
+                .map(|(k, v)| k.len() + v.len())
+                .sum::<usize>();
+        if self.max_bytes != 0 && self.bytes > self.max_bytes {
+            return Err(PushError::ExpandedTooLarge {
+                limit: self.max_bytes,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Stream labels and resource-level metadata of one resource.

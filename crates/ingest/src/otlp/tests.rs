@@ -290,3 +290,72 @@ proptest::proptest! {
         let _ = decode_logs(&body, Some("application/json"), None, &lim());
     }
 }
+
+/// One resource with `attr_bytes` of attributes and `records` empty records.
+fn amplifying(records: usize, attr_bytes: usize) -> ExportLogsServiceRequest {
+    ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(Resource {
+                attributes: vec![
+                    KeyValue {
+                        key: "service.name".into(),
+                        value: Some(AnyValue {
+                            value: Some(V::StringValue("svc".into())),
+                        }),
+                    },
+                    KeyValue {
+                        key: "big".into(),
+                        value: Some(AnyValue {
+                            value: Some(V::StringValue("x".repeat(attr_bytes))),
+                        }),
+                    },
+                ],
+                ..Default::default()
+            }),
+            scope_logs: vec![ScopeLogs {
+                log_records: vec![
+                    LogRecord {
+                        time_unix_nano: 1_700_000_000_000_000_000,
+                        ..Default::default()
+                    };
+                    records
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+}
+
+#[test]
+fn expansion_is_capped_in_entries_and_bytes() {
+    // 2,000 records, each copying a 1 KiB resource attribute: ~2 MiB expanded
+    // from a body of about 23 KiB.
+    let req = amplifying(2000, 1024);
+    let body = req.encode_to_vec();
+    assert!(body.len() < 32 << 10, "{}", body.len());
+    let limits = PushLimits {
+        max_entries_per_request: 1000,
+        ..lim()
+    };
+    let err = map_request(req.clone(), &limits).unwrap_err();
+    assert_eq!(err, PushError::TooManyEntries { limit: 1000 });
+    assert_eq!(err.status(), 413);
+    let limits = PushLimits {
+        max_expanded_bytes_per_request: 1 << 20,
+        ..lim()
+    };
+    let err = map_request(req.clone(), &limits).unwrap_err();
+    assert_eq!(err, PushError::ExpandedTooLarge { limit: 1 << 20 });
+    assert_eq!(
+        err.to_string(),
+        "request too large after expansion: more than 1048576 bytes of lines and structured metadata; send smaller batches"
+    );
+    // Within both limits, everything maps.
+    let limits = PushLimits {
+        max_entries_per_request: 2000,
+        max_expanded_bytes_per_request: 4 << 20,
+        ..lim()
+    };
+    assert_eq!(map_request(req, &limits).unwrap().entry_count(), 2000);
+}

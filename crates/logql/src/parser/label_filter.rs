@@ -20,26 +20,32 @@ impl Parser {
         self.lf_expr(0, first)
     }
 
+    /// Each call is one nesting level, and so is each `and`/`or` node
+    /// wrapped around `lhs`.
     fn lf_expr(&mut self, min: u8, first: &[&str]) -> Result<LabelFilterExpr, ParseError> {
+        self.enter()?;
+        let mut levels = 1;
         let mut lhs = self.lf_primary(first)?;
-        loop {
+        let out = loop {
             let prec = match self.tok() {
                 Tok::Sym(Sym::And) => 2,
                 Tok::Sym(Sym::Or) => 1,
                 Tok::Sym(Sym::Comma) => {
                     self.bump();
                     let rhs = self.lf_expr(0, &["IDENTIFIER", "("])?;
-                    return Ok(LabelFilterExpr::And(Box::new(lhs), Box::new(rhs)));
+                    break LabelFilterExpr::And(Box::new(lhs), Box::new(rhs));
                 }
                 Tok::Ident(_) | Tok::Sym(Sym::LParen) => {
                     let rhs = self.lf_expr(0, &[])?;
-                    return Ok(LabelFilterExpr::And(Box::new(lhs), Box::new(rhs)));
+                    break LabelFilterExpr::And(Box::new(lhs), Box::new(rhs));
                 }
-                _ => return Ok(lhs),
+                _ => break lhs,
             };
             if prec < min {
-                return Ok(lhs);
+                break lhs;
             }
+            self.enter()?;
+            levels += 1;
             self.bump();
             let rhs = self.lf_expr(prec + 1, &["IDENTIFIER", "("])?;
             lhs = if prec == 2 {
@@ -47,7 +53,9 @@ impl Parser {
             } else {
                 LabelFilterExpr::Or(Box::new(lhs), Box::new(rhs))
             };
-        }
+        };
+        self.leave(levels);
+        Ok(out)
     }
 
     fn lf_primary(&mut self, first: &[&str]) -> Result<LabelFilterExpr, ParseError> {

@@ -323,8 +323,16 @@ impl Parser {
         }
     }
 
-    /// A log range, the argument of a range aggregation.
+    /// A log range, the argument of a range aggregation; one nesting level
+    /// per call (parenthesised ranges recurse).
     pub(crate) fn log_range(&mut self) -> Result<LogRange, ParseError> {
+        self.enter()?;
+        let r = self.log_range_inner()?;
+        self.leave(1);
+        Ok(r)
+    }
+
+    fn log_range_inner(&mut self) -> Result<LogRange, ParseError> {
         if self.is(Sym::LParen) {
             self.bump();
             if self.is(Sym::LParen) {

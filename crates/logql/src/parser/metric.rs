@@ -34,18 +34,25 @@ fn bin_op(t: &Tok) -> Option<(BinOp, u8)> {
 
 impl Parser {
     /// An expression whose binary operators bind at least as tight as `min`.
+    /// Each call is one nesting level, and so is each binary node wrapped
+    /// around `lhs` (a left-associative chain nests as deep as it is long).
     pub(crate) fn expr(&mut self, min: u8) -> Result<Node, ParseError> {
+        self.enter()?;
+        let mut levels = 1;
         let mut lhs = self.primary()?;
         while let Some((op, prec)) = bin_op(self.tok()) {
             if prec < min {
                 break;
             }
+            self.enter()?;
+            levels += 1;
             self.bump();
             let modifier = self.bin_modifier()?;
             let next_min = if op == BinOp::Pow { prec } else { prec + 1 };
             let rhs = self.expr(next_min)?;
             lhs = Node::Sample(new_binary(op, modifier, lhs, rhs)?);
         }
+        self.leave(levels);
         Ok(lhs)
     }
 

@@ -14,8 +14,11 @@ use std::sync::Arc;
 /// Loki's default number of groups in a volume answer.
 const DEFAULT_VOLUME_LIMIT: usize = 100;
 
-fn selector(params: &RawParams) -> Result<Vec<runakefli_model::Matcher>, ApiError> {
-    parse_matchers_only(params.get("query").unwrap_or(""))
+fn selector(
+    state: &AppState,
+    params: &RawParams,
+) -> Result<Vec<runakefli_model::Matcher>, ApiError> {
+    parse_matchers_only(state, params.get("query").unwrap_or(""))
 }
 
 /// `GET|POST /loki/api/v1/index/stats`.
@@ -27,7 +30,7 @@ pub async fn stats(
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let (start, end) = parse_bounds(params)?;
-        let matchers = selector(params)?;
+        let matchers = selector(state, params)?;
         let st = state
             .engine
             .index_stats(tenant, &matchers, start, end)
@@ -48,7 +51,7 @@ pub async fn volume(
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let (start, end) = parse_bounds(params)?;
-        let matchers = selector(params)?;
+        let matchers = selector(state, params)?;
         let targets: Vec<String> = params
             .get("targetLabels")
             .unwrap_or("")

@@ -34,14 +34,17 @@ pub(crate) fn engine_error(e: EngineError) -> ApiError {
     ApiError::new(e.status(), e.to_string())
 }
 
-/// Parses LogQL, answering Loki's 400 on a syntax error.
-pub fn parse_query(text: &str) -> Result<Expr, ApiError> {
-    runakefli_logql::parse_expr(text).map_err(|e| ApiError::bad_request(e.to_string()))
+/// Parses LogQL under the server's limits, answering Loki's 400 on a syntax
+/// error, an over-long or too deeply nested query.
+pub fn parse_query(state: &AppState, text: &str) -> Result<Expr, ApiError> {
+    runakefli_logql::parse_expr_with(text, &state.parse_limits)
+        .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 /// Parses a selector that must be label matchers only (labels/series endpoints).
-pub(crate) fn parse_matchers_only(text: &str) -> Result<Vec<Matcher>, ApiError> {
-    runakefli_logql::parse_matchers(text).map_err(|e| ApiError::bad_request(e.to_string()))
+pub(crate) fn parse_matchers_only(state: &AppState, text: &str) -> Result<Vec<Matcher>, ApiError> {
+    runakefli_logql::parse_matchers_with(text, &state.parse_limits)
+        .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 pub(crate) fn json_response(body: Vec<u8>) -> Response {
@@ -53,7 +56,8 @@ pub(crate) fn json_response(body: Vec<u8>) -> Response {
 }
 
 /// Runs a read endpoint: resolves the tenant, gathers the parameters (query string
-/// and form body), runs `answer` on the blocking pool and sends its JSON body.
+/// and form body), waits for a slot of the [`crate::query_gate`], runs `answer`
+/// on the blocking pool holding the slot, and sends its JSON body.
 pub(crate) async fn answer_json<F>(
     state: Arc<AppState>,
     query: Option<String>,
@@ -66,14 +70,22 @@ where
 {
     let tenant = tenant_of(headers, state.config.multi_tenant)?;
     let params = raw_params(query, headers, body);
-    let out = blocking(move || answer(&state, &tenant, &params)).await?;
+    let slot = state.query_gate.enter().await?;
+    let out = blocking(move || {
+        let _slot = slot;
+        answer(&state, &tenant, &params)
+    })
+    .await?;
     Ok(json_response(out))
 }
 
 /// The optional `query` selector of the labels endpoints.
-fn optional_selector(params: &RawParams) -> Result<Option<Vec<Matcher>>, ApiError> {
+fn optional_selector(
+    state: &AppState,
+    params: &RawParams,
+) -> Result<Option<Vec<Matcher>>, ApiError> {
     match params.get("query") {
-        Some(q) if !q.trim().is_empty() => Ok(Some(parse_matchers_only(q)?)),
+        Some(q) if !q.trim().is_empty() => Ok(Some(parse_matchers_only(state, q)?)),
         _ => Ok(None),
     }
 }
@@ -87,7 +99,7 @@ pub async fn query_range(
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let p = parse_range(params)?;
-        let expr = parse_query(&p.query)?;
+        let expr = parse_query(state, &p.query)?;
         let resp = state
             .engine
             .query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
@@ -108,7 +120,7 @@ pub async fn query_instant(
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let p = parse_instant(params)?;
-        let expr = parse_query(&p.query)?;
+        let expr = parse_query(state, &p.query)?;
         let resp = state
             .engine
             .query_instant(tenant, &expr, p.time, p.limit, p.direction)
@@ -129,7 +141,7 @@ pub async fn labels(
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let (start, end) = parse_bounds(params)?;
-        let matchers = optional_selector(params)?;
+        let matchers = optional_selector(state, params)?;
         let names = state
             .engine
             .labels(tenant, matchers.as_deref(), start, end)
@@ -156,7 +168,7 @@ pub async fn label_values(
         &body,
         move |state, tenant, params| {
             let (start, end) = parse_bounds(params)?;
-            let matchers = optional_selector(params)?;
+            let matchers = optional_selector(state, params)?;
             let values = state
                 .engine
                 .label_values(tenant, &name, matchers.as_deref(), start, end)
@@ -184,7 +196,7 @@ pub async fn series(
             .into_iter()
             .chain(params.get_all("match"))
         {
-            selectors.push(parse_matchers_only(m)?);
+            selectors.push(parse_matchers_only(state, m)?);
         }
         if selectors.is_empty() {
             return Err(ApiError::bad_request(

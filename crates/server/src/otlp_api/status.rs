@@ -31,14 +31,26 @@ pub fn grpc_code(http_status: u16) -> i32 {
     }
 }
 
+/// The HTTP status an OTLP client gets for `status`. OTLP/HTTP exporters
+/// retry only 429, 502, 503 and 504 and drop data on anything else, so a full
+/// disk (507 on the other push APIs) is answered 503 here: the exporter keeps
+/// the batch and retries once space is freed.
+pub fn otlp_http_status(status: u16) -> u16 {
+    match status {
+        507 => 503,
+        s => s,
+    }
+}
+
 /// The error as an OTLP answer in `format`.
 pub fn error_response(e: &ApiError, format: WireFormat) -> Response {
-    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status = StatusCode::from_u16(otlp_http_status(e.status))
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if status.is_server_error() {
         tracing::warn!(status = e.status, message = %e.message, "otlp request failed");
     }
     let rpc = RpcStatus {
-        code: grpc_code(e.status),
+        code: grpc_code(status.as_u16()),
         message: e.message.clone(),
     };
     let body = match format {
@@ -70,5 +82,13 @@ mod tests {
         assert_eq!(back.code, 3);
         assert_eq!(grpc_code(413), 8);
         assert_eq!(grpc_code(500), 13);
+    }
+
+    #[test]
+    fn disk_full_is_retryable_for_otlp_exporters() {
+        assert_eq!(otlp_http_status(507), 503);
+        assert_eq!(grpc_code(otlp_http_status(507)), 14);
+        assert_eq!(otlp_http_status(400), 400);
+        assert_eq!(otlp_http_status(413), 413);
     }
 }

@@ -7,10 +7,12 @@
 //! `fdatasync`, marks that batch durable and wakes the followers waiting on the
 //! condvar. Records queued meanwhile form the next batch.
 
+pub mod high_water;
 pub mod record;
+mod replay;
 mod segment;
 
-pub use segment::{replay, ReplayStats};
+pub use replay::{replay, ReplayStats};
 
 use crate::fsutil::{fsync_dir, list_dir, remove_file};
 use crate::{names, StorageError};
@@ -38,18 +40,43 @@ struct State {
     next_batch: u64,
     durable_batch: u64,
     leader_active: bool,
-    failed: Option<String>,
+    failed: Option<Failure>,
+}
+
+/// The failure that poisoned the log.
+#[derive(Clone, Debug)]
+struct Failure {
+    reason: String,
+    disk_full: bool,
+}
+
+impl Failure {
+    fn of(e: &StorageError) -> Self {
+        Failure {
+            reason: e.to_string(),
+            disk_full: e.is_disk_full(),
+        }
+    }
+
+    fn error(&self) -> StorageError {
+        StorageError::WalFailed {
+            reason: self.reason.clone(),
+            disk_full: self.disk_full,
+        }
+    }
 }
 
 impl Wal {
     /// Starts a fresh segment `seq` under `data` (older segments stay until
     /// [`Wal::remove_before`]); a segment is closed once it exceeds `segment_max` bytes.
+    /// Every segment start first raises the [`high_water`] mark to its number.
     pub fn open(
         data: &Path,
         seq: u64,
         fsync: bool,
         segment_max: u64,
     ) -> Result<Self, StorageError> {
+        high_water::store(data, seq)?;
         let file = segment::create(data, seq, fsync)?;
         Ok(Wal {
             data: data.to_path_buf(),
@@ -75,6 +102,14 @@ impl Wal {
         self.bytes_written.load(Ordering::Relaxed)
     }
 
+    /// `Ok` while appends can succeed; the poisoning failure otherwise.
+    pub fn health(&self) -> Result<(), StorageError> {
+        match &self.state.lock().failed {
+            Some(f) => Err(f.error()),
+            None => Ok(()),
+        }
+    }
+
     /// Sequence number of the segment being written.
     pub fn current_segment(&self) -> u64 {
         self.state.lock().seq
@@ -84,8 +119,8 @@ impl Wal {
     /// when enabled, fsynced) together with whatever else was queued.
     pub fn append(&self, frame: &[u8]) -> Result<(), StorageError> {
         let mut st = self.state.lock();
-        if let Some(e) = &st.failed {
-            return Err(StorageError::WalFailed(e.clone()));
+        if let Some(f) = &st.failed {
+            return Err(f.error());
         }
         st.pending.extend_from_slice(frame);
         let mine = st.next_batch;
@@ -93,8 +128,8 @@ impl Wal {
             if st.durable_batch >= mine {
                 return Ok(());
             }
-            if let Some(e) = &st.failed {
-                return Err(StorageError::WalFailed(e.clone()));
+            if let Some(f) = &st.failed {
+                return Err(f.error());
             }
             if st.leader_active {
                 self.cond.wait(&mut st);
@@ -122,11 +157,15 @@ impl Wal {
                         .fetch_add(buf.len() as u64, Ordering::Relaxed);
                     if st.seg_bytes > self.segment_max {
                         if let Err(e) = self.rotate_locked(&mut st) {
-                            st.failed = Some(e.to_string());
+                            tracing::error!(error = %e, "write-ahead log failed: cannot start a new segment");
+                            st.failed = Some(Failure::of(&e));
                         }
                     }
                 }
-                Err(e) => st.failed = Some(e.to_string()),
+                Err(e) => {
+                    tracing::error!(error = %e, "write-ahead log failed");
+                    st.failed = Some(Failure::of(&e));
+                }
             }
             st.leader_active = false;
             // Reuse the buffer's allocation for the next batch when it is empty.
@@ -153,6 +192,7 @@ impl Wal {
 
     fn rotate_locked(&self, st: &mut State) -> Result<u64, StorageError> {
         let next = st.seq + 1;
+        high_water::store(&self.data, next)?;
         let file = segment::create(&self.data, next, self.fsync)?;
         st.file = Some(file);
         st.seq = next;
@@ -169,8 +209,8 @@ impl Wal {
         while (st.leader_active || !st.pending.is_empty()) && st.failed.is_none() {
             self.cond.wait(&mut st);
         }
-        if let Some(e) = &st.failed {
-            return Err(StorageError::WalFailed(e.clone()));
+        if let Some(f) = &st.failed {
+            return Err(f.error());
         }
         self.rotate_locked(&mut st)
     }

@@ -34,8 +34,31 @@ fn compress(raw: &[u8], level: i32) -> Result<Vec<u8>, StorageError> {
     })
 }
 
+/// First bytes of every zstd frame (its magic number, little-endian).
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
 /// Encodes a framed record for `tenant`'s push, compressed at `level`.
-pub fn encode(tenant: &TenantId, req: &PushRequest, level: i32) -> Result<Vec<u8>, StorageError> {
+///
+/// Fails with [`StorageError::RecordTooLarge`] when the uncompressed body or
+/// the frame would pass `max_bytes` (at most [`WAL_RECORD_MAX_BYTES`], the
+/// most replay accepts): such a record is never written, so nothing
+/// acknowledged can be refused on replay.
+pub fn encode(
+    tenant: &TenantId,
+    req: &PushRequest,
+    level: i32,
+    max_bytes: usize,
+) -> Result<Vec<u8>, StorageError> {
+    let limit = max_bytes.min(WAL_RECORD_MAX_BYTES);
+    // A cheap lower bound first, so a huge request is refused before it is
+    // copied: every line and label byte is in the body.
+    let at_least = req.line_bytes();
+    if at_least > limit {
+        return Err(StorageError::RecordTooLarge {
+            bytes: at_least,
+            limit,
+        });
+    }
     let mut raw = Vec::with_capacity(req.line_bytes() + 32 * req.entry_count() + 64);
     put_bytes(&mut raw, tenant.as_str().as_bytes());
     put_uvarint(&mut raw, req.streams.len() as u64);
@@ -48,7 +71,19 @@ pub fn encode(tenant: &TenantId, req: &PushRequest, level: i32) -> Result<Vec<u8
             put_pairs(&mut raw, &e.metadata);
         }
     }
+    if raw.len() > limit {
+        return Err(StorageError::RecordTooLarge {
+            bytes: raw.len(),
+            limit,
+        });
+    }
     let compressed = compress(&raw, level)?;
+    if compressed.len() + 5 > limit {
+        return Err(StorageError::RecordTooLarge {
+            bytes: compressed.len() + 5,
+            limit,
+        });
+    }
     let mut payload = Vec::with_capacity(compressed.len() + 5 + FRAME_HEADER);
     payload.extend_from_slice(&[0; FRAME_HEADER]);
     payload.push(KIND_PUSH);
@@ -65,14 +100,16 @@ pub fn encode(tenant: &TenantId, req: &PushRequest, level: i32) -> Result<Vec<u8
 pub enum Frame<'a> {
     /// A complete frame with a valid checksum: its payload and total length.
     Valid(&'a [u8], usize),
-    /// Not a valid frame (truncated, bad length or checksum).
+    /// The buffer ends inside the frame (what a write cut short leaves).
+    Short(&'static str),
+    /// Not a valid frame (bad length or checksum).
     Invalid(&'static str),
 }
 
 /// Reads the frame at the start of `buf`.
 pub fn read_frame(buf: &[u8]) -> Frame<'_> {
     if buf.len() < FRAME_HEADER {
-        return Frame::Invalid("truncated frame header");
+        return Frame::Short("truncated frame header");
     }
     let len = u32::from_le_bytes(buf[..4].try_into().expect("4 bytes")) as usize;
     let crc = u32::from_le_bytes(buf[4..8].try_into().expect("4 bytes"));
@@ -80,12 +117,21 @@ pub fn read_frame(buf: &[u8]) -> Frame<'_> {
         return Frame::Invalid("bad frame length");
     }
     let Some(payload) = buf.get(FRAME_HEADER..FRAME_HEADER + len) else {
-        return Frame::Invalid("truncated frame");
+        return Frame::Short("truncated frame");
     };
     if crc32fast::hash(payload) != crc {
         return Frame::Invalid("checksum mismatch");
     }
     Frame::Valid(payload, FRAME_HEADER + len)
+}
+
+/// Whether a push frame could start at `buf[0]`: the bytes where the kind and
+/// the zstd magic of its payload sit have those values. A cheap filter before
+/// [`read_frame`] when searching damaged data for the next record.
+pub fn may_start_frame(buf: &[u8]) -> bool {
+    buf.len() >= FRAME_HEADER + 9
+        && buf[FRAME_HEADER] == KIND_PUSH
+        && buf[FRAME_HEADER + 5..FRAME_HEADER + 9] == ZSTD_MAGIC
 }
 
 /// Decodes a checked payload into the tenant and its push request.
@@ -153,7 +199,8 @@ mod tests {
     #[test]
     fn round_trip() {
         let t = TenantId::new("t1");
-        let frame = encode(&t, &sample(), 1).unwrap();
+        let frame = encode(&t, &sample(), 1, WAL_RECORD_MAX_BYTES).unwrap();
+        assert!(may_start_frame(&frame));
         let Frame::Valid(p, used) = read_frame(&frame) else {
             panic!("invalid")
         };
@@ -165,9 +212,9 @@ mod tests {
 
     #[test]
     fn damage_is_detected() {
-        let frame = encode(&TenantId::new("t"), &sample(), 1).unwrap();
+        let frame = encode(&TenantId::new("t"), &sample(), 1, WAL_RECORD_MAX_BYTES).unwrap();
         for cut in 0..frame.len() {
-            assert!(matches!(read_frame(&frame[..cut]), Frame::Invalid(_)));
+            assert!(matches!(read_frame(&frame[..cut]), Frame::Short(_)));
         }
         for i in 0..frame.len() {
             let mut f = frame.clone();
@@ -177,6 +224,33 @@ mod tests {
                 assert!(decode_payload(p).is_err() || i < 4);
             }
         }
+    }
+
+    #[test]
+    fn records_past_the_limit_are_refused_before_writing() {
+        let t = TenantId::new("t");
+        let req = sample();
+        let frame = encode(&t, &req, 1, WAL_RECORD_MAX_BYTES).unwrap();
+        // The larger of body and frame payload is what must fit: exactly
+        // that passes, one byte less does not.
+        let payload = frame.len() - FRAME_HEADER;
+        let raw = u32::from_le_bytes(
+            frame[FRAME_HEADER + 1..FRAME_HEADER + 5]
+                .try_into()
+                .unwrap(),
+        );
+        let need = payload.max(raw as usize);
+        assert!(encode(&t, &req, 1, need).is_ok());
+        let err = encode(&t, &req, 1, need - 1).unwrap_err();
+        assert!(
+            matches!(err, StorageError::RecordTooLarge { limit, .. } if limit == need - 1),
+            "{err}"
+        );
+        // Lines alone over the limit: refused before encoding.
+        let err = encode(&t, &req, 1, 3).unwrap_err();
+        assert!(matches!(err, StorageError::RecordTooLarge { .. }), "{err}");
+        // The configured limit never exceeds what replay accepts.
+        assert!(encode(&t, &req, 1, usize::MAX).is_ok());
     }
 
     proptest::proptest! {

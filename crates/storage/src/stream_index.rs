@@ -117,6 +117,18 @@ impl StreamIndex {
     /// Streams whose labels satisfy every matcher and that may have data in
     /// `[lo, hi]`, sorted by labels.
     pub fn matching(&self, matchers: &[Matcher], lo: i64, hi: i64) -> Vec<(StreamId, Arc<Labels>)> {
+        let mut out = self.matching_unsorted(matchers, lo, hi);
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        out
+    }
+
+    /// [`StreamIndex::matching`] in no particular order.
+    pub fn matching_unsorted(
+        &self,
+        matchers: &[Matcher],
+        lo: i64,
+        hi: i64,
+    ) -> Vec<(StreamId, Arc<Labels>)> {
         // Narrow with the most selective equality matcher on a non-empty value.
         let mut candidates: Option<&Vec<StreamId>> = None;
         for m in matchers {
@@ -134,17 +146,33 @@ impl StreamIndex {
                 }
             }
         }
-        let check = |sid: &StreamId| -> Option<(StreamId, Arc<Labels>)> {
+        // Each matcher decides once per distinct value (many streams share
+        // a namespace or app).
+        let mut memo: Vec<crate::block::hash::FastMap<&str, bool>> =
+            vec![Default::default(); matchers.len()];
+        let mut check = |sid: &StreamId| -> Option<(StreamId, Arc<Labels>)> {
             let e = self.streams.get(sid)?;
-            (matchers.iter().all(|m| m.matches_labels(&e.labels)) && self.overlaps(*sid, lo, hi))
+            for (m, memo) in matchers.iter().zip(memo.iter_mut()) {
+                let v = e.labels.get(&m.name).unwrap_or("");
+                let ok = match memo.get(v) {
+                    Some(&ok) => ok,
+                    None => {
+                        let ok = m.matches(v);
+                        memo.insert(v, ok);
+                        ok
+                    }
+                };
+                if !ok {
+                    return None;
+                }
+            }
+            self.overlaps(*sid, lo, hi)
                 .then(|| (*sid, e.labels.clone()))
         };
-        let mut out: Vec<_> = match candidates {
-            Some(ids) => ids.iter().filter_map(check).collect(),
-            None => self.streams.keys().filter_map(check).collect(),
-        };
-        out.sort_by(|a, b| a.1.cmp(&b.1));
-        out
+        match candidates {
+            Some(ids) => ids.iter().filter_map(&mut check).collect(),
+            None => self.streams.keys().filter_map(&mut check).collect(),
+        }
     }
 
     /// Label names over streams with data in `[lo, hi]`, sorted.

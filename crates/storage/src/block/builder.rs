@@ -7,7 +7,8 @@ use super::hash::FastMap;
 use super::ints::put_ints;
 use super::layout::{
     boundary_bit, BlockHeader, ColumnHead, ColumnKind, ColumnPlace, FrameInfo, TemplateHead,
-    CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN, VERSION,
+    CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN,
+    VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED, VERSION,
 };
 use super::shape::{split_line, template_slots, SLOT};
 use super::tokens::{longest_token, token_classes};
@@ -304,6 +305,7 @@ impl BlockBuilder {
             );
             let mut longest = 0;
             let mut classes = 0;
+            let mut facts = VALUES_JSON_SCALARS | VALUES_UNESCAPED | VALUES_NOT_NULL_OR_ARRAY;
             let mut gk = Vec::new();
             let hex = enc.encoding == crate::block::Encoding::Hex;
             for v in &enc.distinct {
@@ -317,6 +319,7 @@ impl BlockBuilder {
                 }
                 longest = longest.max(longest_token(v));
                 classes |= token_classes(v);
+                facts &= value_facts(v);
             }
             gk.sort_unstable();
             gk.dedup();
@@ -333,7 +336,7 @@ impl BlockBuilder {
                 enc.encoding,
                 enc.prefix.to_vec(),
                 longest.min(usize::from(TOKEN_LEN_UNKNOWN)) as u8,
-                classes,
+                (classes, facts),
                 ColumnPlace {
                     values: values.len(),
                     frame,
@@ -375,15 +378,16 @@ impl BlockBuilder {
             .zip(&self.col_names)
             .zip(&with_grams)
             .map(
-                |(((kind, encoding, prefix, max_token_len, classes, place), name), &g)| {
+                |(((kind, encoding, prefix, max_token_len, (classes, facts), place), name), &g)| {
                     ColumnHead {
                         kind: *kind,
                         encoding: *encoding,
-                        name,
-                        prefix,
+                        name: std::borrow::Cow::Borrowed(&name[..]),
+                        prefix: std::borrow::Cow::Borrowed(&prefix[..]),
                         max_token_len: *max_token_len,
                         classes: *classes,
                         has_grams: g,
+                        facts: *facts,
                         place: Some(*place),
                     }
                 },
@@ -400,11 +404,11 @@ impl BlockBuilder {
             frames,
             templates,
             columns,
-            bloom: &bloom_bytes,
+            bloom: 0..0,
             bloom_crc: None,
             body_start: 0,
         };
-        header.encode(dst);
+        header.encode(&bloom_bytes, dst);
         dst.extend_from_slice(&body);
 
         let meta = BlockMeta {
@@ -463,6 +467,26 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// The value facts (see `layout.rs`) that hold for `v`.
+fn value_facts(v: &[u8]) -> u8 {
+    let mut f = 0;
+    let scalar = match v.first() {
+        Some(b'0'..=b'9' | b'-') => true,
+        Some(b'[') => !v.contains(&b'"'),
+        _ => v == b"true" || v == b"false" || v == b"null",
+    };
+    if scalar {
+        f |= VALUES_JSON_SCALARS;
+    }
+    if !v.contains(&b'\\') && memchr::memmem::find(v, "\u{FFFD}".as_bytes()).is_none() {
+        f |= VALUES_UNESCAPED;
+    }
+    if v != b"null" && !v.starts_with(b"[") {
+        f |= VALUES_NOT_NULL_OR_ARRAY;
+    }
+    f
 }
 
 /// The [`boundary_bit`]s of the template bytes right before and after each slot.

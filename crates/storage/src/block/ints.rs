@@ -68,6 +68,27 @@ fn unpack_bits(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
         out.resize(out.len() + n, 0);
         return;
     }
+    if bits <= 56 {
+        // One unaligned 8-byte load per value (the last ones from a padded copy).
+        let mask = (1u64 << bits) - 1;
+        let safe = src.len().saturating_sub(7);
+        let mut tail = [0u8; 16];
+        let from = safe.min(src.len());
+        tail[..src.len() - from].copy_from_slice(&src[from..]);
+        out.reserve(n);
+        for i in 0..n {
+            let bit = i * bits;
+            let byte = bit / 8;
+            let word = if byte < safe {
+                u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"))
+            } else {
+                let k = byte - from;
+                u64::from_le_bytes(tail[k..k + 8].try_into().expect("8 bytes"))
+            };
+            out.push((word >> (bit % 8)) & mask);
+        }
+        return;
+    }
     let mask = if bits == 64 {
         u64::MAX
     } else {
@@ -134,6 +155,22 @@ pub fn get_ints(c: &mut Cursor<'_>, n: usize) -> Result<Vec<u64>, StorageError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn packed_widths_round_trip(bits in 0u32..=64, vals in prop::collection::vec(any::<u64>(), 0..70)) {
+            let vals: Vec<u64> = vals
+                .into_iter()
+                .map(|v| if bits == 64 { v } else { v & ((1u64 << bits) - 1) })
+                .collect();
+            let mut buf = Vec::new();
+            pack_bits(&mut buf, &vals, bits as usize);
+            let mut out = Vec::new();
+            unpack_bits(&buf, vals.len(), bits as usize, &mut out);
+            prop_assert_eq!(out, vals);
+        }
+    }
 
     #[test]
     fn both_modes_round_trip() {

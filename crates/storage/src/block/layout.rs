@@ -8,6 +8,7 @@
 use super::encoding::{Encoding, Stats};
 use super::varint::{put_bytes, put_ivarint, put_uvarint, Cursor};
 use crate::StorageError;
+use std::borrow::Cow;
 
 /// Block format version written by this build.
 pub const VERSION: u8 = 2;
@@ -93,10 +94,10 @@ pub struct ColumnHead<'a> {
     pub encoding: Encoding,
     /// Version 2: the field's dotted path (raw key text); empty for line
     /// columns and in version 1.
-    pub name: &'a [u8],
+    pub name: Cow<'a, [u8]>,
     /// PrefixedDecimal: the common prefix (lets token pruning judge the
     /// column without a bloom entry per value); empty otherwise.
-    pub prefix: &'a [u8],
+    pub prefix: Cow<'a, [u8]>,
     /// Length of the longest token in any value of the column, saturating at
     /// [`TOKEN_LEN_UNKNOWN`] (which version 1 blocks always report).
     pub max_token_len: u8,
@@ -105,6 +106,9 @@ pub struct ColumnHead<'a> {
     pub classes: u8,
     /// Version 2: the bloom holds the grams of the column's long tokens.
     pub has_grams: bool,
+    /// Version 2: facts about every value ([`VALUES_JSON_SCALARS`],
+    /// [`VALUES_UNESCAPED`], [`VALUES_NOT_NULL_OR_ARRAY`]); 0 in version 1.
+    pub facts: u8,
     /// Version 2: payload place; `None` in version 1 (the directory has it).
     pub place: Option<ColumnPlace>,
 }
@@ -157,8 +161,8 @@ pub struct BlockHeader<'a> {
     pub templates: Vec<TemplateHead>,
     /// Each column.
     pub columns: Vec<ColumnHead<'a>>,
-    /// Bloom filter words, little-endian.
-    pub bloom: &'a [u8],
+    /// Where the bloom filter bytes lie in the block.
+    pub bloom: std::ops::Range<usize>,
     /// Version 2: the bloom section's checksum, not yet verified (see
     /// [`BlockHeader::check_bloom`]); version 1 covers it with the header's.
     pub bloom_crc: Option<u32>,
@@ -170,6 +174,15 @@ pub struct BlockHeader<'a> {
 const FLAG_GRAMS: u8 = 1;
 /// Column flag bit: the bloom holds the column's grams.
 const COLUMN_GRAMS: u8 = 1;
+/// Column value fact: every value, written unquoted, is a JSON number,
+/// `true`, `false`, `null` or an array without strings.
+pub const VALUES_JSON_SCALARS: u8 = 2;
+/// Column value fact: no value contains a backslash or U+FFFD.
+pub const VALUES_UNESCAPED: u8 = 4;
+/// Column value fact: no value is `null` or starts with `[`.
+pub const VALUES_NOT_NULL_OR_ARRAY: u8 = 8;
+/// The value fact bits.
+const VALUE_FACTS: u8 = VALUES_JSON_SCALARS | VALUES_UNESCAPED | VALUES_NOT_NULL_OR_ARRAY;
 
 fn put_stats(dst: &mut Vec<u8>, stats: Option<Stats>) {
     match stats {
@@ -201,9 +214,48 @@ fn get_stats(c: &mut Cursor<'_>, encoding: Encoding) -> Result<Option<Stats>, St
 }
 
 impl BlockHeader<'_> {
-    /// Appends a version-2 header, its checksum and the bloom section to
-    /// `dst`. Every column must have its place.
-    pub fn encode(&self, dst: &mut Vec<u8>) {
+    /// The header with its names and prefixes copied (to keep it apart from
+    /// the block's bytes).
+    pub fn into_owned(self) -> BlockHeader<'static> {
+        BlockHeader {
+            columns: self
+                .columns
+                .into_iter()
+                .map(|c| ColumnHead {
+                    name: Cow::Owned(c.name.into_owned()),
+                    prefix: Cow::Owned(c.prefix.into_owned()),
+                    kind: c.kind,
+                    encoding: c.encoding,
+                    max_token_len: c.max_token_len,
+                    classes: c.classes,
+                    has_grams: c.has_grams,
+                    facts: c.facts,
+                    place: c.place,
+                })
+                .collect(),
+            version: self.version,
+            rows: self.rows,
+            min_ts: self.min_ts,
+            max_ts: self.max_ts,
+            line_bytes: self.line_bytes,
+            has_grams: self.has_grams,
+            boundaries: self.boundaries,
+            frames: self.frames,
+            templates: self.templates,
+            bloom: self.bloom,
+            bloom_crc: self.bloom_crc,
+            body_start: self.body_start,
+        }
+    }
+
+    /// The bloom filter bytes, from the block the header was decoded from.
+    pub fn bloom_bytes<'s>(&self, src: &'s [u8]) -> &'s [u8] {
+        src.get(self.bloom.clone()).unwrap_or(&[])
+    }
+
+    /// Appends a version-2 header, its checksum and the bloom section
+    /// (`bloom`, the filter bytes) to `dst`. Every column must have its place.
+    pub fn encode(&self, bloom: &[u8], dst: &mut Vec<u8>) {
         debug_assert_eq!(self.version, VERSION);
         let mut h = Vec::with_capacity(256 + self.columns.len() * 24);
         put_uvarint(&mut h, self.rows as u64);
@@ -230,13 +282,13 @@ impl BlockHeader<'_> {
         put_uvarint(&mut h, self.columns.len() as u64);
         for c in &self.columns {
             h.push(((c.kind as u8) << 4) | c.encoding as u8);
-            put_bytes(&mut h, c.name);
+            put_bytes(&mut h, &c.name);
             if c.encoding == Encoding::PrefixedDecimal {
-                put_bytes(&mut h, c.prefix);
+                put_bytes(&mut h, &c.prefix);
             }
             h.push(c.max_token_len);
             h.push(c.classes);
-            h.push(if c.has_grams { COLUMN_GRAMS } else { 0 });
+            h.push(if c.has_grams { COLUMN_GRAMS } else { 0 } | (c.facts & VALUE_FACTS));
             let p = c.place.expect("version 2 columns have a place");
             put_uvarint(&mut h, p.values as u64);
             put_uvarint(&mut h, p.frame as u64);
@@ -251,8 +303,8 @@ impl BlockHeader<'_> {
         let crc = crc32fast::hash(&dst[start..]);
         dst.extend_from_slice(&crc.to_le_bytes());
         let bloom_start = dst.len();
-        put_uvarint(dst, (self.bloom.len() / 8) as u64);
-        dst.extend_from_slice(self.bloom);
+        put_uvarint(dst, (bloom.len() / 8) as u64);
+        dst.extend_from_slice(bloom);
         let crc = crc32fast::hash(&dst[bloom_start..]);
         dst.extend_from_slice(&crc.to_le_bytes());
     }
@@ -297,11 +349,12 @@ impl<'a> BlockHeader<'a> {
             return Ok(());
         };
         let end = self.body_start - 4;
-        let start = self.bloom.as_ptr() as usize - src.as_ptr() as usize;
         // The section starts with its word-count varint, before the words.
         let words = (self.bloom.len() / 8) as u64;
         let vlen = super::varint::uvarint_len(words);
-        let section = &src[start - vlen..end];
+        let section = src
+            .get(self.bloom.start - vlen..end)
+            .ok_or_else(|| StorageError::corrupt("block bloom", "out of range"))?;
         if crc32fast::hash(section) != crc {
             return Err(StorageError::corrupt("block bloom", "checksum mismatch"));
         }
@@ -371,16 +424,21 @@ fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a
         columns.push(ColumnHead {
             kind,
             encoding,
-            name,
-            prefix,
+            name: Cow::Borrowed(name),
+            prefix: Cow::Borrowed(prefix),
             max_token_len: TOKEN_LEN_UNKNOWN,
             classes: u8::MAX,
             has_grams: false,
+            facts: 0,
             place: None,
         });
     }
     let words = c.len(c.remaining() / 8)?;
-    let bloom = c.take(words * 8)?;
+    let at = c.pos();
+    c.take(words * 8)?;
+    // The header cursor starts after the version byte and length varint.
+    let base = body_start - 4 - c.buf_len();
+    let bloom = base + at..base + at + words * 8;
     Ok(BlockHeader {
         version: 1,
         rows,
@@ -435,7 +493,7 @@ fn decode_v2<'a>(
         let max_token_len = c.u8()?;
         let classes = c.u8()?;
         let cflags = c.u8()?;
-        if cflags & !COLUMN_GRAMS != 0 {
+        if cflags & !(COLUMN_GRAMS | VALUE_FACTS) != 0 {
             return Err(c.err("unknown column flags"));
         }
         let values = c.len(rows)?;
@@ -452,11 +510,12 @@ fn decode_v2<'a>(
         columns.push(ColumnHead {
             kind,
             encoding,
-            name,
-            prefix,
+            name: Cow::Borrowed(name),
+            prefix: Cow::Borrowed(prefix),
             max_token_len,
             classes,
             has_grams: cflags & COLUMN_GRAMS != 0,
+            facts: cflags & VALUE_FACTS,
             place: Some(ColumnPlace {
                 values,
                 frame,
@@ -474,7 +533,9 @@ fn decode_v2<'a>(
     // The bloom section follows the header checksum.
     let mut b = Cursor::new(&src[after_header..], "bloom");
     let words = b.len(b.remaining() / 8)?;
-    let bloom = b.take(words * 8)?;
+    let at = after_header + b.pos();
+    b.take(words * 8)?;
+    let bloom = at..at + words * 8;
     let crc = u32::from_le_bytes(b.take(4)?.try_into().expect("4"));
     let body_start = after_header + b.pos();
     Ok(BlockHeader {
@@ -543,11 +604,12 @@ mod tests {
                 ColumnHead {
                     kind: ColumnKind::Field,
                     encoding: Encoding::Hex,
-                    name: b"trace.id",
-                    prefix: b"",
+                    name: Cow::Borrowed(b"trace.id"),
+                    prefix: Cow::Borrowed(b""),
                     max_token_len: 32,
                     classes: 3,
                     has_grams: false,
+                    facts: VALUES_UNESCAPED,
                     place: Some(ColumnPlace {
                         values: 3,
                         frame: 3,
@@ -559,11 +621,12 @@ mod tests {
                 ColumnHead {
                     kind: ColumnKind::Field,
                     encoding: Encoding::Decimal,
-                    name: b"n",
-                    prefix: b"",
+                    name: Cow::Borrowed(b"n"),
+                    prefix: Cow::Borrowed(b""),
                     max_token_len: 3,
                     classes: 1,
                     has_grams: true,
+                    facts: 0,
                     place: Some(ColumnPlace {
                         values: 2,
                         frame: 3,
@@ -573,12 +636,12 @@ mod tests {
                     }),
                 },
             ],
-            bloom: &bloom,
+            bloom: 0..0,
             bloom_crc: None,
             body_start: 0,
         };
         let mut buf = Vec::new();
-        h.encode(&mut buf);
+        h.encode(&bloom, &mut buf);
         buf.extend_from_slice(&[0xaa; 10]);
         let got = BlockHeader::decode(&buf).unwrap();
         assert_eq!(got.body_start, buf.len() - 10);
@@ -586,7 +649,9 @@ mod tests {
         let mut want = h.clone();
         want.bloom_crc = got.bloom_crc;
         want.body_start = got.body_start;
+        want.bloom = got.bloom.clone();
         assert_eq!(got, want);
+        assert_eq!(got.bloom_bytes(&buf), &bloom);
         // A flipped header byte fails the header; a flipped bloom byte only
         // the bloom check.
         let mut bad = buf.clone();

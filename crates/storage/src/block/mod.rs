@@ -19,7 +19,7 @@
 pub mod bloom;
 pub mod builder;
 pub mod encoding;
-mod hash;
+pub(crate) mod hash;
 mod ints;
 pub mod layout;
 mod prefilter;
@@ -38,7 +38,7 @@ mod tests;
 pub use builder::BlockBuilder;
 pub use encoding::{Encoding, Stats};
 pub use prune::block_may_contain;
-pub use reader::{BlockReader, Column, Template};
+pub use reader::{BlockReader, Column, HeaderRef, Template};
 
 use crate::StorageError;
 

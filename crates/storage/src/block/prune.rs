@@ -33,7 +33,7 @@ pub fn block_may_contain(src: &[u8], substrings: &[String]) -> bool {
     }
     substrings
         .iter()
-        .all(|s| needle_sources(&header, s.as_bytes()).is_some())
+        .all(|s| needle_sources(&header, src, s.as_bytes()).is_some())
 }
 
 /// Where the fragments of a needle may lie in one block.
@@ -54,10 +54,23 @@ pub struct FragmentSources {
 /// Per fragment of `needle`, the sources that may hold it; `None` when some
 /// fragment fits no source (no line of the block contains the needle). In
 /// version 1 every source is possible for every fragment that passes.
-pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<FragmentSources>> {
+pub fn needle_sources(
+    header: &BlockHeader<'_>,
+    src: &[u8],
+    needle: &[u8],
+) -> Option<Vec<FragmentSources>> {
+    needle_sources_in(header, header.bloom_bytes(src), needle)
+}
+
+/// [`needle_sources`] with the bloom bytes given.
+pub fn needle_sources_in(
+    header: &BlockHeader<'_>,
+    bloom: &[u8],
+    needle: &[u8],
+) -> Option<Vec<FragmentSources>> {
     let ncols = header.columns.len();
     if header.version < 2 {
-        let bloom = BloomV1::new(header.bloom);
+        let bloom = BloomV1::new(bloom);
         let ok = needle_runs(needle)
             .iter()
             .all(|run| run_fits_v1(header, &bloom, run));
@@ -71,7 +84,7 @@ pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<Fra
             }]
         });
     }
-    let bloom = Bloom::new(header.bloom);
+    let bloom = Bloom::new(bloom);
     let runs = needle_runs(needle);
     let exact_bounds = header.boundaries & (1 << 15) == 0;
     let is_boundary = |b: u8| {
@@ -141,11 +154,109 @@ pub fn needle_sources(header: &BlockHeader<'_>, needle: &[u8]) -> Option<Vec<Fra
     Some(out)
 }
 
+/// A needle prepared for many blocks: its token runs and their classes.
+#[derive(Clone, Debug)]
+pub struct NeedleProbe {
+    bytes: Vec<u8>,
+    /// Per run: start, end, left bounded, right bounded, token classes.
+    runs: Vec<(usize, usize, bool, bool, u8)>,
+}
+
+impl NeedleProbe {
+    /// Prepares `needle`.
+    pub fn new(needle: &[u8]) -> Self {
+        let base = needle.as_ptr() as usize;
+        let runs = needle_runs(needle)
+            .iter()
+            .map(|r| {
+                let at = r.text.as_ptr() as usize - base;
+                (
+                    at,
+                    at + r.text.len(),
+                    r.left_bounded,
+                    r.right_bounded,
+                    token_classes(r.text),
+                )
+            })
+            .collect();
+        NeedleProbe {
+            bytes: needle.to_vec(),
+            runs,
+        }
+    }
+
+    /// Whether some line of the block may contain the needle (the same
+    /// answer as [`needle_sources_in`] being `Some`, without allocating).
+    pub fn may_match(&self, header: &BlockHeader<'_>, bloom: &[u8]) -> bool {
+        if header.version < 2 || header.boundaries & (1 << 15) != 0 {
+            return needle_sources_in(header, bloom, &self.bytes).is_some();
+        }
+        let bloom = Bloom::new(bloom);
+        let needle = &self.bytes;
+        let is_boundary = |b: u8| {
+            BOUNDARY_BYTES
+                .iter()
+                .position(|&x| x == b)
+                .is_some_and(|i| header.boundaries & (1 << i) != 0)
+        };
+        let mut start = 0usize;
+        let mut i = 0usize;
+        while i <= needle.len() {
+            let cut = i == needle.len() || is_boundary(needle[i]);
+            if cut {
+                if i > start && !self.fragment_fits(header, &bloom, start, i) {
+                    return false;
+                }
+                start = i + 1;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Whether the fragment `a..b` fits the templates or some column.
+    fn fragment_fits(
+        &self,
+        header: &BlockHeader<'_>,
+        bloom: &Bloom<'_>,
+        a: usize,
+        b: usize,
+    ) -> bool {
+        let runs: &[(usize, usize, bool, bool, u8)] = &self.runs;
+        let in_frag = |r: &&(usize, usize, bool, bool, u8)| r.0 >= a && r.1 <= b;
+        let run = |r: &(usize, usize, bool, bool, u8)| NeedleRun {
+            text: &self.bytes[r.0..r.1],
+            left_bounded: r.2,
+            right_bounded: r.3,
+        };
+        if runs
+            .iter()
+            .filter(in_frag)
+            .all(|r| run_in_template(header, bloom, &run(r)))
+        {
+            return true;
+        }
+        let frag = &self.bytes[a..b];
+        header.columns.iter().enumerate().any(|(c, col)| {
+            runs.iter().filter(in_frag).all(|r| {
+                let len = r.1 - r.0;
+                r.4 & !col.classes == 0
+                    && (col.max_token_len == TOKEN_LEN_UNKNOWN
+                        || len <= usize::from(col.max_token_len))
+            }) && col.encoding.may_print(frag, &col.prefix)
+                && runs
+                    .iter()
+                    .filter(in_frag)
+                    .all(|r| run_in_column(header, bloom, c, &run(r)))
+        })
+    }
+}
+
 /// Whether a value of column `c` could contain `frag` at all, judging by
 /// the bytes its encoding prints.
 fn fragment_fits_column(header: &BlockHeader<'_>, c: usize, frag: &[u8]) -> bool {
     let head = &header.columns[c];
-    head.encoding.may_print(frag, head.prefix)
+    head.encoding.may_print(frag, &head.prefix)
 }
 
 /// Version 2: whether the templates may hold `run`.
@@ -170,7 +281,7 @@ pub fn run_in_column(
     let col: &ColumnHead<'_> = &header.columns[c];
     let whole = run.is_whole_token();
     let enc = col.encoding;
-    if !enc.is_string() && !enc.run_fits(run.text, col.prefix, whole) {
+    if !enc.is_string() && !enc.run_fits(run.text, &col.prefix, whole) {
         return false;
     }
     if token_classes(run.text) & !col.classes != 0 {
@@ -207,5 +318,5 @@ fn run_fits_v1(header: &BlockHeader<'_>, bloom: &BloomV1<'_>, run: &NeedleRun<'_
         || header
             .columns
             .iter()
-            .any(|c| !c.encoding.is_string() && c.encoding.token_fits(run.text, c.prefix))
+            .any(|c| !c.encoding.is_string() && c.encoding.token_fits(run.text, &c.prefix))
 }

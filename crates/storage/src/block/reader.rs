@@ -78,10 +78,28 @@ impl Template {
     }
 }
 
+/// A block header, decoded for this reader or shared from a cache.
+pub enum HeaderRef<'a> {
+    /// Decoded from the block.
+    Owned(BlockHeader<'a>),
+    /// Decoded earlier and kept (see `Part::header`).
+    Shared(std::sync::Arc<BlockHeader<'static>>),
+}
+
+impl<'a> std::ops::Deref for HeaderRef<'a> {
+    type Target = BlockHeader<'a>;
+    fn deref(&self) -> &BlockHeader<'a> {
+        match self {
+            HeaderRef::Owned(h) => h,
+            HeaderRef::Shared(h) => h,
+        }
+    }
+}
+
 /// Column-level access to one encoded block.
 pub struct BlockReader<'a> {
     src: &'a [u8],
-    header: BlockHeader<'a>,
+    header: HeaderRef<'a>,
     frame_starts: Vec<usize>,
     /// Frames read so far (stored frames are borrowed from the block).
     frames: RefCell<Vec<Option<FrameRef<'a>>>>,
@@ -148,7 +166,12 @@ impl<'a> BlockReader<'a> {
     /// exactly one block (version 1: every checksum; version 2: the header's
     /// and the directory frame's, the others when their frames are read).
     pub fn open(src: &'a [u8]) -> Result<Self, StorageError> {
-        let header = BlockHeader::decode(src)?;
+        Self::with_header(src, HeaderRef::Owned(BlockHeader::decode(src)?))
+    }
+
+    /// Like [`BlockReader::open`], for a header already decoded (and its
+    /// checksum checked) from `src`.
+    pub fn with_header(src: &'a [u8], header: HeaderRef<'a>) -> Result<Self, StorageError> {
         let body_start = header.body_start;
         let body_len: usize = header
             .frames
@@ -364,6 +387,11 @@ impl<'a> BlockReader<'a> {
         &self.header
     }
 
+    /// The block's bytes.
+    pub fn src(&self) -> &'a [u8] {
+        self.src
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.header.rows
@@ -457,7 +485,7 @@ impl<'a> BlockReader<'a> {
                 .iter()
                 .map(|c| {
                     (c.kind == ColumnKind::Field)
-                        .then(|| String::from_utf8_lossy(c.name).into_owned())
+                        .then(|| String::from_utf8_lossy(&c.name).into_owned())
                 })
                 .collect();
         }
@@ -543,7 +571,7 @@ impl<'a> BlockReader<'a> {
     /// Encoding and prefix (PrefixedDecimal only, else empty) of column `id`
     /// (must be below [`Self::column_count`]).
     pub fn column_head(&self, id: usize) -> (Encoding, &[u8]) {
-        (self.columns[id].encoding, self.header.columns[id].prefix)
+        (self.columns[id].encoding, &self.header.columns[id].prefix)
     }
 
     /// Number of values of column `id`.

@@ -223,7 +223,7 @@ fn may_contain_prunes_clear_cases() {
     assert!(!yes(&[" completed\"", " zebrazebrazebra "]));
     // A needle token made of letters cannot hide in hex, number or IP columns.
     let h = layout::BlockHeader::decode(&buf).unwrap();
-    if let Some(frags) = super::prune::needle_sources(&h, b"-xyzw-") {
+    if let Some(frags) = super::prune::needle_sources(&h, &buf, b"-xyzw-") {
         for f in frags {
             for (c, may) in h.columns.iter().zip(&f.columns) {
                 assert!(c.encoding.is_string() || !may, "{:?}", c.encoding);
@@ -350,6 +350,34 @@ proptest! {
         let holds = lines.iter().any(|l| l.contains(other.as_str()));
         if holds {
             prop_assert!(block_may_contain(&buf, &[other]));
+        }
+    }
+
+    #[test]
+    fn needle_probe_agrees_with_sources(
+        seed in any::<u64>(),
+        pick in any::<prop::sample::Index>(),
+        a in any::<prop::sample::Index>(),
+        len in 1usize..40,
+        noise in "[a-z0-9_ :\"-]{0,12}",
+    ) {
+        let mut w = Workload::new(seed);
+        let lines: Vec<String> = (0..50).map(|_| w.line().1).collect();
+        let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        let buf = encode(&rows, 1);
+        let h = super::layout::BlockHeader::decode(&buf).unwrap();
+        let bloom = h.bloom_bytes(&buf);
+        let line = &lines[pick.index(lines.len())];
+        let x = a.index(line.len());
+        let mut y = (x + len).min(line.len());
+        while !line.is_char_boundary(y) { y -= 1; }
+        for needle in [line.get(x..y).unwrap_or("").to_string(), noise.clone(), format!("{}{noise}", line.get(x..y).unwrap_or(""))] {
+            let probe = super::prune::NeedleProbe::new(needle.as_bytes());
+            prop_assert_eq!(
+                probe.may_match(&h, bloom),
+                super::prune::needle_sources_in(&h, bloom, needle.as_bytes()).is_some(),
+                "needle {:?}", needle
+            );
         }
     }
 

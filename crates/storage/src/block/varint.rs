@@ -72,6 +72,11 @@ impl<'a> Cursor<'a> {
         self.buf.len() - self.pos
     }
 
+    /// Length of the whole buffer.
+    pub fn buf_len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Current offset.
     pub fn pos(&self) -> usize {
         self.pos

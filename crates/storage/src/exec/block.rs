@@ -6,17 +6,20 @@
 use super::needle::{TestKind, ValueTest};
 use super::query::{CompiledQuery, FilterPlan, SharedTemplate};
 use crate::block::encoding::Values;
+use crate::block::hash::FastMap as HashMap;
 use crate::block::layout::ColumnKind;
 use crate::block::prune::{needle_sources, FragmentSources};
 use crate::block::BlockReader;
 use crate::StorageError;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Template infos a worker has derived so far, by template id.
+/// Template infos a worker has derived so far, by template id, and where
+/// `| json` finds each label, by template id and base label names.
 #[derive(Default)]
 pub struct TemplateCache {
     map: HashMap<u128, SharedTemplate>,
+    /// Label sources by (template id, signature of the base label names).
+    pub resolved: HashMap<(u128, u64), std::rc::Rc<Vec<super::query::LabelSource>>>,
 }
 
 /// One block being evaluated.
@@ -51,6 +54,42 @@ impl Tester<'_> {
             None => self.test.holds(needle, v),
         }
     }
+}
+
+/// A columnar block's header, when the query's line filters can match
+/// any of its rows (judged from the bloom and column facts alone); `None`
+/// when they cannot.
+pub fn header_if_may_match<'p>(
+    q: &CompiledQuery<'_>,
+    part: &'p crate::part::Part,
+    b: &crate::part::BlockRef,
+) -> Result<Option<crate::block::HeaderRef<'p>>, StorageError> {
+    let h = part.header(b)?;
+    if q.filters.is_empty() {
+        return Ok(Some(h));
+    }
+    part.check_bloom(b, &h)?;
+    let src = part.block_self_checked(b)?;
+    let bloom = h.bloom_bytes(src);
+    let may = |n: usize| q.probes[n].may_match(&h, bloom);
+    for f in &q.filters {
+        let ok = match f {
+            FilterPlan::AnyOf {
+                needles,
+                negated: false,
+            } => needles.iter().any(|&n| may(n)),
+            FilterPlan::Test {
+                required,
+                negated: false,
+                ..
+            } => required.iter().all(|&n| may(n)),
+            _ => true,
+        };
+        if !ok {
+            return Ok(None);
+        }
+    }
+    Ok(Some(h))
 }
 
 impl<'r, 'a> BlockEval<'r, 'a> {
@@ -103,29 +142,6 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     pub fn range_line_bytes_estimate(&self) -> u64 {
         let rows = self.rows().max(1) as u64;
         self.r.header().line_bytes * (self.end - self.first) as u64 / rows
-    }
-
-    /// Sum of the line lengths of the rows in the time range (from the
-    /// header when that is the whole block; otherwise the values of those
-    /// rows are decoded to measure them).
-    pub fn range_line_bytes(&mut self) -> Result<u64, StorageError> {
-        if self.first == 0 && self.end == self.rows() {
-            return Ok(self.r.header().line_bytes);
-        }
-        let row_tpl = self.r.row_templates().to_vec();
-        let heads = self.r.template_heads().to_vec();
-        let mut total = 0u64;
-        for i in self.first..self.end {
-            let t = row_tpl[i] as usize;
-            total += self.infos[t].const_len as u64;
-            for &c in &heads[t].slots {
-                let c = c as usize;
-                self.values(c)?;
-                self.value_index(c);
-                total += self.value_ro(c, i).len() as u64;
-            }
-        }
-        Ok(total)
     }
 
     /// Column `c`'s decoded values.
@@ -275,7 +291,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         hit: &mut [bool],
     ) -> Result<(), StorageError> {
         let needle: &[u8] = &q.needles[n];
-        let Some(sources) = needle_sources(self.r.header(), needle) else {
+        let Some(sources) = needle_sources(self.r.header(), self.r.src(), needle) else {
             return Ok(()); // no row of the block holds the needle
         };
         let nt = self.infos.len();

@@ -13,6 +13,7 @@ use super::block::{BlockEval, TemplateCache};
 use super::rows::filtered_rows;
 use super::units::{Unit, UnitData};
 use super::{on_workers, Context};
+use crate::block::hash::FastMap as HashMap;
 use crate::block::BlockReader;
 use crate::StorageError;
 use runakefli_model::plan::{
@@ -20,7 +21,6 @@ use runakefli_model::plan::{
     PlanStats, ResidualRows,
 };
 use runakefli_model::{Entry, Labels};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One worker's groups.
@@ -65,9 +65,9 @@ pub fn run(
     let results = on_workers(|| -> Result<Agg<'_>, StorageError> {
         let mut agg = Agg {
             plan,
-            index: HashMap::new(),
+            index: HashMap::default(),
             groups: Vec::new(),
-            residual: HashMap::new(),
+            residual: HashMap::default(),
             stats: PlanStats::default(),
         };
         let mut cache = TemplateCache::default();
@@ -79,9 +79,9 @@ pub fn run(
         }
         Ok(agg)
     });
-    let mut index: HashMap<GroupKey, usize> = HashMap::new();
+    let mut index: HashMap<GroupKey, usize> = HashMap::default();
     let mut groups: Vec<BucketGroup> = Vec::new();
-    let mut residual: HashMap<usize, Vec<Entry>> = HashMap::new();
+    let mut residual: HashMap<usize, Vec<Entry>> = HashMap::default();
     let mut stats = PlanStats::default();
     for r in results {
         let agg = r?;
@@ -184,7 +184,10 @@ fn run_unit(
         }
         return Ok(());
     };
-    let r = BlockReader::open(part.block_self_checked(block)?)?;
+    let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
+        return Ok(());
+    };
+    let r = BlockReader::with_header(part.block_self_checked(block)?, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };
@@ -192,7 +195,7 @@ fn run_unit(
     let mut keep = vec![false; nrows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
     agg.stats.rows_scanned += (ev.end - ev.first) as u64;
-    agg.stats.bytes_scanned += ev.range_line_bytes()?;
+    agg.stats.bytes_scanned += ev.range_line_bytes_estimate();
     let mut lines: Vec<Option<String>> = Vec::new();
     ev.line_filters(&ctx.q, &mut keep, &mut lines)?;
     if !keep.iter().any(|&k| k) {
@@ -228,7 +231,7 @@ fn run_unit(
         }
         return Ok(());
     }
-    super::fields::run(ctx, &mut ev, &keep, agg, u.stream, &ts, md)
+    super::fields::run(ctx, &mut ev, &keep, agg, u.stream, ts, md, cache)
 }
 
 /// Decodes every column the kept rows' templates use.

@@ -3,39 +3,27 @@
 //!
 //! Every value a label can take in one block gets a small integer id: the
 //! absent value, the stream label's value, each dictionary entry (or value)
-//! of each column a label may come from, each metadata value. Rows turn
-//! into tuples of ids by lookups; what depends only on a value — whether
-//! `| json` takes it as a member, a label filter's outcome, the unwrapped
-//! number, the group — is computed once per id and memoized, so the engine's
-//! label filters and conversions run once per distinct value, not per row.
+//! of each column a label may come from, each metadata value. Rows are
+//! processed a column at a time, grouped by where their labels come from
+//! (template and metadata names): each label becomes an array of ids, and
+//! what depends only on a value — whether `| json` takes it as a member, a
+//! label filter's outcome, the unwrapped number, the group — is computed
+//! once per id and memoized, so the engine's label filters and conversions
+//! run once per distinct value, not per row.
 
-use super::block::BlockEval;
+use super::block::{BlockEval, TemplateCache};
 use super::buckets::{base_key, decode_all_used, line_len, Agg};
-use super::query::{resolve_labels, LabelSource, TemplateFields};
+use super::query::{resolve_labels, LabelSource};
 use super::Context;
-use crate::block::encoding::{Encoding, Values};
+use crate::block::encoding::Values;
+use crate::block::hash::FastMap as HashMap;
 use crate::StorageError;
 use runakefli_model::plan::{BucketValue, FilterOutcome, GroupBy, GroupKey};
 use runakefli_model::{Entry, Labels};
-use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Id of the absent value.
 const ABSENT: u32 = 0;
-
-/// Memo states.
-const UNKNOWN: u8 = 0;
-
-/// Where a label's value is, for rows of one template.
-#[derive(Clone, Debug)]
-enum Source {
-    /// The first of these columns (slot order) whose value is a member;
-    /// each with whether its slot is quoted.
-    Json(Vec<(usize, bool)>),
-    /// A `| json` parameter: this column's value (`""` when `None`).
-    Key(Option<(usize, bool)>),
-    /// The stream label or metadata.
-    Base,
-}
 
 /// Ids of the values of one block.
 struct Ids<'e> {
@@ -47,11 +35,13 @@ struct Ids<'e> {
     vidx: Vec<Option<&'e [u32]>>,
     /// Per label: the stream label's value.
     stream_vals: Vec<Option<&'e [u8]>>,
-    /// Metadata values, interned.
+    /// Metadata values (and `""`), interned.
     meta: HashMap<&'e [u8], u32>,
     meta_text: Vec<&'e [u8]>,
-    /// First metadata id.
+    /// First interned id.
     meta_base: u32,
+    /// Columns in id order, for [`Ids::text`].
+    ranges: Vec<(u32, usize)>,
 }
 
 impl<'e> Ids<'e> {
@@ -78,7 +68,7 @@ impl<'e> Ids<'e> {
         }
     }
 
-    fn meta_id(&mut self, v: &'e [u8]) -> u32 {
+    fn intern(&mut self, v: &'e [u8]) -> u32 {
         if let Some(&id) = self.meta.get(v) {
             return id;
         }
@@ -100,14 +90,8 @@ impl<'e> Ids<'e> {
         if id >= self.meta_base {
             return Some(self.meta_text[(id - self.meta_base) as usize]);
         }
-        // The column whose range holds the id.
-        let (c, base) = self
-            .col_base
-            .iter()
-            .enumerate()
-            .filter(|(_, &b)| b != u32::MAX && b <= id)
-            .max_by_key(|(_, &b)| b)
-            .map(|(c, &b)| (c, b))?;
+        let k = self.ranges.partition_point(|&(b, _)| b <= id) - 1;
+        let (base, c) = self.ranges[k];
         let vals = self.values[c]?;
         let sub = (id - base) as usize;
         Some(match vals {
@@ -116,19 +100,15 @@ impl<'e> Ids<'e> {
             Values::Flat { .. } => vals.get(sub),
         })
     }
-
-    fn total(&self) -> usize {
-        (self.meta_base as usize) + self.meta_text.len()
-    }
 }
 
-/// A memo indexed by id, growing as metadata ids appear.
+/// A memo indexed by id, growing as interned ids appear.
 struct Memo<T: Clone> {
     v: Vec<T>,
     empty: T,
 }
 
-impl<T: Clone + PartialEq> Memo<T> {
+impl<T: Clone> Memo<T> {
     fn new(n: usize, empty: T) -> Self {
         Memo {
             v: vec![empty.clone(); n],
@@ -166,9 +146,8 @@ fn needs_unescape(raw: &[u8]) -> bool {
     raw.contains(&b'\\') || memchr::memmem::find(raw, "\u{FFFD}".as_bytes()).is_some()
 }
 
-/// Per-id facts about values in slots, memoized: bit 0 known, bit 1 a
-/// member unquoted, bit 2 needs unescaping when quoted, bit 3 rejected by
-/// `| json` when unquoted.
+/// Per-value facts: a member when unquoted, needs unescaping when quoted,
+/// rejected by `| json` when unquoted.
 const KNOWN: u8 = 1;
 const MEMBER: u8 = 2;
 const ESCAPED: u8 = 4;
@@ -188,6 +167,40 @@ fn facts(v: &[u8]) -> u8 {
     f
 }
 
+/// What the header says about all values of column `c`: `MEMBER` when
+/// every value is a member, `ESCAPED` / `BAD` when some value may be.
+fn column_facts(ev: &BlockEval<'_, '_>, c: usize) -> u8 {
+    use crate::block::layout::{VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED};
+    let f = ev.r.header().columns[c].facts;
+    let mut out = KNOWN;
+    if f & VALUES_NOT_NULL_OR_ARRAY != 0 {
+        out |= MEMBER;
+    }
+    if f & VALUES_UNESCAPED == 0 {
+        out |= ESCAPED;
+    }
+    if f & VALUES_JSON_SCALARS == 0 {
+        out |= BAD;
+    }
+    out
+}
+
+fn outcome_code(o: FilterOutcome) -> u8 {
+    match o {
+        FilterOutcome::Keep => 1,
+        FilterOutcome::Drop => 2,
+        FilterOutcome::Error => 3,
+    }
+}
+
+fn call(test: &runakefli_model::plan::FieldTest, args: &[Option<&[u8]>]) -> FilterOutcome {
+    let strs: Vec<Option<&str>> = args
+        .iter()
+        .map(|v| v.map(|b| std::str::from_utf8(b).unwrap_or("")))
+        .collect();
+    test(&strs)
+}
+
 /// Runs the fields stage over the kept rows of `ev`, adding to `agg`.
 #[allow(clippy::too_many_arguments)]
 pub fn run<'e>(
@@ -198,6 +211,7 @@ pub fn run<'e>(
     stream: usize,
     ts: &[i64],
     md: Option<&'e [Vec<(String, String)>]>,
+    cache: &mut TemplateCache,
 ) -> Result<(), StorageError> {
     let stage = ctx.q.fields().expect("fields stage");
     let lu = &ctx.q.labels;
@@ -206,74 +220,76 @@ pub fn run<'e>(
     let bytes = agg.plan.value == BucketValue::LineBytes;
     let infos = ev.infos.clone();
     let nt = infos.len();
-    let row_tpl: Vec<u32> = ev.r.row_templates().to_vec();
     let heads = ev.r.template_heads().to_vec();
-    let mut used = vec![false; nt];
-    for i in ev.first..ev.end {
-        if keep[i] {
-            used[row_tpl[i] as usize] = true;
-        }
-    }
+    let row_tpl: &[u32] = ev.r.row_templates();
     let no_md: &[(String, String)] = &[];
     let row_md = |i: usize| md.map_or(no_md, |m| m[i].as_slice());
-    // Sources per template for rows without metadata.
-    let stream_has = |n: &str| labels.get(n).is_some();
-    let sources_of = |t: usize, base_has: &dyn Fn(&str) -> bool| -> Option<Vec<Source>> {
-        let tf: &TemplateFields = infos[t].fields.as_ref()?;
-        let res = resolve_labels(names, Some(tf), Some(stage), base_has);
-        let col = |k: usize| (heads[t].slots[k] as usize, tf.slot_quoted[k]);
-        Some(
-            res.into_iter()
-                .map(|r| match r {
-                    LabelSource::Json(slots) => Source::Json(slots.into_iter().map(col).collect()),
-                    LabelSource::Key(slot) => Source::Key(slot.map(col)),
-                    LabelSource::Base => Source::Base,
-                })
-                .collect(),
-        )
-    };
-    let plain: Vec<Option<Vec<Source>>> = (0..nt)
-        .map(|t| {
-            if used[t] {
-                sources_of(t, &stream_has)
-            } else {
-                None
-            }
-        })
-        .collect();
-    // Columns labels may come from, and the unquoted columns `| json` could
-    // reject, per template.
+
+    // Rows grouped by where their labels come from: (template, metadata names).
+    let stream_sig = ctx.name_sigs[stream];
+    let mut group_index: HashMap<(usize, u64), usize> = HashMap::default();
+    let mut plain_group: Vec<usize> = vec![usize::MAX; nt];
+    let mut groups: Vec<(usize, Option<Rc<Vec<LabelSource>>>, Vec<u32>)> = Vec::new();
+    let mut used = vec![false; nt];
+    for i in ev.first..ev.end {
+        if !keep[i] {
+            continue;
+        }
+        let t = row_tpl[i] as usize;
+        used[t] = true;
+        let mdr = row_md(i);
+        if mdr.is_empty() && plain_group[t] != usize::MAX {
+            groups[plain_group[t]].2.push(i as u32);
+            continue;
+        }
+        let sig = if mdr.is_empty() {
+            stream_sig
+        } else {
+            mdr.iter().fold(stream_sig ^ 0x6d65_7461, |h, (k, _)| {
+                (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes())).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            })
+        };
+        let g = *group_index.entry((t, sig)).or_insert_with(|| {
+            let res = infos[t].fields.as_ref().map(|tf| {
+                let key = (heads[t].id, sig);
+                cache
+                    .resolved
+                    .entry(key)
+                    .or_insert_with(|| {
+                        let has =
+                            |n: &str| labels.get(n).is_some() || mdr.iter().any(|(k, _)| k == n);
+                        Rc::new(resolve_labels(names, Some(tf), Some(stage), &has))
+                    })
+                    .clone()
+            });
+            groups.push((t, res, Vec::new()));
+            groups.len() - 1
+        });
+        if mdr.is_empty() {
+            plain_group[t] = g;
+        }
+        groups[g].2.push(i as u32);
+    }
+
+    // Columns labels may come from, and unquoted columns `| json` reads.
     let ncols = ev.r.column_count();
     let mut label_col = vec![false; ncols];
-    let mut unquoted: Vec<Vec<usize>> = vec![Vec::new(); nt];
     for t in 0..nt {
         if !used[t] {
             continue;
         }
-        let Some(tf) = infos[t].fields.as_ref() else {
+        if infos[t].fields.is_none() {
             continue;
-        };
-        for (k, &c) in heads[t].slots.iter().enumerate() {
-            let c = c as usize;
-            let maybe = tf.keys.contains(&Some(k)) || {
-                let l = &tf.slot_labels[k];
-                !l.is_empty()
-                    && names
-                        .iter()
-                        .any(|n| n == l || n.strip_suffix("_extracted") == Some(l.as_str()))
-            };
-            if maybe {
+        }
+        for &k in &infos[t].label_slots {
+            label_col[heads[t].slots[k] as usize] = true;
+        }
+        // Unquoted values are checked only where the header cannot vouch
+        // for every value.
+        for &k in &infos[t].unquoted_slots {
+            let c = heads[t].slots[k] as usize;
+            if column_facts(ev, c) & BAD != 0 {
                 label_col[c] = true;
-            }
-            if !tf.slot_quoted[k] {
-                let (enc, _) = ev.r.column_head(c);
-                if !matches!(
-                    enc,
-                    Encoding::Decimal | Encoding::Timestamp | Encoding::Ipv4
-                ) {
-                    unquoted[t].push(c);
-                    label_col[c] = true;
-                }
             }
         }
     }
@@ -287,17 +303,19 @@ pub fn run<'e>(
         }
     }
     let ev: &'e BlockEval<'_, '_> = ev;
-    // Id space.
     let mut col_base = vec![u32::MAX; ncols];
+    let mut col_fact = vec![0u8; ncols];
     let mut next = 1 + names.len() as u32;
     let mut values: Vec<Option<&Values>> = vec![None; ncols];
     let mut vidx: Vec<Option<&[u32]>> = vec![None; ncols];
+    let mut ranges = Vec::new();
     for c in 0..ncols {
         if !label_col[c] {
             continue;
         }
         let v = ev.values_ro(c);
         col_base[c] = next;
+        ranges.push((next, c));
         next += match v {
             Values::Const { .. } => 1,
             Values::Dict { ends, .. } => ends.len() as u32,
@@ -305,6 +323,7 @@ pub fn run<'e>(
         };
         values[c] = Some(v);
         vidx[c] = Some(ev.value_index_ro(c));
+        col_fact[c] = column_facts(ev, c);
     }
     let mut ids = Ids {
         col_base,
@@ -314,215 +333,281 @@ pub fn run<'e>(
             .iter()
             .map(|n| labels.get(n).map(str::as_bytes))
             .collect(),
-        meta: HashMap::new(),
+        meta: HashMap::default(),
         meta_text: Vec::new(),
         meta_base: next,
+        ranges,
     };
-    let total = ids.total();
+    let total = next as usize;
     let mut fact = Memo::new(total, 0u8);
-    let nf = stage.filters.len();
-    let mut filter_memo: Vec<Memo<u8>> = (0..nf).map(|_| Memo::new(total, UNKNOWN)).collect();
-    let mut filter_map: Vec<HashMap<Vec<u32>, FilterOutcome>> = vec![HashMap::new(); nf];
-    let np = stage.unwrap.as_ref().map_or(0, |u| u.post_filters.len());
-    let mut post_map: Vec<HashMap<Vec<u32>, FilterOutcome>> = vec![HashMap::new(); np];
-    let mut unwrap_memo: Memo<Option<Option<f64>>> =
-        Memo::new(if stage.unwrap.is_some() { total } else { 0 }, None);
-    let mut group_one: Memo<usize> = Memo::new(total, usize::MAX);
-    let mut group_map: HashMap<Vec<u32>, usize> = HashMap::new();
-    let mut meta_sources: HashMap<(usize, Vec<String>), Option<Vec<Source>>> = HashMap::new();
-    let mut row_ids: Vec<u32> = vec![ABSENT; names.len()];
-    let mut args: Vec<u32> = Vec::new();
-    let mut residual = vec![false; keep.len()];
-    let mut any_residual = false;
-    let outcome_code = |o: FilterOutcome| match o {
-        FilterOutcome::Keep => 1u8,
-        FilterOutcome::Drop => 2,
-        FilterOutcome::Error => 3,
+    let mut get_fact = |ids: &Ids<'e>, id: u32| -> u8 {
+        let f = fact.get(id);
+        if *f == 0 {
+            *f = facts(ids.text(id).unwrap_or(b""));
+        }
+        *f
     };
-    'rows: for i in ev.first..ev.end {
-        if !keep[i] {
-            continue;
-        }
-        let t = row_tpl[i] as usize;
-        let mdr = row_md(i);
-        // Sources for this row.
-        let srcs: &Option<Vec<Source>> = if mdr.is_empty() {
-            &plain[t]
-        } else {
-            let key = (t, mdr.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
-            meta_sources.entry(key).or_insert_with(|| {
-                let has = |n: &str| labels.get(n).is_some() || mdr.iter().any(|(k, _)| k == n);
-                sources_of(t, &has)
-            })
-        };
-        let Some(srcs) = srcs else {
-            residual[i] = true;
-            any_residual = true;
+
+    // Label ids, a column of ids per label over the rows in group order.
+    let n: usize = groups.iter().map(|g| g.2.len()).sum();
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut lab: Vec<Vec<u32>> = vec![Vec::with_capacity(n); names.len()];
+    let mut dead = vec![false; n]; // residual
+    for (t, res, rows) in &groups {
+        let start = order.len();
+        order.extend_from_slice(rows);
+        let Some(res) = res else {
+            dead[start..start + rows.len()]
+                .iter_mut()
+                .for_each(|d| *d = true);
+            for l in lab.iter_mut() {
+                l.resize(start + rows.len(), ABSENT);
+            }
             continue;
         };
-        // Values `| json` would reject.
-        for &c in &unquoted[t] {
-            let id = ids.of(c, i);
-            let f = fact.get(id);
-            if *f == 0 {
-                *f = facts(ids.text(id).unwrap_or(b""));
+        let t = *t;
+        // Unquoted values `| json` would reject.
+        for &k in &infos[t].unquoted_slots {
+            let c = heads[t].slots[k] as usize;
+            if ids.col_base[c] == u32::MAX || col_fact[c] & BAD == 0 {
+                continue;
             }
-            if *f & BAD != 0 {
-                residual[i] = true;
-                any_residual = true;
-                continue 'rows;
-            }
-        }
-        // Label ids.
-        for (j, src) in srcs.iter().enumerate() {
-            let base = |ids: &mut Ids<'e>| -> u32 {
-                match mdr.iter().rev().find(|(k, _)| *k == names[j]) {
-                    Some((_, v)) => ids.meta_id(v.as_bytes()),
-                    None => ids.stream(j),
+            for (p, &r) in rows.iter().enumerate() {
+                if get_fact(&ids, ids.of(c, r as usize)) & BAD != 0 {
+                    dead[start + p] = true;
                 }
-            };
-            row_ids[j] = match src {
-                Source::Base => base(&mut ids),
-                Source::Json(cols) => {
-                    let mut found = None;
-                    for &(c, quoted) in cols {
-                        let id = ids.of(c, i);
-                        let f = fact.get(id);
-                        if *f == 0 {
-                            *f = facts(ids.text(id).unwrap_or(b""));
+            }
+        }
+        let slot_col = |k: usize| heads[t].slots[k] as usize;
+        for (j, src) in res.iter().enumerate() {
+            let out = &mut lab[j];
+            match src {
+                LabelSource::Base => {
+                    for &r in rows {
+                        let mdr = row_md(r as usize);
+                        let id = match mdr.iter().rev().find(|(k, _)| *k == names[j]) {
+                            Some((_, v)) => ids.intern(v.as_bytes()),
+                            None => ids.stream(j),
+                        };
+                        out.push(id);
+                    }
+                }
+                LabelSource::Json(slots) if slots.len() == 1 => {
+                    let k = slots[0];
+                    let c = slot_col(k);
+                    let quoted = infos[t].fields.as_ref().expect("fields").slot_quoted[k];
+                    let f = col_fact[c];
+                    let check_escape = quoted && f & ESCAPED != 0;
+                    let check_member = !quoted && f & MEMBER == 0;
+                    for (p, &r) in rows.iter().enumerate() {
+                        let mut id = ids.of(c, r as usize);
+                        if check_escape && get_fact(&ids, id) & ESCAPED != 0 {
+                            dead[start + p] = true;
                         }
-                        if quoted {
-                            if *f & ESCAPED != 0 {
-                                residual[i] = true;
-                                any_residual = true;
-                                continue 'rows;
+                        if check_member && get_fact(&ids, id) & MEMBER == 0 {
+                            let mdr = row_md(r as usize);
+                            id = match mdr.iter().rev().find(|(k, _)| *k == names[j]) {
+                                Some((_, v)) => ids.intern(v.as_bytes()),
+                                None => ids.stream(j),
+                            };
+                        }
+                        out.push(id);
+                    }
+                }
+                LabelSource::Json(slots) => {
+                    let tf = infos[t].fields.as_ref().expect("fields");
+                    for (p, &r) in rows.iter().enumerate() {
+                        let mut found = None;
+                        for &k in slots {
+                            let id = ids.of(slot_col(k), r as usize);
+                            let f = get_fact(&ids, id);
+                            if tf.slot_quoted[k] {
+                                if f & ESCAPED != 0 {
+                                    dead[start + p] = true;
+                                }
+                                found = Some(id);
+                                break;
                             }
-                            found = Some(id);
-                            break;
+                            if f & MEMBER != 0 {
+                                found = Some(id);
+                                break;
+                            }
                         }
-                        if *f & MEMBER != 0 {
-                            found = Some(id);
-                            break;
-                        }
-                    }
-                    match found {
-                        Some(id) => id,
-                        None => base(&mut ids),
+                        let id = match found {
+                            Some(id) => id,
+                            None => {
+                                let mdr = row_md(r as usize);
+                                match mdr.iter().rev().find(|(k, _)| *k == names[j]) {
+                                    Some((_, v)) => ids.intern(v.as_bytes()),
+                                    None => ids.stream(j),
+                                }
+                            }
+                        };
+                        out.push(id);
                     }
                 }
-                Source::Key(None) => ids.meta_id(b""),
-                Source::Key(Some((c, quoted))) => {
-                    let id = ids.of(*c, i);
-                    let f = fact.get(id);
-                    if *f == 0 {
-                        *f = facts(ids.text(id).unwrap_or(b""));
-                    }
-                    if *quoted {
-                        if *f & ESCAPED != 0 {
-                            residual[i] = true;
-                            any_residual = true;
-                            continue 'rows;
-                        }
-                        id
-                    } else if ids.text(id) == Some(&b"null"[..]) {
-                        ids.meta_id(b"")
-                    } else {
-                        id
+                LabelSource::Key(None) => {
+                    let id = ids.intern(b"");
+                    out.extend(std::iter::repeat_n(id, rows.len()));
+                }
+                LabelSource::Key(Some(k)) => {
+                    let c = slot_col(*k);
+                    let quoted = infos[t].fields.as_ref().expect("fields").slot_quoted[*k];
+                    for (p, &r) in rows.iter().enumerate() {
+                        let id = ids.of(c, r as usize);
+                        let f = get_fact(&ids, id);
+                        let id = if quoted {
+                            if f & ESCAPED != 0 {
+                                dead[start + p] = true;
+                            }
+                            id
+                        } else if ids.text(id) == Some(&b"null"[..]) {
+                            ids.intern(b"")
+                        } else {
+                            id
+                        };
+                        out.push(id);
                     }
                 }
-            };
+            }
         }
-        // Label filters.
-        for (fi, f) in stage.filters.iter().enumerate() {
-            let arg = &lu.filters[fi];
-            let code = if arg.len() == 1 {
-                let id = row_ids[arg[0]];
-                let m = filter_memo[fi].get(id);
-                if *m == UNKNOWN {
-                    let v = ids.text(id);
-                    *m = outcome_code(call(&f.test, &[v]));
+    }
+
+    // Label filters.
+    let mut alive: Vec<bool> = dead.iter().map(|d| !d).collect();
+    let mut args: Vec<u32> = Vec::new();
+    for (fi, f) in stage.filters.iter().enumerate() {
+        let arg = &lu.filters[fi];
+        if arg.len() == 1 {
+            let mut memo = Memo::new(ids.meta_base as usize + ids.meta_text.len(), 0u8);
+            let col = &lab[arg[0]];
+            for p in 0..n {
+                if !alive[p] {
+                    continue;
                 }
-                *m
-            } else {
+                let id = col[p];
+                let m = memo.get(id);
+                if *m == 0 {
+                    *m = outcome_code(call(&f.test, &[ids.text(id)]));
+                }
+                match *m {
+                    1 => {}
+                    2 => alive[p] = false,
+                    _ => {
+                        alive[p] = false;
+                        dead[p] = true;
+                    }
+                }
+            }
+        } else {
+            let mut memo: HashMap<Vec<u32>, u8> = HashMap::default();
+            for p in 0..n {
+                if !alive[p] {
+                    continue;
+                }
                 args.clear();
-                args.extend(arg.iter().map(|&j| row_ids[j]));
-                match filter_map[fi].get(&args) {
-                    Some(&o) => outcome_code(o),
+                args.extend(arg.iter().map(|&j| lab[j][p]));
+                let code = match memo.get(&args) {
+                    Some(&c) => c,
                     None => {
                         let vals: Vec<Option<&[u8]>> =
                             args.iter().map(|&id| ids.text(id)).collect();
-                        let o = call(&f.test, &vals);
-                        filter_map[fi].insert(args.clone(), o);
-                        outcome_code(o)
+                        let c = outcome_code(call(&f.test, &vals));
+                        memo.insert(args.clone(), c);
+                        c
                     }
-                }
-            };
-            match code {
-                1 => {}
-                2 => continue 'rows,
-                _ => {
-                    residual[i] = true;
-                    any_residual = true;
-                    continue 'rows;
+                };
+                match code {
+                    1 => {}
+                    2 => alive[p] = false,
+                    _ => {
+                        alive[p] = false;
+                        dead[p] = true;
+                    }
                 }
             }
         }
-        // The sample.
-        let value = match (&stage.unwrap, lu.unwrap) {
-            (Some(u), Some(j)) => {
-                let id = row_ids[j];
-                let m = unwrap_memo.get(id);
-                if m.is_none() {
-                    let text = ids.text(id).unwrap_or(b"");
-                    *m = Some(std::str::from_utf8(text).ok().and_then(|s| (u.convert)(s)));
+    }
+
+    // Samples.
+    let mut sample: Vec<f64> = Vec::new();
+    if let (Some(u), Some(j)) = (&stage.unwrap, lu.unwrap) {
+        sample = vec![0.0; n];
+        let mut memo: Memo<Option<Option<f64>>> =
+            Memo::new(ids.meta_base as usize + ids.meta_text.len(), None);
+        for p in 0..n {
+            if !alive[p] {
+                continue;
+            }
+            let id = lab[j][p];
+            let m = memo.get(id);
+            if m.is_none() {
+                let text = ids.text(id).unwrap_or(b"");
+                *m = Some(std::str::from_utf8(text).ok().and_then(|s| (u.convert)(s)));
+            }
+            match m.expect("set") {
+                Some(v) => sample[p] = v,
+                None => {
+                    alive[p] = false;
+                    dead[p] = true;
                 }
-                let Some(v) = m.expect("set") else {
-                    residual[i] = true;
-                    any_residual = true;
-                    continue 'rows;
+            }
+        }
+        for (fi, f) in u.post_filters.iter().enumerate() {
+            let arg = &lu.post_filters[fi];
+            let mut memo: HashMap<Vec<u32>, u8> = HashMap::default();
+            for p in 0..n {
+                if !alive[p] {
+                    continue;
+                }
+                args.clear();
+                args.extend(arg.iter().map(|&j| lab[j][p]));
+                let code = match memo.get(&args) {
+                    Some(&c) => c,
+                    None => {
+                        let vals: Vec<Option<&[u8]>> =
+                            args.iter().map(|&id| ids.text(id)).collect();
+                        let c = outcome_code(call(&f.test, &vals));
+                        memo.insert(args.clone(), c);
+                        c
+                    }
                 };
-                for (fi, f) in u.post_filters.iter().enumerate() {
-                    args.clear();
-                    args.extend(lu.post_filters[fi].iter().map(|&j| row_ids[j]));
-                    let o = match post_map[fi].get(&args) {
-                        Some(&o) => o,
-                        None => {
-                            let vals: Vec<Option<&[u8]>> =
-                                args.iter().map(|&id| ids.text(id)).collect();
-                            let o = call(&f.test, &vals);
-                            post_map[fi].insert(args.clone(), o);
-                            o
-                        }
-                    };
-                    match o {
-                        FilterOutcome::Keep => {}
-                        FilterOutcome::Drop => continue 'rows,
-                        FilterOutcome::Error => {
-                            residual[i] = true;
-                            any_residual = true;
-                            continue 'rows;
-                        }
+                match code {
+                    1 => {}
+                    2 => alive[p] = false,
+                    _ => {
+                        alive[p] = false;
+                        dead[p] = true;
                     }
                 }
-                v
             }
-            _ if bytes => line_len(ev, i) as f64,
-            _ => 1.0,
-        };
+        }
+    } else if bytes {
+        sample = order
+            .iter()
+            .map(|&r| line_len(ev, r as usize) as f64)
+            .collect();
+    }
+
+    // Groups and buckets.
+    let mut group_memo: Memo<usize> =
+        Memo::new(ids.meta_base as usize + ids.meta_text.len(), usize::MAX);
+    let mut group_map: HashMap<Vec<u32>, usize> = HashMap::default();
+    let mut constant: Option<usize> = None;
+    for p in 0..n {
+        if !alive[p] {
+            continue;
+        }
+        let r = order[p] as usize;
         agg.stats.rows_kept += 1;
         agg.stats.rows_from_columns += 1;
-        // The group.
         let g = match &agg.plan.group_by {
             GroupBy::Labels(_) if lu.group.is_empty() => {
-                let slot = group_one.get(ABSENT);
-                if *slot == usize::MAX {
-                    *slot = agg.group(GroupKey::Labels(Vec::new()));
-                }
-                *slot
+                *constant.get_or_insert_with(|| agg.group(GroupKey::Labels(Vec::new())))
             }
             GroupBy::Labels(_) if lu.group.len() == 1 => {
-                let id = row_ids[lu.group[0]];
-                let slot = group_one.get(id);
+                let id = lab[lu.group[0]][p];
+                let slot = group_memo.get(id);
                 if *slot == usize::MAX {
                     let key = GroupKey::Labels(vec![ids
                         .text(id)
@@ -533,7 +618,7 @@ pub fn run<'e>(
             }
             GroupBy::Labels(_) => {
                 args.clear();
-                args.extend(lu.group.iter().map(|&j| row_ids[j]));
+                args.extend(lu.group.iter().map(|&j| lab[j][p]));
                 match group_map.get(&args) {
                     Some(&g) => g,
                     None => {
@@ -551,12 +636,23 @@ pub fn run<'e>(
                     }
                 }
             }
-            GroupBy::Stream => agg.group(base_key(agg.plan, mdr, &ctx.streams[stream].labels)),
+            GroupBy::Stream => {
+                agg.group(base_key(agg.plan, row_md(r), &ctx.streams[stream].labels))
+            }
         };
-        agg.add(g, ts[i], value);
+        let v = if sample.is_empty() { 1.0 } else { sample[p] };
+        agg.add(g, ts[r], v);
     }
-    if any_residual {
-        let lines = ev.rebuild(&residual)?;
+
+    // Residual rows.
+    if dead.iter().any(|&d| d) {
+        let mut want = vec![false; keep.len()];
+        for p in 0..n {
+            if dead[p] {
+                want[order[p] as usize] = true;
+            }
+        }
+        let lines = ev.rebuild(&want)?;
         let out = agg.residual.entry(stream).or_default();
         for (i, line) in lines.into_iter().enumerate() {
             if let Some(line) = line {
@@ -569,12 +665,4 @@ pub fn run<'e>(
         }
     }
     Ok(())
-}
-
-fn call(test: &runakefli_model::plan::FieldTest, args: &[Option<&[u8]>]) -> FilterOutcome {
-    let strs: Vec<Option<&str>> = args
-        .iter()
-        .map(|v| v.map(|b| std::str::from_utf8(b).unwrap_or("")))
-        .collect();
-    test(&strs)
 }

@@ -43,7 +43,7 @@ fn answer_order(ctx: &Context<'_>, dir: Direction, a: &Candidate, b: &Candidate)
         Direction::Forward => a.ts.cmp(&b.ts),
         Direction::Backward => b.ts.cmp(&a.ts),
     };
-    t.then_with(|| ctx.orders[a.stream].cmp(&ctx.orders[b.stream]))
+    t.then_with(|| ctx.order(a.stream).cmp(ctx.order(b.stream)))
         .then(a.seq.cmp(&b.seq))
 }
 
@@ -225,7 +225,10 @@ fn run_unit(
         }
         return Ok(());
     };
-    let r = BlockReader::open(part.block_self_checked(block)?)?;
+    let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
+        return Ok(());
+    };
+    let r = BlockReader::with_header(part.block_self_checked(block)?, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };

@@ -39,11 +39,20 @@ pub(crate) struct Context<'p> {
     pub q: CompiledQuery<'p>,
     /// The plan's streams.
     pub streams: Vec<StreamInfo>,
-    /// Each stream's labels as text (ties in log answers are broken by it).
-    pub orders: Vec<Arc<str>>,
+    /// Each stream's labels as text (ties in log answers are broken by
+    /// it), made when first needed.
+    orders: Vec<std::sync::OnceLock<Arc<str>>>,
+    /// Each stream's label names, hashed (where `| json` adds `_extracted`
+    /// depends on them).
+    pub name_sigs: Vec<u64>,
 }
 
 impl Context<'_> {
+    /// Stream `i`'s labels as text.
+    pub fn order(&self, i: usize) -> &str {
+        self.orders[i].get_or_init(|| Arc::from(self.streams[i].labels.to_string()))
+    }
+
     /// Fails once the plan's deadline has passed.
     pub fn check_deadline(&self) -> Result<(), StorageError> {
         match self.q.plan.deadline {
@@ -90,7 +99,10 @@ impl Storage {
                 .flat_map(|(_, p)| p.state.read().parts.clone())
                 .collect()
         };
-        let matching = tenant.index.read().matching(&plan.selector, lo, hi);
+        let matching = tenant
+            .index
+            .read()
+            .matching_unsorted(&plan.selector, lo, hi);
         let mut streams = Vec::with_capacity(matching.len());
         let mut orders = Vec::with_capacity(matching.len());
         let mut units: Vec<Unit> = Vec::new();
@@ -106,10 +118,24 @@ impl Storage {
                 hi,
                 &mut units,
             );
-            orders.push(Arc::from(info.labels.to_string()));
+            orders.push(std::sync::OnceLock::new());
             streams.push(info);
         }
-        let ctx = Context { q, streams, orders };
+        let name_sigs = streams
+            .iter()
+            .map(|s| {
+                s.labels.pairs().iter().fold(0x6e61_6d65u64, |h, (k, _)| {
+                    (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                })
+            })
+            .collect();
+        let ctx = Context {
+            q,
+            streams,
+            orders,
+            name_sigs,
+        };
         let answer = match &plan.output {
             PlanOutput::Lines { limit, direction } => lines::run(&ctx, units, *limit, *direction)?,
             PlanOutput::Buckets(b) => buckets::run(&ctx, units, b)?,

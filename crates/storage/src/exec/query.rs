@@ -70,6 +70,8 @@ pub struct CompiledQuery<'p> {
     pub hi: i64,
     /// Distinct substrings the filters test.
     pub needles: Vec<Vec<u8>>,
+    /// The same, prepared for bloom checks.
+    pub probes: Vec<crate::block::prune::NeedleProbe>,
     /// One per line filter, in plan order.
     pub filters: Vec<FilterPlan>,
     /// The labels read (bucket plans).
@@ -155,10 +157,15 @@ impl<'p> CompiledQuery<'p> {
                 labels.group = g.iter().map(|l| labels.index(l)).collect();
             }
         }
+        let probes = needles
+            .iter()
+            .map(|n| crate::block::prune::NeedleProbe::new(n))
+            .collect();
         Some(CompiledQuery {
             plan,
             lo: plan.start,
             hi: plan.end - 1,
+            probes,
             needles,
             filters,
             labels,
@@ -181,10 +188,33 @@ impl<'p> CompiledQuery<'p> {
             Some(fs) => TemplateFields::of(t.text(), &fs.parser),
             None => None,
         };
+        let names = &self.labels.labels;
+        let (label_slots, unquoted_slots) = match &fields {
+            Some(tf) => {
+                let label = (0..tf.slot_quoted.len())
+                    .filter(|&k| {
+                        tf.keys.contains(&Some(k)) || {
+                            let l = &tf.slot_labels[k];
+                            !l.is_empty()
+                                && names.iter().any(|n| {
+                                    n == l || n.strip_suffix("_extracted") == Some(l.as_str())
+                                })
+                        }
+                    })
+                    .collect();
+                let unquoted = (0..tf.slot_quoted.len())
+                    .filter(|&k| !tf.slot_quoted[k])
+                    .collect();
+                (label, unquoted)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
         TemplateInfo {
             const_len,
             needles,
             fields,
+            label_slots,
+            unquoted_slots,
         }
     }
 }
@@ -200,6 +230,10 @@ pub struct TemplateInfo {
     /// must be left to the engine (not an object template, keys `| json`
     /// names differently, a parameter the template cannot answer).
     pub fields: Option<TemplateFields>,
+    /// Slots that may hold a label the query reads.
+    pub label_slots: Vec<usize>,
+    /// Slots whose values are not JSON strings (`| json` may reject them).
+    pub unquoted_slots: Vec<usize>,
 }
 
 /// A shared [`TemplateInfo`].

@@ -64,6 +64,35 @@ pub fn stream_units(
     out: &mut Vec<Unit>,
 ) {
     let sid = info.id;
+    // The common case: one part, nothing in memory. Blocks of one part are
+    // disjoint in time and hold no duplicates.
+    if parts.len() == 1 && memtables.iter().all(|m| m.rows() == 0) {
+        let part = &parts[0];
+        let columnar = part.format() == BlockFormat::Columnar;
+        for b in part.stream_blocks(sid) {
+            if b.meta.max_ts < lo || b.meta.min_ts > hi {
+                continue;
+            }
+            let data = if columnar && is_v2(part, b) {
+                UnitData::Columnar {
+                    part: part.clone(),
+                    block: b.clone(),
+                }
+            } else {
+                UnitData::OldBlock {
+                    part: part.clone(),
+                    block: b.clone(),
+                }
+            };
+            out.push(Unit {
+                stream,
+                min_ts: b.meta.min_ts,
+                max_ts: b.meta.max_ts,
+                data,
+            });
+        }
+        return;
+    }
     let mut part_blocks: Vec<(Arc<Part>, Vec<BlockRef>)> = Vec::new();
     for p in parts {
         let blocks: Vec<BlockRef> = p
@@ -78,6 +107,7 @@ pub fn stream_units(
     }
     let memory: Vec<Vec<Entry>> = memtables
         .iter()
+        .filter(|m| m.rows() > 0)
         .map(|m| m.entries_in(tenant, sid, lo, hi))
         .filter(|e| !e.is_empty())
         .collect();
@@ -150,10 +180,7 @@ pub fn stream_units(
 
 /// Whether a columnar block is in format version 2 (read from its first byte).
 fn is_v2(part: &Part, block: &BlockRef) -> bool {
-    part.block_self_checked(block)
-        .ok()
-        .and_then(|b| b.first().copied())
-        .is_some_and(|v| v >= 2)
+    part.block_version(block).is_some_and(|v| v >= 2)
 }
 
 /// Removes exact duplicates (timestamp, line, metadata) from time-sorted

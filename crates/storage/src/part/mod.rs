@@ -11,7 +11,10 @@ mod writer;
 
 pub use writer::PartWriter;
 
-use crate::block::{block_may_contain, decode_block, BlockMeta, BlockReader, DecodedBlock};
+use crate::block::layout::BlockHeader;
+use crate::block::{
+    block_may_contain, decode_block, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
+};
 use crate::encoding::Reader;
 use crate::fsutil::remove_file;
 use crate::StorageError;
@@ -20,7 +23,8 @@ use runakefli_model::StreamId;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"RKFPART\0";
 const END_MAGIC: &[u8; 8] = b"RKFPEND\0";
@@ -67,6 +71,8 @@ pub struct BlockRef {
     pub crc: u32,
     /// Rows and time range of the block.
     pub meta: BlockMeta,
+    /// Position among the part's blocks.
+    pub index: u32,
 }
 
 /// What the manifest records about a part.
@@ -96,6 +102,11 @@ pub struct Part {
     blocks: Vec<BlockRef>,
     format: BlockFormat,
     obsolete: AtomicBool,
+    /// Decoded headers of the columnar blocks, by block index (decoded when
+    /// the part opens; `None` for raw blocks and headers that failed).
+    headers: Vec<Option<Arc<BlockHeader<'static>>>>,
+    /// Per block: 0 bloom not checked yet, 1 checked and sound, 2 damaged.
+    bloom_checked: Vec<AtomicU8>,
 }
 
 impl std::fmt::Debug for Part {
@@ -178,6 +189,7 @@ impl Part {
                     len: blen,
                     crc,
                     meta,
+                    index: blocks.len() as u32,
                 });
             }
             streams.insert(sid, (start, nb));
@@ -189,6 +201,21 @@ impl Part {
         let mut info = info;
         info.rows = rows;
         info.bytes = len as u64;
+        // Keep the headers of columnar blocks (every query reads them).
+        let headers = blocks
+            .iter()
+            .map(|b| {
+                if format != BlockFormat::Columnar {
+                    return None;
+                }
+                let src =
+                    map.get(b.offset as usize..(b.offset as usize).saturating_add(b.len as usize))?;
+                BlockHeader::decode(src)
+                    .ok()
+                    .map(|h| Arc::new(h.into_owned()))
+            })
+            .collect();
+        let bloom_checked = (0..blocks.len()).map(|_| AtomicU8::new(0)).collect();
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -198,7 +225,41 @@ impl Part {
             blocks,
             format,
             obsolete: AtomicBool::new(false),
+            headers,
+            bloom_checked,
         })
+    }
+
+    /// The decoded header of a columnar block, kept since the part opened
+    /// (decoded now, and checked, when it was not).
+    pub fn header(&self, b: &BlockRef) -> Result<HeaderRef<'_>, StorageError> {
+        if let Some(Some(h)) = self.headers.get(b.index as usize) {
+            return Ok(HeaderRef::Shared(h.clone()));
+        }
+        Ok(HeaderRef::Owned(BlockHeader::decode(self.block_slice(b)?)?))
+    }
+
+    /// The format version of a columnar block, from its kept header.
+    pub fn block_version(&self, b: &BlockRef) -> Option<u8> {
+        self.headers
+            .get(b.index as usize)?
+            .as_ref()
+            .map(|h| h.version)
+    }
+
+    /// Checks a block's bloom section once (later calls answer from memory).
+    pub fn check_bloom(&self, b: &BlockRef, header: &BlockHeader<'_>) -> Result<(), StorageError> {
+        let Some(flag) = self.bloom_checked.get(b.index as usize) else {
+            return header.check_bloom(self.block_slice(b)?);
+        };
+        match flag.load(Ordering::Relaxed) {
+            1 => Ok(()),
+            _ => {
+                let r = header.check_bloom(self.block_slice(b)?);
+                flag.store(if r.is_ok() { 1 } else { 2 }, Ordering::Relaxed);
+                r
+            }
+        }
     }
 
     /// The part's manifest entry.

@@ -164,6 +164,7 @@ impl PartWriter {
             len: self.scratch.len() as u32,
             crc: crc32fast::hash(&self.scratch),
             meta,
+            index: 0,
         };
         self.offset += self.scratch.len() as u64;
         self.rows += b.meta.rows as u64;

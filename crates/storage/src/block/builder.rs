@@ -11,7 +11,7 @@ use super::layout::{
     VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED, VERSION,
 };
 use super::shape::{split_line, template_slots, SLOT};
-use super::tokens::{longest_token, token_classes};
+use super::tokens::{alphabet, longest_token, token_classes};
 use super::varint::{put_bytes, put_uvarint, zigzag};
 use super::BlockMeta;
 use xxhash_rust::xxh3::xxh3_128;
@@ -305,6 +305,7 @@ impl BlockBuilder {
             );
             let mut longest = 0;
             let mut classes = 0;
+            let mut letters = 0u64;
             let mut facts = VALUES_JSON_SCALARS | VALUES_UNESCAPED | VALUES_NOT_NULL_OR_ARRAY;
             let mut gk = Vec::new();
             let hex = enc.encoding == crate::block::Encoding::Hex;
@@ -319,6 +320,7 @@ impl BlockBuilder {
                 }
                 longest = longest.max(longest_token(v));
                 classes |= token_classes(v);
+                letters |= alphabet(v);
                 facts &= value_facts(v);
             }
             gk.sort_unstable();
@@ -336,7 +338,7 @@ impl BlockBuilder {
                 enc.encoding,
                 enc.prefix.to_vec(),
                 longest.min(usize::from(TOKEN_LEN_UNKNOWN)) as u8,
-                (classes, facts),
+                (classes, letters, facts),
                 ColumnPlace {
                     values: values.len(),
                     frame,
@@ -378,7 +380,7 @@ impl BlockBuilder {
             .zip(&self.col_names)
             .zip(&with_grams)
             .map(
-                |(((kind, encoding, prefix, max_token_len, (classes, facts), place), name), &g)| {
+                |(((kind, encoding, prefix, max_token_len, (classes, letters, facts), place), name), &g)| {
                     ColumnHead {
                         kind: *kind,
                         encoding: *encoding,
@@ -386,6 +388,7 @@ impl BlockBuilder {
                         prefix: std::borrow::Cow::Borrowed(&prefix[..]),
                         max_token_len: *max_token_len,
                         classes: *classes,
+                        alphabet: *letters,
                         has_grams: g,
                         facts: *facts,
                         place: Some(*place),

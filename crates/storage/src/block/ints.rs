@@ -75,17 +75,19 @@ fn unpack_bits(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
         let mut tail = [0u8; 16];
         let from = safe.min(src.len());
         tail[..src.len() - from].copy_from_slice(&src[from..]);
-        out.reserve(n);
-        for i in 0..n {
+        let start = out.len();
+        out.resize(start + n, 0);
+        for (i, slot) in out[start..].iter_mut().enumerate() {
             let bit = i * bits;
             let byte = bit / 8;
-            let word = if byte < safe {
-                u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"))
-            } else {
-                let k = byte - from;
-                u64::from_le_bytes(tail[k..k + 8].try_into().expect("8 bytes"))
+            let word = match src.get(byte..byte + 8) {
+                Some(w) if byte < safe => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+                _ => {
+                    let k = byte - from;
+                    u64::from_le_bytes(tail[k..k + 8].try_into().expect("8 bytes"))
+                }
             };
-            out.push((word >> (bit % 8)) & mask);
+            *slot = (word >> (bit % 8)) & mask;
         }
         return;
     }

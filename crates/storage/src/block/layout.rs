@@ -104,6 +104,9 @@ pub struct ColumnHead<'a> {
     /// The [`token_classes`](super::tokens::token_classes) of every token in
     /// the column's values (all bits set in version 1).
     pub classes: u8,
+    /// Version 2: the [`alphabet`](super::tokens::alphabet) of every value
+    /// (all bits set in version 1): a value holds only bytes whose bit is set.
+    pub alphabet: u64,
     /// Version 2: the bloom holds the grams of the column's long tokens.
     pub has_grams: bool,
     /// Version 2: facts about every value ([`VALUES_JSON_SCALARS`],
@@ -228,6 +231,7 @@ impl BlockHeader<'_> {
                     encoding: c.encoding,
                     max_token_len: c.max_token_len,
                     classes: c.classes,
+                    alphabet: c.alphabet,
                     has_grams: c.has_grams,
                     facts: c.facts,
                     place: c.place,
@@ -288,6 +292,7 @@ impl BlockHeader<'_> {
             }
             h.push(c.max_token_len);
             h.push(c.classes);
+            h.extend_from_slice(&c.alphabet.to_le_bytes());
             h.push(if c.has_grams { COLUMN_GRAMS } else { 0 } | (c.facts & VALUE_FACTS));
             let p = c.place.expect("version 2 columns have a place");
             put_uvarint(&mut h, p.values as u64);
@@ -428,6 +433,7 @@ fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a
             prefix: Cow::Borrowed(prefix),
             max_token_len: TOKEN_LEN_UNKNOWN,
             classes: u8::MAX,
+            alphabet: u64::MAX,
             has_grams: false,
             facts: 0,
             place: None,
@@ -492,6 +498,7 @@ fn decode_v2<'a>(
         let (kind, encoding, name, prefix) = decode_column_head(c, true)?;
         let max_token_len = c.u8()?;
         let classes = c.u8()?;
+        let alphabet = c.u64_le()?;
         let cflags = c.u8()?;
         if cflags & !(COLUMN_GRAMS | VALUE_FACTS) != 0 {
             return Err(c.err("unknown column flags"));
@@ -514,6 +521,7 @@ fn decode_v2<'a>(
             prefix: Cow::Borrowed(prefix),
             max_token_len,
             classes,
+            alphabet,
             has_grams: cflags & COLUMN_GRAMS != 0,
             facts: cflags & VALUE_FACTS,
             place: Some(ColumnPlace {
@@ -608,6 +616,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 32,
                     classes: 3,
+                    alphabet: 0xff,
                     has_grams: false,
                     facts: VALUES_UNESCAPED,
                     place: Some(ColumnPlace {
@@ -625,6 +634,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 3,
                     classes: 1,
+                    alphabet: 1 << 52,
                     has_grams: true,
                     facts: 0,
                     place: Some(ColumnPlace {

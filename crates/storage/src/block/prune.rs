@@ -17,7 +17,7 @@
 use super::bloom::{Bloom, BloomV1, Scope, GRAM, MIN_HEX_TOKEN};
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
-use super::tokens::{needle_runs, token_classes, NeedleRun};
+use super::tokens::{alphabet, needle_runs, token_classes, NeedleRun};
 
 /// Whether the block may hold a line containing every one of `substrings`.
 /// `false` only when the block's indexes prove no line can match.
@@ -237,8 +237,9 @@ impl NeedleProbe {
             return true;
         }
         let frag = &self.bytes[a..b];
+        let letters = alphabet(frag);
         header.columns.iter().enumerate().any(|(c, col)| {
-            runs.iter().filter(in_frag).all(|r| {
+            letters & !col.alphabet == 0 && runs.iter().filter(in_frag).all(|r| {
                 let len = r.1 - r.0;
                 r.4 & !col.classes == 0
                     && (col.max_token_len == TOKEN_LEN_UNKNOWN
@@ -256,7 +257,7 @@ impl NeedleProbe {
 /// the bytes its encoding prints.
 fn fragment_fits_column(header: &BlockHeader<'_>, c: usize, frag: &[u8]) -> bool {
     let head = &header.columns[c];
-    head.encoding.may_print(frag, &head.prefix)
+    alphabet(frag) & !head.alphabet == 0 && head.encoding.may_print(frag, &head.prefix)
 }
 
 /// Version 2: whether the templates may hold `run`.

@@ -266,13 +266,15 @@ impl<'a> BlockReader<'a> {
         for &t in &self.row_tpl {
             per_tpl[t as usize] += 1;
         }
-        for (t, n) in self.header.templates.iter().zip(&per_tpl) {
-            let mut seen = Vec::with_capacity(t.slots.len());
+        // Which template last named each column (a template naming one twice
+        // is damage).
+        let mut seen = vec![usize::MAX; self.header.columns.len()];
+        for (ti, (t, n)) in self.header.templates.iter().zip(&per_tpl).enumerate() {
             for &s in &t.slots {
-                if seen.contains(&s) {
+                if seen[s as usize] == ti {
                     return Err(bad("template names a column twice"));
                 }
-                seen.push(s);
+                seen[s as usize] = ti;
                 expected[s as usize] += n;
             }
         }

@@ -102,6 +102,34 @@ pub fn token_classes(text: &[u8]) -> u8 {
     m
 }
 
+/// The alphabet bit of byte `b`: one bit per lowercase letter, one per
+/// uppercase letter, one for all digits, and six for groups of the other
+/// bytes (so a set of bytes fits in a `u64`).
+#[inline]
+pub fn alphabet_bit(b: u8) -> u64 {
+    let i = match b {
+        b'a'..=b'z' => b - b'a',
+        b'A'..=b'Z' => 26 + (b - b'A'),
+        b'0'..=b'9' => 52,
+        b' ' | b'\t' | b'\n' | b'\r' => 53,
+        b'"' | b'\'' | b'`' => 54,
+        b'_' | b'-' | b'.' => 55,
+        b'/' | b'\\' | b'|' => 56,
+        b':' | b';' | b',' | b'=' => 57,
+        b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' => 58,
+        b'!' | b'?' | b'@' | b'#' | b'$' | b'%' | b'^' | b'&' | b'*' | b'+' | b'~' => 59,
+        0x80..=0xbf => 60,
+        0xc0..=0xff => 61,
+        _ => 62,
+    };
+    1 << i
+}
+
+/// The [`alphabet_bit`]s of every byte of `text`.
+pub fn alphabet(text: &[u8]) -> u64 {
+    text.iter().fold(0, |m, &b| m | alphabet_bit(b))
+}
+
 /// Length of the longest token of `text`.
 pub fn longest_token(text: &[u8]) -> usize {
     let mut longest = 0;

@@ -297,6 +297,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let nt = self.infos.len();
         // Per template: live alternatives as tester ids; `None` = rebuild.
         let mut testers: Vec<Tester> = Vec::new();
+        let mut tester_of: HashMap<(usize, ValueTest), usize> = HashMap::default();
         let mut per_tpl: Vec<Option<(bool, Vec<Vec<usize>>)>> = Vec::with_capacity(nt);
         for t in 0..nt {
             let info = self.infos[t].clone();
@@ -313,24 +314,30 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 let mut ids = Vec::with_capacity(alt.len());
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
-                    if !self.test_possible(c, &test, needle, &sources)? {
-                        continue 'alt;
-                    }
-                    let id = match testers.iter().position(|x| x.col == c && x.test == test) {
-                        Some(i) => i,
+                    let id = match tester_of.get(&(c, test)) {
+                        Some(&id) => id,
                         None => {
-                            let finder = (test.kind == TestKind::Contains).then(|| {
-                                memchr::memmem::Finder::new(&needle[test.start..test.end])
-                            });
-                            testers.push(Tester {
-                                col: c,
-                                test,
-                                finder,
-                                memo: Vec::new(),
-                            });
-                            testers.len() - 1
+                            let id = if self.test_possible(c, &test, needle, &sources)? {
+                                let finder = (test.kind == TestKind::Contains).then(|| {
+                                    memchr::memmem::Finder::new(&needle[test.start..test.end])
+                                });
+                                testers.push(Tester {
+                                    col: c,
+                                    test,
+                                    finder,
+                                    memo: Vec::new(),
+                                });
+                                testers.len() - 1
+                            } else {
+                                usize::MAX
+                            };
+                            tester_of.insert((c, test), id);
+                            id
                         }
                     };
+                    if id == usize::MAX {
+                        continue 'alt;
+                    }
                     ids.push(id);
                 }
                 alts.push(ids);
@@ -447,7 +454,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         }
         let (enc, prefix) = self.r.column_head(c);
         let bytes = &needle[test.start..test.end];
-        if !enc.may_print(bytes, prefix) {
+        let col_alphabet = self.r.header().columns[c].alphabet;
+        if crate::block::tokens::alphabet(bytes) & !col_alphabet != 0 || !enc.may_print(bytes, prefix)
+        {
             return Ok(false);
         }
         if test.kind == TestKind::Equals && bytes.is_empty() {

@@ -225,50 +225,115 @@ pub fn run<'e>(
     let no_md: &[(String, String)] = &[];
     let row_md = |i: usize| md.map_or(no_md, |m| m[i].as_slice());
 
-    // Rows grouped by where their labels come from: (template, metadata names).
+    // Which templates the kept rows use, and whether any row has metadata.
     let stream_sig = ctx.name_sigs[stream];
-    let mut group_index: HashMap<(usize, u64), usize> = HashMap::default();
-    let mut plain_group: Vec<usize> = vec![usize::MAX; nt];
-    let mut groups: Vec<(usize, Option<Rc<Vec<LabelSource>>>, Vec<u32>)> = Vec::new();
     let mut used = vec![false; nt];
+    let mut any_md = false;
     for i in ev.first..ev.end {
-        if !keep[i] {
-            continue;
+        if keep[i] {
+            used[row_tpl[i] as usize] = true;
+            any_md |= !row_md(i).is_empty();
         }
-        let t = row_tpl[i] as usize;
-        used[t] = true;
-        let mdr = row_md(i);
-        if mdr.is_empty() && plain_group[t] != usize::MAX {
-            groups[plain_group[t]].2.push(i as u32);
-            continue;
+    }
+    let resolve = |cache: &mut TemplateCache, t: usize, sig: u64, mdr: &[(String, String)]| {
+        infos[t].fields.as_ref().map(|tf| {
+            cache
+                .resolved
+                .entry((heads[t].id, sig))
+                .or_insert_with(|| {
+                    let has = |n: &str| labels.get(n).is_some() || mdr.iter().any(|(k, _)| k == n);
+                    Rc::new(resolve_labels(names, Some(tf), Some(stage), &has))
+                })
+                .clone()
+        })
+    };
+    // Uniform blocks (the common case): no metadata, and every template in
+    // use finds each label in the same place. Their rows need no grouping.
+    let uniform: Option<Vec<(LabelSource, Option<(usize, bool)>)>> = if any_md {
+        None
+    } else {
+        let mut common: Option<Vec<(LabelSource, Option<(usize, bool)>)>> = None;
+        let mut ok = true;
+        for t in (0..nt).filter(|&t| used[t]) {
+            let Some(res) = resolve(cache, t, stream_sig, no_md) else {
+                ok = false;
+                break;
+            };
+            let tf = infos[t].fields.as_ref().expect("resolved");
+            let here: Vec<(LabelSource, Option<(usize, bool)>)> = res
+                .iter()
+                .map(|src| match src {
+                    LabelSource::Json(slots) if slots.len() == 1 => (
+                        LabelSource::Json(vec![0]),
+                        Some((heads[t].slots[slots[0]] as usize, tf.slot_quoted[slots[0]])),
+                    ),
+                    LabelSource::Key(Some(k)) => (
+                        LabelSource::Key(Some(0)),
+                        Some((heads[t].slots[*k] as usize, tf.slot_quoted[*k])),
+                    ),
+                    other => (other.clone(), None),
+                })
+                .collect();
+            let multi = here
+                .iter()
+                .any(|(src, _)| matches!(src, LabelSource::Json(s) if s.len() != 1));
+            match &common {
+                _ if multi => {
+                    ok = false;
+                    break;
+                }
+                None => common = Some(here),
+                Some(c) if *c == here => {}
+                Some(_) => {
+                    ok = false;
+                    break;
+                }
+            }
         }
-        let sig = if mdr.is_empty() {
-            stream_sig
+        if ok {
+            common
         } else {
-            mdr.iter().fold(stream_sig ^ 0x6d65_7461, |h, (k, _)| {
-                (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes())).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            })
-        };
-        let g = *group_index.entry((t, sig)).or_insert_with(|| {
-            let res = infos[t].fields.as_ref().map(|tf| {
-                let key = (heads[t].id, sig);
-                cache
-                    .resolved
-                    .entry(key)
-                    .or_insert_with(|| {
-                        let has =
-                            |n: &str| labels.get(n).is_some() || mdr.iter().any(|(k, _)| k == n);
-                        Rc::new(resolve_labels(names, Some(tf), Some(stage), &has))
-                    })
-                    .clone()
-            });
-            groups.push((t, res, Vec::new()));
-            groups.len() - 1
-        });
-        if mdr.is_empty() {
-            plain_group[t] = g;
+            None
         }
-        groups[g].2.push(i as u32);
+    };
+    // Otherwise rows are grouped by where their labels come from:
+    // (template, metadata names).
+    let mut groups: Vec<(usize, Option<Rc<Vec<LabelSource>>>, Vec<u32>)> = Vec::new();
+    if uniform.is_none() {
+        let mut group_index: HashMap<(usize, u64), usize> = HashMap::default();
+        let mut plain_group: Vec<usize> = vec![usize::MAX; nt];
+        for i in ev.first..ev.end {
+            if !keep[i] {
+                continue;
+            }
+            let t = row_tpl[i] as usize;
+            let mdr = row_md(i);
+            if mdr.is_empty() && plain_group[t] != usize::MAX {
+                groups[plain_group[t]].2.push(i as u32);
+                continue;
+            }
+            let sig = if mdr.is_empty() {
+                stream_sig
+            } else {
+                mdr.iter().fold(stream_sig ^ 0x6d65_7461, |h, (k, _)| {
+                    (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                })
+            };
+            let g = match group_index.get(&(t, sig)) {
+                Some(&g) => g,
+                None => {
+                    let res = resolve(cache, t, sig, mdr);
+                    groups.push((t, res, Vec::new()));
+                    group_index.insert((t, sig), groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            if mdr.is_empty() {
+                plain_group[t] = g;
+            }
+            groups[g].2.push(i as u32);
+        }
     }
 
     // Columns labels may come from, and unquoted columns `| json` reads.
@@ -349,10 +414,87 @@ pub fn run<'e>(
     };
 
     // Label ids, a column of ids per label over the rows in group order.
-    let n: usize = groups.iter().map(|g| g.2.len()).sum();
+    let n: usize = match &uniform {
+        Some(_) => keep[ev.first..ev.end].iter().filter(|&&k| k).count(),
+        None => groups.iter().map(|g| g.2.len()).sum(),
+    };
     let mut order: Vec<u32> = Vec::with_capacity(n);
     let mut lab: Vec<Vec<u32>> = vec![Vec::with_capacity(n); names.len()];
     let mut dead = vec![false; n]; // residual
+    if let Some(srcs) = &uniform {
+        order.extend((ev.first..ev.end).filter(|&i| keep[i]).map(|i| i as u32));
+        // Unquoted values `| json` would reject.
+        for t in (0..nt).filter(|&t| used[t]) {
+            for &k in &infos[t].unquoted_slots {
+                let c = heads[t].slots[k] as usize;
+                if ids.col_base[c] == u32::MAX || col_fact[c] & BAD == 0 {
+                    continue;
+                }
+                for (p, &r) in order.iter().enumerate() {
+                    if row_tpl[r as usize] as usize == t
+                        && get_fact(&ids, ids.of(c, r as usize)) & BAD != 0
+                    {
+                        dead[p] = true;
+                    }
+                }
+            }
+        }
+        for (j, (src, col)) in srcs.iter().enumerate() {
+            let out = &mut lab[j];
+            match (src, col) {
+                (LabelSource::Json(_), Some((c, quoted))) => {
+                    let c = *c;
+                    let f = col_fact[c];
+                    let check_escape = *quoted && f & ESCAPED != 0;
+                    let check_member = !*quoted && f & MEMBER == 0;
+                    let base = ids.col_base[c];
+                    let vidx = ids.vidx[c].expect("prepared");
+                    match ids.values[c].expect("prepared") {
+                        Values::Dict { idx, .. } if !check_escape && !check_member => {
+                            out.extend(order.iter().map(|&r| base + idx[vidx[r as usize] as usize]));
+                        }
+                        _ => {
+                            for (p, &r) in order.iter().enumerate() {
+                                let mut id = ids.of(c, r as usize);
+                                if check_escape && get_fact(&ids, id) & ESCAPED != 0 {
+                                    dead[p] = true;
+                                }
+                                if check_member && get_fact(&ids, id) & MEMBER == 0 {
+                                    id = ids.stream(j);
+                                }
+                                out.push(id);
+                            }
+                        }
+                    }
+                }
+                (LabelSource::Key(_), Some((c, quoted))) => {
+                    for (p, &r) in order.iter().enumerate() {
+                        let id = ids.of(*c, r as usize);
+                        let f = get_fact(&ids, id);
+                        let id = if *quoted {
+                            if f & ESCAPED != 0 {
+                                dead[p] = true;
+                            }
+                            id
+                        } else if ids.text(id) == Some(&b"null"[..]) {
+                            ids.intern(b"")
+                        } else {
+                            id
+                        };
+                        out.push(id);
+                    }
+                }
+                (LabelSource::Key(None), _) => {
+                    let id = ids.intern(b"");
+                    out.extend(std::iter::repeat_n(id, n));
+                }
+                _ => {
+                    let id = ids.stream(j);
+                    out.extend(std::iter::repeat_n(id, n));
+                }
+            }
+        }
+    }
     for (t, res, rows) in &groups {
         let start = order.len();
         order.extend_from_slice(rows);

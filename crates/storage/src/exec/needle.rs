@@ -122,6 +122,31 @@ pub fn plan_needle(pieces: &[&[u8]], needle: &[u8]) -> Option<NeedlePlan> {
     Some(plan)
 }
 
+/// Drops the alternatives that test a JSON string value for bytes no such
+/// value holds: a string value (the raw text between its quotes) has a `"`
+/// only right after a backslash, so a `"` inside the tested stretch must
+/// follow a `\\` in it, and one at the stretch's start is possible only when
+/// the value may go on before it (contains / ends with). `quoted` tells, per
+/// slot, whether its value is a JSON string.
+pub fn drop_impossible(plan: &mut NeedlePlan, needle: &[u8], quoted: &[bool]) {
+    let possible = |slot: usize, t: &ValueTest| {
+        if !quoted.get(slot).copied().unwrap_or(false) {
+            return true;
+        }
+        let b = &needle[t.start..t.end];
+        b.iter().enumerate().all(|(k, &c)| {
+            c != b'"'
+                || if k == 0 {
+                    matches!(t.kind, TestKind::Contains | TestKind::EndsWith)
+                } else {
+                    b[k - 1] == b'\\'
+                }
+        })
+    };
+    plan.alternatives
+        .retain(|alt| alt.iter().all(|(slot, t)| possible(*slot, t)));
+}
+
 /// Whether a piece and the rest of a needle can line up at their starts.
 fn compatible(piece: &[u8], rest: &[u8]) -> bool {
     piece.starts_with(rest) || rest.starts_with(piece)
@@ -237,7 +262,10 @@ mod tests {
                 check(&pieces, r, n);
             }
         }
-        let p = plan_needle(&pieces, b"\"level\":\"error\"").unwrap();
+        let mut p = plan_needle(&pieces, b"\"level\":\"error\"").unwrap();
+        let before = p.alternatives.len();
+        drop_impossible(&mut p, b"\"level\":\"error\"", &[true, true, false]);
+        assert!(p.alternatives.len() < before);
         assert!(p
             .alternatives
             .contains(&vec![(0, ValueTest::new(TestKind::Equals, 9, 14))]));
@@ -252,8 +280,42 @@ mod tests {
         prop::collection::vec(prop::sample::select(b"ab\":".to_vec()), 0..5)
     }
 
+    /// Values a JSON string slot can hold: no `"` except after a backslash.
+    fn string_value() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(
+            prop::sample::select(vec![&b"a"[..], b"b", b":", b"\\\"", b"\\", b","]),
+            0..4,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn dropping_impossible_tests_keeps_every_match(
+            keys in prop::collection::vec("[ab]{0,2}", 1..4),
+            values in prop::collection::vec(string_value(), 4),
+            needle in prop::collection::vec(prop::sample::select(b"ab\":,{}\\".to_vec()), 0..9),
+        ) {
+            // {"k0":"v0","k1":"v1",...}: every slot a JSON string.
+            let n = keys.len();
+            let mut pieces: Vec<Vec<u8>> = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                let mut p = if i == 0 { b"{\"".to_vec() } else { b"\",\"".to_vec() };
+                p.extend_from_slice(k.as_bytes());
+                p.extend_from_slice(b"\":\"");
+                pieces.push(p);
+            }
+            pieces.push(b"\"}".to_vec());
+            let pieces: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
+            let values: Vec<&[u8]> = values[..n].iter().map(|v| v.as_slice()).collect();
+            let mut plan = plan_needle(&pieces, &needle).unwrap();
+            drop_impossible(&mut plan, &needle, &vec![true; n]);
+            let l = line(&pieces, &values);
+            let want = memchr::memmem::find(&l, &needle).is_some();
+            prop_assert_eq!(row_matches(&plan, &needle, &values), want);
+        }
+
         #[test]
         fn agrees_with_searching_the_line(
             pieces in prop::collection::vec(piece(), 1..5),

@@ -3,7 +3,7 @@
 //! what the query derives from a template (needle alignments, `| json`
 //! labels of its slots), cached per template id while the query runs.
 
-use super::needle::{plan_needle, NeedlePlan};
+use super::needle::{drop_impossible, plan_needle, NeedlePlan};
 use crate::block::shape::template_slots;
 use crate::block::Template;
 use crate::column_scan::loki_json_label;
@@ -182,7 +182,19 @@ impl<'p> CompiledQuery<'p> {
     pub fn template_info(&self, t: &Template) -> TemplateInfo {
         let pieces: Vec<Vec<u8>> = (0..=t.slots().len()).map(|k| t.piece(k).to_vec()).collect();
         let refs: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
-        let needles = self.needles.iter().map(|n| plan_needle(&refs, n)).collect();
+        // A slot is a JSON string when quotes enclose it (raw-line slots are not).
+        let quoted: Vec<bool> = (0..t.slots().len())
+            .map(|k| refs[k].last() == Some(&b'"') && refs[k + 1].first() == Some(&b'"'))
+            .collect();
+        let needles = self
+            .needles
+            .iter()
+            .map(|n| {
+                let mut p = plan_needle(&refs, n)?;
+                drop_impossible(&mut p, n, &quoted);
+                Some(p)
+            })
+            .collect();
         let const_len = pieces.iter().map(|p| p.len()).sum();
         let fields = match self.fields() {
             Some(fs) => TemplateFields::of(t.text(), &fs.parser),

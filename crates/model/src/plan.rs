@@ -98,6 +98,27 @@ pub struct LineFilter {
     pub all_of: Vec<String>,
     /// The exact test, before negation.
     pub test: LineTest,
+    /// For a single regexp that is a literal followed by a part that never
+    /// matches a `"`: that split (lets a backend decide JSON-aware regexps
+    /// like `"msg":"[^"]*request` from one field's values).
+    pub split: Option<RegexSplit>,
+}
+
+/// A regexp `P R` where `P` is a literal and `R` never matches a `"` byte:
+/// a line matches iff at some occurrence of `P`, `R` matches the text right
+/// after it.
+#[derive(Clone)]
+pub struct RegexSplit {
+    /// The literal `P`.
+    pub prefix: String,
+    /// Whether `R` matches at the start of a text (a prefix of it).
+    pub rest: LineTest,
+}
+
+impl fmt::Debug for RegexSplit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} + …", self.prefix)
+    }
 }
 
 impl LineFilter {

@@ -31,6 +31,7 @@ fn main() {
     let mut cols: BTreeMap<String, (BTreeMap<String, usize>, usize, usize, usize)> =
         BTreeMap::new();
     let mut distinct: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut fr = (0usize, 0usize, 0usize, 0usize, 0usize);
     'outer: for &sid in part.stream_ids() {
         for b in part.stream_blocks(sid) {
             if blocks >= max {
@@ -39,6 +40,11 @@ fn main() {
             let bytes = part.block_bytes(b).unwrap();
             let h = BlockHeader::decode(bytes).unwrap();
             header_bytes += h.body_start;
+            fr.0 += h.frames[3].raw_len;
+            fr.1 += h.frames[3].stored_len;
+            fr.2 += h.frames[0].raw_len;
+            fr.3 += h.frames[0].stored_len;
+            fr.4 += h.frames.len();
             bloom_bytes += h.bloom.len();
             total_bytes += bytes.len();
             let r = BlockReader::open(bytes).unwrap();
@@ -46,7 +52,7 @@ fn main() {
             rows += r.rows();
             templates += r.template_count();
             for (ci, c) in h.columns.iter().enumerate() {
-                let name = String::from_utf8_lossy(c.name).into_owned();
+                let name = String::from_utf8_lossy(&c.name).into_owned();
                 let e = cols.entry(name).or_default();
                 *e.0.entry(format!(
                     "{:?}{}",
@@ -92,6 +98,7 @@ fn main() {
         time_column(&part, &c);
         return;
     }
+    println!("frames: small frame raw {:.0} stored {:.0}; directory raw {:.0} stored {:.0}; frames/block {:.1}", fr.0 as f64 / blocks as f64, fr.1 as f64 / blocks as f64, fr.2 as f64 / blocks as f64, fr.3 as f64 / blocks as f64, fr.4 as f64 / blocks as f64);
     println!(
         "blocks {blocks} rows {rows} rows/block {:.1} templates/block {:.2}",
         rows as f64 / blocks as f64,
@@ -247,7 +254,7 @@ pub fn pack_estimate(part: &Part, max: usize) {
             dir.1 += (rows * (ts_bits + tpl_bits)).div_ceil(8);
             let r = BlockReader::open(src).unwrap();
             for (ci, c) in h.columns.iter().enumerate() {
-                let name = String::from_utf8_lossy(c.name).into_owned();
+                let name = String::from_utf8_lossy(&c.name).into_owned();
                 let p = c.place.unwrap();
                 let stored = if p.frame >= 4 {
                     h.frames[p.frame].stored_len

@@ -109,6 +109,14 @@ impl StreamIndex {
         let Some(e) = self.streams.get(&sid) else {
             return false;
         };
+        Self::entry_overlaps(e, lo, hi)
+    }
+
+    fn entry_overlaps(e: &StreamEntry, lo: i64, hi: i64) -> bool {
+        if e.days.len() == 1 {
+            let (_, &(min, max)) = e.days.iter().next().expect("one day");
+            return min <= hi && max >= lo;
+        }
         e.days
             .range(crate::names::day_of(lo)..=crate::names::day_of(hi))
             .any(|(_, &(min, max))| min <= hi && max >= lo)
@@ -131,7 +139,8 @@ impl StreamIndex {
     ) -> Vec<(StreamId, Arc<Labels>)> {
         // Narrow with the most selective equality matcher on a non-empty value.
         let mut candidates: Option<&Vec<StreamId>> = None;
-        for m in matchers {
+        let mut by_eq: Option<usize> = None;
+        for (i, m) in matchers.iter().enumerate() {
             if m.op == MatchOp::Eq && !m.value.is_empty() {
                 let ids = self
                     .postings
@@ -140,19 +149,45 @@ impl StreamIndex {
                 match ids {
                     None => return Vec::new(),
                     Some(ids) if candidates.is_none_or(|c| ids.len() < c.len()) => {
-                        candidates = Some(ids)
+                        candidates = Some(ids);
+                        by_eq = Some(i);
                     }
                     Some(_) => {}
                 }
             }
         }
-        // Each matcher decides once per distinct value (many streams share
-        // a namespace or app).
+        // Without one, a matcher the empty value fails (`=~".+"`) is decided
+        // once per value of its label, and gives the candidates.
+        let mut owned: Vec<StreamId> = Vec::new();
+        let mut decided: Option<usize> = by_eq;
+        if candidates.is_none() {
+            if let Some((i, m)) = matchers
+                .iter()
+                .enumerate()
+                .find(|(_, m)| m.op != MatchOp::Eq && !m.matches(""))
+            {
+                if let Some(vals) = self.postings.get(&m.name) {
+                    for (v, ids) in vals {
+                        if m.matches(v) {
+                            owned.extend_from_slice(ids);
+                        }
+                    }
+                } else {
+                    return Vec::new();
+                }
+                decided = Some(i);
+            }
+        }
+        // Each other matcher decides once per distinct value (many streams
+        // share a namespace or app).
         let mut memo: Vec<crate::block::hash::FastMap<&str, bool>> =
             vec![Default::default(); matchers.len()];
         let mut check = |sid: &StreamId| -> Option<(StreamId, Arc<Labels>)> {
             let e = self.streams.get(sid)?;
-            for (m, memo) in matchers.iter().zip(memo.iter_mut()) {
+            for (i, (m, memo)) in matchers.iter().zip(memo.iter_mut()).enumerate() {
+                if decided == Some(i) {
+                    continue;
+                }
                 let v = e.labels.get(&m.name).unwrap_or("");
                 let ok = match memo.get(v) {
                     Some(&ok) => ok,
@@ -166,9 +201,11 @@ impl StreamIndex {
                     return None;
                 }
             }
-            self.overlaps(*sid, lo, hi)
-                .then(|| (*sid, e.labels.clone()))
+            Self::entry_overlaps(e, lo, hi).then(|| (*sid, e.labels.clone()))
         };
+        if decided.is_some() && candidates.is_none() {
+            return owned.iter().filter_map(&mut check).collect();
+        }
         match candidates {
             Some(ids) => ids.iter().filter_map(&mut check).collect(),
             None => self.streams.keys().filter_map(&mut check).collect(),

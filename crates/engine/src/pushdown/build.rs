@@ -111,6 +111,10 @@ pub fn line_filter(f: &runakefli_logql::LineFilter) -> Option<LineFilter> {
         }),
         LineMatch::Regex => regex_literals(&values),
     };
+    let split = match (kind, values.as_slice()) {
+        (LineMatch::Regex, [re]) => regex_split(re),
+        _ => None,
+    };
     Some(LineFilter {
         kind,
         negated,
@@ -118,7 +122,56 @@ pub fn line_filter(f: &runakefli_logql::LineFilter) -> Option<LineFilter> {
         any_of,
         all_of,
         test: Arc::new(move |line: &str| stage.keep(line)),
+        split,
     })
+}
+
+/// `re` as a literal followed by a part that never matches `"`, when its
+/// syntax is a concatenation starting with literal bytes.
+fn regex_split(re: &str) -> Option<runakefli_model::plan::RegexSplit> {
+    use regex_syntax::hir::{Hir, HirKind};
+    let hir = regex_syntax::Parser::new().parse(re).ok()?;
+    let items: Vec<Hir> = match hir.into_kind() {
+        HirKind::Concat(items) => items,
+        _ => return None,
+    };
+    let mut prefix = Vec::new();
+    let mut rest_at = 0;
+    for (i, h) in items.iter().enumerate() {
+        match h.kind() {
+            HirKind::Literal(l) => {
+                prefix.extend_from_slice(&l.0);
+                rest_at = i + 1;
+            }
+            _ => break,
+        }
+    }
+    let rest = &items[rest_at..];
+    if prefix.is_empty() || rest.is_empty() || !rest.iter().all(|h| avoids_quote(h)) {
+        return None;
+    }
+    let prefix = String::from_utf8(prefix).ok()?;
+    let rest_hir = Hir::concat(rest.to_vec());
+    let anchored = regex::Regex::new(&format!("^(?:{rest_hir})")).ok()?;
+    Some(runakefli_model::plan::RegexSplit {
+        prefix,
+        rest: Arc::new(move |s: &str| anchored.is_match(s)),
+    })
+}
+
+/// Whether no string a HIR matches contains `"` (and it has no look-around).
+fn avoids_quote(h: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match h.kind() {
+        HirKind::Empty => true,
+        HirKind::Literal(l) => !l.0.contains(&b'"'),
+        HirKind::Class(Class::Unicode(c)) => !c.iter().any(|r| r.start() <= '"' && '"' <= r.end()),
+        HirKind::Class(Class::Bytes(c)) => !c.iter().any(|r| r.start() <= b'"' && b'"' <= r.end()),
+        HirKind::Look(_) => false,
+        HirKind::Repetition(r) => avoids_quote(&r.sub),
+        HirKind::Capture(c) => avoids_quote(&c.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().all(avoids_quote),
+    }
 }
 
 /// For `or`-ed regexps: the literal set they are equivalent to (a line
@@ -276,6 +329,15 @@ mod tests {
         assert!(pieces(r#"{a="b"} |> "<_> x""#).is_none());
         let re = pieces(r#"{a="b"} |~ `"msg":"[^"]*request`"#).unwrap();
         assert_eq!(re.line_filters[0].any_of, None);
+        let split = re.line_filters[0].split.as_ref().unwrap();
+        assert_eq!(split.prefix, r#""msg":""#);
+        assert!((split.rest)("a request done"));
+        assert!(!(split.rest)("a\" request"));
+        assert!(pieces(r#"{a="b"} |~ `"msg":".*request`"#)
+            .unwrap()
+            .line_filters[0]
+            .split
+            .is_none());
         assert!(re.line_filters[0].all_of.contains(&"request".to_string()));
         assert!((re.line_filters[0].test)(r#"{"msg":"a request"}"#));
         let anchored = pieces(r#"{a="b"} |~ "^abc""#).unwrap();

@@ -380,7 +380,13 @@ impl BlockBuilder {
             .zip(&self.col_names)
             .zip(&with_grams)
             .map(
-                |(((kind, encoding, prefix, max_token_len, (classes, letters, facts), place), name), &g)| {
+                |(
+                    (
+                        (kind, encoding, prefix, max_token_len, (classes, letters, facts), place),
+                        name,
+                    ),
+                    &g,
+                )| {
                     ColumnHead {
                         kind: *kind,
                         encoding: *encoding,
@@ -513,8 +519,9 @@ fn slot_boundaries(text: &[u8]) -> u16 {
     m
 }
 
-/// Compresses `raw` into `body`, or stores it when zstd saves less than an
-/// eighth of it (reading a stored frame costs a checksum and no decoding).
+/// Compresses `raw` into `body`, or stores it when zstd saves less than a
+/// quarter of it or less than 64 bytes (reading a stored frame costs a
+/// checksum and no decoding; every query reads small frames).
 fn write_frame(
     c: &mut zstd::bulk::Compressor<'static>,
     raw: &[u8],
@@ -525,7 +532,7 @@ fn write_frame(
         scratch.clear();
         scratch.reserve(zstd::zstd_safe::compress_bound(raw.len()));
         if let Ok(n) = c.compress_to_buffer(raw, scratch) {
-            if n <= raw.len() - raw.len() / 8 {
+            if n + (raw.len() / 4).max(64) <= raw.len() {
                 body.extend_from_slice(&scratch[..n]);
                 return FrameInfo {
                     codec: CODEC_ZSTD,

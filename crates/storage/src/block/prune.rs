@@ -239,12 +239,14 @@ impl NeedleProbe {
         let frag = &self.bytes[a..b];
         let letters = alphabet(frag);
         header.columns.iter().enumerate().any(|(c, col)| {
-            letters & !col.alphabet == 0 && runs.iter().filter(in_frag).all(|r| {
-                let len = r.1 - r.0;
-                r.4 & !col.classes == 0
-                    && (col.max_token_len == TOKEN_LEN_UNKNOWN
-                        || len <= usize::from(col.max_token_len))
-            }) && col.encoding.may_print(frag, &col.prefix)
+            letters & !col.alphabet == 0
+                && runs.iter().filter(in_frag).all(|r| {
+                    let len = r.1 - r.0;
+                    r.4 & !col.classes == 0
+                        && (col.max_token_len == TOKEN_LEN_UNKNOWN
+                            || len <= usize::from(col.max_token_len))
+                })
+                && col.encoding.may_print(frag, &col.prefix)
                 && runs
                     .iter()
                     .filter(in_frag)

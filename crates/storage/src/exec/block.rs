@@ -36,6 +36,27 @@ pub struct BlockEval<'r, 'a> {
     vidx: Vec<Option<Vec<u32>>>,
 }
 
+/// What is known of a row and one regexp filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// The regexp cannot match.
+    No,
+    /// It matches.
+    Yes,
+    /// The rebuilt line must tell.
+    Maybe,
+}
+
+/// A regexp filter left to rebuilt lines.
+pub struct PendingTest {
+    /// Position in the plan's line filters.
+    index: usize,
+    /// `!~`.
+    negated: bool,
+    /// Per row: known not to match, known to match, or to be tested.
+    cand: Vec<Decided>,
+}
+
 /// Per (column, test): memoized answers by dictionary entry or value.
 struct Tester<'n> {
     col: usize,
@@ -212,9 +233,31 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         keep: &mut [bool],
         lines: &mut Vec<Option<String>>,
     ) -> Result<(), StorageError> {
+        let pending = self.exact_filters(q, keep)?;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<usize> = (0..keep.len()).filter(|&r| keep[r]).collect();
+        let pass = self.pending_filters(q, &pending, &rows, lines)?;
+        for (&r, ok) in rows.iter().zip(pass) {
+            keep[r] = ok;
+        }
+        Ok(())
+    }
+
+    /// Applies what the templates and columns decide of the line filters:
+    /// substring filters wholly, regexp filters as far as their required
+    /// literals go. Returns the regexp tests still to run on rebuilt lines
+    /// (see [`Self::pending_filters`]).
+    pub fn exact_filters(
+        &mut self,
+        q: &CompiledQuery<'_>,
+        keep: &mut [bool],
+    ) -> Result<Vec<PendingTest>, StorageError> {
+        let mut pending = Vec::new();
         for f in &q.filters {
             if !keep.iter().any(|&k| k) {
-                return Ok(());
+                break;
             }
             match f {
                 FilterPlan::AnyOf { needles, negated } => {
@@ -232,28 +275,171 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     index,
                 } => {
                     // Rows lacking a required needle cannot match.
-                    let mut cand = keep.to_vec();
+                    let mut maybe = keep.to_vec();
                     for &n in required {
                         let mut hit = vec![false; keep.len()];
-                        self.contains(q, n, &cand, &mut hit)?;
-                        for (c, h) in cand.iter_mut().zip(&hit) {
+                        self.contains(q, n, &maybe, &mut hit)?;
+                        for (c, h) in maybe.iter_mut().zip(&hit) {
                             *c &= *h;
                         }
                     }
-                    self.ensure_lines(&cand, lines)?;
-                    let test = &q.plan.line_filters[*index];
-                    for r in 0..keep.len() {
-                        if !keep[r] {
-                            continue;
-                        }
-                        let matched =
-                            cand[r] && lines[r].as_deref().is_some_and(|l| (test.test)(l));
-                        keep[r] = matched != *negated;
+                    let mut cand: Vec<Decided> = maybe
+                        .iter()
+                        .map(|&m| if m { Decided::Maybe } else { Decided::No })
+                        .collect();
+                    // A split regexp is decided from its sites where the
+                    // templates allow; the other rows wait for their lines.
+                    if q.plan.line_filters[*index].split.is_some() {
+                        self.split_regex(q, *index, &mut cand)?;
                     }
+                    if !*negated {
+                        // Only candidates can pass.
+                        for (k, c) in keep.iter_mut().zip(&cand) {
+                            *k = *k && *c != Decided::No;
+                        }
+                    } else {
+                        for (k, c) in keep.iter_mut().zip(&cand) {
+                            if *c == Decided::Yes {
+                                *k = false;
+                            }
+                        }
+                    }
+                    pending.push(PendingTest {
+                        index: *index,
+                        negated: *negated,
+                        cand,
+                    });
                 }
             }
         }
+        Ok(pending)
+    }
+
+    /// Decides the `Maybe` rows of regexp filter `index` (which has a split)
+    /// from the templates' regexp sites and the values after them.
+    fn split_regex(
+        &mut self,
+        q: &CompiledQuery<'_>,
+        index: usize,
+        cand: &mut [Decided],
+    ) -> Result<(), StorageError> {
+        let split = q.plan.line_filters[index]
+            .split
+            .as_ref()
+            .expect("split filter");
+        let prefix = split.prefix.as_bytes();
+        let nt = self.infos.len();
+        // Per template: None = rows stay Maybe; Some(always, columns).
+        let mut per_tpl: Vec<Option<(bool, Vec<usize>)>> = Vec::with_capacity(nt);
+        let sources = needle_sources(self.r.header(), self.r.src(), prefix);
+        for t in 0..nt {
+            let info = self.infos[t].clone();
+            let Some(Some(sites)) = info.regex_sites.get(index) else {
+                per_tpl.push(None);
+                continue;
+            };
+            if sites.unsure {
+                per_tpl.push(None);
+                continue;
+            }
+            // Occurrences of the prefix inside or across values must be
+            // impossible in this block.
+            let mut live = false;
+            if let Some(src) = &sources {
+                'alt: for alt in &sites.alternatives {
+                    for &(slot, test) in alt {
+                        let c = self.slot_column(t, slot);
+                        if !self.test_possible(c, &test, prefix, src)? {
+                            continue 'alt;
+                        }
+                    }
+                    live = true;
+                    break;
+                }
+            }
+            if live {
+                per_tpl.push(None);
+                continue;
+            }
+            let cols: Vec<usize> = sites
+                .slots
+                .iter()
+                .map(|&k| self.slot_column(t, k))
+                .collect();
+            per_tpl.push(Some((sites.always, cols)));
+        }
+        // Memoized `R` on the values of the columns involved.
+        let mut memo: HashMap<usize, Vec<u8>> = HashMap::default();
+        let rest = |v: &[u8]| std::str::from_utf8(v).is_ok_and(|s| (split.rest)(s));
+        let row_tpl = self.r.row_templates().to_vec();
+        for r in self.first..self.end {
+            if cand[r] != Decided::Maybe {
+                continue;
+            }
+            let Some((always, cols)) = &per_tpl[row_tpl[r] as usize] else {
+                continue;
+            };
+            if *always {
+                cand[r] = Decided::Yes;
+                continue;
+            }
+            let mut yes = false;
+            for &c in cols {
+                self.values(c)?;
+                self.value_index(c);
+                let vi = self.value_index_ro(c)[r] as usize;
+                let vals = self.values_ro(c);
+                let ok = match vals {
+                    Values::Dict { idx, ends, .. } => {
+                        let m = memo.entry(c).or_insert_with(|| vec![0u8; ends.len()]);
+                        let e = idx[vi] as usize;
+                        if m[e] == 0 {
+                            m[e] = if rest(vals.entry(e)) { 2 } else { 1 };
+                        }
+                        m[e] == 2
+                    }
+                    _ => rest(vals.get(vi)),
+                };
+                if ok {
+                    yes = true;
+                    break;
+                }
+            }
+            cand[r] = if yes { Decided::Yes } else { Decided::No };
+        }
         Ok(())
+    }
+
+    /// Which of `rows` (kept by [`Self::exact_filters`]) pass the `pending`
+    /// regexp tests; rebuilds just those rows' lines into `lines`.
+    pub fn pending_filters(
+        &self,
+        q: &CompiledQuery<'_>,
+        pending: &[PendingTest],
+        rows: &[usize],
+        lines: &mut Vec<Option<String>>,
+    ) -> Result<Vec<bool>, StorageError> {
+        let mut want = vec![false; self.rows()];
+        for &r in rows {
+            if pending.iter().any(|p| p.cand[r] == Decided::Maybe) {
+                want[r] = true;
+            }
+        }
+        self.ensure_lines(&want, lines)?;
+        Ok(rows
+            .iter()
+            .map(|&r| {
+                pending.iter().all(|p| {
+                    let test = &q.plan.line_filters[p.index];
+                    let matched = match p.cand[r] {
+                        Decided::No => false,
+                        Decided::Yes => true,
+                        Decided::Maybe => lines[r].as_deref().is_some_and(|l| (test.test)(l)),
+                    };
+                    matched != p.negated
+                })
+            })
+            .collect())
     }
 
     /// Rebuilds the lines of the `want` rows not rebuilt yet into `lines`.
@@ -455,8 +641,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let (enc, prefix) = self.r.column_head(c);
         let bytes = &needle[test.start..test.end];
         let col_alphabet = self.r.header().columns[c].alphabet;
-        if crate::block::tokens::alphabet(bytes) & !col_alphabet != 0 || !enc.may_print(bytes, prefix)
+        if crate::block::tokens::alphabet(bytes) & !col_alphabet != 0
+            || !enc.may_print(bytes, prefix)
         {
+            return Ok(false);
+        }
+        // Values that are all JSON numbers, booleans, null or arrays without
+        // strings hold no `"`.
+        let facts = self.r.header().columns[c].facts;
+        if facts & crate::block::layout::VALUES_JSON_SCALARS != 0 && bytes.contains(&b'"') {
             return Ok(false);
         }
         if test.kind == TestKind::Equals && bytes.is_empty() {

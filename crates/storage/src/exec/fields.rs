@@ -226,7 +226,7 @@ pub fn run<'e>(
     let row_md = |i: usize| md.map_or(no_md, |m| m[i].as_slice());
 
     // Which templates the kept rows use, and whether any row has metadata.
-    let stream_sig = ctx.name_sigs[stream];
+    let stream_sig = ctx.name_sig(stream);
     let mut used = vec![false; nt];
     let mut any_md = false;
     for i in ev.first..ev.end {
@@ -451,7 +451,9 @@ pub fn run<'e>(
                     let vidx = ids.vidx[c].expect("prepared");
                     match ids.values[c].expect("prepared") {
                         Values::Dict { idx, .. } if !check_escape && !check_member => {
-                            out.extend(order.iter().map(|&r| base + idx[vidx[r as usize] as usize]));
+                            out.extend(
+                                order.iter().map(|&r| base + idx[vidx[r as usize] as usize]),
+                            );
                         }
                         _ => {
                             for (p, &r) in order.iter().enumerate() {

@@ -47,33 +47,78 @@ fn answer_order(ctx: &Context<'_>, dir: Direction, a: &Candidate, b: &Candidate)
         .then(a.seq.cmp(&b.seq))
 }
 
-/// One worker's best rows.
+/// A candidate keyed for the worst-first heap: larger is worse.
+struct Ranked {
+    /// The timestamp in answer order (negated when reading backward).
+    t: i64,
+    /// The stream's labels as text.
+    order: std::sync::Arc<str>,
+    seq: i64,
+    c: Candidate,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.t
+            .cmp(&o.t)
+            .then_with(|| self.order.cmp(&o.order))
+            .then(self.seq.cmp(&o.seq))
+    }
+}
+
+/// One worker's best rows: a heap of at most `limit`, worst on top. Once
+/// full, the worst one's timestamp is the shared cutoff, tightened with
+/// every better row that comes.
 struct Collector<'c, 'p> {
     ctx: &'c Context<'p>,
     limit: usize,
     dir: Direction,
     cutoff: &'c TimeCutoff,
-    rows: Vec<Candidate>,
+    heap: std::collections::BinaryHeap<Ranked>,
     stats: PlanStats,
 }
 
 impl Collector<'_, '_> {
     fn push(&mut self, c: Candidate) {
-        self.rows.push(c);
-        if self.rows.len() >= (2 * self.limit).max(64) {
-            self.prune();
+        let t = match self.dir {
+            Direction::Forward => c.ts,
+            Direction::Backward => -c.ts,
+        };
+        let r = Ranked {
+            t,
+            order: self.ctx.order_arc(c.stream),
+            seq: c.seq,
+            c,
+        };
+        if self.heap.len() == self.limit {
+            match self.heap.peek() {
+                Some(worst) if r < *worst => {
+                    self.heap.pop();
+                }
+                _ => return,
+            }
+        }
+        self.heap.push(r);
+        if self.heap.len() == self.limit {
+            if let Some(worst) = self.heap.peek() {
+                self.cutoff.tighten(worst.c.ts);
+            }
         }
     }
 
-    fn prune(&mut self) {
-        let (ctx, dir) = (self.ctx, self.dir);
-        self.rows.sort_by(|a, b| answer_order(ctx, dir, a, b));
-        self.rows.truncate(self.limit);
-        if self.rows.len() == self.limit {
-            if let Some(worst) = self.rows.last() {
-                self.cutoff.tighten(worst.ts);
-            }
-        }
+    fn into_rows(self) -> Vec<Candidate> {
+        self.heap.into_iter().map(|r| r.c).collect()
     }
 }
 
@@ -102,10 +147,14 @@ pub fn run(
             limit,
             dir,
             cutoff: &cutoff,
-            rows: Vec::new(),
+            heap: std::collections::BinaryHeap::with_capacity(limit + 1),
             stats: PlanStats::default(),
         };
         let mut cache = TemplateCache::default();
+        // Each unit gives at most `limit` rows (a lower cap makes more
+        // units rebuild lines for regexps before the cutoff settles: worse).
+        let cap = limit;
+        let mut unfinished: Vec<(usize, usize, i64)> = Vec::new();
         loop {
             let i = next.fetch_add(1, AtomicOrdering::Relaxed);
             let Some(u) = units.get(i) else { break };
@@ -117,10 +166,19 @@ pub fn run(
                 break;
             }
             ctx.check_deadline()?;
-            run_unit(ctx, i, u, &mut col, &mut cache)?;
+            if let Some((taken, next_ts)) = run_unit(ctx, i, u, &mut col, &mut cache, 0, cap)? {
+                unfinished.push((i, taken, next_ts));
+            }
         }
-        col.prune();
-        Ok((col.rows, col.stats))
+        for (i, taken, next_ts) in unfinished {
+            if cutoff.excludes(next_ts) {
+                continue;
+            }
+            ctx.check_deadline()?;
+            run_unit(ctx, i, &units[i], &mut col, &mut cache, taken, limit)?;
+        }
+        let stats = col.stats;
+        Ok((col.into_rows(), stats))
     });
     let mut all = Vec::new();
     let mut stats = PlanStats::default();
@@ -187,16 +245,22 @@ pub fn run(
     })
 }
 
+/// Adds the unit's rows that may make the answer to `col`, skipping the
+/// first `skip` candidates (taken by an earlier pass) and taking at most
+/// `cap`; when it stops at `cap`, returns how many candidates it has taken
+/// in all and the timestamp of the next one.
 fn run_unit(
     ctx: &Context<'_>,
     index: usize,
     u: &Unit,
     col: &mut Collector<'_, '_>,
     cache: &mut TemplateCache,
-) -> Result<(), StorageError> {
+    skip: usize,
+    cap: usize,
+) -> Result<Option<(usize, i64)>, StorageError> {
     let (lo, hi) = col.cutoff.narrow(ctx.q.lo, ctx.q.hi);
     if lo > hi {
-        return Ok(());
+        return Ok(None);
     }
     let UnitData::Columnar { part, block } = &u.data else {
         let rows = filtered_rows(ctx, u, lo, hi, &mut col.stats)?;
@@ -206,7 +270,7 @@ fn run_unit(
             Direction::Forward => Box::new(rows.into_iter().enumerate()),
             Direction::Backward => Box::new(rows.into_iter().enumerate().rev()),
         };
-        for (i, e) in ordered {
+        for (i, e) in ordered.skip(skip) {
             if taken >= col.limit || col.cutoff.excludes(e.ts) {
                 break;
             }
@@ -223,52 +287,87 @@ fn run_unit(
                 row: RowRef::Entry(e),
             });
         }
-        return Ok(());
+        return Ok(None);
     };
     let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
-        return Ok(());
+        return Ok(None);
     };
     let r = BlockReader::with_header(part.block_self_checked(block)?, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
-        return Ok(());
+        return Ok(None);
     };
     let rows = ev.rows();
     let mut keep = vec![false; rows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
     col.stats.rows_scanned += (ev.end - ev.first) as u64;
     col.stats.bytes_scanned += ev.range_line_bytes_estimate();
+    let pending = ev.exact_filters(&ctx.q, &mut keep)?;
     let mut lines: Vec<Option<String>> = Vec::new();
-    ev.line_filters(&ctx.q, &mut keep, &mut lines)?;
-    // The rows that may make the answer, in answer order.
+    // The rows that may make the answer, in answer order; regexps are
+    // tested in batches of the rows still needed, so a unit rebuilds few
+    // lines even when most rows hold the regexp's literals.
     let ts = r.timestamps();
-    let order: Box<dyn Iterator<Item = usize>> = match col.dir {
-        Direction::Forward => Box::new(ev.first..ev.end),
-        Direction::Backward => Box::new((ev.first..ev.end).rev()),
+    let order: Vec<usize> = match col.dir {
+        Direction::Forward => (ev.first..ev.end).filter(|&i| keep[i]).collect(),
+        Direction::Backward => (ev.first..ev.end).rev().filter(|&i| keep[i]).collect(),
     };
     let mut taken = 0usize;
-    for i in order {
-        if !keep[i] {
-            continue;
+    let mut at = skip.min(order.len());
+    let cap = cap.min(col.limit);
+    while at < order.len() && taken < cap {
+        let want = cap - taken;
+        let mut batch = Vec::with_capacity(want);
+        while at < order.len() && batch.len() < want {
+            let i = order[at];
+            if col.cutoff.excludes(ts[i]) {
+                at = order.len();
+                break;
+            }
+            batch.push(i);
+            at += 1;
         }
-        if taken >= col.limit || col.cutoff.excludes(ts[i]) {
+        if batch.is_empty() {
             break;
         }
-        taken += 1;
-        col.stats.rows_kept += 1;
-        col.stats.rows_from_columns += 1;
-        let seq = match col.dir {
-            Direction::Forward => i as i64,
-            Direction::Backward => -(i as i64),
+        let pass = if pending.is_empty() {
+            vec![true; batch.len()]
+        } else {
+            ev.pending_filters(&ctx.q, &pending, &batch, &mut lines)?
         };
-        col.push(Candidate {
-            ts: ts[i],
-            stream: u.stream,
-            seq,
-            row: RowRef::Block {
-                unit: index,
-                row: i,
-            },
-        });
+        for (&i, ok) in batch.iter().zip(pass) {
+            if !ok {
+                continue;
+            }
+            taken += 1;
+            col.stats.rows_kept += 1;
+            col.stats.rows_from_columns += 1;
+            let seq = match col.dir {
+                Direction::Forward => i as i64,
+                Direction::Backward => -(i as i64),
+            };
+            // A line rebuilt for a regexp is kept; others are rebuilt only if
+            // they make the answer.
+            let row = match lines.get_mut(i).and_then(Option::take) {
+                Some(line) => RowRef::Entry(Entry {
+                    ts: ts[i],
+                    line,
+                    metadata: r.metadata()?[i].clone(),
+                }),
+                None => RowRef::Block {
+                    unit: index,
+                    row: i,
+                },
+            };
+            col.push(Candidate {
+                ts: ts[i],
+                stream: u.stream,
+                seq,
+                row,
+            });
+        }
     }
-    Ok(())
+    if taken >= cap && cap < col.limit && at < order.len() {
+        return Ok(Some((at, ts[order[at]])));
+    }
+    Ok(None)
 }

@@ -43,14 +43,34 @@ pub(crate) struct Context<'p> {
     /// it), made when first needed.
     orders: Vec<std::sync::OnceLock<Arc<str>>>,
     /// Each stream's label names, hashed (where `| json` adds `_extracted`
-    /// depends on them).
-    pub name_sigs: Vec<u64>,
+    /// depends on them), made when first needed.
+    name_sigs: Vec<std::sync::OnceLock<u64>>,
 }
 
 impl Context<'_> {
     /// Stream `i`'s labels as text.
     pub fn order(&self, i: usize) -> &str {
         self.orders[i].get_or_init(|| Arc::from(self.streams[i].labels.to_string()))
+    }
+
+    /// Stream `i`'s label names, hashed.
+    pub fn name_sig(&self, i: usize) -> u64 {
+        *self.name_sigs[i].get_or_init(|| {
+            self.streams[i]
+                .labels
+                .pairs()
+                .iter()
+                .fold(0x6e61_6d65u64, |h, (k, _)| {
+                    (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                })
+        })
+    }
+
+    /// [`Context::order`], shared.
+    pub fn order_arc(&self, i: usize) -> Arc<str> {
+        self.order(i);
+        self.orders[i].get().expect("just set").clone()
     }
 
     /// Fails once the plan's deadline has passed.
@@ -121,14 +141,8 @@ impl Storage {
             orders.push(std::sync::OnceLock::new());
             streams.push(info);
         }
-        let name_sigs = streams
-            .iter()
-            .map(|s| {
-                s.labels.pairs().iter().fold(0x6e61_6d65u64, |h, (k, _)| {
-                    (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
-                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                })
-            })
+        let name_sigs = (0..streams.len())
+            .map(|_| std::sync::OnceLock::new())
             .collect();
         let ctx = Context {
             q,

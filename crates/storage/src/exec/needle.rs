@@ -122,6 +122,105 @@ pub fn plan_needle(pieces: &[&[u8]], needle: &[u8]) -> Option<NeedlePlan> {
     Some(plan)
 }
 
+/// Where a regexp `P R` (see [`runakefli_model::plan::RegexSplit`]) can
+/// match on rows of one template.
+#[derive(Clone, Debug, Default)]
+pub struct RegexSites {
+    /// Some occurrence of `P` lies inside a piece where the template alone
+    /// cannot tell whether `R` follows: rows must be tested on their lines.
+    pub unsure: bool,
+    /// An occurrence of `P` in a piece is followed by text `R` matches:
+    /// every row matches.
+    pub always: bool,
+    /// Slots right after an occurrence of `P` that ends a piece: a row
+    /// matches when `R` matches at the start of one of their values.
+    pub slots: Vec<usize>,
+    /// Alignments of `P` over values (it may also occur inside or across
+    /// them); a block where one is possible must test rows on their lines.
+    pub alternatives: Vec<Vec<(usize, ValueTest)>>,
+}
+
+/// The [`RegexSites`] of `prefix` followed by a rest (`rest` tells whether
+/// it matches at the start of a text) over a template; `quoted` per slot.
+pub fn regex_sites(
+    pieces: &[&[u8]],
+    quoted: &[bool],
+    prefix: &[u8],
+    rest: &dyn Fn(&[u8]) -> bool,
+) -> RegexSites {
+    let mut out = RegexSites::default();
+    if prefix.is_empty() || prefix.len() > MAX_ALIGNED_NEEDLE {
+        out.unsure = true;
+        return out;
+    }
+    let slots = pieces.len().saturating_sub(1);
+    for (j, p) in pieces.iter().enumerate() {
+        for o in memchr::memmem::find_iter(p, prefix) {
+            let end = o + prefix.len();
+            let remainder = &p[end..];
+            if !remainder.is_empty() {
+                if rest(remainder) {
+                    out.always = true;
+                } else if !remainder.contains(&b'"') {
+                    // `R` may go on past the piece.
+                    out.unsure = true;
+                }
+            } else if j == slots {
+                // The line ends here.
+                if rest(b"") {
+                    out.always = true;
+                }
+            } else if quoted.get(j).copied().unwrap_or(false) {
+                out.slots.push(j);
+            } else {
+                out.unsure = true;
+            }
+        }
+    }
+    // Occurrences inside or across values.
+    let mut alts = Vec::new();
+    let mut w = Walker {
+        pieces,
+        needle: prefix,
+        slots,
+        out: &mut alts,
+    };
+    for s in 0..slots {
+        w.out.push(vec![(
+            s,
+            ValueTest::new(TestKind::Contains, 0, prefix.len()),
+        )]);
+    }
+    for j in 0..slots {
+        let p = pieces[j];
+        for o in 0..p.len() {
+            let suf = &p[o..];
+            if suf.len() < prefix.len() && prefix.starts_with(suf) {
+                w.value(j, suf.len(), &mut Vec::new());
+            }
+        }
+    }
+    for s in 0..slots {
+        for d in 1..prefix.len() {
+            if compatible(pieces[s + 1], &prefix[d..]) {
+                let mut cons = vec![(s, ValueTest::new(TestKind::EndsWith, 0, d))];
+                w.piece(s + 1, d, &mut cons);
+            }
+        }
+    }
+    let mut plan = NeedlePlan {
+        always: false,
+        alternatives: alts,
+    };
+    drop_impossible(&mut plan, prefix, quoted);
+    plan.alternatives.sort();
+    plan.alternatives.dedup();
+    out.alternatives = plan.alternatives;
+    out.slots.sort_unstable();
+    out.slots.dedup();
+    out
+}
+
 /// Drops the alternatives that test a JSON string value for bytes no such
 /// value holds: a string value (the raw text between its quotes) has a `"`
 /// only right after a backslash, so a `"` inside the tested stretch must
@@ -291,6 +390,39 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn regex_sites_agree_with_the_regexp(
+            keys in prop::collection::vec("[ab]{0,2}", 1..4),
+            values in prop::collection::vec(string_value(), 4),
+            key in "[ab]{0,2}",
+            tail in "[ab:]{0,2}",
+        ) {
+            // Lines {"k0":"v0",...}; regexp `"KEY":"[^"]*TAIL` split as
+            // prefix `"KEY":"` and rest `[^"]*TAIL`.
+            let n = keys.len();
+            let mut ps: Vec<Vec<u8>> = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                let mut p = if i == 0 { b"{\"".to_vec() } else { b"\",\"".to_vec() };
+                p.extend_from_slice(k.as_bytes());
+                p.extend_from_slice(b"\":\"");
+                ps.push(p);
+            }
+            ps.push(b"\"}".to_vec());
+            let pieces: Vec<&[u8]> = ps.iter().map(|p| p.as_slice()).collect();
+            let values: Vec<&[u8]> = values[..n].iter().map(|v| v.as_slice()).collect();
+            let prefix = format!("\"{key}\":\"");
+            let re = regex::bytes::Regex::new(&format!("{}[^\"]*{}", regex::escape(&prefix), regex::escape(&tail))).unwrap();
+            let rest = regex::bytes::Regex::new(&format!("^[^\"]*{}", regex::escape(&tail))).unwrap();
+            let sites = regex_sites(&pieces, &vec![true; n], prefix.as_bytes(), &|t| rest.is_match(t));
+            let l = line(&pieces, &values);
+            let want = re.is_match(&l);
+            // Sites never miss a match; when sure, they decide exactly.
+            if !sites.unsure && sites.alternatives.is_empty() {
+                let got = sites.always || sites.slots.iter().any(|&s| rest.is_match(values[s]));
+                prop_assert_eq!(got, want, "line {:?}", String::from_utf8_lossy(&l));
+            }
+        }
+
         #[test]
         fn dropping_impossible_tests_keeps_every_match(
             keys in prop::collection::vec("[ab]{0,2}", 1..4),

@@ -3,7 +3,7 @@
 //! what the query derives from a template (needle alignments, `| json`
 //! labels of its slots), cached per template id while the query runs.
 
-use super::needle::{drop_impossible, plan_needle, NeedlePlan};
+use super::needle::{drop_impossible, plan_needle, regex_sites, NeedlePlan, RegexSites};
 use crate::block::shape::template_slots;
 use crate::block::Template;
 use crate::column_scan::loki_json_label;
@@ -195,6 +195,16 @@ impl<'p> CompiledQuery<'p> {
                 Some(p)
             })
             .collect();
+        let regex_sites = self
+            .plan
+            .line_filters
+            .iter()
+            .map(|f| {
+                let split = f.split.as_ref()?;
+                let rest = |t: &[u8]| std::str::from_utf8(t).is_ok_and(|s| (split.rest)(s));
+                Some(regex_sites(&refs, &quoted, split.prefix.as_bytes(), &rest))
+            })
+            .collect();
         let const_len = pieces.iter().map(|p| p.len()).sum();
         let fields = match self.fields() {
             Some(fs) => TemplateFields::of(t.text(), &fs.parser),
@@ -223,6 +233,7 @@ impl<'p> CompiledQuery<'p> {
         };
         TemplateInfo {
             const_len,
+            regex_sites,
             needles,
             fields,
             label_slots,
@@ -238,6 +249,8 @@ pub struct TemplateInfo {
     pub const_len: usize,
     /// Per query needle: its alignments (`None`: test rebuilt lines).
     pub needles: Vec<Option<NeedlePlan>>,
+    /// Per line filter: where a split regexp can match (`None`: not split).
+    pub regex_sites: Vec<Option<RegexSites>>,
     /// The `| json` view of the slots; `None` when rows of this template
     /// must be left to the engine (not an object template, keys `| json`
     /// names differently, a parameter the template cannot answer).

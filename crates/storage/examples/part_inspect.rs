@@ -2,7 +2,6 @@
 //! encoding and sizes. `cargo run --release -p runakefli-storage --example
 //! part_inspect -- PART_FILE [BLOCKS]`
 use runakefli_storage::block::layout::BlockHeader;
-use runakefli_storage::block::BlockReader;
 use runakefli_storage::part::{Part, PartInfo};
 use std::collections::BTreeMap;
 
@@ -47,7 +46,7 @@ fn main() {
             fr.4 += h.frames.len();
             bloom_bytes += h.bloom.len();
             total_bytes += bytes.len();
-            let r = BlockReader::open(bytes).unwrap();
+            let r = part.reader(b).unwrap();
             blocks += 1;
             rows += r.rows();
             templates += r.template_count();
@@ -87,6 +86,10 @@ fn main() {
             }
         }
     }
+    if let Ok(c) = std::env::var("GLOBAL") {
+        global_distinct(&part, &c);
+        return;
+    }
     if std::env::var("TOKENS").is_ok() {
         token_counts(&part, 200);
     }
@@ -97,6 +100,13 @@ fn main() {
     if let Ok(c) = std::env::var("TIME_COLUMN") {
         time_column(&part, &c);
         return;
+    }
+    for (i, d) in part.dicts().iter().enumerate() {
+        println!(
+            "shared dict {i} {}: {} entries",
+            String::from_utf8_lossy(d.name()),
+            d.len()
+        );
     }
     println!("frames: small frame raw {:.0} stored {:.0}; directory raw {:.0} stored {:.0}; frames/block {:.1}", fr.0 as f64 / blocks as f64, fr.1 as f64 / blocks as f64, fr.2 as f64 / blocks as f64, fr.3 as f64 / blocks as f64, fr.4 as f64 / blocks as f64);
     println!(
@@ -138,7 +148,7 @@ pub fn token_counts(part: &Part, max: usize) {
                 break 'o;
             }
             blocks += 1;
-            let r = BlockReader::open(part.block_bytes(b).unwrap()).unwrap();
+            let r = part.reader(b).unwrap();
             for name in r.column_names() {
                 let c = r.column(&name).unwrap().unwrap();
                 let mut toks = std::collections::HashSet::new();
@@ -196,7 +206,7 @@ pub fn time_column(part: &Part, name: &str) {
     let t0 = std::time::Instant::now();
     for &sid in part.stream_ids() {
         for b in part.stream_blocks(sid) {
-            let r = BlockReader::open(part.block_self_checked(b).unwrap()).unwrap();
+            let r = part.reader(b).unwrap();
             n += r.rows();
         }
     }
@@ -204,7 +214,7 @@ pub fn time_column(part: &Part, name: &str) {
     let t0 = std::time::Instant::now();
     for &sid in part.stream_ids() {
         for b in part.stream_blocks(sid) {
-            let r = BlockReader::open(part.block_self_checked(b).unwrap()).unwrap();
+            let r = part.reader(b).unwrap();
             if let Some(c) = r.column_names().iter().position(|x| x == name) {
                 let _ = c;
             }
@@ -241,7 +251,7 @@ pub fn pack_estimate(part: &Part, max: usize) {
             dir.0 += h.frames[0].stored_len;
             let rows = h.rows;
             let ts_bits = 64 - {
-                let r = BlockReader::open(src).unwrap();
+                let r = part.reader(b).unwrap();
                 let ts = r.timestamps();
                 let mut m = 0u64;
                 for w in ts.windows(2) {
@@ -252,7 +262,7 @@ pub fn pack_estimate(part: &Part, max: usize) {
             let tpl_bits =
                 (usize::BITS - h.templates.len().saturating_sub(1).leading_zeros()) as usize;
             dir.1 += (rows * (ts_bits + tpl_bits)).div_ceil(8);
-            let r = BlockReader::open(src).unwrap();
+            let r = part.reader(b).unwrap();
             for (ci, c) in h.columns.iter().enumerate() {
                 let name = String::from_utf8_lossy(&c.name).into_owned();
                 let p = c.place.unwrap();
@@ -300,5 +310,41 @@ pub fn pack_estimate(part: &Part, max: usize) {
         "total zstd {:.0} packed {:.0} B/block",
         a as f64 / blocks as f64,
         b as f64 / blocks as f64
+    );
+}
+
+/// How a column's values repeat across the part's blocks: distinct values
+/// overall, and how many rows hold a value found in two or more blocks.
+pub fn global_distinct(part: &Part, name: &str) {
+    use std::collections::HashMap;
+    let mut seen: HashMap<String, (usize, usize, usize)> = HashMap::new(); // blocks, rows, last block
+    let mut blocks = 0usize;
+    for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            blocks += 1;
+            let r = part.reader(b).unwrap();
+            if let Some(c) = r.column(name).unwrap() {
+                for v in c.iter().flatten() {
+                    let e = seen.entry(v.to_string()).or_insert((0, 0, usize::MAX));
+                    e.1 += 1;
+                    if e.2 != blocks {
+                        e.2 = blocks;
+                        e.0 += 1;
+                    }
+                }
+            }
+        }
+    }
+    let rows: usize = seen.values().map(|e| e.1).sum();
+    let bytes: usize = seen.keys().map(|k| k.len()).sum();
+    for min_blocks in [2usize, 4, 16, 64] {
+        let shared: Vec<_> = seen.iter().filter(|(_, e)| e.0 >= min_blocks).collect();
+        let srows: usize = shared.iter().map(|(_, e)| e.1).sum();
+        let sbytes: usize = shared.iter().map(|(k, _)| k.len()).sum();
+        println!("{name}: values in >= {min_blocks} blocks: {} distinct ({sbytes} B) cover {srows} of {rows} rows", shared.len());
+    }
+    println!(
+        "{name}: {} distinct overall, {bytes} B, {blocks} blocks",
+        seen.len()
     );
 }

@@ -310,7 +310,10 @@ impl Storage {
                     let mut control = ScanControl::Continue;
                     'parts: for (part, blocks) in plan {
                         for b in blocks {
-                            let reader = BlockReader::open(part.block_bytes(&b)?)?;
+                            let reader = {
+                                part.block_bytes(&b)?;
+                                part.reader(&b)?
+                            };
                             let (rows, json_line_bytes) =
                                 block_rows(&reader, b.meta.line_bytes, lo, hi, cols)?;
                             if rows.is_empty() {

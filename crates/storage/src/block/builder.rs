@@ -2,15 +2,16 @@
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
 use super::bloom::{gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
-use super::encoding::encode_column;
+use super::encoding::{encode_column, encode_shared, Encoding};
 use super::hash::FastMap;
 use super::ints::put_ints;
 use super::layout::{
-    boundary_bit, BlockHeader, ColumnHead, ColumnKind, ColumnPlace, FrameInfo, TemplateHead,
-    CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN,
-    VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED, VERSION,
+    boundary_bit, BlockHeader, ColumnHead, ColumnKind, ColumnPlace, FrameInfo, SharedPlace,
+    TemplateHead, CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, OWN_FRAME_MIN,
+    TOKEN_LEN_UNKNOWN, VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED, VERSION,
 };
 use super::shape::{split_line, template_slots, SLOT};
+use super::shared::SharedDictWriter;
 use super::tokens::{alphabet, longest_token, token_classes};
 use super::varint::{put_bytes, put_uvarint, zigzag};
 use super::BlockMeta;
@@ -221,6 +222,21 @@ impl BlockBuilder {
 
     /// Encodes the pending rows into `dst` (appending) with zstd `level`, and resets the builder.
     pub fn finish(&mut self, level: i32, dst: &mut Vec<u8>) -> BlockMeta {
+        self.finish_in(level, dst, None)
+    }
+
+    /// Like [`Self::finish`], for a block of a part with shared
+    /// dictionaries: string columns whose values recur across the part's
+    /// blocks refer to `shared`'s entries (see `shared.rs`).
+    pub fn finish_in(
+        &mut self,
+        level: i32,
+        dst: &mut Vec<u8>,
+        mut shared: Option<&mut SharedDictWriter>,
+    ) -> BlockMeta {
+        if let Some(sw) = shared.as_deref_mut() {
+            sw.next_block();
+        }
         let rows = self.ts.len();
         let min_ts = self.ts.iter().copied().min().unwrap_or(0);
         let max_ts = self.ts.iter().copied().max().unwrap_or(0);
@@ -279,6 +295,8 @@ impl BlockBuilder {
         let mut heads = Vec::with_capacity(self.columns.len());
         let mut values: Vec<&[u8]> = Vec::new();
         let mut payload = Vec::new();
+        let mut strings = Vec::new();
+        let mut index = Vec::new();
         let mut col_ts: Vec<Vec<i64>> = self
             .columns
             .iter()
@@ -297,7 +315,40 @@ impl BlockBuilder {
                     .map(|&(a, b)| &self.arena[a as usize..b as usize]),
             );
             payload.clear();
-            let enc = encode_column(&values, row_ts, &mut payload);
+            let mut enc = encode_column(&values, row_ts, &mut payload);
+            let mut shared_place = None;
+            if let (Some(sw), ColumnKind::Field, Encoding::Dict | Encoding::Plain) =
+                (shared.as_deref_mut(), col.kind, enc.encoding)
+            {
+                if let Some(d) = sw.column(&self.col_names[ci]) {
+                    let global: Vec<Option<u32>> =
+                        enc.distinct.iter().map(|v| sw.resolve(d, v)).collect();
+                    if global.iter().any(Option::is_some) {
+                        index.clear();
+                        strings.clear();
+                        encode_shared(&enc.distinct, &enc.ids, &global, &mut index, &mut strings);
+                        // Shared entries are tested once per part and
+                        // read without decompressing: worth a little size.
+                        if index.len() + strings.len() <= payload.len() + payload.len() / 8 {
+                            std::mem::swap(&mut payload, &mut index);
+                            enc.encoding = Encoding::Shared;
+                            let (frame, offset) = if strings.len() >= OWN_FRAME_MIN {
+                                own.push(strings.clone());
+                                (FIXED_FRAMES + own.len() - 1, 0)
+                            } else {
+                                small.extend_from_slice(&strings);
+                                (FRAME_SMALL, small.len() - strings.len())
+                            };
+                            shared_place = Some(SharedPlace {
+                                dict: d,
+                                frame,
+                                offset,
+                                len: strings.len(),
+                            });
+                        }
+                    }
+                }
+            }
             let scope = Scope::Column(ci as u32);
             let (tokens, grams) = (
                 enc.encoding.tokens_in_bloom(),
@@ -346,6 +397,7 @@ impl BlockBuilder {
                     len: payload.len(),
                     stats: enc.stats,
                 },
+                shared_place,
             ));
         }
 
@@ -382,7 +434,15 @@ impl BlockBuilder {
             .map(
                 |(
                     (
-                        (kind, encoding, prefix, max_token_len, (classes, letters, facts), place),
+                        (
+                            kind,
+                            encoding,
+                            prefix,
+                            max_token_len,
+                            (classes, letters, facts),
+                            place,
+                            shared,
+                        ),
                         name,
                     ),
                     &g,
@@ -398,6 +458,7 @@ impl BlockBuilder {
                         has_grams: g,
                         facts: *facts,
                         place: Some(*place),
+                        shared: *shared,
                     }
                 },
             )

@@ -31,6 +31,10 @@ pub enum Encoding {
     Ipv4 = 6,
     /// A common text prefix plus a canonical decimal (`user_48213`).
     PrefixedDecimal = 7,
+    /// A dictionary whose entries are ids into the part's shared
+    /// dictionary (see `shared.rs`) or strings of the block's own, plus one
+    /// entry per value. Only in parts that carry shared dictionaries.
+    Shared = 8,
 }
 
 impl Encoding {
@@ -45,6 +49,7 @@ impl Encoding {
             5 => Encoding::Plain,
             6 => Encoding::Ipv4,
             7 => Encoding::PrefixedDecimal,
+            8 => Encoding::Shared,
             _ => return None,
         })
     }
@@ -52,7 +57,10 @@ impl Encoding {
     /// True for string-like encodings (any text can be such a value).
     /// Version-1 blooms hold the tokens of exactly these columns.
     pub fn is_string(self) -> bool {
-        matches!(self, Encoding::Const | Encoding::Dict | Encoding::Plain)
+        matches!(
+            self,
+            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::Shared
+        )
     }
 
     /// True when a version-2 block puts this column's value tokens in the
@@ -75,7 +83,7 @@ impl Encoding {
     pub fn may_print(self, bytes: &[u8], prefix: &[u8]) -> bool {
         let all = |ok: &dyn Fn(u8) -> bool| bytes.iter().all(|&b| ok(b));
         match self {
-            Encoding::Const | Encoding::Dict | Encoding::Plain => true,
+            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::Shared => true,
             Encoding::Decimal => all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-'),
             Encoding::PrefixedDecimal => {
                 all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-' || prefix.contains(&b))
@@ -141,7 +149,7 @@ impl Encoding {
                         .iter()
                         .all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
             }
-            Encoding::Const | Encoding::Dict | Encoding::Plain => true,
+            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::Shared => true,
         }
     }
 }
@@ -175,6 +183,8 @@ pub struct Encoded<'v> {
     pub distinct: Vec<&'v [u8]>,
     /// The common prefix of a PrefixedDecimal column (empty otherwise).
     pub prefix: &'v [u8],
+    /// Per value: its position in `distinct`.
+    pub ids: Vec<u32>,
 }
 
 /// Encodes `values` into `dst`, choosing the smallest exact encoding.
@@ -198,6 +208,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
             stats: None,
             distinct,
             prefix: b"",
+            ids,
         };
     }
     let total: usize = values.iter().map(|v| v.len()).sum();
@@ -239,6 +250,7 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
             stats,
             distinct,
             prefix,
+            ids,
         };
     }
     if dict_size < plain_size && distinct.len() <= 65_536 {
@@ -249,13 +261,14 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
         for v in &distinct {
             dst.extend_from_slice(v);
         }
-        let ids: Vec<u64> = ids.iter().map(|&i| u64::from(i)).collect();
-        put_ints(dst, &ids);
+        let wide: Vec<u64> = ids.iter().map(|&i| u64::from(i)).collect();
+        put_ints(dst, &wide);
         return Encoded {
             encoding: Encoding::Dict,
             stats: None,
             distinct,
             prefix: b"",
+            ids,
         };
     }
     for v in values {
@@ -269,7 +282,129 @@ pub fn encode_column<'v>(values: &[&'v [u8]], row_ts: &[i64], dst: &mut Vec<u8>)
         stats: None,
         distinct,
         prefix: b"",
+        ids,
     }
+}
+
+/// Writes a [`Encoding::Shared`] column: `distinct` and `ids` as from
+/// [`encode_column`], `global[e]` the shared id of distinct value `e` (if
+/// any). The index part (entries' shared ids, the count of own strings,
+/// one entry per value) goes to `index`, the block's own strings to
+/// `strings`. Entries are numbered shared ones first, in `distinct` order.
+pub fn encode_shared(
+    distinct: &[&[u8]],
+    ids: &[u32],
+    global: &[Option<u32>],
+    index: &mut Vec<u8>,
+    strings: &mut Vec<u8>,
+) {
+    let g: Vec<u64> = global.iter().flatten().map(|&id| u64::from(id)).collect();
+    let mut renum = vec![0u64; distinct.len()];
+    let (mut next_g, mut next_l) = (0u64, g.len() as u64);
+    let mut locals: Vec<&[u8]> = Vec::new();
+    for (e, gid) in global.iter().enumerate() {
+        if gid.is_some() {
+            renum[e] = next_g;
+            next_g += 1;
+        } else {
+            renum[e] = next_l;
+            next_l += 1;
+            locals.push(distinct[e]);
+        }
+    }
+    put_uvarint(index, g.len() as u64);
+    put_ints(index, &g);
+    put_uvarint(index, locals.len() as u64);
+    let per_value: Vec<u64> = ids.iter().map(|&i| renum[i as usize]).collect();
+    put_ints(index, &per_value);
+    for v in &locals {
+        put_uvarint(strings, v.len() as u64);
+    }
+    for v in &locals {
+        strings.extend_from_slice(v);
+    }
+}
+
+/// The index part of a [`Encoding::Shared`] column with `n` values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedIndex {
+    /// Shared id of entries `0..globals.len()`.
+    pub globals: Vec<u32>,
+    /// Number of the block's own strings (entries after the shared ones).
+    pub locals: usize,
+    /// Entry of each value.
+    pub idx: Vec<u32>,
+}
+
+impl SharedIndex {
+    /// Decodes an index part written by [`encode_shared`] for `n` values;
+    /// shared ids must be below `dict_len`.
+    pub fn decode(payload: &[u8], n: usize, dict_len: usize) -> Result<Self, StorageError> {
+        let mut c = Cursor::new(payload, "shared column");
+        let g = c.len(n.min(dict_len))?;
+        let globals: Vec<u32> = get_ints(&mut c, g)?
+            .into_iter()
+            .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+            .collect();
+        if globals.iter().any(|&id| id as usize >= dict_len) {
+            return Err(c.err("shared id out of range"));
+        }
+        let locals = c.len(n)?;
+        let entries = g + locals;
+        let idx: Vec<u32> = get_ints(&mut c, n)?
+            .into_iter()
+            .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+            .collect();
+        if idx.iter().any(|&i| i as usize >= entries) {
+            return Err(c.err("entry out of range"));
+        }
+        if !c.is_empty() {
+            return Err(c.err("trailing bytes in column"));
+        }
+        Ok(SharedIndex {
+            globals,
+            locals,
+            idx,
+        })
+    }
+}
+
+/// Reads the index part of a [`Encoding::Shared`] column with `n` values
+/// without decoding its per-value entries: the entries' shared ids, the
+/// count of own strings, and where the per-value entries lie in `payload`.
+pub fn shared_index_layout(
+    payload: &[u8],
+    n: usize,
+    dict_len: usize,
+) -> Result<(Vec<u32>, usize, super::ints::IntsLayout), StorageError> {
+    let mut c = Cursor::new(payload, "shared column");
+    let g = c.len(n.min(dict_len))?;
+    let globals: Vec<u32> = get_ints(&mut c, g)?
+        .into_iter()
+        .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+        .collect();
+    if globals.iter().any(|&id| id as usize >= dict_len) {
+        return Err(c.err("shared id out of range"));
+    }
+    let locals = c.len(n)?;
+    let idx = super::ints::IntsLayout::read(&mut c, n)?;
+    if !c.is_empty() {
+        return Err(c.err("trailing bytes in column"));
+    }
+    Ok((globals, locals, idx))
+}
+
+/// Decodes the `l` own strings of a [`Encoding::Shared`] column.
+pub fn decode_shared_strings(
+    payload: &[u8],
+    l: usize,
+) -> Result<(Vec<u8>, Vec<u32>), StorageError> {
+    let mut c = Cursor::new(payload, "shared column strings");
+    let out = read_strings(&mut c, l)?;
+    if !c.is_empty() {
+        return Err(c.err("trailing bytes in column"));
+    }
+    Ok(out)
 }
 
 /// Tries a typed encoding; `None` when some value is not eligible.
@@ -596,6 +731,7 @@ pub fn decode_column_where(
     let want = |i: usize| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
     let mut c = Cursor::new(payload, "column");
     let v = match enc {
+        Encoding::Shared => return Err(c.err("shared column read without its part's dictionaries")),
         Encoding::Const => Values::Const {
             value: c.bytes()?.to_vec(),
             n,

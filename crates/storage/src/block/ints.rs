@@ -154,6 +154,96 @@ pub fn get_ints(c: &mut Cursor<'_>, n: usize) -> Result<Vec<u64>, StorageError> 
     }
 }
 
+/// Where an integer stream lies in a buffer, for reading single values
+/// without decoding the stream whole (bit-packed and byte-plane streams;
+/// varint streams are decoded when read).
+#[derive(Clone, Debug)]
+pub struct IntsLayout {
+    start: usize,
+    kind: LayoutKind,
+}
+
+#[derive(Clone, Debug)]
+enum LayoutKind {
+    Bits(usize),
+    Planes { n: usize, width: usize },
+    Decoded(Vec<u64>),
+}
+
+impl IntsLayout {
+    /// Reads the layout of `n` integers written by [`put_ints`] at the
+    /// cursor, moving past them. Positions are relative to the cursor's
+    /// buffer, which [`IntsLayout::get`] must be given.
+    pub fn read(c: &mut Cursor<'_>, n: usize) -> Result<Self, StorageError> {
+        let mode = c.u8()? as usize;
+        let kind = match mode {
+            m if m == MODE_BITS as usize => {
+                let bits = c.u8()? as usize;
+                if bits > 64 {
+                    return Err(c.err("bad bit width"));
+                }
+                let len = n
+                    .checked_mul(bits)
+                    .ok_or_else(|| c.err("count overflow"))?
+                    .div_ceil(8);
+                let start = c.pos();
+                c.take(len)?;
+                return Ok(IntsLayout {
+                    start,
+                    kind: LayoutKind::Bits(bits),
+                });
+            }
+            1..=8 => {
+                let start = c.pos();
+                c.take(n.checked_mul(mode).ok_or_else(|| c.err("count overflow"))?)?;
+                return Ok(IntsLayout {
+                    start,
+                    kind: LayoutKind::Planes { n, width: mode },
+                });
+            }
+            0 => {
+                let mut out = Vec::with_capacity(n.min(c.remaining()));
+                for _ in 0..n {
+                    out.push(c.uvarint()?);
+                }
+                LayoutKind::Decoded(out)
+            }
+            _ => return Err(c.err("bad integer stream mode")),
+        };
+        Ok(IntsLayout { start: 0, kind })
+    }
+
+    /// Integer `i` (below the count read) of the stream in `buf`.
+    #[inline]
+    pub fn get(&self, buf: &[u8], i: usize) -> u64 {
+        match &self.kind {
+            LayoutKind::Bits(0) => 0,
+            LayoutKind::Bits(w) => {
+                let bit = i * w;
+                let at = self.start + bit / 8;
+                let shift = bit % 8;
+                let mut raw = [0u8; 16];
+                let avail = buf.len().saturating_sub(at).min(16);
+                raw[..avail].copy_from_slice(&buf[at..at + avail]);
+                let v = (u128::from_le_bytes(raw) >> shift) as u64;
+                if *w == 64 {
+                    v
+                } else {
+                    v & ((1u64 << w) - 1)
+                }
+            }
+            LayoutKind::Planes { n, width } => {
+                let mut v = 0u64;
+                for b in 0..*width {
+                    v |= u64::from(buf[self.start + b * n + i]) << (8 * b);
+                }
+                v
+            }
+            LayoutKind::Decoded(v) => v[i],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +261,23 @@ mod tests {
             let mut out = Vec::new();
             unpack_bits(&buf, vals.len(), bits as usize, &mut out);
             prop_assert_eq!(out, vals);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn layouts_read_single_values(vals in prop::collection::vec(any::<u64>(), 0..90), shift in 0u32..64) {
+            let vals: Vec<u64> = vals.into_iter().map(|v| v >> shift).collect();
+            let mut buf = vec![7u8];
+            put_ints(&mut buf, &vals);
+            buf.push(9);
+            let mut c = Cursor::new(&buf, "test");
+            c.u8().unwrap();
+            let l = IntsLayout::read(&mut c, vals.len()).unwrap();
+            prop_assert_eq!(c.u8().unwrap(), 9);
+            for (i, &v) in vals.iter().enumerate() {
+                prop_assert_eq!(l.get(&buf, i), v);
+            }
         }
     }
 

@@ -85,6 +85,20 @@ pub struct ColumnPlace {
     pub stats: Option<Stats>,
 }
 
+/// Where a [`Encoding::Shared`] column's own strings lie, and which of the
+/// part's shared dictionaries its shared entries refer to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedPlace {
+    /// Dictionary id in the part.
+    pub dict: u32,
+    /// Frame holding the strings.
+    pub frame: usize,
+    /// Offset of the strings within the decompressed frame.
+    pub offset: usize,
+    /// Length of the strings part.
+    pub len: usize,
+}
+
 /// A column as the header describes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnHead<'a> {
@@ -113,7 +127,10 @@ pub struct ColumnHead<'a> {
     /// [`VALUES_UNESCAPED`], [`VALUES_NOT_NULL_OR_ARRAY`]); 0 in version 1.
     pub facts: u8,
     /// Version 2: payload place; `None` in version 1 (the directory has it).
+    /// For [`Encoding::Shared`] columns, the index part.
     pub place: Option<ColumnPlace>,
+    /// [`Encoding::Shared`] columns: where their own strings are.
+    pub shared: Option<SharedPlace>,
 }
 
 /// A version-2 template as the header describes it (its text is in
@@ -235,6 +252,7 @@ impl BlockHeader<'_> {
                     has_grams: c.has_grams,
                     facts: c.facts,
                     place: c.place,
+                    shared: c.shared,
                 })
                 .collect(),
             version: self.version,
@@ -300,6 +318,13 @@ impl BlockHeader<'_> {
             put_uvarint(&mut h, p.offset as u64);
             put_uvarint(&mut h, p.len as u64);
             put_stats(&mut h, p.stats);
+            if c.encoding == Encoding::Shared {
+                let s = c.shared.expect("shared columns have a strings place");
+                put_uvarint(&mut h, u64::from(s.dict));
+                put_uvarint(&mut h, s.frame as u64);
+                put_uvarint(&mut h, s.offset as u64);
+                put_uvarint(&mut h, s.len as u64);
+            }
         }
         let start = dst.len();
         dst.push(self.version);
@@ -437,6 +462,7 @@ fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a
             has_grams: false,
             facts: 0,
             place: None,
+            shared: None,
         });
     }
     let words = c.len(c.remaining() / 8)?;
@@ -514,6 +540,26 @@ fn decode_v2<'a>(
             return Err(c.err("column payload out of range"));
         }
         let stats = get_stats(c, encoding)?;
+        let shared = if encoding == Encoding::Shared {
+            let dict = c.len(u32::MAX as usize)? as u32;
+            let frame = c.len(frames.len().saturating_sub(1))?;
+            let offset = c.len(MAX_FRAME_RAW)?;
+            let len = c.len(MAX_FRAME_RAW)?;
+            if offset
+                .checked_add(len)
+                .is_none_or(|e| e > frames[frame].raw_len)
+            {
+                return Err(c.err("column strings out of range"));
+            }
+            Some(SharedPlace {
+                dict,
+                frame,
+                offset,
+                len,
+            })
+        } else {
+            None
+        };
         columns.push(ColumnHead {
             kind,
             encoding,
@@ -531,6 +577,7 @@ fn decode_v2<'a>(
                 len,
                 stats,
             }),
+            shared,
         });
     }
     for t in &templates {
@@ -626,6 +673,7 @@ mod tests {
                         len: 20,
                         stats: None,
                     }),
+                    shared: None,
                 },
                 ColumnHead {
                     kind: ColumnKind::Field,
@@ -643,6 +691,31 @@ mod tests {
                         offset: 20,
                         len: 10,
                         stats: Some(Stats::Number { min: 1.5, max: 2.0 }),
+                    }),
+                    shared: None,
+                },
+                ColumnHead {
+                    kind: ColumnKind::Field,
+                    encoding: Encoding::Shared,
+                    name: Cow::Borrowed(b"msg"),
+                    prefix: Cow::Borrowed(b""),
+                    max_token_len: 5,
+                    classes: 1,
+                    alphabet: 1 << 40,
+                    has_grams: false,
+                    facts: 0,
+                    place: Some(ColumnPlace {
+                        values: 1,
+                        frame: 3,
+                        offset: 25,
+                        len: 5,
+                        stats: None,
+                    }),
+                    shared: Some(SharedPlace {
+                        dict: 7,
+                        frame: 0,
+                        offset: 30,
+                        len: 10,
                     }),
                 },
             ],

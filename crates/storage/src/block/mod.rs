@@ -26,6 +26,7 @@ mod prefilter;
 pub mod prune;
 pub mod reader;
 pub mod shape;
+pub mod shared;
 mod text;
 pub mod tokens;
 mod varint;
@@ -39,6 +40,7 @@ pub use builder::BlockBuilder;
 pub use encoding::{Encoding, Stats};
 pub use prune::block_may_contain;
 pub use reader::{BlockReader, Column, HeaderRef, Template};
+pub use shared::{SharedDictWriter, SharedDicts};
 
 use crate::StorageError;
 
@@ -69,7 +71,19 @@ pub struct DecodedBlock {
 /// Decodes a whole block (`src` must be exactly one block).
 /// Every checksum is verified, the bloom's included.
 pub fn decode_block(src: &[u8]) -> Result<DecodedBlock, StorageError> {
-    let r = BlockReader::open(src)?;
+    decode_block_in(src, None)
+}
+
+/// Like [`decode_block`], for a block of a part with shared dictionaries.
+pub fn decode_block_in(
+    src: &[u8],
+    dicts: Option<&shared::SharedDicts>,
+) -> Result<DecodedBlock, StorageError> {
+    let r = BlockReader::with_header_in(
+        src,
+        HeaderRef::Owned(layout::BlockHeader::decode(src)?),
+        dicts,
+    )?;
     r.header().check_bloom(src)?;
     let lines = r.lines()?;
     Ok(DecodedBlock {

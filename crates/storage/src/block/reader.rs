@@ -11,14 +11,18 @@
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::encoding::{decode_column_where, Encoding, Stats, Values};
+use super::encoding::{
+    decode_column_where, decode_shared_strings, Encoding, SharedIndex, Stats, Values,
+};
 use super::ints::get_ints;
 use super::layout::{
-    BlockHeader, ColumnKind, FrameInfo, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY, FRAME_METADATA,
-    FRAME_TEMPLATES,
+    BlockHeader, ColumnKind, FrameInfo, SharedPlace, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
+    FRAME_METADATA, FRAME_TEMPLATES,
 };
 use super::shape::{template_slots, SLOT};
+use super::shared::{SharedDict, SharedDicts};
 use super::varint::{unzigzag, Cursor};
 use crate::StorageError;
 
@@ -32,6 +36,7 @@ struct ColumnDir {
     offset: usize,
     len: usize,
     stats: Option<Stats>,
+    shared: Option<SharedPlace>,
 }
 
 /// A template: literal pieces between slots, and the column of each slot.
@@ -111,6 +116,38 @@ pub struct BlockReader<'a> {
     metadata: OnceCell<Vec<Vec<(String, String)>>>,
     columns: Vec<ColumnDir>,
     names: OnceCell<Vec<Option<String>>>,
+    /// The part's shared dictionaries (needed by [`Encoding::Shared`] columns).
+    dicts: Option<&'a SharedDicts>,
+    /// Bit `i` set: frame `i`'s checksum was verified by an earlier reader
+    /// of this process (parts are immutable), so it is not computed again.
+    verified: Option<&'a AtomicU64>,
+}
+
+/// The index part of a shared column, read in place.
+pub struct SharedIndexView<'a> {
+    /// Shared id of entries `0..globals.len()`.
+    pub globals: Vec<u32>,
+    /// Number of the block's own strings (entries after the shared ones).
+    pub locals: usize,
+    entries: usize,
+    frame: FrameRef<'a>,
+    base: usize,
+    len: usize,
+    idx: super::ints::IntsLayout,
+}
+
+impl SharedIndexView<'_> {
+    /// The entry of value `vi` (below the column's value count).
+    #[inline]
+    pub fn entry(&self, vi: usize) -> Result<usize, StorageError> {
+        let e = self
+            .idx
+            .get(&self.frame[self.base..self.base + self.len], vi) as usize;
+        if e >= self.entries {
+            return Err(bad("shared column entry out of range"));
+        }
+        Ok(e)
+    }
 }
 
 /// One column read from a block: a value for each row that has the field.
@@ -169,9 +206,41 @@ impl<'a> BlockReader<'a> {
         Self::with_header(src, HeaderRef::Owned(BlockHeader::decode(src)?))
     }
 
+    /// Like [`BlockReader::open`], for a block of a part with shared
+    /// dictionaries `dicts`.
+    pub fn open_in(src: &'a [u8], dicts: &'a SharedDicts) -> Result<Self, StorageError> {
+        Self::with_header_in(
+            src,
+            HeaderRef::Owned(BlockHeader::decode(src)?),
+            Some(dicts),
+        )
+    }
+
     /// Like [`BlockReader::open`], for a header already decoded (and its
     /// checksum checked) from `src`.
     pub fn with_header(src: &'a [u8], header: HeaderRef<'a>) -> Result<Self, StorageError> {
+        Self::with_header_in(src, header, None)
+    }
+
+    /// Like [`BlockReader::with_header`], with the part's shared
+    /// dictionaries (`None`: the part has none).
+    pub fn with_header_in(
+        src: &'a [u8],
+        header: HeaderRef<'a>,
+        dicts: Option<&'a SharedDicts>,
+    ) -> Result<Self, StorageError> {
+        Self::with_context(src, header, dicts, None)
+    }
+
+    /// Like [`BlockReader::with_header_in`]; `verified` remembers which
+    /// frames' checksums have been verified (by any reader sharing it, bit
+    /// per frame), and those are not verified again: parts are immutable.
+    pub fn with_context(
+        src: &'a [u8],
+        header: HeaderRef<'a>,
+        dicts: Option<&'a SharedDicts>,
+        verified: Option<&'a AtomicU64>,
+    ) -> Result<Self, StorageError> {
         let body_start = header.body_start;
         let body_len: usize = header
             .frames
@@ -212,6 +281,8 @@ impl<'a> BlockReader<'a> {
             metadata: OnceCell::new(),
             columns: Vec::new(),
             names: OnceCell::new(),
+            dicts,
+            verified,
         };
         let frame0 = r.frame(FRAME_DIRECTORY)?;
         if v1 {
@@ -232,7 +303,14 @@ impl<'a> BlockReader<'a> {
             .frames
             .get(i)
             .ok_or_else(|| bad("frame out of range"))?;
-        let f = read_frame(self.src, self.frame_starts[i], info)?;
+        let bit = if i < 64 { 1u64 << i } else { 0 };
+        let known = self
+            .verified
+            .is_some_and(|v| bit != 0 && v.load(Ordering::Relaxed) & bit != 0);
+        let f = read_frame(self.src, self.frame_starts[i], info, !known)?;
+        if let (Some(v), false) = (self.verified, known) {
+            v.fetch_or(bit, Ordering::Relaxed);
+        }
         self.frames.borrow_mut()[i] = Some(f.clone());
         Ok(f)
     }
@@ -283,6 +361,12 @@ impl<'a> BlockReader<'a> {
             if p.values != expected[ci] {
                 return Err(bad("column value count mismatch"));
             }
+            if let Some(sp) = head.shared {
+                let ok = self.dicts.is_some_and(|d| d.get(sp.dict).is_some());
+                if !ok {
+                    return Err(bad("shared column without its part's dictionary"));
+                }
+            }
             self.columns.push(ColumnDir {
                 kind: head.kind,
                 encoding: head.encoding,
@@ -291,6 +375,7 @@ impl<'a> BlockReader<'a> {
                 offset: p.offset,
                 len: p.len,
                 stats: p.stats,
+                shared: head.shared,
             });
         }
         Ok(())
@@ -366,6 +451,7 @@ impl<'a> BlockReader<'a> {
                 offset,
                 len,
                 stats,
+                shared: None,
             });
         }
         self.payload_base = c.pos();
@@ -713,10 +799,100 @@ impl<'a> BlockReader<'a> {
             .unwrap_or_default()
     }
 
+    /// The shared dictionary an [`Encoding::Shared`] column refers to.
+    pub fn shared_dict(&self, id: usize) -> Option<&'a SharedDict> {
+        let sp = self.columns.get(id)?.shared?;
+        self.dicts?.get(sp.dict)
+    }
+
+    /// The index part of [`Encoding::Shared`] column `id`: its entries'
+    /// shared ids, its own strings' count and each value's entry. Reads
+    /// no string.
+    pub fn shared_index(&self, id: usize) -> Result<SharedIndex, StorageError> {
+        let col = &self.columns[id];
+        let dict = self
+            .shared_dict(id)
+            .ok_or_else(|| bad("column is not shared"))?;
+        self.with_column_payload(id, |p| SharedIndex::decode(p, col.values, dict.len()))
+    }
+
+    /// Like [`Self::shared_index`], reading each value's entry in place
+    /// (no per-value decoding up front).
+    pub fn shared_index_view(&self, id: usize) -> Result<SharedIndexView<'a>, StorageError> {
+        let col = &self.columns[id];
+        let dict = self
+            .shared_dict(id)
+            .ok_or_else(|| bad("column is not shared"))?;
+        let frame = self.frame(col.frame)?;
+        let base = col.offset;
+        let p = frame
+            .get(base..base + col.len)
+            .ok_or_else(|| bad("column payload out of range"))?;
+        let (globals, locals, idx) =
+            super::encoding::shared_index_layout(p, col.values, dict.len())?;
+        Ok(SharedIndexView {
+            entries: globals.len() + locals,
+            globals,
+            locals,
+            frame,
+            base,
+            len: col.len,
+            idx,
+        })
+    }
+
+    /// The `locals` own strings of [`Encoding::Shared`] column `id`
+    /// (concatenated, with end offsets).
+    pub fn shared_strings(
+        &self,
+        id: usize,
+        locals: usize,
+    ) -> Result<(Vec<u8>, Vec<u32>), StorageError> {
+        let sp = self.columns[id]
+            .shared
+            .ok_or_else(|| bad("column is not shared"))?;
+        let frame = self.frame(sp.frame)?;
+        let p = frame
+            .get(sp.offset..sp.offset + sp.len)
+            .ok_or_else(|| bad("column strings out of range"))?;
+        decode_shared_strings(p, locals)
+    }
+
+    /// A shared column's values, as a dictionary of its entries.
+    fn shared_values(&self, id: usize) -> Result<Values, StorageError> {
+        let dict = self
+            .shared_dict(id)
+            .ok_or_else(|| bad("column is not shared"))?;
+        let si = self.shared_index(id)?;
+        let (local, local_ends) = self.shared_strings(id, si.locals)?;
+        let global_bytes: usize = si
+            .globals
+            .iter()
+            .map(|&g| dict.get(g).map_or(0, <[u8]>::len))
+            .sum();
+        let mut data = Vec::with_capacity(global_bytes + local.len());
+        let mut ends = Vec::with_capacity(si.globals.len() + local_ends.len());
+        for &g in &si.globals {
+            data.extend_from_slice(dict.get(g).ok_or_else(|| bad("shared id out of range"))?);
+            ends.push(data.len() as u32);
+        }
+        let base = data.len() as u32;
+        data.extend_from_slice(&local);
+        ends.extend(local_ends.iter().map(|&e| base + e));
+        Ok(Values::Dict {
+            data,
+            ends,
+            idx: si.idx,
+        })
+    }
+
     /// Decodes column `id`'s values, printing only the `wanted` values of
     /// typed columns (see [`decode_column_where`]).
     pub fn values_where(&self, id: usize, wanted: Option<&[bool]>) -> Result<Values, StorageError> {
         let col = &self.columns[id];
+        if col.encoding == Encoding::Shared {
+            return self.shared_values(id);
+        }
         let row_ts = if col.encoding == Encoding::Timestamp {
             self.column_row_ts(id)
         } else {
@@ -884,11 +1060,12 @@ fn read_frame<'a>(
     src: &'a [u8],
     start: usize,
     f: &FrameInfo,
+    verify: bool,
 ) -> Result<FrameRef<'a>, StorageError> {
     let stored = src
         .get(start..start + f.stored_len)
         .ok_or_else(|| bad("frame out of range"))?;
-    if let Some(crc) = f.crc {
+    if let (Some(crc), true) = (f.crc, verify) {
         if crc32fast::hash(stored) != crc {
             return Err(bad("frame checksum mismatch"));
         }

@@ -311,8 +311,115 @@ fn corruption_is_an_error_never_a_panic() {
     assert!(decode_block(&longer).is_err());
 }
 
+/// Blocks written with a shared dictionary writer: returns the blocks and
+/// the dictionaries.
+fn shared_blocks(blocks: &[Vec<String>]) -> (Vec<Vec<u8>>, shared::SharedDicts) {
+    let mut sw = shared::SharedDictWriter::new();
+    let mut b = BlockBuilder::new();
+    let mut out = Vec::new();
+    for lines in blocks {
+        for (i, l) in lines.iter().enumerate() {
+            b.push(i as i64, l, &[]);
+        }
+        let mut buf = Vec::new();
+        b.finish_in(3, &mut buf, Some(&mut sw));
+        out.push(buf);
+    }
+    (out, sw.finish())
+}
+
+#[test]
+fn shared_dictionary_blocks_round_trip() {
+    let mut w = Workload::new(9);
+    let blocks: Vec<Vec<String>> = (0..12)
+        .map(|_| (0..200).map(|_| w.line().1).collect())
+        .collect();
+    let (bufs, dicts) = shared_blocks(&blocks);
+    assert!(!dicts.is_empty());
+    let mut shared_cols = 0;
+    for (buf, lines) in bufs.iter().zip(&blocks) {
+        let d = decode_block_in(buf, Some(&dicts)).unwrap();
+        assert_eq!(&d.lines, lines);
+        let r = BlockReader::open_in(buf, &dicts).unwrap();
+        for c in 0..r.column_count() {
+            if r.column_encoding(c) != Some(Encoding::Shared) {
+                continue;
+            }
+            shared_cols += 1;
+            let si = r.shared_index(c).unwrap();
+            let (data, ends) = r.shared_strings(c, si.locals).unwrap();
+            assert_eq!(ends.len(), si.locals);
+            let vals = r.column_values(c).unwrap();
+            let dict = r.shared_dict(c).unwrap();
+            for (i, &e) in si.idx.iter().enumerate() {
+                let e = e as usize;
+                let want: &[u8] = if e < si.globals.len() {
+                    dict.get(si.globals[e]).unwrap()
+                } else {
+                    let l = e - si.globals.len();
+                    let start = if l == 0 { 0 } else { ends[l - 1] as usize };
+                    &data[start..ends[l] as usize]
+                };
+                assert_eq!(vals.get(i), want);
+            }
+        }
+        // Without its dictionaries a block with shared columns is an error.
+        if BlockReader::open_in(buf, &dicts)
+            .unwrap()
+            .header()
+            .columns
+            .iter()
+            .any(|c| c.shared.is_some())
+        {
+            assert!(decode_block(buf).is_err());
+        }
+    }
+    assert!(shared_cols > 12, "workload columns recur across blocks");
+    // A dictionary that lacks the ids a block refers to is damage.
+    let short = shared::SharedDicts::default();
+    assert!(bufs
+        .iter()
+        .skip(1)
+        .any(|b| decode_block_in(b, Some(&short)).is_err()));
+}
+
+#[test]
+fn shared_dictionary_blocks_detect_corruption() {
+    let mut w = Workload::new(21);
+    let blocks: Vec<Vec<String>> = (0..3)
+        .map(|_| (0..40).map(|_| w.line().1).collect())
+        .collect();
+    let (bufs, dicts) = shared_blocks(&blocks);
+    let buf = &bufs[2];
+    assert!(decode_block_in(buf, Some(&dicts)).is_ok());
+    let mut rng = testgen::Rng::new(3);
+    for i in 0..buf.len() {
+        let mut bad = buf.clone();
+        bad[i] ^= 1 << rng.below(8);
+        assert!(
+            decode_block_in(&bad, Some(&dicts)).is_err(),
+            "flip at {i} undetected"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shared_dictionaries_keep_arbitrary_lines(blocks in prop::collection::vec(prop::collection::vec(prop::sample::select(vec![
+        r#"{"a":"x","b":1}"#.to_string(),
+        r#"{"a":"y","b":"two"}"#.to_string(),
+        r#"{"a":"x y","c":[1]}"#.to_string(),
+        r#"{"a":"\"q\"","b":"x"}"#.to_string(),
+        "plain".to_string(),
+        r#"{"a":""}"#.to_string(),
+    ]), 1..20), 1..6)) {
+        let (bufs, dicts) = shared_blocks(&blocks);
+        for (buf, lines) in bufs.iter().zip(&blocks) {
+            prop_assert_eq!(&decode_block_in(buf, Some(&dicts)).unwrap().lines, lines);
+        }
+    }
 
     #[test]
     fn arbitrary_strings_round_trip(lines in prop::collection::vec(any::<String>(), 0..40), md in prop::collection::vec((any::<String>(), any::<String>()), 0..3)) {

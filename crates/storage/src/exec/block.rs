@@ -5,10 +5,12 @@
 
 use super::needle::{TestKind, ValueTest};
 use super::query::{CompiledQuery, FilterPlan, SharedTemplate};
-use crate::block::encoding::Values;
+use crate::block::encoding::{Encoding, Values};
 use crate::block::hash::FastMap as HashMap;
 use crate::block::layout::ColumnKind;
 use crate::block::prune::{needle_sources, FragmentSources};
+use crate::block::reader::SharedIndexView;
+use crate::block::shared::SharedDict;
 use crate::block::BlockReader;
 use crate::StorageError;
 use std::sync::Arc;
@@ -20,6 +22,33 @@ pub struct TemplateCache {
     map: HashMap<u128, SharedTemplate>,
     /// Label sources by (template id, signature of the base label names).
     pub resolved: HashMap<(u128, u64), std::rc::Rc<Vec<super::query::LabelSource>>>,
+    /// Answers of value tests on the entries of parts' shared dictionaries.
+    shared: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
+}
+
+/// What a memoized value test is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoKey {
+    /// Needle `n`'s test on a stretch of it.
+    Needle(usize, ValueTest),
+    /// The rest of split regexp filter `index`.
+    Regex(usize),
+}
+
+/// Per (shared dictionary, test): by entry, 0 not tested yet, 1 false, 2
+/// true. A worker's queries test each entry of a part's dictionary once,
+/// however many blocks refer to it. Dictionaries are keyed by address: the
+/// parts a query reads stay open while it runs.
+#[derive(Default)]
+pub struct SharedMemo {
+    map: HashMap<(usize, MemoKey), Vec<u8>>,
+}
+
+/// A shared column's index part, and its own strings once needed.
+struct SharedColumn<'a> {
+    dict: &'a SharedDict,
+    index: SharedIndexView<'a>,
+    locals: Option<(Vec<u8>, Vec<u32>)>,
 }
 
 /// One block being evaluated.
@@ -34,6 +63,8 @@ pub struct BlockEval<'r, 'a> {
     pub end: usize,
     values: Vec<Option<Values>>,
     vidx: Vec<Option<Vec<u32>>>,
+    shared: Vec<Option<SharedColumn<'a>>>,
+    memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
 }
 
 /// What is known of a row and one regexp filter.
@@ -63,8 +94,6 @@ struct Tester<'n> {
     test: ValueTest,
     /// The searcher for [`TestKind::Contains`].
     finder: Option<memchr::memmem::Finder<'n>>,
-    /// 1 false, 2 true; by entry (Dict) or one (Const); empty for Flat.
-    memo: Vec<u8>,
 }
 
 impl Tester<'_> {
@@ -150,6 +179,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             end,
             values: (0..ncols).map(|_| None).collect(),
             vidx: vec![None; ncols],
+            shared: (0..ncols).map(|_| None).collect(),
+            memo: cache.shared.clone(),
         }))
     }
 
@@ -182,6 +213,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 .iter()
                 .map(|h| h.slots.contains(&(c as u32)))
                 .collect();
+            if holds.iter().all(|&h| h) {
+                // Every row holds the column: value i is row i's.
+                self.vidx[c] = Some((0..self.rows() as u32).collect());
+                return self.vidx[c].as_deref().expect("just set");
+            }
             let mut out = Vec::with_capacity(self.rows());
             let mut next = 0u32;
             for &t in self.r.row_templates() {
@@ -195,6 +231,122 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             self.vidx[c] = Some(out);
         }
         self.vidx[c].as_deref().expect("just set")
+    }
+
+    /// Per row of the time range with `want[r]` that holds column `c`: 2
+    /// when `test` holds on its value, 1 when not; 0 for the other rows.
+    /// Memoized per dictionary entry; entries of a part's shared dictionary
+    /// are tested once per worker and `key` (across blocks), and the block's
+    /// own strings are decompressed only when a wanted row uses one.
+    pub fn eval_column(
+        &mut self,
+        c: usize,
+        key: MemoKey,
+        want: &[bool],
+        test: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<Vec<u8>, StorageError> {
+        let n = self.rows();
+        let mut out = vec![0u8; n];
+        self.value_index(c);
+        let (first, end) = (self.first, self.end);
+        let verdict = |b: bool| if b { 2u8 } else { 1u8 };
+        if self.values[c].is_none() && self.r.column_encoding(c) == Some(Encoding::Shared) {
+            if self.shared[c].is_none() {
+                let dict = self.r.shared_dict(c).ok_or_else(|| {
+                    StorageError::corrupt("block", "shared column without dictionary")
+                })?;
+                let index = self.r.shared_index_view(c)?;
+                self.shared[c] = Some(SharedColumn {
+                    dict,
+                    index,
+                    locals: None,
+                });
+            }
+            let vidx = self.vidx[c].as_deref().expect("computed");
+            let sc = self.shared[c].as_mut().expect("just set");
+            let g = sc.index.globals.len();
+            let mut need_local = false;
+            {
+                let mut memo = self.memo.borrow_mut();
+                let gm = memo
+                    .map
+                    .entry((sc.dict as *const SharedDict as usize, key))
+                    .or_insert_with(|| vec![0u8; sc.dict.len()]);
+                for r in first..end {
+                    let vi = vidx[r];
+                    if !want[r] || vi == u32::MAX {
+                        continue;
+                    }
+                    let e = sc.index.entry(vi as usize)?;
+                    if e >= g {
+                        need_local = true;
+                        continue;
+                    }
+                    let gid = sc.index.globals[e];
+                    let m = &mut gm[gid as usize];
+                    if *m == 0 {
+                        *m = verdict(test(sc.dict.get(gid).unwrap_or_default()));
+                    }
+                    out[r] = *m;
+                }
+            }
+            if need_local {
+                if sc.locals.is_none() {
+                    sc.locals = Some(self.r.shared_strings(c, sc.index.locals)?);
+                }
+                let (data, ends) = sc.locals.as_ref().expect("just set");
+                let mut lm = vec![0u8; ends.len()];
+                for r in first..end {
+                    let vi = vidx[r];
+                    if !want[r] || vi == u32::MAX {
+                        continue;
+                    }
+                    let e = sc.index.entry(vi as usize)?;
+                    if e < g {
+                        continue;
+                    }
+                    let l = e - g;
+                    if lm[l] == 0 {
+                        let start = if l == 0 { 0 } else { ends[l - 1] as usize };
+                        lm[l] = verdict(test(&data[start..ends[l] as usize]));
+                    }
+                    out[r] = lm[l];
+                }
+            }
+            return Ok(out);
+        }
+        self.values(c)?;
+        let vidx = self.vidx[c].as_deref().expect("computed");
+        let vals = self.values[c].as_ref().expect("decoded");
+        let mut memo: Vec<u8> = match vals {
+            Values::Const { .. } => vec![0],
+            Values::Dict { ends, .. } => vec![0; ends.len()],
+            Values::Flat { .. } => Vec::new(),
+        };
+        for r in first..end {
+            let vi = vidx[r];
+            if !want[r] || vi == u32::MAX {
+                continue;
+            }
+            let vi = vi as usize;
+            out[r] = match vals {
+                Values::Const { value, .. } => {
+                    if memo[0] == 0 {
+                        memo[0] = verdict(test(value));
+                    }
+                    memo[0]
+                }
+                Values::Dict { idx, .. } => {
+                    let e = idx[vi] as usize;
+                    if memo[e] == 0 {
+                        memo[e] = verdict(test(vals.entry(e)));
+                    }
+                    memo[e]
+                }
+                Values::Flat { .. } => verdict(test(vals.get(vi))),
+            };
+        }
+        Ok(out)
     }
 
     /// Column `c`'s values, already decoded by [`Self::values`].
@@ -368,10 +520,29 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 .collect();
             per_tpl.push(Some((sites.always, cols)));
         }
-        // Memoized `R` on the values of the columns involved.
-        let mut memo: HashMap<usize, Vec<u8>> = HashMap::default();
+        // `R` on the values of the columns involved, memoized per entry.
         let rest = |v: &[u8]| std::str::from_utf8(v).is_ok_and(|s| (split.rest)(s));
         let row_tpl = self.r.row_templates().to_vec();
+        let want: Vec<bool> = (0..cand.len())
+            .map(|r| {
+                cand[r] == Decided::Maybe
+                    && per_tpl[row_tpl[r] as usize]
+                        .as_ref()
+                        .is_some_and(|(always, _)| !always)
+            })
+            .collect();
+        let mut cols: Vec<usize> = per_tpl
+            .iter()
+            .flatten()
+            .flat_map(|(_, cols)| cols.iter().copied())
+            .collect();
+        cols.sort_unstable();
+        cols.dedup();
+        let mut verdicts: HashMap<usize, Vec<u8>> = HashMap::default();
+        for &c in &cols {
+            let v = self.eval_column(c, MemoKey::Regex(index), &want, &mut |v| rest(v))?;
+            verdicts.insert(c, v);
+        }
         for r in self.first..self.end {
             if cand[r] != Decided::Maybe {
                 continue;
@@ -379,32 +550,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             let Some((always, cols)) = &per_tpl[row_tpl[r] as usize] else {
                 continue;
             };
-            if *always {
-                cand[r] = Decided::Yes;
-                continue;
-            }
-            let mut yes = false;
-            for &c in cols {
-                self.values(c)?;
-                self.value_index(c);
-                let vi = self.value_index_ro(c)[r] as usize;
-                let vals = self.values_ro(c);
-                let ok = match vals {
-                    Values::Dict { idx, ends, .. } => {
-                        let m = memo.entry(c).or_insert_with(|| vec![0u8; ends.len()]);
-                        let e = idx[vi] as usize;
-                        if m[e] == 0 {
-                            m[e] = if rest(vals.entry(e)) { 2 } else { 1 };
-                        }
-                        m[e] == 2
-                    }
-                    _ => rest(vals.get(vi)),
-                };
-                if ok {
-                    yes = true;
-                    break;
-                }
-            }
+            let yes = *always || cols.iter().any(|c| verdicts[c][r] == 2);
             cand[r] = if yes { Decided::Yes } else { Decided::No };
         }
         Ok(())
@@ -511,7 +657,6 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                                     col: c,
                                     test,
                                     finder,
-                                    memo: Vec::new(),
                                 });
                                 testers.len() - 1
                             } else {
@@ -530,55 +675,23 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             }
             per_tpl.push(Some((false, alts)));
         }
-        // Testers on columns whose dictionary holds no passing entry are dead.
-        let mut dead = vec![false; testers.len()];
-        for (i, t) in testers.iter_mut().enumerate() {
-            let vals = {
-                if self.values[t.col].is_none() {
-                    let v = self.r.values_where(t.col, None)?;
-                    self.values[t.col] = Some(v);
-                }
-                self.values[t.col].as_ref().expect("set")
-            };
-            match vals {
-                Values::Const { value, .. } => {
-                    let ok = t.holds(needle, value);
-                    t.memo = vec![if ok { 2 } else { 1 }];
-                    dead[i] = !ok;
-                }
-                Values::Dict { ends, .. } => {
-                    let mut any = false;
-                    t.memo = (0..ends.len())
-                        .map(|e| {
-                            let ok = t.holds(needle, vals.entry(e));
-                            any |= ok;
-                            if ok {
-                                2
-                            } else {
-                                1
-                            }
-                        })
-                        .collect();
-                    dead[i] = !any;
-                }
-                Values::Flat { .. } => {}
-            }
-        }
-        for slot in per_tpl.iter_mut().flatten() {
-            slot.1.retain(|alt| !alt.iter().any(|&id| dead[id]));
-        }
-        // Value indices of the columns the live testers read.
-        let mut cols: Vec<usize> = testers.iter().map(|t| t.col).collect();
-        cols.sort_unstable();
-        cols.dedup();
-        for &c in &cols {
-            self.value_index(c);
+        // Each tester's verdict on the rows still open (memoized per entry).
+        let want: Vec<bool> = rows
+            .iter()
+            .zip(hit.iter())
+            .map(|(&w, &h)| w && !h)
+            .collect();
+        let mut verdicts: Vec<Vec<u8>> = Vec::with_capacity(testers.len());
+        for t in &testers {
+            let key = MemoKey::Needle(n, t.test);
+            let v = self.eval_column(t.col, key, &want, &mut |v| t.holds(needle, v))?;
+            verdicts.push(v);
         }
         let row_tpl = self.r.row_templates();
         let mut rebuild = vec![false; rows.len()];
         let mut any_rebuild = false;
         for r in self.first..self.end {
-            if !rows[r] || hit[r] {
+            if !want[r] {
                 continue;
             }
             let t = row_tpl[r] as usize;
@@ -589,27 +702,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 }
                 Some((true, _)) => hit[r] = true,
                 Some((false, alts)) => {
-                    for alt in alts {
-                        let mut all = true;
-                        for &id in alt {
-                            let tester = &testers[id];
-                            let c = tester.col;
-                            let vi = self.vidx[c].as_ref().expect("computed")[r] as usize;
-                            let vals = self.values[c].as_ref().expect("decoded");
-                            let ok = match vals {
-                                Values::Const { .. } => tester.memo[0] == 2,
-                                Values::Dict { idx, .. } => tester.memo[idx[vi] as usize] == 2,
-                                Values::Flat { .. } => tester.holds(needle, vals.get(vi)),
-                            };
-                            if !ok {
-                                all = false;
-                                break;
-                            }
-                        }
-                        if all {
-                            hit[r] = true;
-                            break;
-                        }
+                    if alts
+                        .iter()
+                        .any(|alt| alt.iter().all(|&id| verdicts[id][r] == 2))
+                    {
+                        hit[r] = true;
                     }
                 }
             }

@@ -14,7 +14,6 @@ use super::rows::filtered_rows;
 use super::units::{Unit, UnitData};
 use super::{on_workers, Context};
 use crate::block::hash::FastMap as HashMap;
-use crate::block::BlockReader;
 use crate::StorageError;
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketGroup, BucketPlan, BucketValue, GroupBy, GroupKey, PlanAnswer,
@@ -187,7 +186,7 @@ fn run_unit(
     let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
         return Ok(());
     };
-    let r = BlockReader::with_header(part.block_self_checked(block)?, header)?;
+    let r = part.reader_with(block, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };

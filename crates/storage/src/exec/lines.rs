@@ -13,7 +13,6 @@ use super::block::{BlockEval, TemplateCache};
 use super::rows::filtered_rows;
 use super::units::{Unit, UnitData};
 use super::{on_workers, Context};
-use crate::block::BlockReader;
 use crate::StorageError;
 use runakefli_model::plan::{AnswerData, LineRow, PlanAnswer, PlanStats};
 use runakefli_model::{Direction, Entry, TimeCutoff};
@@ -204,7 +203,7 @@ pub fn run(
         let UnitData::Columnar { part, block } = &units[unit].data else {
             continue;
         };
-        let r = BlockReader::open(part.block_self_checked(block)?)?;
+        let r = part.reader(block)?;
         let mut want = vec![false; r.rows()];
         for &i in &rows {
             want[i] = true;
@@ -292,7 +291,7 @@ fn run_unit(
     let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
         return Ok(None);
     };
-    let r = BlockReader::with_header(part.block_self_checked(block)?, header)?;
+    let r = part.reader_with(block, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(None);
     };

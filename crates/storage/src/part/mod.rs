@@ -1,10 +1,12 @@
 //! Immutable parts: one file per part holding per-stream blocks and an index.
 //!
-//! Layout: a 16-byte header (`RKFPART\0`, version u32, 4 zero bytes), the
-//! blocks back to back, the index, and a 40-byte footer (`index_offset u64,
-//! index_len u64, rows u64, index_crc32 u32, version u32, RKFPEND\0`). The index
-//! lists streams in ascending id order, each with its blocks (offset, length,
-//! crc32 of the block bytes, and the block's [`BlockMeta`]).
+//! Layout: a 16-byte header (`RKFPART\0`, version u32, block format u32), the
+//! blocks back to back, (version 2) the shared dictionaries of its columnar
+//! blocks, the index, and a 40-byte footer (`index_offset u64, index_len u64,
+//! rows u64, index_crc32 u32, version u32, RKFPEND\0`). The index (version 2:
+//! after the dictionaries' offset and length) lists streams in ascending id
+//! order, each with its blocks (offset, length, crc32 of the block bytes, and
+//! the block's [`BlockMeta`]). See `docs/storage-format.md`.
 
 pub mod raw_block;
 mod writer;
@@ -12,8 +14,9 @@ mod writer;
 pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
+use crate::block::shared::SharedDicts;
 use crate::block::{
-    block_may_contain, decode_block, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
+    block_may_contain, decode_block_in, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
 };
 use crate::encoding::Reader;
 use crate::fsutil::remove_file;
@@ -28,7 +31,9 @@ use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"RKFPART\0";
 const END_MAGIC: &[u8; 8] = b"RKFPEND\0";
-const VERSION: u32 = 1;
+/// Part format version written (version 1, without shared dictionaries,
+/// is still read).
+const VERSION: u32 = 2;
 const HEADER_LEN: usize = 16;
 const FOOTER_LEN: usize = 40;
 /// Smallest encoding of one block entry in the index.
@@ -107,6 +112,10 @@ pub struct Part {
     headers: Vec<Option<Arc<BlockHeader<'static>>>>,
     /// Per block: 0 bloom not checked yet, 1 checked and sound, 2 damaged.
     bloom_checked: Vec<AtomicU8>,
+    /// The shared dictionaries the columnar blocks refer to (version 2).
+    dicts: SharedDicts,
+    /// Per block: which frames' checksums have been verified (bit per frame).
+    frames_verified: Vec<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for Part {
@@ -144,7 +153,7 @@ impl Part {
         let rows = r.u64()?;
         let index_crc = r.u32()?;
         let version = r.u32()?;
-        if version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err(bad(&format!("unsupported part version {version}")));
         }
         let index_end = index_offset
@@ -158,6 +167,23 @@ impl Part {
             return Err(bad("index checksum mismatch"));
         }
         let mut r = Reader::new(index, "part index");
+        let mut dicts = SharedDicts::default();
+        let mut blocks_end = index_offset;
+        if version >= 2 {
+            let at = r.u64()?;
+            let dlen = r.u64()?;
+            if dlen > 0 {
+                let end = at
+                    .checked_add(dlen)
+                    .ok_or_else(|| bad("dictionary bounds"))?;
+                if at < HEADER_LEN as u64 || end != index_offset {
+                    return Err(bad("dictionary bounds"));
+                }
+                dicts = SharedDicts::read_section(&map[at as usize..end as usize])
+                    .map_err(|e| bad(&e.to_string()))?;
+                blocks_end = at;
+            }
+        }
         let n = r.count(9)?;
         let mut streams = HashMap::with_capacity(n);
         let mut stream_order = Vec::with_capacity(n);
@@ -180,7 +206,7 @@ impl Part {
                     max_ts: r.i64()?,
                     line_bytes: r.u64()?,
                 };
-                if offset < HEADER_LEN as u64 || offset.saturating_add(blen as u64) > index_offset {
+                if offset < HEADER_LEN as u64 || offset.saturating_add(blen as u64) > blocks_end {
                     return Err(bad("block bounds"));
                 }
                 total_rows += meta.rows as u64;
@@ -216,6 +242,9 @@ impl Part {
             })
             .collect();
         let bloom_checked = (0..blocks.len()).map(|_| AtomicU8::new(0)).collect();
+        let frames_verified = (0..blocks.len())
+            .map(|_| std::sync::atomic::AtomicU64::new(0))
+            .collect();
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -226,8 +255,35 @@ impl Part {
             format,
             obsolete: AtomicBool::new(false),
             headers,
+            frames_verified,
             bloom_checked,
+            dicts,
         })
+    }
+
+    /// The shared dictionaries of the part's columnar blocks.
+    pub fn dicts(&self) -> &SharedDicts {
+        &self.dicts
+    }
+
+    /// A reader of columnar block `b`, with its kept header and the part's
+    /// shared dictionaries.
+    pub fn reader(&self, b: &BlockRef) -> Result<BlockReader<'_>, StorageError> {
+        self.reader_with(b, self.header(b)?)
+    }
+
+    /// Like [`Part::reader`], with the block's header already at hand.
+    pub fn reader_with<'p>(
+        &'p self,
+        b: &BlockRef,
+        header: HeaderRef<'p>,
+    ) -> Result<BlockReader<'p>, StorageError> {
+        BlockReader::with_context(
+            self.block_slice(b)?,
+            header,
+            Some(&self.dicts),
+            self.frames_verified.get(b.index as usize),
+        )
     }
 
     /// The decoded header of a columnar block, kept since the part opened
@@ -326,7 +382,7 @@ impl Part {
     pub fn decode(&self, b: &BlockRef) -> Result<DecodedBlock, StorageError> {
         let bytes = self.block_bytes(b)?;
         match self.format {
-            BlockFormat::Columnar => decode_block(bytes),
+            BlockFormat::Columnar => decode_block_in(bytes, Some(&self.dicts)),
             BlockFormat::Raw => raw_block::decode_raw_block(bytes),
         }
     }
@@ -346,7 +402,7 @@ impl Part {
         let mut out = DecodedBlock::default();
         match self.format {
             BlockFormat::Columnar => {
-                let r = BlockReader::open(self.block_slice(b)?)?;
+                let r = self.reader(b)?;
                 let mut keep: Vec<bool> =
                     r.timestamps().iter().map(|&t| t >= lo && t <= hi).collect();
                 if !needles.is_empty() {

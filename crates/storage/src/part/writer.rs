@@ -3,6 +3,7 @@
 
 use super::raw_block::RawBlockBuilder;
 use super::{BlockFormat, BlockRef, PartInfo, END_MAGIC, HEADER_LEN, MAGIC, VERSION};
+use crate::block::shared::SharedDictWriter;
 use crate::block::{BlockBuilder, BlockMeta};
 use crate::config::{BLOCK_MAX_RAW_BYTES, BLOCK_MAX_ROWS};
 use crate::encoding::{put_u32, put_u64, put_uvarint};
@@ -40,9 +41,14 @@ impl Builder {
         }
     }
 
-    fn finish(&mut self, level: i32, dst: &mut Vec<u8>) -> Result<BlockMeta, StorageError> {
+    fn finish(
+        &mut self,
+        level: i32,
+        dst: &mut Vec<u8>,
+        shared: Option<&mut SharedDictWriter>,
+    ) -> Result<BlockMeta, StorageError> {
         match self {
-            Builder::Columnar(b) => Ok(b.finish(level, dst)),
+            Builder::Columnar(b) => Ok(b.finish_in(level, dst, shared)),
             Builder::Raw(b) => b.finish(level, dst),
         }
     }
@@ -62,6 +68,8 @@ pub struct PartWriter {
     rows: u64,
     builder: Builder,
     scratch: Vec<u8>,
+    /// Columnar parts: the shared dictionaries learned so far.
+    shared: Option<SharedDictWriter>,
 }
 
 impl PartWriter {
@@ -98,6 +106,7 @@ impl PartWriter {
                 BlockFormat::Raw => Builder::Raw(RawBlockBuilder::default()),
             },
             scratch: Vec::new(),
+            shared: (format == BlockFormat::Columnar).then(SharedDictWriter::new),
         })
     }
 
@@ -155,7 +164,9 @@ impl PartWriter {
 
     fn flush_block(&mut self) -> Result<BlockRef, StorageError> {
         self.scratch.clear();
-        let meta = self.builder.finish(self.level, &mut self.scratch)?;
+        let meta = self
+            .builder
+            .finish(self.level, &mut self.scratch, self.shared.as_mut())?;
         let out = self.out.as_mut().expect("writer open");
         out.write_all(&self.scratch)
             .map_err(|e| StorageError::io(&self.tmp, e))?;
@@ -174,7 +185,18 @@ impl PartWriter {
     /// Writes index and footer, fsyncs, and renames the file into place. The
     /// caller fsyncs the directory (it does so once, with the manifest).
     pub fn finish(mut self, order: u64, level: u32) -> Result<PartInfo, StorageError> {
-        let mut index = Vec::with_capacity(self.index.len() + 10);
+        // The shared dictionaries, then the index that locates them.
+        let mut dicts = Vec::new();
+        if let Some(sw) = self.shared.take() {
+            let d = sw.finish();
+            if !d.is_empty() {
+                d.write_section(self.level.max(3), &mut dicts)?;
+            }
+        }
+        let mut index = Vec::with_capacity(self.index.len() + 26);
+        put_u64(&mut index, if dicts.is_empty() { 0 } else { self.offset });
+        put_u64(&mut index, dicts.len() as u64);
+        self.offset += dicts.len() as u64;
         put_uvarint(&mut index, self.n_streams);
         index.extend_from_slice(&self.index);
         let mut footer = Vec::with_capacity(40);
@@ -186,6 +208,7 @@ impl PartWriter {
         footer.extend_from_slice(END_MAGIC);
         let mut out = self.out.take().expect("writer open");
         let io = |e| StorageError::io(&self.tmp, e);
+        out.write_all(&dicts).map_err(io)?;
         out.write_all(&index).map_err(io)?;
         out.write_all(&footer).map_err(io)?;
         let f = out

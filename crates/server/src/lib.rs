@@ -12,6 +12,7 @@ pub mod error;
 pub mod es_api;
 pub mod jsonline_api;
 pub mod loki_api;
+pub mod metrics;
 pub mod otlp_api;
 pub mod query_gate;
 pub mod state;
@@ -33,6 +34,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(otlp_api::routes())
         .merge(es_api::routes())
         .merge(jsonline_api::routes())
+        .route("/metrics", axum::routing::get(metrics::metrics))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
         .layer(axum::extract::DefaultBodyLimit::max(
             state.config.max_push_body_bytes,
         ))

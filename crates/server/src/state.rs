@@ -1,10 +1,12 @@
 //! What every handler shares: settings, the store, the query engine.
 
 use crate::config::ServerConfig;
+use crate::metrics::{Metrics, Protocol};
 use crate::query_gate::QueryGate;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
+use runakefli_model::{PushRequest, TenantId};
 use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +25,8 @@ pub struct AppState {
     pub parse_limits: ParseLimits,
     /// Admission of read requests (concurrency limit and queue).
     pub query_gate: QueryGate,
+    /// The server's own counters for `/metrics`.
+    pub metrics: Metrics,
 }
 
 impl AppState {
@@ -70,7 +74,41 @@ impl AppState {
             push_limits,
             parse_limits,
             query_gate,
+            metrics: Metrics::default(),
         }))
+    }
+
+    /// Appends a decoded push of `protocol` durably and counts it. Every
+    /// protocol's push reaches the store through here.
+    pub fn append(
+        &self,
+        protocol: Protocol,
+        tenant: &TenantId,
+        request: &PushRequest,
+    ) -> Result<(), StorageError> {
+        if request.entry_count() == 0 {
+            return Ok(());
+        }
+        self.storage.append(tenant, request)?;
+        let bytes: usize = request
+            .streams
+            .iter()
+            .flat_map(|s| &s.entries)
+            .map(|e| {
+                e.line.len()
+                    + e.metadata
+                        .iter()
+                        .map(|(k, v)| k.len() + v.len())
+                        .sum::<usize>()
+            })
+            .sum();
+        self.metrics.ingested(
+            protocol,
+            tenant.as_str(),
+            request.entry_count() as u64,
+            bytes as u64,
+        );
+        Ok(())
     }
 
     /// Flushes in-memory data to parts before the process exits.

@@ -72,3 +72,20 @@ pub fn remove_file(path: &Path) -> Result<(), StorageError> {
         Err(e) => Err(StorageError::io(path, e)),
     }
 }
+
+/// Total size of the regular files under `dir`, recursively (0 when missing;
+/// files vanishing while walked are skipped).
+pub fn tree_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in rd.flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => n += tree_bytes(&e.path()),
+            Ok(t) if t.is_file() => n += e.metadata().map_or(0, |m| m.len()),
+            _ => {}
+        }
+    }
+    n
+}

@@ -271,6 +271,25 @@ impl Tenant {
         })
     }
 
+    /// Parts, rows and bytes on disk (every file under its directory) of
+    /// this tenant.
+    pub fn stats(&self) -> crate::stats::TenantStats {
+        let mut s = crate::stats::TenantStats {
+            tenant: self.id.as_str().to_string(),
+            streams: self.index.read().len() as u64,
+            ..Default::default()
+        };
+        for p in self.partitions.read().values() {
+            s.partitions += 1;
+            for part in &p.state.read().parts {
+                s.parts += 1;
+                s.part_rows += part.info().rows;
+            }
+        }
+        s.disk_bytes = crate::fsutil::tree_bytes(&self.dir);
+        s
+    }
+
     /// The partition of `day`, created (directory included) when missing.
     pub fn partition(&self, day: i64) -> Result<Arc<Partition>, StorageError> {
         if let Some(p) = self.partitions.read().get(&day) {

@@ -22,7 +22,7 @@ use crate::merge::{self, Policy};
 use crate::part::{BlockFormat, PartWriter};
 use crate::partition::{Partition, Tenant};
 use crate::quarantine::Quarantine;
-use crate::stats::{Counters, StorageStats};
+use crate::stats::{Counters, StorageStats, TenantStats};
 use crate::wal::{self, record, Wal};
 use crate::{names, StorageError};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -232,6 +232,19 @@ impl Storage {
     /// Current statistics.
     pub fn stats(&self) -> StorageStats {
         self.inner.stats()
+    }
+
+    /// Per-tenant figures (parts, bytes on disk), sorted by tenant.
+    pub fn tenant_stats(&self) -> Vec<TenantStats> {
+        let tenants: Vec<Arc<Tenant>> = self.inner.tenants.read().values().cloned().collect();
+        let mut out: Vec<TenantStats> = tenants.iter().map(|t| t.stats()).collect();
+        out.sort_by(|a, b| a.tenant.cmp(&b.tenant));
+        out
+    }
+
+    /// Durations of the write-ahead log's fsyncs since open.
+    pub fn wal_fsync_seconds(&self) -> crate::stats::HistogramSnapshot {
+        self.inner.wal.fsync_seconds()
     }
 
     /// The configuration the store runs with.

@@ -33,7 +33,7 @@ pub async fn push(
         )
         .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
         if request.entry_count() > 0 {
-            state.storage.append(&tenant, &request)?;
+            state.append(crate::metrics::Protocol::Loki, &tenant, &request)?;
         }
         Ok(())
     })

@@ -5,6 +5,40 @@ use clap::Args;
 use runakefli_server::{config, ServerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
+
+fn duration(s: &str) -> Result<Duration, String> {
+    runakefli_server::units::parse_duration(s)
+}
+
+fn bytes(s: &str) -> Result<u64, String> {
+    runakefli_server::units::parse_bytes(s)
+}
+
+/// `SELECTOR:PERIOD[:PRIORITY]`; the selector ends at its last `}`.
+fn retention_stream(s: &str) -> Result<config::RetentionStream, String> {
+    let bad = || format!("invalid retention stream {s:?}: expected SELECTOR:PERIOD[:PRIORITY], e.g. '{{env=\"dev\"}}:24h:1'");
+    let end = s.rfind('}').ok_or_else(bad)?;
+    let (selector, rest) = s.split_at(end + 1);
+    let rest = rest.strip_prefix(':').ok_or_else(bad)?;
+    let (period, priority) = match rest.split_once(':') {
+        Some((p, pr)) => (p, pr.parse::<u32>().map_err(|_| bad())?),
+        None => (rest, 0),
+    };
+    Ok(config::RetentionStream {
+        selector: selector.trim().to_string(),
+        priority,
+        period: duration(period)?,
+    })
+}
+
+/// `TENANT=PERIOD`.
+fn tenant_period(s: &str) -> Result<(String, Duration), String> {
+    let (t, p) = s
+        .split_once('=')
+        .ok_or_else(|| format!("invalid tenant retention {s:?}: expected TENANT=PERIOD, e.g. team-a=90d"))?;
+    Ok((t.trim().to_string(), duration(p)?))
+}
 
 /// Flags of `runakefli serve`.
 #[derive(Args, Debug)]
@@ -85,6 +119,27 @@ pub struct ServeArgs {
     /// Largest WAL record one push may make, in bytes (at most 1 GiB, the most replay accepts). Larger pushes are refused with 413 before they are written, so everything acknowledged replays.
     #[arg(long, env = "RUNAKEFLI_WAL_RECORD_MAX_BYTES", default_value_t = 1 << 30)]
     wal_record_max_bytes: usize,
+    /// Keep data this long (Loki's retention_period), e.g. 30d; 0 keeps it forever. Enforced in whole days.
+    #[arg(long, env = "RUNAKEFLI_RETENTION_PERIOD", default_value = "0", value_parser = duration)]
+    retention_period: Duration,
+    /// A per-selector retention (Loki's retention_stream) as SELECTOR:PERIOD[:PRIORITY], e.g. '{env="dev"}:24h:1'; repeatable. The matching rule with the highest priority wins.
+    #[arg(long = "retention-stream", env = "RUNAKEFLI_RETENTION_STREAM", value_delimiter = ';', value_parser = retention_stream)]
+    retention_streams: Vec<config::RetentionStream>,
+    /// A tenant's own retention_period as TENANT=PERIOD, e.g. team-a=90d; repeatable.
+    #[arg(long = "tenant-retention-period", env = "RUNAKEFLI_TENANT_RETENTION_PERIOD", value_delimiter = ';', value_parser = tenant_period)]
+    tenant_retention_periods: Vec<(String, Duration)>,
+    /// Keep everything on disk under this size by dropping the oldest days first, e.g. 50GiB; 0 for no budget.
+    #[arg(long, env = "RUNAKEFLI_MAX_DISK_BYTES", default_value = "0", value_parser = bytes)]
+    max_disk_bytes: u64,
+    /// How often retention runs.
+    #[arg(long, env = "RUNAKEFLI_RETENTION_INTERVAL", default_value = "10m", value_parser = duration)]
+    retention_interval: Duration,
+    /// Refuse entries older than this (Loki's reject_old_samples_max_age), e.g. 1w; 0 accepts any age.
+    #[arg(long, env = "RUNAKEFLI_REJECT_OLD_SAMPLES_MAX_AGE", default_value = "0", value_parser = duration)]
+    reject_old_samples_max_age: Duration,
+    /// Refuse entries this far or further in the future (Loki's creation_grace_period), e.g. 10m; 0 accepts any.
+    #[arg(long, env = "RUNAKEFLI_CREATION_GRACE_PERIOD", default_value = "0", value_parser = duration)]
+    creation_grace_period: Duration,
     /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
     syslog_tcp_listen: Option<SocketAddr>,
@@ -127,6 +182,25 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         wal_fsync: args.wal_fsync,
         wal_segment_bytes: args.wal_segment_bytes,
         wal_record_max_bytes: args.wal_record_max_bytes,
+        retention_period: Some(args.retention_period).filter(|d| !d.is_zero()),
+        retention_streams: args.retention_streams,
+        tenant_overrides: args
+            .tenant_retention_periods
+            .into_iter()
+            .map(|(t, p)| {
+                (
+                    t,
+                    config::TenantOverrides {
+                        retention_period: Some(p),
+                        retention_stream: None,
+                    },
+                )
+            })
+            .collect(),
+        max_disk_bytes: Some(args.max_disk_bytes).filter(|b| *b > 0),
+        retention_interval: args.retention_interval,
+        reject_old_samples_max_age: Some(args.reject_old_samples_max_age).filter(|d| !d.is_zero()),
+        creation_grace_period: Some(args.creation_grace_period).filter(|d| !d.is_zero()),
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
     };

@@ -18,6 +18,8 @@ pub mod query_gate;
 pub mod state;
 pub mod syslog;
 pub mod tenant;
+pub mod time_window;
+pub mod units;
 
 pub use config::ServerConfig;
 pub use error::ApiError;

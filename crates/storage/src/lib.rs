@@ -25,6 +25,7 @@ pub mod names;
 pub mod part;
 pub mod partition;
 pub mod quarantine;
+pub mod retention;
 pub mod stats;
 mod storage;
 pub mod stream_index;

@@ -23,6 +23,16 @@ pub struct Counters {
     pub flush_cpu_us: AtomicU64,
     /// CPU time spent in merges, microseconds.
     pub merge_cpu_us: AtomicU64,
+    /// Retention passes run.
+    pub retention_runs: AtomicU64,
+    /// Partitions retention dropped whole.
+    pub retention_dropped_partitions: AtomicU64,
+    /// Partitions retention rewrote without expired streams.
+    pub retention_rewritten_partitions: AtomicU64,
+    /// Stored rows retention removed.
+    pub retention_removed_rows: AtomicU64,
+    /// Part bytes retention gave up.
+    pub retention_freed_bytes: AtomicU64,
 }
 
 /// CPU time consumed by the calling thread so far.
@@ -98,6 +108,16 @@ pub struct StorageStats {
     pub flush_cpu_ms: u64,
     /// CPU milliseconds spent in merges since open.
     pub merge_cpu_ms: u64,
+    /// Retention passes since open.
+    pub retention_runs: u64,
+    /// Partitions retention dropped whole since open.
+    pub retention_dropped_partitions: u64,
+    /// Partitions retention rewrote without expired streams since open.
+    pub retention_rewritten_partitions: u64,
+    /// Stored rows retention removed since open.
+    pub retention_removed_rows: u64,
+    /// Part bytes retention gave up since open.
+    pub retention_freed_bytes: u64,
 }
 
 /// One tenant's share of the store.

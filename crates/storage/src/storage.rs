@@ -42,23 +42,23 @@ pub(crate) struct MemState {
 }
 
 #[derive(Default)]
-struct Signals {
+pub(crate) struct Signals {
     flush: bool,
     merge: bool,
 }
 
 pub(crate) struct Inner {
     pub cfg: StorageConfig,
-    wal: Wal,
-    gate: RwLock<()>,
+    pub(crate) wal: Wal,
+    pub(crate) gate: RwLock<()>,
     pub mem: RwLock<MemState>,
     pub tenants: RwLock<HashMap<TenantId, Arc<Tenant>>>,
-    flush_lock: Mutex<()>,
-    signals: Mutex<Signals>,
-    wake: Condvar,
+    pub(crate) flush_lock: Mutex<()>,
+    pub(crate) signals: Mutex<Signals>,
+    pub(crate) wake: Condvar,
     flushed: Condvar,
-    shutdown: AtomicBool,
-    counters: Counters,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) counters: Counters,
     quarantine: Quarantine,
     _lock: std::fs::File,
 }
@@ -104,11 +104,16 @@ impl Storage {
                 }
             };
             let mut kept: Vec<(StreamId, Arc<Labels>, Vec<Entry>)> = Vec::new();
+            let policy = cfg.retention.policy_for(tenant.as_str());
+            let now = crate::retention::now_ns();
             for s in req.streams {
+                // Rows retention already removed do not come back.
+                let cutoff = policy.cutoff_for(&s.labels, now);
                 let entries: Vec<Entry> = s
                     .entries
                     .into_iter()
                     .filter(|e| seq >= t.flushed_wal(names::day_of(e.ts)))
+                    .filter(|e| !crate::retention::expired(cutoff, e.ts))
                     .collect();
                 if entries.is_empty() {
                     continue;
@@ -179,6 +184,8 @@ impl Storage {
             threads.push(spawn("runakefli-flush", move || i.flush_loop())?);
             let i = inner.clone();
             threads.push(spawn("runakefli-merge", move || i.merge_loop())?);
+            let i = inner.clone();
+            threads.push(spawn("runakefli-retention", move || i.retention_loop())?);
         }
         Ok(Arc::new(Storage {
             inner,
@@ -217,6 +224,15 @@ impl Storage {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Runs one retention pass now (`now`: ns since the epoch), as the
+    /// retention thread does every `retention.interval`.
+    pub fn apply_retention(
+        &self,
+        now: i64,
+    ) -> Result<crate::retention::RetentionReport, StorageError> {
+        self.inner.retention_pass(now)
     }
 
     /// Whether the store can acknowledge writes now: the write-ahead log's
@@ -557,6 +573,32 @@ impl Inner {
         }
     }
 
+    fn retention_loop(&self) {
+        let mut last = std::time::Instant::now();
+        let mut first = true;
+        while !self.shutdown.load(Ordering::SeqCst) {
+            {
+                let mut s = self.signals.lock();
+                if !self.shutdown.load(Ordering::SeqCst) {
+                    self.wake.wait_for(&mut s, BACKGROUND_TICK);
+                }
+            }
+            // The first pass runs a tick after opening, then one per interval.
+            if !first && last.elapsed() < self.cfg.retention.interval {
+                continue;
+            }
+            if self.shutdown.load(Ordering::SeqCst) || !self.cfg.retention.is_active() {
+                break;
+            }
+            first = false;
+            last = std::time::Instant::now();
+            if let Err(e) = self.retention_pass(crate::retention::now_ns()) {
+                Counters::add(&self.counters.background_errors, 1);
+                tracing::error!(error = %e, "retention pass failed");
+            }
+        }
+    }
+
     fn policy(&self) -> Policy {
         Policy {
             min_parts: self.cfg.merge_min_parts,
@@ -609,7 +651,7 @@ impl Inner {
         Ok(false)
     }
 
-    fn stats(&self) -> StorageStats {
+    pub(crate) fn stats(&self) -> StorageStats {
         let c = &self.counters;
         let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         let mut s = StorageStats {
@@ -623,6 +665,11 @@ impl Inner {
             quarantined_files: self.quarantine.count(),
             flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
             merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
+            retention_runs: ld(&c.retention_runs),
+            retention_dropped_partitions: ld(&c.retention_dropped_partitions),
+            retention_rewritten_partitions: ld(&c.retention_rewritten_partitions),
+            retention_removed_rows: ld(&c.retention_removed_rows),
+            retention_freed_bytes: ld(&c.retention_freed_bytes),
             wal_bytes_written: self.wal.bytes_written(),
             wal_disk_bytes: wal::disk_bytes(&self.cfg.data_dir),
             ..Default::default()

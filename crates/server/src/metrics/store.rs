@@ -73,6 +73,31 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
         "Files moved to quarantine/ when the store opened.",
         s.quarantined_files as f64,
     );
+    x.counter(
+        "runakefli_retention_runs_total",
+        "Retention passes run.",
+        s.retention_runs as f64,
+    );
+    x.counter(
+        "runakefli_retention_dropped_partitions_total",
+        "Day partitions retention dropped whole (by age or disk budget).",
+        s.retention_dropped_partitions as f64,
+    );
+    x.counter(
+        "runakefli_retention_rewritten_partitions_total",
+        "Day partitions retention rewrote without expired streams.",
+        s.retention_rewritten_partitions as f64,
+    );
+    x.counter(
+        "runakefli_retention_removed_rows_total",
+        "Stored rows retention removed.",
+        s.retention_removed_rows as f64,
+    );
+    x.counter(
+        "runakefli_retention_freed_bytes_total",
+        "Bytes of part files retention gave up.",
+        s.retention_freed_bytes as f64,
+    );
     x.gauge(
         "runakefli_disk_bytes",
         "Bytes on disk: parts, write-ahead log and indexes.",

@@ -1,6 +1,5 @@
 //! A batch of syslog messages waiting to be appended.
 
-use crate::error::ApiError;
 use crate::metrics::Protocol;
 use crate::state::AppState;
 use runakefli_ingest::jsondoc::{now_ns, Grouper};
@@ -47,7 +46,6 @@ impl Batch {
         let st = state.clone();
         let res = tokio::task::spawn_blocking(move || {
             st.append(Protocol::Syslog, &TenantId::default_tenant(), &request)
-                .map_err(ApiError::from)
         })
         .await;
         match res {

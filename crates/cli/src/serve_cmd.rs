@@ -134,6 +134,9 @@ pub struct ServeArgs {
     /// How often retention runs.
     #[arg(long, env = "RUNAKEFLI_RETENTION_INTERVAL", default_value = "10m", value_parser = duration)]
     retention_interval: Duration,
+    /// Delete requests can be cancelled this long after they were made; then their rows are purged from disk (Loki's delete_request_cancel_period). Rows are hidden from queries at once either way.
+    #[arg(long, env = "RUNAKEFLI_DELETE_REQUEST_CANCEL_PERIOD", default_value = "24h", value_parser = duration)]
+    delete_request_cancel_period: Duration,
     /// Refuse entries older than this (Loki's reject_old_samples_max_age), e.g. 1w; 0 accepts any age.
     #[arg(long, env = "RUNAKEFLI_REJECT_OLD_SAMPLES_MAX_AGE", default_value = "0", value_parser = duration)]
     reject_old_samples_max_age: Duration,
@@ -199,6 +202,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             .collect(),
         max_disk_bytes: Some(args.max_disk_bytes).filter(|b| *b > 0),
         retention_interval: args.retention_interval,
+        delete_request_cancel_period: args.delete_request_cancel_period,
         reject_old_samples_max_age: Some(args.reject_old_samples_max_age).filter(|d| !d.is_zero()),
         creation_grace_period: Some(args.creation_grace_period).filter(|d| !d.is_zero()),
         syslog_tcp_listen: args.syslog_tcp_listen,

@@ -97,6 +97,9 @@ pub struct ServerConfig {
     pub max_disk_bytes: Option<u64>,
     /// How often retention runs.
     pub retention_interval: Duration,
+    /// Delete requests can be cancelled this long; then their rows are
+    /// purged from disk (Loki's `delete_request_cancel_period`).
+    pub delete_request_cancel_period: Duration,
     /// Refuse entries older than this (Loki's `reject_old_samples_max_age`);
     /// `None`: accept any age.
     pub reject_old_samples_max_age: Option<Duration>,
@@ -141,6 +144,7 @@ impl Default for ServerConfig {
             tenant_overrides: BTreeMap::new(),
             max_disk_bytes: None,
             retention_interval: Duration::from_secs(600),
+            delete_request_cancel_period: Duration::from_secs(24 * 3600),
             reject_old_samples_max_age: None,
             creation_grace_period: None,
             syslog_tcp_listen: None,

@@ -98,6 +98,7 @@ impl AppState {
     pub fn open(config: ServerConfig) -> Result<Arc<AppState>, OpenError> {
         let mut sc = StorageConfig::new(config.data_dir.clone());
         sc.retention = retention_config(&config)?;
+        sc.delete_cancel_period = config.delete_request_cancel_period;
         sc.memtable_flush_bytes = config.memtable_bytes;
         sc.flush_interval = Duration::from_secs(config.flush_interval_secs.max(1));
         sc.wal_fsync = config.wal_fsync;

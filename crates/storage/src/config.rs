@@ -87,6 +87,9 @@ pub struct StorageConfig {
     pub merge_idle_after: Duration,
     /// Retention by age and disk size (off unless configured).
     pub retention: crate::retention::policy::RetentionConfig,
+    /// A delete request can be cancelled this long after it was made; then
+    /// its rows are purged from disk (Loki's `delete_request_cancel_period`).
+    pub delete_cancel_period: Duration,
     /// Run background flush and merge threads (tests may turn them off to drive
     /// everything by hand).
     pub background: bool,
@@ -111,6 +114,7 @@ impl StorageConfig {
             merge_size_ratio: 4,
             merge_idle_after: Duration::from_secs(5),
             retention: Default::default(),
+            delete_cancel_period: Duration::from_secs(24 * 3600),
             background: true,
         }
     }

@@ -13,6 +13,7 @@ mod backend;
 pub mod block;
 pub mod column_scan;
 pub mod config;
+pub mod deletes;
 pub mod encoding;
 pub mod error;
 mod exec;

@@ -33,6 +33,8 @@ pub struct Counters {
     pub retention_removed_rows: AtomicU64,
     /// Part bytes retention gave up.
     pub retention_freed_bytes: AtomicU64,
+    /// Stored rows purged by delete requests (by merges and purge rewrites).
+    pub deleted_rows: AtomicU64,
 }
 
 /// CPU time consumed by the calling thread so far.
@@ -118,6 +120,10 @@ pub struct StorageStats {
     pub retention_removed_rows: u64,
     /// Part bytes retention gave up since open.
     pub retention_freed_bytes: u64,
+    /// Stored rows purged by delete requests since open.
+    pub deleted_rows: u64,
+    /// Delete requests not yet processed, over all tenants.
+    pub pending_deletes: u64,
 }
 
 /// One tenant's share of the store.

@@ -185,7 +185,7 @@ impl Storage {
             let i = inner.clone();
             threads.push(spawn("runakefli-merge", move || i.merge_loop())?);
             let i = inner.clone();
-            threads.push(spawn("runakefli-retention", move || i.retention_loop())?);
+            threads.push(spawn("runakefli-maintenance", move || i.maintenance_loop())?);
         }
         Ok(Arc::new(Storage {
             inner,
@@ -337,7 +337,7 @@ impl Inner {
         self.tenants.read().get(id).cloned()
     }
 
-    fn tenant_or_create(&self, id: &TenantId) -> Result<Arc<Tenant>, StorageError> {
+    pub(crate) fn tenant_or_create(&self, id: &TenantId) -> Result<Arc<Tenant>, StorageError> {
         if let Some(t) = self.tenant(id) {
             return Ok(t);
         }
@@ -573,9 +573,10 @@ impl Inner {
         }
     }
 
-    fn retention_loop(&self) {
-        let mut last = std::time::Instant::now();
-        let mut first = true;
+    /// Retention once per `retention.interval` (the first pass a tick after
+    /// opening); due delete requests purged every tick.
+    fn maintenance_loop(&self) {
+        let mut last: Option<std::time::Instant> = None;
         while !self.shutdown.load(Ordering::SeqCst) {
             {
                 let mut s = self.signals.lock();
@@ -583,18 +584,23 @@ impl Inner {
                     self.wake.wait_for(&mut s, BACKGROUND_TICK);
                 }
             }
-            // The first pass runs a tick after opening, then one per interval.
-            if !first && last.elapsed() < self.cfg.retention.interval {
-                continue;
-            }
-            if self.shutdown.load(Ordering::SeqCst) || !self.cfg.retention.is_active() {
+            if self.shutdown.load(Ordering::SeqCst) {
                 break;
             }
-            first = false;
-            last = std::time::Instant::now();
-            if let Err(e) = self.retention_pass(crate::retention::now_ns()) {
+            let now = crate::retention::now_ns();
+            let due = self.cfg.retention.is_active()
+                && last.is_none_or(|l| l.elapsed() >= self.cfg.retention.interval);
+            if due {
+                last = Some(std::time::Instant::now());
+                if let Err(e) = self.retention_pass(now) {
+                    Counters::add(&self.counters.background_errors, 1);
+                    tracing::error!(error = %e, "retention pass failed");
+                }
+            }
+            if let Err(e) = self.purge_due_deletes(now) {
                 Counters::add(&self.counters.background_errors, 1);
-                tracing::error!(error = %e, "retention pass failed");
+                tracing::error!(error = %e, "purging delete requests failed");
+                std::thread::sleep(Duration::from_secs(1));
             }
         }
     }
@@ -617,7 +623,15 @@ impl Inner {
 
     /// Runs one merge if the policy wants one; true when it merged.
     fn merge_once(&self, force_idle: bool) -> Result<bool, StorageError> {
-        for p in self.partitions() {
+        let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
+        let now = crate::retention::now_ns();
+        for (t, p) in tenants.iter().flat_map(|t| {
+            t.partitions
+                .read()
+                .values()
+                .map(|p| (t.clone(), p.clone()))
+                .collect::<Vec<_>>()
+        }) {
             let inputs = {
                 let st = p.state.read();
                 let idle = force_idle || st.last_flush.elapsed() >= self.cfg.merge_idle_after;
@@ -632,7 +646,28 @@ impl Inner {
             }
             Counters::add(&self.counters.merges_running, 1);
             let cpu0 = crate::stats::thread_cpu();
-            let res = merge::merge_parts(&p, &inputs, self.cfg.merge_zstd_level, &self.shutdown);
+            // Rows of due delete requests are left out of the merged part.
+            let purgeable = self.purgeable_deletes(&t, now);
+            let labels = |sid: StreamId| -> Option<Arc<Labels>> {
+                t.index.read().get(sid).map(|e| e.labels.clone())
+            };
+            let day_lo = p.day.saturating_mul(runakefli_model::NANOS_PER_DAY);
+            let filter = crate::deletes::PurgeFilter {
+                requests: &purgeable,
+                labels: &labels,
+                range: (
+                    day_lo,
+                    day_lo.saturating_add(runakefli_model::NANOS_PER_DAY - 1),
+                ),
+                cache: Default::default(),
+            };
+            let res = merge::rewrite_parts(
+                &p,
+                &inputs,
+                self.cfg.merge_zstd_level,
+                &self.shutdown,
+                &filter,
+            );
             let cpu = crate::stats::thread_cpu().saturating_sub(cpu0);
             Counters::add(&self.counters.merge_cpu_us, cpu.as_micros() as u64);
             // Release the inputs (deleting merged-away files) before reporting done.
@@ -640,9 +675,10 @@ impl Inner {
             self.counters.merges_running.fetch_sub(1, Ordering::Relaxed);
             p.merging.store(false, Ordering::SeqCst);
             return match res? {
-                Some(rows) => {
+                Some(out) => {
                     Counters::add(&self.counters.merges_done, 1);
-                    Counters::add(&self.counters.merged_rows, rows);
+                    Counters::add(&self.counters.merged_rows, out.rows);
+                    Counters::add(&self.counters.deleted_rows, out.removed);
                     Ok(true)
                 }
                 None => Ok(false),
@@ -670,6 +706,7 @@ impl Inner {
             retention_rewritten_partitions: ld(&c.retention_rewritten_partitions),
             retention_removed_rows: ld(&c.retention_removed_rows),
             retention_freed_bytes: ld(&c.retention_freed_bytes),
+            deleted_rows: ld(&c.deleted_rows),
             wal_bytes_written: self.wal.bytes_written(),
             wal_disk_bytes: wal::disk_bytes(&self.cfg.data_dir),
             ..Default::default()
@@ -687,6 +724,12 @@ impl Inner {
         let mut index_bytes = 0;
         for t in &tenants {
             s.tenants += 1;
+            s.pending_deletes += t
+                .deletes
+                .read()
+                .iter()
+                .filter(|r| r.status == crate::deletes::DeleteStatus::Received)
+                .count() as u64;
             s.streams += t.index.read().len() as u64;
             index_bytes +=
                 std::fs::metadata(t.dir.join(names::STREAMS_FILE)).map_or(0, |m| m.len());

@@ -98,6 +98,16 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
         "Bytes of part files retention gave up.",
         s.retention_freed_bytes as f64,
     );
+    x.counter(
+        "runakefli_deleted_rows_total",
+        "Stored rows purged from disk by delete requests.",
+        s.deleted_rows as f64,
+    );
+    x.gauge(
+        "runakefli_pending_delete_requests",
+        "Delete requests not yet purged (their rows are hidden already).",
+        s.pending_deletes as f64,
+    );
     x.gauge(
         "runakefli_disk_bytes",
         "Bytes on disk: parts, write-ahead log and indexes.",

@@ -252,7 +252,7 @@ impl Inner {
     /// Recomputes the index's day range of `sids` in `day` from the
     /// partition's remaining parts and the memtables, then forgets streams
     /// left with no data (rewriting `streams.idx` when they were in it).
-    fn refresh_ranges(
+    pub(crate) fn refresh_ranges(
         &self,
         t: &Tenant,
         day: i64,

@@ -77,8 +77,8 @@ pub struct ServerConfig {
     pub max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to a part, in bytes.
     pub memtable_bytes: usize,
-    /// Longest time data stays only in memory and the WAL, in seconds.
-    pub flush_interval_secs: u64,
+    /// Longest time data stays only in memory and the WAL.
+    pub flush_interval: Duration,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
     pub wal_fsync: bool,
     /// A WAL segment is closed and the next one started past this many bytes.
@@ -135,7 +135,7 @@ impl Default for ServerConfig {
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
-            flush_interval_secs: 30,
+            flush_interval: Duration::from_secs(30),
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,
             wal_record_max_bytes: runakefli_storage::config::WAL_RECORD_MAX_BYTES,

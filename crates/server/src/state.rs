@@ -100,7 +100,7 @@ impl AppState {
         sc.retention = retention_config(&config)?;
         sc.delete_cancel_period = config.delete_request_cancel_period;
         sc.memtable_flush_bytes = config.memtable_bytes;
-        sc.flush_interval = Duration::from_secs(config.flush_interval_secs.max(1));
+        sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
         sc.wal_fsync = config.wal_fsync;
         sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
         sc.wal_record_max_bytes = config.wal_record_max_bytes;

@@ -111,6 +111,18 @@ pub fn rfc3339(ts: i64) -> String {
     )
 }
 
+/// A timestamp (ns) in RFC 3339 with nanoseconds, UTC
+/// (`2026-08-12T12:12:50.000000123Z`), as Go's `time.RFC3339Nano` prints it
+/// but always with nine digits.
+pub fn rfc3339_nanos(ts: i64) -> String {
+    let s = rfc3339(ts);
+    format!(
+        "{}.{:09}Z",
+        s.trim_end_matches('Z'),
+        ts.rem_euclid(1_000_000_000)
+    )
+}
+
 /// (year, month, day) of a day number since 1970-01-01 (proleptic Gregorian).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -144,6 +156,7 @@ mod tests {
         assert_eq!(rfc3339(1_795_910_400_000_000_000), "2026-11-29T00:00:00Z");
         assert_eq!(rfc3339(951_782_400_999_999_999), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
+        assert_eq!(rfc3339_nanos(1_500_000_123), "1970-01-01T00:00:01.500000123Z");
     }
 
     #[test]

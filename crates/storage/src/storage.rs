@@ -154,11 +154,32 @@ impl Storage {
         if active.rows() == 0 {
             wal.remove_before(next_seq)?;
         }
+        let (mut parts, mut part_rows) = (0u64, 0u64);
+        for t in tenants.values() {
+            for p in t.partitions.read().values() {
+                for part in &p.state.read().parts {
+                    parts += 1;
+                    part_rows += part.info().rows;
+                }
+            }
+        }
+        let wal_note = if replayed.records == 0 {
+            " (nothing was left only in the WAL: a clean shutdown)"
+        } else {
+            ""
+        };
         tracing::info!(
-            records = replayed.records,
-            rows = active.rows(),
+            wal_records = replayed.records,
+            wal_lines = active.rows(),
+            parts,
+            part_lines = part_rows,
+            tenants = tenants.len(),
             quarantined = quarantine.count(),
-            "storage opened"
+            "storage opened: WAL replayed: {} records, {} lines{wal_note}; {part_rows} lines in {parts} parts of {} tenants; {} files quarantined",
+            replayed.records,
+            active.rows(),
+            tenants.len(),
+            quarantine.count(),
         );
         let inner = Arc::new(Inner {
             cfg,

@@ -54,7 +54,10 @@ fn push_then_query_labels_and_series() {
         ],
         Some(&input),
     );
-    assert!(err.contains("pushed 2500 lines") && err.contains("in 3 requests"), "{err}");
+    assert!(
+        err.contains("pushed 2500 lines") && err.contains("in 3 requests"),
+        "{err}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let (f1, f2) = (dir.path().join("a.log"), dir.path().join("b.log"));
     std::fs::write(&f1, "alpha 1\r\nalpha 2\n").unwrap();
@@ -78,7 +81,16 @@ fn push_then_query_labels_and_series() {
     // Paginated: 2500 lines over pages of 700, newest first, none twice.
     let (out, _) = ok(
         &[
-            "query", "--addr", addr, "--limit", "5000", "--batch", "700", "-o", "raw", "-q",
+            "query",
+            "--addr",
+            addr,
+            "--limit",
+            "5000",
+            "--batch",
+            "700",
+            "-o",
+            "raw",
+            "-q",
             r#"{app="import"}"#,
         ],
         None,
@@ -88,12 +100,24 @@ fn push_then_query_labels_and_series() {
     // Forward as JSON lines.
     let (out, _) = ok(
         &[
-            "query", "--addr", addr, "--limit", "5000", "--batch", "999", "--forward", "-o",
-            "jsonl", r#"{app="import"}"#,
+            "query",
+            "--addr",
+            addr,
+            "--limit",
+            "5000",
+            "--batch",
+            "999",
+            "--forward",
+            "-o",
+            "jsonl",
+            r#"{app="import"}"#,
         ],
         None,
     );
-    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 2500);
     assert_eq!(rows[0]["line"], "line 0");
     assert_eq!(rows[2499]["line"], "line 2499");
@@ -101,7 +125,16 @@ fn push_then_query_labels_and_series() {
     assert!(rows[0]["timestamp"].as_str().unwrap().ends_with('Z'));
     // The limit, with a note on stderr.
     let (out, err) = ok(
-        &["query", "--addr", addr, "--limit", "10", "-o", "raw", r#"{app="import"}"#],
+        &[
+            "query",
+            "--addr",
+            addr,
+            "--limit",
+            "10",
+            "-o",
+            "raw",
+            r#"{app="import"}"#,
+        ],
         None,
     );
     assert_eq!(out.lines().count(), 10);
@@ -125,7 +158,12 @@ fn push_then_query_labels_and_series() {
     // A metric query, instant and range.
     let (out, _) = ok(
         &[
-            "query", "--addr", addr, "--instant", "-o", "raw",
+            "query",
+            "--addr",
+            addr,
+            "--instant",
+            "-o",
+            "raw",
             r#"sum(count_over_time({app="import"}[1h]))"#,
         ],
         None,
@@ -133,7 +171,15 @@ fn push_then_query_labels_and_series() {
     assert_eq!(out.trim(), "2500");
     let (out, _) = ok(
         &[
-            "query", "--addr", addr, "--since", "10m", "--step", "1m", "-o", "jsonl",
+            "query",
+            "--addr",
+            addr,
+            "--since",
+            "10m",
+            "--step",
+            "1m",
+            "-o",
+            "jsonl",
             r#"sum(count_over_time({app=~"import|files"}[1h]))"#,
         ],
         None,
@@ -147,11 +193,17 @@ fn push_then_query_labels_and_series() {
     assert_eq!(out.lines().collect::<Vec<_>>(), ["files", "import"]);
     let (out, _) = ok(&["series", "--addr", addr, r#"{app="files"}"#], None);
     assert_eq!(out.lines().count(), 2, "{out}");
-    assert!(out.contains(&format!("filename=\"{}\"", f2.display())), "{out}");
+    assert!(
+        out.contains(&format!("filename=\"{}\"", f2.display())),
+        "{out}"
+    );
     // Errors carry the server's message.
     let (success, _, err) = run(&["query", "--addr", addr, r#"{app="import""#], None);
     assert!(!success);
-    assert!(err.contains("the server answered 400") && err.contains("parse error"), "{err}");
+    assert!(
+        err.contains("the server answered 400") && err.contains("parse error"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -169,7 +221,16 @@ fn pages_that_split_equal_timestamps_lose_and_repeat_nothing() {
     server.push_json(&json!({"streams":[{"stream":{"app":"ties"},"values":values}]}));
     for forward in [false, true] {
         let mut args = vec![
-            "query", "--addr", &server.base, "--limit", "1000", "--batch", "20", "-o", "raw", "-q",
+            "query",
+            "--addr",
+            &server.base,
+            "--limit",
+            "1000",
+            "--batch",
+            "20",
+            "-o",
+            "raw",
+            "-q",
         ];
         if forward {
             args.push("--forward");

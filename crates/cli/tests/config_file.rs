@@ -109,7 +109,10 @@ fn the_server_runs_with_the_file() {
         body.as_bytes(),
     );
     assert_eq!(status, 400, "{text}");
-    assert!(text.contains("Max entry size '100' bytes exceeded"), "{text}");
+    assert!(
+        text.contains("Max entry size '100' bytes exceeded"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -123,7 +126,10 @@ fn mistakes_are_named() {
             "overrides:\n  t:\n    retention: 1d\n",
             "overrides.t.retention: unknown setting",
         ),
-        ("retention_stream:\n  - { selector: '{a=\"b\"}' }\n", "period missing"),
+        (
+            "retention_stream:\n  - { selector: '{a=\"b\"}' }\n",
+            "period missing",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let path = dir.path().join(format!("bad{i}.yaml"));

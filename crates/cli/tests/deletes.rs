@@ -136,16 +136,22 @@ fn deleted_rows_are_hidden_at_once_across_restarts_until_cancelled() {
         let at = now_ns();
         let q = |e: &str| instant_sum(server, e, at);
         assert_eq!(q(r#"sum(count_over_time({app="api"}[1h]))"#), 220.0);
-        assert_eq!(q(r#"sum(count_over_time({app="api"} |= "token" [1h]))"#), 0.0);
+        assert_eq!(
+            q(r#"sum(count_over_time({app="api"} |= "token" [1h]))"#),
+            0.0
+        );
         assert_eq!(
             q(r#"sum by (app) (count_over_time({app=~"api|web"} | json | n >= 0 [1h]))"#),
             550.0
         );
-        assert_eq!(q(r#"sum(sum_over_time({app="api"} | json | unwrap n [1h]))"#), {
-            let parts: i64 = (0..300).filter(|i| i % 3 != 0).sum();
-            let mem: i64 = (0..30).filter(|i| i % 3 != 0).sum();
-            (parts + mem) as f64
-        });
+        assert_eq!(
+            q(r#"sum(sum_over_time({app="api"} | json | unwrap n [1h]))"#),
+            {
+                let parts: i64 = (0..300).filter(|i| i % 3 != 0).sum();
+                let mem: i64 = (0..30).filter(|i| i % 3 != 0).sum();
+                (parts + mem) as f64
+            }
+        );
     };
     check_hidden(&server);
     let list = requests(&server);

@@ -17,7 +17,9 @@ fn now_ns() -> i64 {
 
 /// Scrapes `/metrics`, checks the page's framing and parses it.
 fn scrape(server: &TestServer) -> (String, Scrape) {
-    let resp = ureq::get(&format!("{}/metrics", server.base)).call().unwrap();
+    let resp = ureq::get(&format!("{}/metrics", server.base))
+        .call()
+        .unwrap();
     assert_eq!(resp.status(), 200);
     assert!(resp
         .header("content-type")
@@ -68,9 +70,7 @@ fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> Option<f64> 
     scrape
         .samples
         .iter()
-        .find(|s| {
-            s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
-        })
+        .find(|s| s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
         .map(|s| match &s.value {
             Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => *v,
             Value::Histogram(b) => b.iter().map(|c| c.count).fold(0.0, f64::max),
@@ -108,7 +108,11 @@ fn counters_match_what_was_pushed_refused_and_queried() {
     let proto = proto_push_body(&[(
         "{app=\"api\", env=\"prod\"}",
         vec![
-            (t0 + 10, "proto one".into(), vec![("trace".into(), "abc".into())]),
+            (
+                t0 + 10,
+                "proto one".into(),
+                vec![("trace".into(), "abc".into())],
+            ),
             (t0 + 11, "proto two".into(), vec![]),
         ],
     )]);
@@ -131,7 +135,11 @@ fn counters_match_what_was_pushed_refused_and_queried() {
         "application/stream+json",
         None,
         &[("X-Scope-OrgID", "b")],
-        format!("{{\"_msg\":\"hello\",\"app\":\"x\",\"_time\":\"{}\"}}\n", t0).as_bytes(),
+        format!(
+            "{{\"_msg\":\"hello\",\"app\":\"x\",\"_time\":\"{}\"}}\n",
+            t0
+        )
+        .as_bytes(),
     );
     assert_eq!(status, 200, "{text}");
     // Refused: invalid JSON twice, a missing tenant once.
@@ -244,7 +252,10 @@ fn counters_match_what_was_pushed_refused_and_queried() {
     );
     let disk_a = value(&m, "runakefli_tenant_disk_bytes", &[("tenant", "a")]).unwrap();
     let du_a = du(&server.data_dir.join("tenants/a"));
-    assert_eq!(disk_a, du_a as f64, "tenant bytes are the sizes of its files");
+    assert_eq!(
+        disk_a, du_a as f64,
+        "tenant bytes are the sizes of its files"
+    );
     assert!(value(&m, "runakefli_tenant_parts", &[("tenant", "a")]).unwrap() >= 1.0);
 }
 

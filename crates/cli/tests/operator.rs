@@ -18,7 +18,12 @@ fn free_port() -> u16 {
 fn start(data: &std::path::Path, extra: &[&str]) -> (Child, String, Vec<String>) {
     let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_runakefli"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
         .arg(data)
         .args(extra)
         .env("RUNAKEFLI_LOG", "info")
@@ -33,7 +38,10 @@ fn start(data: &std::path::Path, extra: &[&str]) -> (Child, String, Vec<String>)
     loop {
         assert!(Instant::now() < deadline, "no listening line: {lines:?}");
         let mut l = String::new();
-        assert!(out.read_line(&mut l).unwrap() > 0, "server exited: {lines:?}");
+        assert!(
+            out.read_line(&mut l).unwrap() > 0,
+            "server exited: {lines:?}"
+        );
         let done = l.contains("listening");
         lines.push(l.trim_end().to_string());
         if done {
@@ -69,7 +77,9 @@ fn start_up_lines_say_what_was_recovered_in_text_or_json() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    let body = format!(r#"{{"streams":[{{"stream":{{"app":"a"}},"values":[["{now}","one"],["{now}","two"]]}}]}}"#);
+    let body = format!(
+        r#"{{"streams":[{{"stream":{{"app":"a"}},"values":[["{now}","one"],["{now}","two"]]}}]}}"#
+    );
     let r = ureq::post(&format!("{base}/loki/api/v1/push"))
         .set("Content-Type", "application/json")
         .send_string(&body)

@@ -138,7 +138,10 @@ fn age_retention_drops_expired_days_and_rewrites_partitions_by_selector() {
         push(&server, None, json!({"app":"api","env":"dev"}), t, n);
     }
     flush(&server);
-    let (old_dir, recent_dir) = (day_dir(&server, "fake", old), day_dir(&server, "fake", recent));
+    let (old_dir, recent_dir) = (
+        day_dir(&server, "fake", old),
+        day_dir(&server, "fake", recent),
+    );
     let (old_bytes, recent_bytes) = (du(&old_dir), du(&recent_dir));
     assert!(old_bytes > 100_000, "{old_bytes}");
     let data_before = du(&server.data_dir);
@@ -187,8 +190,20 @@ fn age_retention_drops_expired_days_and_rewrites_partitions_by_selector() {
     };
     check(&server);
     // Expired rows still in the WAL at a crash are not replayed.
-    push(&server, None, json!({"app":"api","env":"prod"}), old + 1, 10);
-    push(&server, None, json!({"app":"api","env":"dev"}), recent + 1, 10);
+    push(
+        &server,
+        None,
+        json!({"app":"api","env":"prod"}),
+        old + 1,
+        10,
+    );
+    push(
+        &server,
+        None,
+        json!({"app":"api","env":"dev"}),
+        recent + 1,
+        10,
+    );
     server.kill9();
     server.start_again();
     check(&server);
@@ -234,7 +249,12 @@ fn disk_budget_drops_the_oldest_days_first() {
     let budget = used - sizes[0] - sizes[1] / 2;
     let data_before = du(&server.data_dir);
     server.stop();
-    server.extra_args(&["--max-disk-bytes", &budget.to_string(), "--retention-interval", "1s"]);
+    server.extra_args(&[
+        "--max-disk-bytes",
+        &budget.to_string(),
+        "--retention-interval",
+        "1s",
+    ]);
     server.start_again();
     wait_for("two partitions to go", || {
         !day_dir(&server, "fake", days[0]).exists() && !day_dir(&server, "fake", days[1]).exists()
@@ -242,7 +262,11 @@ fn disk_budget_drops_the_oldest_days_first() {
     for (i, &t) in days.iter().enumerate() {
         let (a, b) = (t - DAY / 2, t + DAY / 2);
         let want = if i < 2 { 0 } else { 2000 };
-        assert_eq!(count(&server, None, r#"{app="api"}"#, a, b), want, "day {i}");
+        assert_eq!(
+            count(&server, None, r#"{app="api"}"#, a, b),
+            want,
+            "day {i}"
+        );
         assert_eq!(day_dir(&server, "fake", t).exists(), i >= 2);
     }
     let used_after = stats(&server)["disk_bytes"].as_u64().unwrap();

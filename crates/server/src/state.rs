@@ -1,15 +1,15 @@
 //! What every handler shares: settings, the store, the query engine.
 
 use crate::config::ServerConfig;
-use crate::metrics::{Metrics, Protocol};
 use crate::error::ApiError;
+use crate::metrics::{Metrics, Protocol};
 use crate::query_gate::QueryGate;
 use crate::time_window::TimeWindow;
-use runakefli_storage::retention::policy as retention;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
 use runakefli_model::{PushRequest, TenantId};
+use runakefli_storage::retention::policy as retention;
 use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::sync::Arc;
 use std::time::Duration;

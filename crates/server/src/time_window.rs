@@ -39,8 +39,12 @@ fn nanos(d: Duration) -> i64 {
 impl TimeWindow {
     /// Whether every entry of `req` is inside the window at `now` (ns).
     pub fn admits_all(&self, req: &PushRequest, now: i64) -> bool {
-        let oldest = self.max_age.map_or(i64::MIN, |d| now.saturating_sub(nanos(d)));
-        let newest = self.grace.map_or(i64::MAX, |d| now.saturating_add(nanos(d)));
+        let oldest = self
+            .max_age
+            .map_or(i64::MIN, |d| now.saturating_sub(nanos(d)));
+        let newest = self
+            .grace
+            .map_or(i64::MAX, |d| now.saturating_add(nanos(d)));
         req.streams
             .iter()
             .flat_map(|s| &s.entries)
@@ -156,7 +160,10 @@ mod tests {
         assert_eq!(rfc3339(1_795_910_400_000_000_000), "2026-11-29T00:00:00Z");
         assert_eq!(rfc3339(951_782_400_999_999_999), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
-        assert_eq!(rfc3339_nanos(1_500_000_123), "1970-01-01T00:00:01.500000123Z");
+        assert_eq!(
+            rfc3339_nanos(1_500_000_123),
+            "1970-01-01T00:00:01.500000123Z"
+        );
     }
 
     #[test]

@@ -17,9 +17,9 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let unit = unit.trim();
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid size {text:?}: expected a number with an optional unit such as 64MiB"))?;
+    let n: f64 = num.parse().map_err(|_| {
+        format!("invalid size {text:?}: expected a number with an optional unit such as 64MiB")
+    })?;
     let mult: f64 = match unit {
         "" | "B" => 1.0,
         "KiB" | "Ki" | "K" => 1024.0,
@@ -87,8 +87,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Prints a size in the largest binary unit that divides it (`64MiB`).
 pub fn format_bytes(n: u64) -> String {
-    for (unit, m) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= m && n % m == 0 {
+    for (unit, m) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if n >= m && (n / m) * m == n {
             return format!("{}{unit}", n / m);
         }
     }

@@ -46,7 +46,7 @@ fn main() {
             rows += r.rows();
             templates += r.template_count();
             for (ci, c) in h.columns.iter().enumerate() {
-                let name = String::from_utf8_lossy(c.name).into_owned();
+                let name = String::from_utf8_lossy(&c.name).into_owned();
                 let e = cols.entry(name).or_default();
                 *e.0.entry(format!(
                     "{:?}{}",
@@ -247,7 +247,7 @@ pub fn pack_estimate(part: &Part, max: usize) {
             dir.1 += (rows * (ts_bits + tpl_bits)).div_ceil(8);
             let r = BlockReader::open(src).unwrap();
             for (ci, c) in h.columns.iter().enumerate() {
-                let name = String::from_utf8_lossy(c.name).into_owned();
+                let name = String::from_utf8_lossy(&c.name).into_owned();
                 let p = c.place.unwrap();
                 let stored = if p.frame >= 4 {
                     h.frames[p.frame].stored_len

@@ -15,8 +15,8 @@
 //! [`loki_json_label`] does, whichever way the dots split them into keys.
 
 use crate::block::{BlockReader, Column, Encoding};
-use crate::deletes::StreamDeletes;
 use crate::config::SCAN_BATCH_ENTRIES;
+use crate::deletes::StreamDeletes;
 use crate::merge_iter::{MergeIter, Source};
 use crate::part::{BlockFormat, BlockRef, Part};
 use crate::{names, Storage, StorageError};

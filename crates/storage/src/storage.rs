@@ -206,7 +206,9 @@ impl Storage {
             let i = inner.clone();
             threads.push(spawn("runakefli-merge", move || i.merge_loop())?);
             let i = inner.clone();
-            threads.push(spawn("runakefli-maintenance", move || i.maintenance_loop())?);
+            threads.push(spawn("runakefli-maintenance", move || {
+                i.maintenance_loop()
+            })?);
         }
         Ok(Arc::new(Storage {
             inner,

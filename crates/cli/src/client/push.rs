@@ -84,7 +84,9 @@ impl PushArgs {
                 req = req.set("X-Scope-OrgID", t);
             }
             match req.send_string(&body) {
-                Err(ureq::Error::Status(code, _)) if (code == 429 || code >= 500) && attempt < 5 => {
+                Err(ureq::Error::Status(code, _))
+                    if (code == 429 || code >= 500) && attempt < 5 =>
+                {
                     std::thread::sleep(delay);
                     delay *= 2;
                 }
@@ -143,7 +145,9 @@ pub fn run(a: PushArgs) -> anyhow::Result<()> {
             // Strictly increasing times keep the file's order.
             last_ts = now_ns().max(last_ts + 1);
             batch.bytes += line.len() as u64;
-            batch.values.push(serde_json::json!([last_ts.to_string(), line]));
+            batch
+                .values
+                .push(serde_json::json!([last_ts.to_string(), line]));
             if batch.values.len() >= a.batch_lines.max(1) || batch.bytes >= a.batch_bytes {
                 a.send(&mut batch, &mut totals)?;
                 progress.tick(|| format!("{} lines, {} bytes pushed", totals.lines, totals.bytes));

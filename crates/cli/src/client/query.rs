@@ -277,7 +277,13 @@ fn print_answer(out: &mut impl Write, a: &QueryArgs, data: &Value) -> std::io::R
         Some("vector") => {
             for s in data["result"].as_array().into_iter().flatten() {
                 let t = s["value"][0].as_f64().unwrap_or(0.0);
-                print_sample(out, a.output, &s["metric"], t, s["value"][1].as_str().unwrap_or(""))?;
+                print_sample(
+                    out,
+                    a.output,
+                    &s["metric"],
+                    t,
+                    s["value"][1].as_str().unwrap_or(""),
+                )?;
             }
         }
         Some("matrix") => {
@@ -290,7 +296,13 @@ fn print_answer(out: &mut impl Write, a: &QueryArgs, data: &Value) -> std::io::R
         }
         Some("scalar") => {
             let t = data["result"][0].as_f64().unwrap_or(0.0);
-            print_sample(out, a.output, &Value::Null, t, data["result"][1].as_str().unwrap_or(""))?;
+            print_sample(
+                out,
+                a.output,
+                &Value::Null,
+                t,
+                data["result"][1].as_str().unwrap_or(""),
+            )?;
         }
         other => writeln!(out, "unexpected result type {other:?}")?,
     }

@@ -105,7 +105,11 @@ pub struct ServeArgs {
     #[arg(long, env = "RUNAKEFLI_MAX_LABEL_VALUE_BYTES", default_value = "2KiB", value_parser = bytes_usize)]
     pub max_label_value_bytes: usize,
     /// Most entries one log query may return (Loki's max_entries_limit_per_query).
-    #[arg(long, env = "RUNAKEFLI_MAX_ENTRIES_PER_QUERY", default_value_t = 10_000)]
+    #[arg(
+        long,
+        env = "RUNAKEFLI_MAX_ENTRIES_PER_QUERY",
+        default_value_t = 10_000
+    )]
     pub max_entries_per_query: u32,
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]

@@ -88,7 +88,8 @@ fn parse_overrides(v: &Value) -> anyhow::Result<BTreeMap<String, TenantOverrides
             let key = format!("overrides.{tenant}.{k}");
             match k {
                 "retention_period" => {
-                    o.retention_period = Some(duration(&scalar(v, &key)?).map_err(anyhow::Error::msg)?)
+                    o.retention_period =
+                        Some(duration(&scalar(v, &key)?).map_err(anyhow::Error::msg)?)
                 }
                 "retention_stream" => {
                     let Value::Sequence(items) = v else {
@@ -126,8 +127,8 @@ pub fn load(path: &Path, cmd: &Command, matches: &ArgMatches) -> anyhow::Result<
     for (k, v) in &map {
         let key = k.as_str().unwrap_or("").to_string();
         if key == "overrides" {
-            out.overrides = parse_overrides(v)
-                .with_context(|| format!("config file {}", path.display()))?;
+            out.overrides =
+                parse_overrides(v).with_context(|| format!("config file {}", path.display()))?;
             continue;
         }
         let arg = cmd

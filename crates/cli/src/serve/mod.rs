@@ -14,7 +14,10 @@ use std::io::IsTerminal;
 
 /// The server's settings from parsed flags and the file's overrides (a
 /// `--tenant-retention-period` flag wins over the file for that tenant).
-fn server_config(args: ServeArgs, mut overrides: BTreeMap<String, TenantOverrides>) -> ServerConfig {
+fn server_config(
+    args: ServeArgs,
+    mut overrides: BTreeMap<String, TenantOverrides>,
+) -> ServerConfig {
     for (t, p) in args.tenant_retention_period {
         overrides.entry(t).or_default().retention_period = Some(p);
     }
@@ -88,9 +91,10 @@ pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
             let file = config_file::load(&path, &serve_cmd, &sub)?;
             let mut argv = argv;
             argv.extend(file.flags);
-            let m = cli.clone().try_get_matches_from(&argv).map_err(|e| {
-                anyhow::anyhow!("config file {}: {}", path.display(), e.render())
-            })?;
+            let m = cli
+                .clone()
+                .try_get_matches_from(&argv)
+                .map_err(|e| anyhow::anyhow!("config file {}: {}", path.display(), e.render()))?;
             (m, file.overrides)
         }
         None => (matches, BTreeMap::new()),

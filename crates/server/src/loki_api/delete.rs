@@ -32,12 +32,7 @@ const UNSUPPORTED: &str =
     "unsupported delete query: only a stream selector and line filters (|=, !=, |~, !~) are allowed";
 
 /// Turns a parsed delete query into the store's form.
-fn to_request(
-    text: &str,
-    expr: Expr,
-    start: i64,
-    end: i64,
-) -> Result<DeleteRequest, ApiError> {
+fn to_request(text: &str, expr: Expr, start: i64, end: i64) -> Result<DeleteRequest, ApiError> {
     let Expr::Log(log) = expr else {
         return Err(ApiError::bad_request(UNSUPPORTED));
     };

@@ -74,10 +74,17 @@ mod tests {
     #[test]
     fn hints_only_for_unknown_content_types() {
         assert_eq!(content_type_hint(Some("application/json"), b"{"), None);
-        assert_eq!(content_type_hint(Some("application/x-protobuf"), b"x"), None);
-        assert!(content_type_hint(Some("application/x-www-form-urlencoded"), b" {\"streams\"")
+        assert_eq!(
+            content_type_hint(Some("application/x-protobuf"), b"x"),
+            None
+        );
+        assert!(
+            content_type_hint(Some("application/x-www-form-urlencoded"), b" {\"streams\"")
+                .unwrap()
+                .contains("looks like JSON")
+        );
+        assert!(content_type_hint(None, b"\x00")
             .unwrap()
-            .contains("looks like JSON"));
-        assert!(content_type_hint(None, b"\x00").unwrap().contains("no Content-Type"));
+            .contains("no Content-Type"));
     }
 }

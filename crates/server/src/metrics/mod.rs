@@ -114,7 +114,10 @@ impl Default for Metrics {
         Metrics {
             ingested: Mutex::default(),
             rejected: Mutex::default(),
-            query_seconds: QUERY_ENDPOINTS.iter().map(|_| Histogram::default()).collect(),
+            query_seconds: QUERY_ENDPOINTS
+                .iter()
+                .map(|_| Histogram::default())
+                .collect(),
             query_failures: Mutex::default(),
             in_flight: AtomicI64::new(0),
             started: Instant::now(),
@@ -152,7 +155,11 @@ impl Metrics {
         );
         let ingested = lock(&self.ingested).clone();
         for ((p, t), (lines, _)) in &ingested {
-            x.sample("", &[("protocol", p.as_str()), ("tenant", t)], *lines as f64);
+            x.sample(
+                "",
+                &[("protocol", p.as_str()), ("tenant", t)],
+                *lines as f64,
+            );
         }
         x.family(
             "runakefli_ingested_bytes_total",
@@ -160,7 +167,11 @@ impl Metrics {
             "Bytes of log lines and structured metadata acknowledged, by push protocol and tenant.",
         );
         for ((p, t), (_, bytes)) in &ingested {
-            x.sample("", &[("protocol", p.as_str()), ("tenant", t)], *bytes as f64);
+            x.sample(
+                "",
+                &[("protocol", p.as_str()), ("tenant", t)],
+                *bytes as f64,
+            );
         }
         x.family(
             "runakefli_rejected_requests_total",
@@ -214,7 +225,10 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         .await
         .unwrap_or_else(|e| format!("# metrics unavailable: {}\n", e.message));
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         body,
     )
         .into_response()
@@ -271,10 +285,7 @@ mod tests {
 
     #[test]
     fn paths_are_classified() {
-        assert_eq!(
-            Protocol::of_path("/loki/api/v1/push"),
-            Some(Protocol::Loki)
-        );
+        assert_eq!(Protocol::of_path("/loki/api/v1/push"), Some(Protocol::Loki));
         assert_eq!(Protocol::of_path("/v1/logs"), Some(Protocol::Otlp));
         assert_eq!(
             Protocol::of_path("/es/_bulk"),

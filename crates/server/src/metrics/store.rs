@@ -119,7 +119,10 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
             "Bytes of a tenant's files on disk (parts, indexes; the shared WAL excluded).",
         ),
         ("runakefli_tenant_parts", "Live parts of a tenant."),
-        ("runakefli_tenant_part_rows", "Rows in a tenant's live parts."),
+        (
+            "runakefli_tenant_part_rows",
+            "Rows in a tenant's live parts.",
+        ),
         ("runakefli_tenant_partitions", "Day partitions of a tenant."),
         ("runakefli_tenant_streams", "Streams of a tenant."),
     ];

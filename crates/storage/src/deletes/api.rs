@@ -34,7 +34,14 @@ impl Storage {
         req.status = DeleteStatus::Received;
         let mut list = t.deletes.write();
         if req.id.is_empty() {
-            let mut seed = format!("{}|{}|{}|{}|{}", tenant.as_str(), req.query, req.start, req.end, req.created);
+            let mut seed = format!(
+                "{}|{}|{}|{}|{}",
+                tenant.as_str(),
+                req.query,
+                req.start,
+                req.end,
+                req.created
+            );
             loop {
                 let id = format!("{:08x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()) as u32);
                 if !list.iter().any(|r| r.id == id) {
@@ -101,8 +108,7 @@ impl Inner {
             .read()
             .iter()
             .filter(|r| {
-                r.status == DeleteStatus::Processed
-                    || r.is_due(now, self.cfg.delete_cancel_period)
+                r.status == DeleteStatus::Processed || r.is_due(now, self.cfg.delete_cancel_period)
             })
             .cloned()
             .collect()
@@ -153,9 +159,8 @@ impl Inner {
                     sids.dedup();
                     sids.into_iter()
                         .filter(|sid| {
-                            idx.get(*sid).is_some_and(|e| {
-                                due.iter().any(|r| r.touches(&e.labels, lo, hi))
-                            })
+                            idx.get(*sid)
+                                .is_some_and(|e| due.iter().any(|r| r.touches(&e.labels, lo, hi)))
                         })
                         .collect()
                 };

@@ -98,7 +98,8 @@ impl RetentionConfig {
 impl RetentionPolicy {
     /// Whether this policy ever removes anything.
     pub fn is_active(&self) -> bool {
-        self.period.is_some_and(|p| !p.is_zero()) || self.streams.iter().any(|r| !r.period.is_zero())
+        self.period.is_some_and(|p| !p.is_zero())
+            || self.streams.iter().any(|r| !r.period.is_zero())
     }
 
     /// How long a stream with `labels` is kept; `None`: forever.
@@ -166,7 +167,10 @@ mod tests {
         assert_eq!(h(&[("app", "web")]), Some(100));
         assert_eq!(h(&[("app", "api")]), Some(48));
         assert_eq!(h(&[("app", "api"), ("env", "dev")]), Some(24));
-        assert_eq!(h(&[("app", "api"), ("env", "dev"), ("team", "sec")]), Some(720));
+        assert_eq!(
+            h(&[("app", "api"), ("env", "dev"), ("team", "sec")]),
+            Some(720)
+        );
     }
 
     #[test]

@@ -121,6 +121,7 @@ impl Inner {
         let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
         let mut removed = 0;
         let mut flushed = false;
+        let mut rewrote = false;
         for t in tenants {
             let due: Vec<Arc<DeleteRequest>> = t
                 .deletes
@@ -191,6 +192,7 @@ impl Inner {
                 p.merging.store(false, Ordering::SeqCst);
                 match res? {
                     Some(out) => {
+                        rewrote = true;
                         removed += out.removed;
                         self.refresh_ranges(&t, p.day, touched.into_iter())?;
                     }
@@ -205,7 +207,9 @@ impl Inner {
             crate::stats::Counters::add(&self.counters.deleted_rows, removed);
             tracing::info!(removed_rows = removed, "delete requests purged from disk");
         }
-        self.remove_empty_partitions()?;
+        if rewrote {
+            self.remove_empty_partitions()?;
+        }
         Ok(removed)
     }
 

@@ -85,3 +85,26 @@ fn query_errors_use_lokis_format() {
     assert_eq!(status, 400);
     assert_eq!(text.trim(), "could not parse 'start' parameter: strconv.ParseInt: parsing \"yesterday\": invalid syntax");
 }
+
+#[test]
+fn a_push_without_a_json_content_type_gets_a_hint() {
+    let server = TestServer::start();
+    let body = json!({"streams": [{"stream": {"app": "ok"}, "values": [[T0.to_string(), "x"]]}]})
+        .to_string();
+    // What `curl -d` sends without -H: a form content type.
+    let (status, text) = server.post(
+        "/loki/api/v1/push",
+        "application/x-www-form-urlencoded",
+        None,
+        body.as_bytes(),
+    );
+    assert_eq!(status, 400, "{text}");
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains("snappy"), "Loki's message first: {text}");
+    assert_eq!(
+        lines[1],
+        "hint: the body looks like JSON; send it with Content-Type: application/json (curl: -H 'Content-Type: application/json')"
+    );
+    assert_eq!(count_all(&server), 0);
+}

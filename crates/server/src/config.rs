@@ -1,7 +1,30 @@
 //! Server settings. The CLI fills them from flags and `RUNAKEFLI_*` variables.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// One `retention_stream` rule as configured: a stream selector, a priority
+/// (the highest of the matching rules wins) and a period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetentionStream {
+    /// LogQL stream selector, e.g. `{namespace="dev"}`.
+    pub selector: String,
+    /// Higher wins when several rules match a stream.
+    pub priority: u32,
+    /// How long matching streams are kept.
+    pub period: Duration,
+}
+
+/// Per-tenant settings that replace the global ones (Loki's overrides).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantOverrides {
+    /// Replaces [`ServerConfig::retention_period`].
+    pub retention_period: Option<Duration>,
+    /// Replaces [`ServerConfig::retention_streams`].
+    pub retention_stream: Option<Vec<RetentionStream>>,
+}
 
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
@@ -54,8 +77,8 @@ pub struct ServerConfig {
     pub max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to a part, in bytes.
     pub memtable_bytes: usize,
-    /// Longest time data stays only in memory and the WAL, in seconds.
-    pub flush_interval_secs: u64,
+    /// Longest time data stays only in memory and the WAL.
+    pub flush_interval: Duration,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
     pub wal_fsync: bool,
     /// A WAL segment is closed and the next one started past this many bytes.
@@ -63,6 +86,26 @@ pub struct ServerConfig {
     /// Largest WAL record one push may make (at most 1 GiB, the most replay
     /// accepts); larger pushes are refused with 413 before being written.
     pub wal_record_max_bytes: usize,
+    /// Keep data this long (Loki's `retention_period`); `None` or zero: forever.
+    pub retention_period: Option<Duration>,
+    /// Per-selector retention (Loki's `retention_stream`).
+    pub retention_streams: Vec<RetentionStream>,
+    /// Per-tenant overrides of the retention settings, by tenant id.
+    pub tenant_overrides: BTreeMap<String, TenantOverrides>,
+    /// Keep the store under this many bytes on disk by dropping the oldest
+    /// days first; `None`: no budget.
+    pub max_disk_bytes: Option<u64>,
+    /// How often retention runs.
+    pub retention_interval: Duration,
+    /// Delete requests can be cancelled this long; then their rows are
+    /// purged from disk (Loki's `delete_request_cancel_period`).
+    pub delete_request_cancel_period: Duration,
+    /// Refuse entries older than this (Loki's `reject_old_samples_max_age`);
+    /// `None`: accept any age.
+    pub reject_old_samples_max_age: Option<Duration>,
+    /// Refuse entries more than this far in the future (Loki's
+    /// `creation_grace_period`); `None`: accept any.
+    pub creation_grace_period: Option<Duration>,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -92,10 +135,18 @@ impl Default for ServerConfig {
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
-            flush_interval_secs: 30,
+            flush_interval: Duration::from_secs(30),
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,
             wal_record_max_bytes: runakefli_storage::config::WAL_RECORD_MAX_BYTES,
+            retention_period: None,
+            retention_streams: Vec::new(),
+            tenant_overrides: BTreeMap::new(),
+            max_disk_bytes: None,
+            retention_interval: Duration::from_secs(600),
+            delete_request_cancel_period: Duration::from_secs(24 * 3600),
+            reject_old_samples_max_age: None,
+            creation_grace_period: None,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

@@ -11,7 +11,15 @@ pub struct ApiError {
     pub status: u16,
     /// Message, in Loki's wording where Loki has one.
     pub message: String,
+    /// Why a push was refused, for `runakefli_rejected_requests_total`;
+    /// `None`: derived from the status ([`ApiError::reason`]).
+    pub reason: Option<&'static str>,
 }
+
+/// The reason of a failed request, left in the response's extensions for the
+/// metrics layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorReason(pub &'static str);
 
 impl ApiError {
     /// An error with any status.
@@ -19,6 +27,33 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            reason: None,
+        }
+    }
+
+    /// The same error, counted under `reason` in the metrics.
+    pub fn with_reason(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    /// The metric reason: the one set with [`ApiError::with_reason`], else one
+    /// per status (`invalid`, `unauthorized`, `too_large`, `rate_limited`,
+    /// `unavailable`, `timeout`, `disk_full`, `internal`).
+    pub fn reason(&self) -> &'static str {
+        if let Some(r) = self.reason {
+            return r;
+        }
+        match self.status {
+            401 | 403 => "unauthorized",
+            413 => "too_large",
+            415 => "unsupported_media_type",
+            429 => "rate_limited",
+            503 => "unavailable",
+            504 => "timeout",
+            507 => "disk_full",
+            400..=499 => "invalid",
+            _ => "internal",
         }
     }
 
@@ -73,14 +108,17 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             tracing::warn!(status = self.status, message = %self.message, "request failed");
         }
+        let reason = ErrorReason(self.reason());
         let mut body = self.message;
         body.push('\n');
-        (
+        let mut resp = (
             status,
             [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
             body,
         )
-            .into_response()
+            .into_response();
+        resp.extensions_mut().insert(reason);
+        resp
     }
 }
 

@@ -12,11 +12,14 @@ pub mod error;
 pub mod es_api;
 pub mod jsonline_api;
 pub mod loki_api;
+pub mod metrics;
 pub mod otlp_api;
 pub mod query_gate;
 pub mod state;
 pub mod syslog;
 pub mod tenant;
+pub mod time_window;
+pub mod units;
 
 pub use config::ServerConfig;
 pub use error::ApiError;
@@ -33,6 +36,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(otlp_api::routes())
         .merge(es_api::routes())
         .merge(jsonline_api::routes())
+        .route("/metrics", axum::routing::get(metrics::metrics))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
         .layer(axum::extract::DefaultBodyLimit::max(
             state.config.max_push_body_bytes,
         ))
@@ -53,10 +61,11 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     .await?;
     syslog.spawn(state.clone());
     let listener = tokio::net::TcpListener::bind(listen).await?;
+    let shutdown = shutdown_signal()?;
     tracing::info!(address = %listener.local_addr()?, "runakefli listening");
     let app = router(state.clone());
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(shutdown)
         .await?;
     tracing::info!("shutting down: flushing in-memory data");
     tokio::task::spawn_blocking(move || state.shutdown())
@@ -66,23 +75,19 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            s.recv().await;
+/// Registers SIGINT and SIGTERM handlers now (so a signal that arrives
+/// right after the "listening" line still shuts down gracefully, flushing)
+/// and returns the future that completes on the first of them.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
+    })
 }
 
 /// Runs blocking work on the blocking pool, mapping a panic or cancellation to a 500.

@@ -1,10 +1,15 @@
 //! What every handler shares: settings, the store, the query engine.
 
 use crate::config::ServerConfig;
+use crate::error::ApiError;
+use crate::metrics::{Metrics, Protocol};
 use crate::query_gate::QueryGate;
+use crate::time_window::TimeWindow;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
+use runakefli_model::{PushRequest, TenantId};
+use runakefli_storage::retention::policy as retention;
 use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,14 +28,79 @@ pub struct AppState {
     pub parse_limits: ParseLimits,
     /// Admission of read requests (concurrency limit and queue).
     pub query_gate: QueryGate,
+    /// The server's own counters for `/metrics`.
+    pub metrics: Metrics,
+    /// The accepted age of pushed entries.
+    pub window: TimeWindow,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The store failed to open.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A setting is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+/// Parses configured `retention_stream` rules.
+fn stream_rules(
+    rules: &[crate::config::RetentionStream],
+) -> Result<Vec<retention::StreamRule>, OpenError> {
+    rules
+        .iter()
+        .map(|r| {
+            let matchers = runakefli_logql::parse_matchers(&r.selector).map_err(|e| {
+                OpenError::Config(format!("retention_stream selector {:?}: {e}", r.selector))
+            })?;
+            Ok(retention::StreamRule {
+                matchers,
+                priority: r.priority,
+                period: r.period,
+            })
+        })
+        .collect()
+}
+
+/// The store's retention settings from the server's.
+pub fn retention_config(config: &ServerConfig) -> Result<retention::RetentionConfig, OpenError> {
+    let mut tenants = std::collections::HashMap::new();
+    for (tenant, o) in &config.tenant_overrides {
+        TenantId::validate(tenant)
+            .map_err(|e| OpenError::Config(format!("overrides: tenant {tenant:?}: {e}")))?;
+        let streams = match &o.retention_stream {
+            Some(r) => Some(stream_rules(r)?),
+            None => None,
+        };
+        tenants.insert(
+            tenant.clone(),
+            retention::TenantRetention {
+                period: o.retention_period,
+                streams,
+            },
+        );
+    }
+    Ok(retention::RetentionConfig {
+        default: retention::RetentionPolicy {
+            period: config.retention_period,
+            streams: stream_rules(&config.retention_streams)?,
+        },
+        tenants,
+        max_disk_bytes: config.max_disk_bytes,
+        interval: config.retention_interval.max(Duration::from_secs(1)),
+    })
 }
 
 impl AppState {
     /// Opens (or creates) the store under `config.data_dir`, replaying its WAL.
-    pub fn open(config: ServerConfig) -> Result<Arc<AppState>, StorageError> {
+    pub fn open(config: ServerConfig) -> Result<Arc<AppState>, OpenError> {
         let mut sc = StorageConfig::new(config.data_dir.clone());
+        sc.retention = retention_config(&config)?;
+        sc.delete_cancel_period = config.delete_request_cancel_period;
         sc.memtable_flush_bytes = config.memtable_bytes;
-        sc.flush_interval = Duration::from_secs(config.flush_interval_secs.max(1));
+        sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
         sc.wal_fsync = config.wal_fsync;
         sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
         sc.wal_record_max_bytes = config.wal_record_max_bytes;
@@ -64,13 +134,72 @@ impl AppState {
             config.query_queue_timeout,
         );
         Ok(Arc::new(AppState {
-            config,
             storage,
             engine,
             push_limits,
             parse_limits,
             query_gate,
+            metrics: Metrics::default(),
+            window: TimeWindow {
+                max_age: config.reject_old_samples_max_age.filter(|d| !d.is_zero()),
+                grace: config.creation_grace_period.filter(|d| !d.is_zero()),
+            },
+            config,
         }))
+    }
+
+    /// Appends a decoded push of `protocol` durably and counts it. Every
+    /// protocol's push reaches the store through here. Entries outside the
+    /// accepted age ([`TimeWindow`]) are left out and answered 400 with
+    /// Loki's message once the others are stored.
+    pub fn append(
+        &self,
+        protocol: Protocol,
+        tenant: &TenantId,
+        request: &PushRequest,
+    ) -> Result<(), ApiError> {
+        let now = runakefli_storage::retention::now_ns();
+        if self.window.admits_all(request, now) {
+            return self.append_admitted(protocol, tenant, request);
+        }
+        let mut kept = request.clone();
+        let refused = self.window.apply(&mut kept, now);
+        self.append_admitted(protocol, tenant, &kept)?;
+        match refused {
+            Some(r) => Err(ApiError::bad_request(r.message).with_reason(r.reason)),
+            None => Ok(()),
+        }
+    }
+
+    fn append_admitted(
+        &self,
+        protocol: Protocol,
+        tenant: &TenantId,
+        request: &PushRequest,
+    ) -> Result<(), ApiError> {
+        if request.entry_count() == 0 {
+            return Ok(());
+        }
+        self.storage.append(tenant, request)?;
+        let bytes: usize = request
+            .streams
+            .iter()
+            .flat_map(|s| &s.entries)
+            .map(|e| {
+                e.line.len()
+                    + e.metadata
+                        .iter()
+                        .map(|(k, v)| k.len() + v.len())
+                        .sum::<usize>()
+            })
+            .sum();
+        self.metrics.ingested(
+            protocol,
+            tenant.as_str(),
+            request.entry_count() as u64,
+            bytes as u64,
+        );
+        Ok(())
     }
 
     /// Flushes in-memory data to parts before the process exits.

@@ -2,6 +2,7 @@
 //! that merge parts and memtables per stream.
 
 use crate::config::SCAN_BATCH_ENTRIES;
+use crate::deletes::StreamDeletes;
 use crate::merge_iter::{MergeIter, Source};
 use crate::part::Part;
 use crate::{names, Storage, StorageError};
@@ -55,7 +56,10 @@ impl Storage {
         };
         let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
         streams.retain(|(sid, _)| req.covers(*sid));
+        // Rows of delete requests are dropped here, where they leave the store.
+        let deletes = tenant.deletes.read().clone();
         for (sid, labels) in streams {
+            let dels = StreamDeletes::for_stream(&deletes, &labels, lo, hi);
             let (slo, shi) = match &req.cutoff {
                 Some(c) => c.narrow(lo, hi),
                 None => (lo, hi),
@@ -87,6 +91,9 @@ impl Storage {
             let mut batch = Vec::with_capacity(SCAN_BATCH_ENTRIES);
             let mut control = ScanControl::Continue;
             while let Some(e) = it.next_entry()? {
+                if !dels.is_empty() && dels.deletes(e.ts, &e.line) {
+                    continue;
+                }
                 batch.push(e);
                 if batch.len() == SCAN_BATCH_ENTRIES {
                     control = visit(

@@ -16,6 +16,7 @@
 
 use crate::block::{BlockReader, Column, Encoding};
 use crate::config::SCAN_BATCH_ENTRIES;
+use crate::deletes::StreamDeletes;
 use crate::merge_iter::{MergeIter, Source};
 use crate::part::{BlockFormat, BlockRef, Part};
 use crate::{names, Storage, StorageError};
@@ -289,7 +290,11 @@ impl Storage {
         };
         let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
         streams.retain(|(sid, _)| req.covers(*sid));
+        let deletes = tenant.deletes.read().clone();
         for (sid, labels) in streams {
+            // Delete requests: a stream with deleted rows in range goes
+            // through the line path, which drops them.
+            let dels = StreamDeletes::for_stream(&deletes, &labels, lo, hi);
             let mem: Vec<Vec<Entry>> = frozen
                 .iter()
                 .chain(std::iter::once(&active))
@@ -298,6 +303,7 @@ impl Storage {
                 .collect();
             let info = StreamInfo { id: sid, labels };
             let plan = if mem.is_empty()
+                && dels.is_empty()
                 && req.direction == Direction::Forward
                 && req.required_substrings.is_empty()
             {
@@ -333,7 +339,7 @@ impl Storage {
                     }
                     control
                 }
-                None => self.line_fallback(&info, &parts, mem, lo, hi, req, visit)?,
+                None => self.line_fallback(&info, &parts, mem, lo, hi, req, &dels, visit)?,
             };
             if control == ScanControl::Stop {
                 break;
@@ -352,6 +358,7 @@ impl Storage {
         lo: i64,
         hi: i64,
         req: &ScanRequest,
+        dels: &StreamDeletes,
         visit: &mut dyn FnMut(&StreamInfo, ColumnBatch) -> ScanControl,
     ) -> Result<ScanControl, StorageError> {
         let mut sources = Vec::with_capacity(parts.len() + mem.len());
@@ -373,6 +380,9 @@ impl Storage {
         let mut batch = Vec::with_capacity(SCAN_BATCH_ENTRIES);
         let mut control = ScanControl::Continue;
         while let Some(e) = it.next_entry()? {
+            if !dels.is_empty() && dels.deletes(e.ts, &e.line) {
+                continue; // hidden by a delete request
+            }
             batch.push(e);
             if batch.len() == SCAN_BATCH_ENTRIES {
                 control = visit(

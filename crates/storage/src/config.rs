@@ -85,6 +85,11 @@ pub struct StorageConfig {
     /// A partition that received no flush for this long gets its remaining small
     /// parts merged into one, so settled data ends up in few large blocks.
     pub merge_idle_after: Duration,
+    /// Retention by age and disk size (off unless configured).
+    pub retention: crate::retention::policy::RetentionConfig,
+    /// A delete request can be cancelled this long after it was made; then
+    /// its rows are purged from disk (Loki's `delete_request_cancel_period`).
+    pub delete_cancel_period: Duration,
     /// Run background flush and merge threads (tests may turn them off to drive
     /// everything by hand).
     pub background: bool,
@@ -108,6 +113,8 @@ impl StorageConfig {
             merge_max_parts: 24,
             merge_size_ratio: 4,
             merge_idle_after: Duration::from_secs(5),
+            retention: Default::default(),
+            delete_cancel_period: Duration::from_secs(24 * 3600),
             background: true,
         }
     }

@@ -8,6 +8,12 @@ use std::path::{Path, PathBuf};
 
 /// fsyncs a directory so that entries created, renamed or removed in it persist.
 pub fn fsync_dir(dir: &Path) -> Result<(), StorageError> {
+    // The parent of a relative one-component path (`data`) is the empty path.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     File::open(dir)
         .and_then(|f| f.sync_all())
         .map_err(|e| StorageError::io(dir, e))
@@ -70,5 +76,35 @@ pub fn remove_file(path: &Path) -> Result<(), StorageError> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(StorageError::io(path, e)),
+    }
+}
+
+/// Total size of the regular files under `dir`, recursively (0 when missing;
+/// files vanishing while walked are skipped).
+pub fn tree_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in rd.flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => n += tree_bytes(&e.path()),
+            Ok(t) if t.is_file() => n += e.metadata().map_or(0, |m| m.len()),
+            _ => {}
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_empty_parent_of_a_relative_directory_is_the_current_one() {
+        // Regression: `--data-dir data` failed with "i/o error on : No such
+        // file or directory": the grandparent of `data/tenants` is "".
+        assert_eq!(Path::new("data").parent(), Some(Path::new("")));
+        fsync_dir(Path::new("")).unwrap();
     }
 }

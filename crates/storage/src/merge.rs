@@ -5,7 +5,7 @@ use crate::merge_iter::{MergeIter, Source};
 use crate::part::{BlockFormat, Part, PartInfo, PartWriter};
 use crate::partition::Partition;
 use crate::StorageError;
-use runakefli_model::Direction;
+use runakefli_model::{Direction, Entry, StreamId};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -65,6 +65,48 @@ pub fn pick(parts: &[PartInfo], policy: Policy, idle: bool) -> Option<Range<usiz
     None
 }
 
+/// What a rewrite keeps of one stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKeep {
+    /// Every row (the stream is copied as merges copy it).
+    All,
+    /// No row: the stream is not even read.
+    Nothing,
+    /// The rows [`RowFilter::keep`] accepts.
+    Rows,
+}
+
+/// Which rows a merge or rewrite carries into its output: retention drops
+/// expired streams, deletes drop deleted rows.
+pub trait RowFilter {
+    /// What to keep of stream `sid`.
+    fn stream(&self, sid: StreamId) -> StreamKeep;
+    /// For streams answered [`StreamKeep::Rows`]: whether `row` stays.
+    fn keep(&self, sid: StreamId, row: &Entry) -> bool;
+}
+
+/// Keeps everything (a plain merge).
+pub struct KeepAll;
+
+impl RowFilter for KeepAll {
+    fn stream(&self, _sid: StreamId) -> StreamKeep {
+        StreamKeep::All
+    }
+    fn keep(&self, _sid: StreamId, _row: &Entry) -> bool {
+        true
+    }
+}
+
+/// What a merge or rewrite did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MergeOutcome {
+    /// Rows written to the output part.
+    pub rows: u64,
+    /// Stored rows left out by the filter (rows of streams left out whole
+    /// are counted as their inputs store them, duplicates included).
+    pub removed: u64,
+}
+
 /// Merges `inputs` (neighbours in push order) of `partition` into one part at
 /// zstd `level` and commits it. Returns the rows written, or `None` when
 /// `stop` was raised (the partial output is discarded).
@@ -74,6 +116,18 @@ pub fn merge_parts(
     level: i32,
     stop: &AtomicBool,
 ) -> Result<Option<u64>, StorageError> {
+    Ok(rewrite_parts(partition, inputs, level, stop, &KeepAll)?.map(|o| o.rows))
+}
+
+/// [`merge_parts`] keeping only what `filter` keeps. When nothing is kept,
+/// the inputs are removed from the manifest and no part is written.
+pub fn rewrite_parts(
+    partition: &Partition,
+    inputs: &[Arc<Part>],
+    level: i32,
+    stop: &AtomicBool,
+    filter: &dyn RowFilter,
+) -> Result<Option<MergeOutcome>, StorageError> {
     let id = partition.alloc_part_id();
     let mut writer = PartWriter::create(&partition.dir, id, BlockFormat::Columnar, level)?;
     let mut sids: Vec<u64> = inputs
@@ -83,9 +137,19 @@ pub fn merge_parts(
     sids.sort_unstable();
     sids.dedup();
     let mut released = vec![0usize; inputs.len()];
+    let mut removed = 0u64;
     for sid in sids {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
+        }
+        let keep = filter.stream(sid);
+        if keep == StreamKeep::Nothing {
+            removed += inputs
+                .iter()
+                .flat_map(|p| p.stream_blocks(sid))
+                .map(|b| u64::from(b.meta.rows))
+                .sum::<u64>();
+            continue;
         }
         let mut sources = Vec::with_capacity(inputs.len());
         for p in inputs {
@@ -93,19 +157,37 @@ pub fn merge_parts(
                 sources.push(s);
             }
         }
-        let rows = MergeIter::new(sources, i64::MIN, i64::MAX, Direction::Forward)?;
-        writer.write_stream(sid, rows)?;
+        let mut iter = MergeIter::new(sources, i64::MIN, i64::MAX, Direction::Forward)?;
+        if keep == StreamKeep::Rows {
+            let mut dropped = 0u64;
+            let filtered = iter.by_ref().filter(|r| match r {
+                Ok(e) if !filter.keep(sid, e) => {
+                    dropped += 1;
+                    false
+                }
+                _ => true,
+            });
+            writer.write_stream(sid, filtered)?;
+            removed += dropped;
+        } else {
+            writer.write_stream(sid, iter)?;
+        }
         for (p, from) in inputs.iter().zip(released.iter_mut()) {
             *from = p.release_through_stream(*from, sid);
         }
     }
     let rows = writer.rows();
+    let remove: Vec<u64> = inputs.iter().map(|p| p.info().id).collect();
+    if rows == 0 {
+        drop(writer);
+        partition.commit(&remove, None, None)?;
+        return Ok(Some(MergeOutcome { rows, removed }));
+    }
     let order = inputs.iter().map(|p| p.info().order).min().unwrap_or(id);
     let level_out = inputs.iter().map(|p| p.info().level).max().unwrap_or(0) + 1;
     let info = writer.finish(order, level_out)?;
-    let remove: Vec<u64> = inputs.iter().map(|p| p.info().id).collect();
     partition.commit(&remove, Some(info), None)?;
-    Ok(Some(rows))
+    Ok(Some(MergeOutcome { rows, removed }))
 }
 
 #[cfg(test)]

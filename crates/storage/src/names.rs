@@ -13,6 +13,8 @@ pub const WAL_EXT: &str = "wal";
 pub const TENANTS_DIR: &str = "tenants";
 /// The stream index log of a tenant, in the tenant directory.
 pub const STREAMS_FILE: &str = "streams.idx";
+/// Per-tenant file of delete requests.
+pub const DELETES_FILE: &str = "deletes";
 /// The live manifest of a partition.
 pub const MANIFEST_FILE: &str = "MANIFEST";
 /// A manifest being written; renamed over [`MANIFEST_FILE`] when complete.

@@ -220,6 +220,9 @@ pub struct Tenant {
     pub partitions: RwLock<BTreeMap<i64, Arc<Partition>>>,
     /// Serialises appends to the streams file.
     pub streams_lock: Mutex<()>,
+    /// Delete requests (received and processed), as in the `deletes` file;
+    /// the lock also serialises rewrites of that file.
+    pub deletes: RwLock<Vec<Arc<crate::deletes::DeleteRequest>>>,
 }
 
 impl Tenant {
@@ -232,6 +235,7 @@ impl Tenant {
             index: RwLock::new(StreamIndex::default()),
             partitions: RwLock::new(BTreeMap::new()),
             streams_lock: Mutex::new(()),
+            deletes: RwLock::new(Vec::new()),
         })
     }
 
@@ -243,6 +247,12 @@ impl Tenant {
         quarantine: &Quarantine,
     ) -> Result<Tenant, StorageError> {
         let mut index = StreamIndex::load(&dir, quarantine)?;
+        // A deletes file that does not verify stops the open: serving without
+        // it would show rows that were deleted.
+        let deletes = crate::deletes::file::load(&dir)?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
         let mut partitions = BTreeMap::new();
         for (name, path) in list_dir(&dir)? {
             let Some(day) = names::parse_day_name(&name) else {
@@ -268,7 +278,27 @@ impl Tenant {
             index: RwLock::new(index),
             partitions: RwLock::new(partitions),
             streams_lock: Mutex::new(()),
+            deletes: RwLock::new(deletes),
         })
+    }
+
+    /// Parts, rows and bytes on disk (every file under its directory) of
+    /// this tenant.
+    pub fn stats(&self) -> crate::stats::TenantStats {
+        let mut s = crate::stats::TenantStats {
+            tenant: self.id.as_str().to_string(),
+            streams: self.index.read().len() as u64,
+            ..Default::default()
+        };
+        for p in self.partitions.read().values() {
+            s.partitions += 1;
+            for part in &p.state.read().parts {
+                s.parts += 1;
+                s.part_rows += part.info().rows;
+            }
+        }
+        s.disk_bytes = crate::fsutil::tree_bytes(&self.dir);
+        s
     }
 
     /// The partition of `day`, created (directory included) when missing.

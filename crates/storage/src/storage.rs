@@ -22,7 +22,7 @@ use crate::merge::{self, Policy};
 use crate::part::{BlockFormat, PartWriter};
 use crate::partition::{Partition, Tenant};
 use crate::quarantine::Quarantine;
-use crate::stats::{Counters, StorageStats};
+use crate::stats::{Counters, StorageStats, TenantStats};
 use crate::wal::{self, record, Wal};
 use crate::{names, StorageError};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -42,23 +42,23 @@ pub(crate) struct MemState {
 }
 
 #[derive(Default)]
-struct Signals {
+pub(crate) struct Signals {
     flush: bool,
     merge: bool,
 }
 
 pub(crate) struct Inner {
     pub cfg: StorageConfig,
-    wal: Wal,
-    gate: RwLock<()>,
+    pub(crate) wal: Wal,
+    pub(crate) gate: RwLock<()>,
     pub mem: RwLock<MemState>,
     pub tenants: RwLock<HashMap<TenantId, Arc<Tenant>>>,
-    flush_lock: Mutex<()>,
-    signals: Mutex<Signals>,
-    wake: Condvar,
+    pub(crate) flush_lock: Mutex<()>,
+    pub(crate) signals: Mutex<Signals>,
+    pub(crate) wake: Condvar,
     flushed: Condvar,
-    shutdown: AtomicBool,
-    counters: Counters,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) counters: Counters,
     quarantine: Quarantine,
     _lock: std::fs::File,
 }
@@ -104,11 +104,16 @@ impl Storage {
                 }
             };
             let mut kept: Vec<(StreamId, Arc<Labels>, Vec<Entry>)> = Vec::new();
+            let policy = cfg.retention.policy_for(tenant.as_str());
+            let now = crate::retention::now_ns();
             for s in req.streams {
+                // Rows retention already removed do not come back.
+                let cutoff = policy.cutoff_for(&s.labels, now);
                 let entries: Vec<Entry> = s
                     .entries
                     .into_iter()
                     .filter(|e| seq >= t.flushed_wal(names::day_of(e.ts)))
+                    .filter(|e| !crate::retention::expired(cutoff, e.ts))
                     .collect();
                 if entries.is_empty() {
                     continue;
@@ -149,11 +154,32 @@ impl Storage {
         if active.rows() == 0 {
             wal.remove_before(next_seq)?;
         }
+        let (mut parts, mut part_rows) = (0u64, 0u64);
+        for t in tenants.values() {
+            for p in t.partitions.read().values() {
+                for part in &p.state.read().parts {
+                    parts += 1;
+                    part_rows += part.info().rows;
+                }
+            }
+        }
+        let wal_note = if replayed.records == 0 {
+            " (nothing was left only in the WAL: a clean shutdown)"
+        } else {
+            ""
+        };
         tracing::info!(
-            records = replayed.records,
-            rows = active.rows(),
+            wal_records = replayed.records,
+            wal_lines = active.rows(),
+            parts,
+            part_lines = part_rows,
+            tenants = tenants.len(),
             quarantined = quarantine.count(),
-            "storage opened"
+            "storage opened: WAL replayed: {} records, {} lines{wal_note}; {part_rows} lines in {parts} parts of {} tenants; {} files quarantined",
+            replayed.records,
+            active.rows(),
+            tenants.len(),
+            quarantine.count(),
         );
         let inner = Arc::new(Inner {
             cfg,
@@ -179,6 +205,10 @@ impl Storage {
             threads.push(spawn("runakefli-flush", move || i.flush_loop())?);
             let i = inner.clone();
             threads.push(spawn("runakefli-merge", move || i.merge_loop())?);
+            let i = inner.clone();
+            threads.push(spawn("runakefli-maintenance", move || {
+                i.maintenance_loop()
+            })?);
         }
         Ok(Arc::new(Storage {
             inner,
@@ -219,6 +249,15 @@ impl Storage {
         Ok(n)
     }
 
+    /// Runs one retention pass now (`now`: ns since the epoch), as the
+    /// retention thread does every `retention.interval`.
+    pub fn apply_retention(
+        &self,
+        now: i64,
+    ) -> Result<crate::retention::RetentionReport, StorageError> {
+        self.inner.retention_pass(now)
+    }
+
     /// Whether the store can acknowledge writes now: the write-ahead log's
     /// poisoning failure once it has failed, [`StorageError::Closed`] while
     /// shutting down. Servers report it as readiness.
@@ -232,6 +271,19 @@ impl Storage {
     /// Current statistics.
     pub fn stats(&self) -> StorageStats {
         self.inner.stats()
+    }
+
+    /// Per-tenant figures (parts, bytes on disk), sorted by tenant.
+    pub fn tenant_stats(&self) -> Vec<TenantStats> {
+        let tenants: Vec<Arc<Tenant>> = self.inner.tenants.read().values().cloned().collect();
+        let mut out: Vec<TenantStats> = tenants.iter().map(|t| t.stats()).collect();
+        out.sort_by(|a, b| a.tenant.cmp(&b.tenant));
+        out
+    }
+
+    /// Durations of the write-ahead log's fsyncs since open.
+    pub fn wal_fsync_seconds(&self) -> crate::stats::HistogramSnapshot {
+        self.inner.wal.fsync_seconds()
     }
 
     /// The configuration the store runs with.
@@ -308,7 +360,7 @@ impl Inner {
         self.tenants.read().get(id).cloned()
     }
 
-    fn tenant_or_create(&self, id: &TenantId) -> Result<Arc<Tenant>, StorageError> {
+    pub(crate) fn tenant_or_create(&self, id: &TenantId) -> Result<Arc<Tenant>, StorageError> {
         if let Some(t) = self.tenant(id) {
             return Ok(t);
         }
@@ -544,6 +596,38 @@ impl Inner {
         }
     }
 
+    /// Retention once per `retention.interval` (the first pass a tick after
+    /// opening); due delete requests purged every tick.
+    fn maintenance_loop(&self) {
+        let mut last: Option<std::time::Instant> = None;
+        while !self.shutdown.load(Ordering::SeqCst) {
+            {
+                let mut s = self.signals.lock();
+                if !self.shutdown.load(Ordering::SeqCst) {
+                    self.wake.wait_for(&mut s, BACKGROUND_TICK);
+                }
+            }
+            if self.shutdown.load(Ordering::SeqCst) {
+                break;
+            }
+            let now = crate::retention::now_ns();
+            let due = self.cfg.retention.is_active()
+                && last.is_none_or(|l| l.elapsed() >= self.cfg.retention.interval);
+            if due {
+                last = Some(std::time::Instant::now());
+                if let Err(e) = self.retention_pass(now) {
+                    Counters::add(&self.counters.background_errors, 1);
+                    tracing::error!(error = %e, "retention pass failed");
+                }
+            }
+            if let Err(e) = self.purge_due_deletes(now) {
+                Counters::add(&self.counters.background_errors, 1);
+                tracing::error!(error = %e, "purging delete requests failed");
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+
     fn policy(&self) -> Policy {
         Policy {
             min_parts: self.cfg.merge_min_parts,
@@ -562,7 +646,15 @@ impl Inner {
 
     /// Runs one merge if the policy wants one; true when it merged.
     fn merge_once(&self, force_idle: bool) -> Result<bool, StorageError> {
-        for p in self.partitions() {
+        let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
+        let now = crate::retention::now_ns();
+        for (t, p) in tenants.iter().flat_map(|t| {
+            t.partitions
+                .read()
+                .values()
+                .map(|p| (t.clone(), p.clone()))
+                .collect::<Vec<_>>()
+        }) {
             let inputs = {
                 let st = p.state.read();
                 let idle = force_idle || st.last_flush.elapsed() >= self.cfg.merge_idle_after;
@@ -577,7 +669,28 @@ impl Inner {
             }
             Counters::add(&self.counters.merges_running, 1);
             let cpu0 = crate::stats::thread_cpu();
-            let res = merge::merge_parts(&p, &inputs, self.cfg.merge_zstd_level, &self.shutdown);
+            // Rows of due delete requests are left out of the merged part.
+            let purgeable = self.purgeable_deletes(&t, now);
+            let labels = |sid: StreamId| -> Option<Arc<Labels>> {
+                t.index.read().get(sid).map(|e| e.labels.clone())
+            };
+            let day_lo = p.day.saturating_mul(runakefli_model::NANOS_PER_DAY);
+            let filter = crate::deletes::PurgeFilter {
+                requests: &purgeable,
+                labels: &labels,
+                range: (
+                    day_lo,
+                    day_lo.saturating_add(runakefli_model::NANOS_PER_DAY - 1),
+                ),
+                cache: Default::default(),
+            };
+            let res = merge::rewrite_parts(
+                &p,
+                &inputs,
+                self.cfg.merge_zstd_level,
+                &self.shutdown,
+                &filter,
+            );
             let cpu = crate::stats::thread_cpu().saturating_sub(cpu0);
             Counters::add(&self.counters.merge_cpu_us, cpu.as_micros() as u64);
             // Release the inputs (deleting merged-away files) before reporting done.
@@ -585,9 +698,10 @@ impl Inner {
             self.counters.merges_running.fetch_sub(1, Ordering::Relaxed);
             p.merging.store(false, Ordering::SeqCst);
             return match res? {
-                Some(rows) => {
+                Some(out) => {
                     Counters::add(&self.counters.merges_done, 1);
-                    Counters::add(&self.counters.merged_rows, rows);
+                    Counters::add(&self.counters.merged_rows, out.rows);
+                    Counters::add(&self.counters.deleted_rows, out.removed);
                     Ok(true)
                 }
                 None => Ok(false),
@@ -596,7 +710,7 @@ impl Inner {
         Ok(false)
     }
 
-    fn stats(&self) -> StorageStats {
+    pub(crate) fn stats(&self) -> StorageStats {
         let c = &self.counters;
         let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         let mut s = StorageStats {
@@ -610,6 +724,12 @@ impl Inner {
             quarantined_files: self.quarantine.count(),
             flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
             merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
+            retention_runs: ld(&c.retention_runs),
+            retention_dropped_partitions: ld(&c.retention_dropped_partitions),
+            retention_rewritten_partitions: ld(&c.retention_rewritten_partitions),
+            retention_removed_rows: ld(&c.retention_removed_rows),
+            retention_freed_bytes: ld(&c.retention_freed_bytes),
+            deleted_rows: ld(&c.deleted_rows),
             wal_bytes_written: self.wal.bytes_written(),
             wal_disk_bytes: wal::disk_bytes(&self.cfg.data_dir),
             ..Default::default()
@@ -627,6 +747,12 @@ impl Inner {
         let mut index_bytes = 0;
         for t in &tenants {
             s.tenants += 1;
+            s.pending_deletes += t
+                .deletes
+                .read()
+                .iter()
+                .filter(|r| r.status == crate::deletes::DeleteStatus::Received)
+                .count() as u64;
             s.streams += t.index.read().len() as u64;
             index_bytes +=
                 std::fs::metadata(t.dir.join(names::STREAMS_FILE)).map_or(0, |m| m.len());

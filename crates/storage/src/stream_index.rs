@@ -104,6 +104,64 @@ impl StreamIndex {
         }
     }
 
+    /// Replaces the recorded range of `sid` in `day` (`None`: no data that day).
+    pub fn set_range(&mut self, sid: StreamId, day: i64, range: Option<(i64, i64)>) {
+        if let Some(e) = self.streams.get_mut(&sid) {
+            match range {
+                Some(r) => {
+                    e.days.insert(day, r);
+                }
+                None => {
+                    e.days.remove(&day);
+                }
+            }
+        }
+    }
+
+    /// Forgets streams left without data on any day (retention and deletes
+    /// removed it all); returns how many of them were in the streams file.
+    pub fn remove_unused(&mut self) -> usize {
+        let gone: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, e)| e.days.is_empty())
+            .map(|(s, _)| *s)
+            .collect();
+        let mut persisted = 0;
+        for sid in gone {
+            let Some(e) = self.streams.remove(&sid) else {
+                continue;
+            };
+            persisted += usize::from(e.persisted);
+            for (k, v) in e.labels.pairs() {
+                if let Some(vals) = self.postings.get_mut(k) {
+                    if let Some(ids) = vals.get_mut(v) {
+                        ids.retain(|x| *x != sid);
+                        if ids.is_empty() {
+                            vals.remove(v);
+                        }
+                    }
+                    if vals.is_empty() {
+                        self.postings.remove(k);
+                    }
+                }
+            }
+        }
+        persisted
+    }
+
+    /// Every stream already in the streams file.
+    pub fn persisted(&self) -> Vec<(StreamId, Arc<Labels>)> {
+        let mut out: Vec<_> = self
+            .streams
+            .iter()
+            .filter(|(_, e)| e.persisted)
+            .map(|(s, e)| (*s, e.labels.clone()))
+            .collect();
+        out.sort_by_key(|(s, _)| *s);
+        out
+    }
+
     /// Whether `sid` may have entries in the inclusive range `[lo, hi]`.
     pub fn overlaps(&self, sid: StreamId, lo: i64, hi: i64) -> bool {
         let Some(e) = self.streams.get(&sid) else {
@@ -348,12 +406,17 @@ fn decode_frame(buf: &[u8]) -> Result<(StreamId, Labels, usize), StorageError> {
     Ok((sid, labels, 8 + len))
 }
 
-/// Appends `streams` to the streams file of `tenant_dir` and fsyncs it.
-pub fn persist(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result<(), StorageError> {
-    if streams.is_empty() {
-        return Ok(());
-    }
+/// Replaces the streams file of `tenant_dir` by one holding exactly
+/// `streams` (temp file, fsync, rename), after retention or deletes forgot
+/// streams.
+pub fn rewrite(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result<(), StorageError> {
     let path = tenant_dir.join(names::STREAMS_FILE);
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(names::TMP_SUFFIX);
+    write_atomic(&path, Path::new(&tmp), &encode_frames(streams))
+}
+
+fn encode_frames(streams: &[(StreamId, Arc<Labels>)]) -> Vec<u8> {
     let mut buf = Vec::new();
     for (sid, labels) in streams {
         let mut payload = Vec::new();
@@ -363,6 +426,16 @@ pub fn persist(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result
         put_u32(&mut buf, crc32fast::hash(&payload));
         buf.extend_from_slice(&payload);
     }
+    buf
+}
+
+/// Appends `streams` to the streams file of `tenant_dir` and fsyncs it.
+pub fn persist(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result<(), StorageError> {
+    if streams.is_empty() {
+        return Ok(());
+    }
+    let path = tenant_dir.join(names::STREAMS_FILE);
+    let buf = encode_frames(streams);
     let existed = path.exists();
     let mut f = OpenOptions::new()
         .create(true)

@@ -88,6 +88,11 @@ impl TestServer {
         }
     }
 
+    /// Adds `serve` flags for the next start.
+    pub fn extra_args(&mut self, args: &[&str]) {
+        self.extra.extend(args.iter().map(|s| s.to_string()));
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()

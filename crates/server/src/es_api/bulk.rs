@@ -78,7 +78,11 @@ async fn ingest(
         )
         .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
         if outcome.request.entry_count() > 0 {
-            state.storage.append(&tenant, &outcome.request)?;
+            state.append(
+                crate::metrics::Protocol::Elasticsearch,
+                &tenant,
+                &outcome.request,
+            )?;
         }
         Ok(outcome)
     })

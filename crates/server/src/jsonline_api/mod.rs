@@ -68,7 +68,7 @@ pub async fn jsonline(
         )
         .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
         if request.entry_count() > 0 {
-            state.storage.append(&tenant, &request)?;
+            state.append(crate::metrics::Protocol::Jsonline, &tenant, &request)?;
         }
         Ok(())
     })

@@ -1,5 +1,6 @@
 //! The Loki HTTP API: push, queries, metadata.
 
+pub mod delete;
 pub mod index;
 pub mod params;
 pub mod push;
@@ -35,6 +36,13 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route(
             "/loki/api/v1/series",
             get(query::series).post(query::series),
+        )
+        .route(
+            "/loki/api/v1/delete",
+            post(delete::create)
+                .put(delete::create)
+                .get(delete::list)
+                .delete(delete::cancel),
         )
         .route(
             "/loki/api/v1/index/stats",

@@ -126,7 +126,7 @@ async fn ingest(state: Arc<AppState>, headers: HeaderMap, body: Bytes) -> Result
         )
         .map_err(|e| ApiError::new(e.status(), e.to_string()))?;
         if request.entry_count() > 0 {
-            state.storage.append(&tenant, &request)?;
+            state.append(crate::metrics::Protocol::Otlp, &tenant, &request)?;
         }
         Ok(())
     })

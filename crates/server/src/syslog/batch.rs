@@ -1,5 +1,6 @@
 //! A batch of syslog messages waiting to be appended.
 
+use crate::metrics::Protocol;
 use crate::state::AppState;
 use runakefli_ingest::jsondoc::{now_ns, Grouper};
 use runakefli_ingest::syslog;
@@ -42,14 +43,17 @@ impl Batch {
         let request = std::mem::take(&mut self.grouper).finish();
         let count = self.len;
         self.len = 0;
-        let state = state.clone();
+        let st = state.clone();
         let res = tokio::task::spawn_blocking(move || {
-            state.storage.append(&TenantId::default_tenant(), &request)
+            st.append(Protocol::Syslog, &TenantId::default_tenant(), &request)
         })
         .await;
         match res {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::error!(error = %e, count, "syslog batch lost: append failed"),
+            Ok(Err(e)) => {
+                state.metrics.rejected(Protocol::Syslog, e.reason());
+                tracing::error!(error = %e.message, count, "syslog batch lost: append failed")
+            }
             Err(e) => tracing::error!(error = %e, count, "syslog batch lost: append task failed"),
         }
     }

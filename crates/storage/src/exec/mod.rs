@@ -123,6 +123,19 @@ impl Storage {
             .index
             .read()
             .matching_unsorted(&plan.selector, lo, hi);
+        // Delete requests: plans do not filter deleted rows, so a plan that
+        // could see one is declined and the engine falls back to the scan,
+        // which drops them (backend.rs, column_scan.rs).
+        {
+            let deletes = tenant.deletes.read();
+            if !deletes.is_empty()
+                && matching
+                    .iter()
+                    .any(|(_, l)| deletes.iter().any(|d| d.touches(l, lo, hi)))
+            {
+                return Ok(None);
+            }
+        }
         let mut streams = Vec::with_capacity(matching.len());
         let mut orders = Vec::with_capacity(matching.len());
         let mut units: Vec<Unit> = Vec::new();

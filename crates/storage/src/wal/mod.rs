@@ -30,6 +30,7 @@ pub struct Wal {
     state: Mutex<State>,
     cond: Condvar,
     bytes_written: AtomicU64,
+    fsync_seconds: crate::stats::Histogram,
 }
 
 struct State {
@@ -94,12 +95,18 @@ impl Wal {
             }),
             cond: Condvar::new(),
             bytes_written: AtomicU64::new(0),
+            fsync_seconds: crate::stats::Histogram::default(),
         })
     }
 
     /// Total record bytes written since open.
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written.load(Ordering::Relaxed)
+    }
+
+    /// Durations of the group commits' `fdatasync` calls since open.
+    pub fn fsync_seconds(&self) -> crate::stats::HistogramSnapshot {
+        self.fsync_seconds.snapshot()
     }
 
     /// `Ok` while appends can succeed; the poisoning failure otherwise.
@@ -185,7 +192,9 @@ impl Wal {
         file.write_all(buf)
             .map_err(|e| StorageError::io(&path, e))?;
         if self.fsync {
+            let t0 = std::time::Instant::now();
             file.sync_data().map_err(|e| StorageError::io(&path, e))?;
+            self.fsync_seconds.observe(t0.elapsed());
         }
         Ok(())
     }

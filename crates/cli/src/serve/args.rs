@@ -1,0 +1,186 @@
+//! The flags of `runakefli serve`. Each has a `RUNAKEFLI_*` variable and a
+//! config-file key of the same name (`--max-line-bytes`,
+//! `RUNAKEFLI_MAX_LINE_BYTES`, `max_line_bytes:`); sizes and durations take
+//! human units (`64MiB`, `30d`, see `runakefli_server::units`).
+
+use clap::Args;
+use runakefli_server::config;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A duration in human units; a bare number is seconds (the old `*-secs` flags).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    if let Ok(secs) = s.trim().parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    runakefli_server::units::parse_duration(s)
+}
+
+/// A size in human units; a bare number is bytes.
+pub fn bytes(s: &str) -> Result<u64, String> {
+    runakefli_server::units::parse_bytes(s)
+}
+
+fn bytes_usize(s: &str) -> Result<usize, String> {
+    usize::try_from(bytes(s)?).map_err(|_| format!("size {s:?} too large"))
+}
+
+/// `SELECTOR:PERIOD[:PRIORITY]`; the selector ends at its last `}`.
+pub fn retention_stream(s: &str) -> Result<config::RetentionStream, String> {
+    let bad = || {
+        format!("invalid retention stream {s:?}: expected SELECTOR:PERIOD[:PRIORITY], e.g. '{{env=\"dev\"}}:24h:1'")
+    };
+    let end = s.rfind('}').ok_or_else(bad)?;
+    let (selector, rest) = s.split_at(end + 1);
+    let rest = rest.strip_prefix(':').ok_or_else(bad)?;
+    let (period, priority) = match rest.split_once(':') {
+        Some((p, pr)) => (p, pr.parse::<u32>().map_err(|_| bad())?),
+        None => (rest, 0),
+    };
+    Ok(config::RetentionStream {
+        selector: selector.trim().to_string(),
+        priority,
+        period: duration(period)?,
+    })
+}
+
+/// `TENANT=PERIOD`.
+fn tenant_period(s: &str) -> Result<(String, Duration), String> {
+    let (t, p) = s.split_once('=').ok_or_else(|| {
+        format!("invalid tenant retention {s:?}: expected TENANT=PERIOD, e.g. team-a=90d")
+    })?;
+    Ok((t.trim().to_string(), duration(p)?))
+}
+
+/// How the server writes its own log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines (colour only on a terminal).
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Flags of `runakefli serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Read settings from this YAML file (keys are the flag names with underscores: max_line_bytes: 256KiB). Flags and variables override it.
+    #[arg(long, env = "RUNAKEFLI_CONFIG_FILE")]
+    pub config_file: Option<PathBuf>,
+    /// Print the effective configuration as YAML (loadable with --config-file) and exit.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Address to listen on (Loki's port, so collector and Grafana configs work unchanged). Use 0.0.0.0:3100 to accept collectors on other hosts.
+    #[arg(long, env = "RUNAKEFLI_LISTEN", default_value = "127.0.0.1:3100")]
+    pub listen: SocketAddr,
+    /// Directory that holds all data (WAL, parts, indexes).
+    #[arg(long, env = "RUNAKEFLI_DATA_DIR", default_value = "./runakefli-data")]
+    pub data_dir: PathBuf,
+    /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
+    #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
+    pub multi_tenant: bool,
+    /// Largest accepted push body as received.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_BODY_BYTES", default_value = "64MiB", value_parser = bytes_usize)]
+    pub max_push_body_bytes: usize,
+    /// Largest accepted push body after decompression.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_DECOMPRESSED_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
+    pub max_push_decompressed_bytes: usize,
+    /// Most entries one push may expand to (OTLP log records); larger pushes are refused with 413. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_ENTRIES", default_value_t = 1_000_000)]
+    pub max_push_entries: usize,
+    /// Most bytes of lines and structured metadata one push may expand to (OTLP copies resource attributes into every record); larger pushes are refused with 413. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_PUSH_EXPANDED_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
+    pub max_push_expanded_bytes: usize,
+    /// Largest accepted log line (Loki's max_line_size).
+    #[arg(long, env = "RUNAKEFLI_MAX_LINE_BYTES", default_value = "256KiB", value_parser = bytes_usize)]
+    pub max_line_bytes: usize,
+    /// Most labels per stream (Loki's max_label_names_per_series).
+    #[arg(long, env = "RUNAKEFLI_MAX_LABELS_PER_STREAM", default_value_t = 15)]
+    pub max_labels_per_stream: usize,
+    /// Longest label name (Loki's max_label_name_length).
+    #[arg(long, env = "RUNAKEFLI_MAX_LABEL_NAME_BYTES", default_value = "1KiB", value_parser = bytes_usize)]
+    pub max_label_name_bytes: usize,
+    /// Longest label value (Loki's max_label_value_length).
+    #[arg(long, env = "RUNAKEFLI_MAX_LABEL_VALUE_BYTES", default_value = "2KiB", value_parser = bytes_usize)]
+    pub max_label_value_bytes: usize,
+    /// Most entries one log query may return (Loki's max_entries_limit_per_query).
+    #[arg(
+        long,
+        env = "RUNAKEFLI_MAX_ENTRIES_PER_QUERY",
+        default_value_t = 10_000
+    )]
+    pub max_entries_per_query: u32,
+    /// Most series one metric query may return (Loki's max_query_series).
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
+    pub max_query_series: usize,
+    /// Read requests (queries, labels, series, index stats, volumes) running at once; 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_CONCURRENT_QUERIES", default_value_t = 16)]
+    pub max_concurrent_queries: usize,
+    /// Read requests that may wait for a slot; further ones are answered 429 "too many outstanding requests".
+    #[arg(long, env = "RUNAKEFLI_MAX_QUEUED_QUERIES", default_value_t = 256)]
+    pub max_queued_queries: usize,
+    /// Longest a read request waits for a slot before it is answered 429.
+    #[arg(long, alias = "query-queue-timeout-secs", env = "RUNAKEFLI_QUERY_QUEUE_TIMEOUT", default_value = "30s", value_parser = duration)]
+    pub query_queue_timeout: Duration,
+    /// Wall-clock budget of one read request, metadata endpoints included (Loki's query_timeout); 504 past it.
+    #[arg(long, alias = "query-timeout-secs", env = "RUNAKEFLI_QUERY_TIMEOUT", default_value = "1m", value_parser = duration)]
+    pub query_timeout: Duration,
+    /// Queries of this many bytes or more are refused with 400 (Loki's fixed limit is 5120).
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_BYTES", default_value_t = config::DEFAULT_MAX_QUERY_BYTES)]
+    pub max_query_bytes: usize,
+    /// Deepest nesting (parentheses, operators, aggregations, label filter chains) a query may have; deeper queries are refused with 400.
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_DEPTH", default_value_t = config::DEFAULT_MAX_QUERY_DEPTH)]
+    pub max_query_depth: usize,
+    /// In-memory buffer size that triggers a flush to an immutable part.
+    #[arg(long, env = "RUNAKEFLI_MEMTABLE_BYTES", default_value = "64MiB", value_parser = bytes_usize)]
+    pub memtable_bytes: usize,
+    /// Longest time data stays only in memory and the WAL before a flush.
+    #[arg(long, alias = "flush-interval-secs", env = "RUNAKEFLI_FLUSH_INTERVAL", default_value = "30s", value_parser = duration)]
+    pub flush_interval: Duration,
+    /// fsync the WAL before acknowledging a push. Turning it off trades durability for speed.
+    #[arg(long, env = "RUNAKEFLI_WAL_FSYNC", default_value_t = true, action = clap::ArgAction::Set)]
+    pub wal_fsync: bool,
+    /// Start a new WAL segment once the current one passes this size (segments are replayed and deleted whole).
+    #[arg(long, env = "RUNAKEFLI_WAL_SEGMENT_BYTES", default_value = "64MiB", value_parser = bytes)]
+    pub wal_segment_bytes: u64,
+    /// Largest WAL record one push may make (at most 1GiB, the most replay accepts). Larger pushes are refused with 413 before they are written, so everything acknowledged replays.
+    #[arg(long, env = "RUNAKEFLI_WAL_RECORD_MAX_BYTES", default_value = "1GiB", value_parser = bytes_usize)]
+    pub wal_record_max_bytes: usize,
+    /// Keep data this long (Loki's retention_period), e.g. 30d; 0 keeps it forever. Enforced in whole days.
+    #[arg(long, env = "RUNAKEFLI_RETENTION_PERIOD", default_value = "0", value_parser = duration)]
+    pub retention_period: Duration,
+    /// A per-selector retention (Loki's retention_stream) as SELECTOR:PERIOD[:PRIORITY], e.g. '{env="dev"}:24h:1'; repeatable. The matching rule with the highest priority wins.
+    #[arg(long = "retention-stream", env = "RUNAKEFLI_RETENTION_STREAM", value_delimiter = ';', value_parser = retention_stream)]
+    pub retention_stream: Vec<config::RetentionStream>,
+    /// A tenant's own retention_period as TENANT=PERIOD, e.g. team-a=90d; repeatable (the config file's overrides: section also takes per-tenant retention_stream).
+    #[arg(long = "tenant-retention-period", env = "RUNAKEFLI_TENANT_RETENTION_PERIOD", value_delimiter = ';', value_parser = tenant_period)]
+    pub tenant_retention_period: Vec<(String, Duration)>,
+    /// Keep everything on disk under this size by dropping the oldest days first, e.g. 50GiB; 0 for no budget.
+    #[arg(long, env = "RUNAKEFLI_MAX_DISK_BYTES", default_value = "0", value_parser = bytes)]
+    pub max_disk_bytes: u64,
+    /// How often retention runs.
+    #[arg(long, env = "RUNAKEFLI_RETENTION_INTERVAL", default_value = "10m", value_parser = duration)]
+    pub retention_interval: Duration,
+    /// Delete requests can be cancelled this long after they were made; then their rows are purged from disk (Loki's delete_request_cancel_period). Rows are hidden from queries at once either way.
+    #[arg(long, env = "RUNAKEFLI_DELETE_REQUEST_CANCEL_PERIOD", default_value = "24h", value_parser = duration)]
+    pub delete_request_cancel_period: Duration,
+    /// Refuse entries older than this (Loki's reject_old_samples_max_age), e.g. 1w; 0 accepts any age.
+    #[arg(long, env = "RUNAKEFLI_REJECT_OLD_SAMPLES_MAX_AGE", default_value = "0", value_parser = duration)]
+    pub reject_old_samples_max_age: Duration,
+    /// Refuse entries this far or further in the future (Loki's creation_grace_period), e.g. 10m; 0 accepts any.
+    #[arg(long, env = "RUNAKEFLI_CREATION_GRACE_PERIOD", default_value = "0", value_parser = duration)]
+    pub creation_grace_period: Duration,
+    /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
+    #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
+    pub syslog_tcp_listen: Option<SocketAddr>,
+    /// Listen for syslog over UDP (one message per datagram) at this address. Off by default.
+    #[arg(long, env = "RUNAKEFLI_SYSLOG_UDP_LISTEN")]
+    pub syslog_udp_listen: Option<SocketAddr>,
+    /// Log filter, e.g. "info" or "runakefli_storage=debug".
+    #[arg(long, env = "RUNAKEFLI_LOG", default_value = "info")]
+    pub log: String,
+    /// Log format: text (colour only on a terminal) or json.
+    #[arg(long, env = "RUNAKEFLI_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}

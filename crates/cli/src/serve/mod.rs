@@ -1,0 +1,142 @@
+//! `runakefli serve`: flags, `RUNAKEFLI_*` variables and the YAML config
+//! file ([`config_file`]) → server config; logging; the server's run.
+
+pub mod args;
+pub mod config_file;
+
+use anyhow::Context;
+use args::{LogFormat, ServeArgs};
+use clap::{ArgMatches, Command};
+use runakefli_server::config::TenantOverrides;
+use runakefli_server::ServerConfig;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+
+/// The server's settings from parsed flags and the file's overrides (a
+/// `--tenant-retention-period` flag wins over the file for that tenant).
+fn server_config(
+    args: ServeArgs,
+    mut overrides: BTreeMap<String, TenantOverrides>,
+) -> ServerConfig {
+    for (t, p) in args.tenant_retention_period {
+        overrides.entry(t).or_default().retention_period = Some(p);
+    }
+    let nonzero = |d: std::time::Duration| Some(d).filter(|d| !d.is_zero());
+    ServerConfig {
+        listen: args.listen,
+        data_dir: args.data_dir,
+        multi_tenant: args.multi_tenant,
+        max_push_body_bytes: args.max_push_body_bytes,
+        max_push_decompressed_bytes: args.max_push_decompressed_bytes,
+        max_push_entries: args.max_push_entries,
+        max_push_expanded_bytes: args.max_push_expanded_bytes,
+        max_line_bytes: args.max_line_bytes,
+        max_labels_per_stream: args.max_labels_per_stream,
+        max_label_name_bytes: args.max_label_name_bytes,
+        max_label_value_bytes: args.max_label_value_bytes,
+        max_entries_per_query: args.max_entries_per_query,
+        max_query_series: args.max_query_series,
+        max_concurrent_queries: args.max_concurrent_queries,
+        max_queued_queries: args.max_queued_queries,
+        query_queue_timeout: args.query_queue_timeout,
+        query_timeout: args.query_timeout,
+        max_query_bytes: args.max_query_bytes,
+        max_query_depth: args.max_query_depth,
+        memtable_bytes: args.memtable_bytes,
+        flush_interval: args.flush_interval,
+        wal_fsync: args.wal_fsync,
+        wal_segment_bytes: args.wal_segment_bytes,
+        wal_record_max_bytes: args.wal_record_max_bytes,
+        retention_period: nonzero(args.retention_period),
+        retention_streams: args.retention_stream,
+        tenant_overrides: overrides,
+        max_disk_bytes: Some(args.max_disk_bytes).filter(|b| *b > 0),
+        retention_interval: args.retention_interval,
+        delete_request_cancel_period: args.delete_request_cancel_period,
+        reject_old_samples_max_age: nonzero(args.reject_old_samples_max_age),
+        creation_grace_period: nonzero(args.creation_grace_period),
+        syslog_tcp_listen: args.syslog_tcp_listen,
+        syslog_udp_listen: args.syslog_udp_listen,
+    }
+}
+
+/// Installs the log subscriber: plain text (colour only when stdout is a
+/// terminal) or JSON lines.
+fn init_logging(filter: &str, format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::new(filter);
+    match format {
+        LogFormat::Text => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_target(false)
+            .with_ansi(std::io::stdout().is_terminal())
+            .init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_target(false)
+            .with_current_span(false)
+            .init(),
+    }
+}
+
+/// Runs `serve` from the whole command line: merges the config file (when
+/// given) under the flags, then prints the configuration or serves until
+/// SIGINT/SIGTERM.
+pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
+    let matches = cli.clone().get_matches_from(&argv);
+    let (serve_cmd, sub) = serve_parts(&cli, &matches);
+    let path = sub.get_one::<std::path::PathBuf>("config_file").cloned();
+    let (matches, overrides) = match path {
+        Some(path) => {
+            let file = config_file::load(&path, &serve_cmd, &sub)?;
+            let mut argv = argv;
+            argv.extend(file.flags);
+            let m = cli
+                .clone()
+                .try_get_matches_from(&argv)
+                .map_err(|e| anyhow::anyhow!("config file {}: {}", path.display(), e.render()))?;
+            (m, file.overrides)
+        }
+        None => (matches, BTreeMap::new()),
+    };
+    let (serve_cmd, sub) = serve_parts(&cli, &matches);
+    let args = <ServeArgs as clap::FromArgMatches>::from_arg_matches(&sub)?;
+    if args.print_config {
+        let mut merged = overrides.clone();
+        for (t, p) in &args.tenant_retention_period {
+            merged.entry(t.clone()).or_default().retention_period = Some(*p);
+        }
+        print!("{}", config_file::print(&serve_cmd, &sub, &merged));
+        return Ok(());
+    }
+    init_logging(&args.log, args.log_format);
+    let config = server_config(args, overrides);
+    let listen = config.listen;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("runakefli-http")
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(runakefli_server::serve(config)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AddrInUse {
+            anyhow::anyhow!(
+                "cannot listen on {listen}: the address is already in use (another runakefli or Loki?); choose another with --listen or RUNAKEFLI_LISTEN"
+            )
+        } else {
+            anyhow::Error::new(e).context("server failed")
+        }
+    })
+}
+
+/// The `serve` subcommand and its matches.
+fn serve_parts(cli: &Command, matches: &ArgMatches) -> (Command, ArgMatches) {
+    let cmd = cli
+        .find_subcommand("serve")
+        .expect("serve subcommand")
+        .clone();
+    let sub = matches
+        .subcommand_matches("serve")
+        .expect("called for serve")
+        .clone();
+    (cmd, sub)
+}

@@ -1,0 +1,302 @@
+//! `GET /metrics`: the server's counters, gauges and histograms in the
+//! Prometheus text exposition format (version 0.0.4).
+//!
+//! What is counted where:
+//! - lines and bytes ingested: [`crate::state::AppState::append`], the one
+//!   place every protocol's decoded push reaches the store;
+//! - rejected pushes and query latencies: the [`track`] layer around every
+//!   route, which classifies the request path and reads the failure reason
+//!   the error left in the response ([`crate::error::ErrorReason`]);
+//! - everything about the store (WAL, memtable, parts, merges, disk): read
+//!   from [`runakefli_storage::Storage`] when `/metrics` is scraped.
+//!
+//! Names follow Prometheus conventions: counters end in `_total`, durations
+//! are `_seconds`, sizes `_bytes`.
+
+mod text;
+
+use crate::error::ErrorReason;
+use crate::state::AppState;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use runakefli_storage::stats::Histogram;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+pub use text::Exposition;
+
+/// A push protocol, the `protocol` label of the ingestion metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Protocol {
+    /// Loki push (protobuf or JSON).
+    Loki,
+    /// OpenTelemetry logs (OTLP/HTTP).
+    Otlp,
+    /// Elasticsearch `_bulk`.
+    Elasticsearch,
+    /// JSON lines (`/insert/jsonline`).
+    Jsonline,
+    /// Syslog over TCP or UDP.
+    Syslog,
+}
+
+impl Protocol {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Loki => "loki",
+            Protocol::Otlp => "otlp",
+            Protocol::Elasticsearch => "elasticsearch",
+            Protocol::Jsonline => "jsonline",
+            Protocol::Syslog => "syslog",
+        }
+    }
+
+    /// The protocol an HTTP push path belongs to.
+    pub fn of_path(path: &str) -> Option<Protocol> {
+        match path {
+            "/loki/api/v1/push" | "/api/prom/push" => Some(Protocol::Loki),
+            "/otlp/v1/logs" | "/v1/logs" => Some(Protocol::Otlp),
+            "/insert/jsonline" => Some(Protocol::Jsonline),
+            p if p.ends_with("/_bulk") => Some(Protocol::Elasticsearch),
+            _ => None,
+        }
+    }
+}
+
+/// The read endpoints whose latency is measured (`endpoint` label).
+pub const QUERY_ENDPOINTS: &[&str] = &[
+    "query_range",
+    "query",
+    "labels",
+    "label_values",
+    "series",
+    "index_stats",
+    "index_volume",
+];
+
+/// The `endpoint` label of a read path.
+fn endpoint_of(path: &str) -> Option<usize> {
+    let name = match path.strip_prefix("/loki/api/v1/")? {
+        "query_range" => "query_range",
+        "query" => "query",
+        "labels" | "label" => "labels",
+        "series" => "series",
+        "index/stats" => "index_stats",
+        "index/volume" | "index/volume_range" => "index_volume",
+        p if p.starts_with("label/") && p.ends_with("/values") => "label_values",
+        _ => return None,
+    };
+    QUERY_ENDPOINTS.iter().position(|e| *e == name)
+}
+
+/// Counters kept by the server itself (the store keeps its own).
+#[derive(Debug)]
+pub struct Metrics {
+    /// (protocol, tenant) → (lines, bytes of lines and structured metadata).
+    ingested: Mutex<BTreeMap<(Protocol, String), (u64, u64)>>,
+    /// (protocol, reason) → refused push requests.
+    rejected: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    /// One per [`QUERY_ENDPOINTS`] entry.
+    query_seconds: Vec<Histogram>,
+    /// (endpoint, reason) → failed read requests.
+    query_failures: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    /// Read requests being answered (waiting for a slot or running).
+    in_flight: AtomicI64,
+    started: Instant,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            ingested: Mutex::default(),
+            rejected: Mutex::default(),
+            query_seconds: QUERY_ENDPOINTS
+                .iter()
+                .map(|_| Histogram::default())
+                .collect(),
+            query_failures: Mutex::default(),
+            in_flight: AtomicI64::new(0),
+            started: Instant::now(),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Metrics {
+    /// Counts an acknowledged push.
+    pub fn ingested(&self, protocol: Protocol, tenant: &str, lines: u64, bytes: u64) {
+        let mut m = lock(&self.ingested);
+        let e = m.entry((protocol, tenant.to_string())).or_default();
+        e.0 += lines;
+        e.1 += bytes;
+    }
+
+    /// Counts a refused push.
+    pub fn rejected(&self, protocol: Protocol, reason: &'static str) {
+        *lock(&self.rejected)
+            .entry((protocol.as_str(), reason))
+            .or_default() += 1;
+    }
+
+    /// Writes every metric, the store's included, in the text format.
+    pub fn render(&self, state: &AppState) -> String {
+        let mut x = Exposition::default();
+        x.family(
+            "runakefli_ingested_lines_total",
+            "counter",
+            "Log lines acknowledged, by push protocol and tenant.",
+        );
+        let ingested = lock(&self.ingested).clone();
+        for ((p, t), (lines, _)) in &ingested {
+            x.sample(
+                "",
+                &[("protocol", p.as_str()), ("tenant", t)],
+                *lines as f64,
+            );
+        }
+        x.family(
+            "runakefli_ingested_bytes_total",
+            "counter",
+            "Bytes of log lines and structured metadata acknowledged, by push protocol and tenant.",
+        );
+        for ((p, t), (_, bytes)) in &ingested {
+            x.sample(
+                "",
+                &[("protocol", p.as_str()), ("tenant", t)],
+                *bytes as f64,
+            );
+        }
+        x.family(
+            "runakefli_rejected_requests_total",
+            "counter",
+            "Push requests refused, by protocol and reason; nothing of them was stored.",
+        );
+        for ((p, r), n) in lock(&self.rejected).iter() {
+            x.sample("", &[("protocol", p), ("reason", r)], *n as f64);
+        }
+        x.family(
+            "runakefli_query_duration_seconds",
+            "histogram",
+            "Time to answer a read request (queue wait included), by endpoint.",
+        );
+        for (e, h) in QUERY_ENDPOINTS.iter().zip(&self.query_seconds) {
+            x.histogram(&[("endpoint", e)], &h.snapshot());
+        }
+        x.family(
+            "runakefli_query_failures_total",
+            "counter",
+            "Read requests answered with an error, by endpoint and reason.",
+        );
+        for ((e, r), n) in lock(&self.query_failures).iter() {
+            x.sample("", &[("endpoint", e), ("reason", r)], *n as f64);
+        }
+        x.gauge(
+            "runakefli_queries_in_flight",
+            "Read requests being answered now (running or waiting for a slot).",
+            self.in_flight.load(Ordering::Relaxed) as f64,
+        );
+        x.gauge(
+            "runakefli_queries_queued",
+            "Read requests waiting for a query slot now.",
+            state.query_gate.waiting() as f64,
+        );
+        store::render(&mut x, state);
+        x.gauge(
+            "runakefli_uptime_seconds",
+            "Seconds since the server started.",
+            self.started.elapsed().as_secs_f64(),
+        );
+        x.finish()
+    }
+}
+
+mod store;
+
+/// `GET /metrics`.
+pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    let body = crate::blocking(move || Ok(state.metrics.render(&state)))
+        .await
+        .unwrap_or_else(|e| format!("# metrics unavailable: {}\n", e.message));
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
+}
+
+/// Decrements the in-flight gauge when a read request ends, however it ends.
+struct InFlight<'a>(&'a AtomicI64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The layer around every route: counts refused pushes by reason, times read
+/// requests per endpoint and counts them while they run.
+pub async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if let Some(protocol) = Protocol::of_path(path) {
+        let resp = next.run(req).await;
+        if resp.status().is_client_error() || resp.status().is_server_error() {
+            state.metrics.rejected(protocol, reason_of(&resp));
+        }
+        return resp;
+    }
+    let Some(endpoint) = endpoint_of(path) else {
+        return next.run(req).await;
+    };
+    let m = &state.metrics;
+    m.in_flight.fetch_add(1, Ordering::Relaxed);
+    let _guard = InFlight(&m.in_flight);
+    let t0 = Instant::now();
+    let resp = next.run(req).await;
+    m.query_seconds[endpoint].observe(t0.elapsed());
+    if resp.status().is_client_error() || resp.status().is_server_error() {
+        *lock(&m.query_failures)
+            .entry((QUERY_ENDPOINTS[endpoint], reason_of(&resp)))
+            .or_default() += 1;
+    }
+    resp
+}
+
+/// The reason an error response carries, or one derived from its status.
+fn reason_of(resp: &Response) -> &'static str {
+    match resp.extensions().get::<ErrorReason>() {
+        Some(r) => r.0,
+        None => crate::error::ApiError::new(resp.status().as_u16(), "").reason(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_classified() {
+        assert_eq!(Protocol::of_path("/loki/api/v1/push"), Some(Protocol::Loki));
+        assert_eq!(Protocol::of_path("/v1/logs"), Some(Protocol::Otlp));
+        assert_eq!(
+            Protocol::of_path("/es/_bulk"),
+            Some(Protocol::Elasticsearch)
+        );
+        assert_eq!(Protocol::of_path("/loki/api/v1/query"), None);
+        let ep = |p| endpoint_of(p).map(|i| QUERY_ENDPOINTS[i]);
+        assert_eq!(ep("/loki/api/v1/query_range"), Some("query_range"));
+        assert_eq!(ep("/loki/api/v1/label/app/values"), Some("label_values"));
+        assert_eq!(ep("/loki/api/v1/index/volume_range"), Some("index_volume"));
+        assert_eq!(ep("/loki/api/v1/push"), None);
+        assert_eq!(ep("/metrics"), None);
+    }
+}

@@ -37,6 +37,11 @@ pub const BACKPRESSURE_MAX_WAIT: Duration = Duration::from_secs(30);
 /// one signals them.
 pub const BACKGROUND_TICK: Duration = Duration::from_millis(500);
 
+/// A write-ahead log poisoned by a full disk tries to start a new segment at
+/// most this often (on appends and on the flush thread's tick), so refused
+/// pushes do not each cost file-system calls while the disk stays full.
+pub const WAL_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Settings of a store.
 #[derive(Clone, Debug)]
 pub struct StorageConfig {

@@ -39,8 +39,9 @@ pub enum StorageError {
         incoming: String,
     },
     /// The write-ahead log failed earlier (for example an fsync error); no
-    /// further write can be acknowledged until the store is reopened.
-    #[error("write-ahead log unusable after an earlier failure: {reason}")]
+    /// further write can be acknowledged until the store is reopened, or, when
+    /// the disk was full, until the log heals itself once space frees.
+    #[error("write-ahead log unusable after an earlier failure: {reason}{}", disk_full_hint(.disk_full))]
     WalFailed {
         /// The first failure.
         reason: String,
@@ -96,6 +97,15 @@ impl StorageError {
             StorageError::WalFailed { disk_full, .. } => *disk_full,
             _ => false,
         }
+    }
+}
+
+/// What a disk-full WAL failure adds to its message.
+fn disk_full_hint(disk_full: &bool) -> &'static str {
+    if *disk_full {
+        " (writes resume by themselves once space frees)"
+    } else {
+        ""
     }
 }
 

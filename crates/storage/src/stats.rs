@@ -99,6 +99,8 @@ pub struct StorageStats {
     pub wal_bytes_written: u64,
     /// Bytes of WAL segments on disk.
     pub wal_disk_bytes: u64,
+    /// Times the write-ahead log healed after a full disk since open.
+    pub wal_recoveries: u64,
     /// Everything on disk: parts, WAL, stream index files.
     pub disk_bytes: u64,
     /// Background flush or merge failures since open.

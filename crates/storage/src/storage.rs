@@ -529,6 +529,11 @@ impl Inner {
                 }
             }
             for (day, list) in by_day {
+                if t.flushed_wal(day) >= next_seg {
+                    // Committed by an earlier attempt of this flush that failed
+                    // later (another partition, a full disk): not written twice.
+                    continue;
+                }
                 let partition = t.partition(day)?;
                 let id = partition.alloc_part_id();
                 let format = if self.cfg.flush_columnar {
@@ -562,6 +567,8 @@ impl Inner {
             if self.shutdown.load(Ordering::SeqCst) {
                 break;
             }
+            // A log poisoned by a full disk heals here even when no push comes.
+            self.wal.try_recover();
             let active = self.mem.read().active.clone();
             let due = active.bytes() >= self.cfg.memtable_flush_bytes
                 || active
@@ -731,6 +738,7 @@ impl Inner {
             retention_freed_bytes: ld(&c.retention_freed_bytes),
             deleted_rows: ld(&c.deleted_rows),
             wal_bytes_written: self.wal.bytes_written(),
+            wal_recoveries: self.wal.recoveries(),
             wal_disk_bytes: wal::disk_bytes(&self.cfg.data_dir),
             ..Default::default()
         };

@@ -50,6 +50,20 @@ impl TestServer {
         s
     }
 
+    /// Starts a server on a data directory the caller owns (kept after the test).
+    pub fn start_on(data_dir: &Path, extra: &[&str]) -> TestServer {
+        let mut s = TestServer {
+            base: String::new(),
+            data_dir: data_dir.to_path_buf(),
+            child: None,
+            port: 0,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            _tmp: None,
+        };
+        s.spawn();
+        s
+    }
+
     fn spawn(&mut self) {
         self.port = free_port();
         self.base = format!("http://127.0.0.1:{}", self.port);

@@ -12,6 +12,11 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
         "Bytes of records written to the write-ahead log since start.",
         s.wal_bytes_written as f64,
     );
+    x.counter(
+        "runakefli_wal_recoveries_total",
+        "Times the write-ahead log accepted appends again after a full disk.",
+        s.wal_recoveries as f64,
+    );
     x.gauge(
         "runakefli_wal_disk_bytes",
         "Bytes of write-ahead log segments on disk.",

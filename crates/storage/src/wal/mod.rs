@@ -6,6 +6,14 @@
 //! it takes every queued record, writes them with one `write` and one
 //! `fdatasync`, marks that batch durable and wakes the followers waiting on the
 //! condvar. Records queued meanwhile form the next batch.
+//!
+//! A failed write or segment start *poisons* the log: every append waiting on
+//! it, and every later one, fails. A log poisoned by a full disk (`ENOSPC`,
+//! `EDQUOT`) heals itself: once no append of the failed batches is still
+//! waiting, [`Wal::try_recover`] (called by appends and by the store's flush
+//! thread, at most once per [`WAL_RETRY_INTERVAL`]) cuts the segment back to
+//! its last durable byte and starts a new segment; when that succeeds the log
+//! takes appends again. Other failures stay until the store is reopened.
 
 pub mod high_water;
 pub mod record;
@@ -14,13 +22,15 @@ mod segment;
 
 pub use replay::{replay, ReplayStats};
 
+use crate::config::WAL_RETRY_INTERVAL;
 use crate::fsutil::{fsync_dir, list_dir, remove_file};
 use crate::{names, StorageError};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// The open log, appending to its newest segment.
 pub struct Wal {
@@ -31,6 +41,7 @@ pub struct Wal {
     cond: Condvar,
     bytes_written: AtomicU64,
     fsync_seconds: crate::stats::Histogram,
+    recoveries: AtomicU64,
 }
 
 struct State {
@@ -42,6 +53,12 @@ struct State {
     durable_batch: u64,
     leader_active: bool,
     failed: Option<Failure>,
+    /// Appends that queued a record and have not returned yet. Recovery waits
+    /// for zero, so no append of a failed batch can see the healed log and
+    /// take its discarded record for durable.
+    in_flight: usize,
+    /// When recovery was last tried.
+    last_retry: Option<Instant>,
 }
 
 /// The failure that poisoned the log.
@@ -92,10 +109,13 @@ impl Wal {
                 durable_batch: 0,
                 leader_active: false,
                 failed: None,
+                in_flight: 0,
+                last_retry: None,
             }),
             cond: Condvar::new(),
             bytes_written: AtomicU64::new(0),
             fsync_seconds: crate::stats::Histogram::default(),
+            recoveries: AtomicU64::new(0),
         })
     }
 
@@ -122,15 +142,31 @@ impl Wal {
         self.state.lock().seq
     }
 
+    /// Times the log healed after a full disk since open.
+    pub fn recoveries(&self) -> u64 {
+        self.recoveries.load(Ordering::Relaxed)
+    }
+
     /// Appends an encoded frame and returns once it is durable (written and,
     /// when enabled, fsynced) together with whatever else was queued.
     pub fn append(&self, frame: &[u8]) -> Result<(), StorageError> {
         let mut st = self.state.lock();
+        if st.failed.is_some() {
+            self.recover_locked(&mut st);
+        }
         if let Some(f) = &st.failed {
             return Err(f.error());
         }
         st.pending.extend_from_slice(frame);
+        st.in_flight += 1;
         let mine = st.next_batch;
+        let res = self.wait_durable(&mut st, mine);
+        st.in_flight -= 1;
+        res
+    }
+
+    /// Waits until batch `mine` is durable, leading the write when no one else is.
+    fn wait_durable(&self, st: &mut MutexGuard<'_, State>, mine: u64) -> Result<(), StorageError> {
         loop {
             if st.durable_batch >= mine {
                 return Ok(());
@@ -139,7 +175,7 @@ impl Wal {
                 return Err(f.error());
             }
             if st.leader_active {
-                self.cond.wait(&mut st);
+                self.cond.wait(st);
                 continue;
             }
             // Lead: write everything queued as one batch.
@@ -152,9 +188,7 @@ impl Wal {
                 .take()
                 .expect("segment file present while no leader");
             let seq = st.seq;
-            drop(st);
-            let res = self.write_batch(&mut file, &buf, seq);
-            st = self.state.lock();
+            let res = MutexGuard::unlocked(st, || self.write_batch(&mut file, &buf, seq));
             st.file = Some(file);
             match res {
                 Ok(()) => {
@@ -163,7 +197,7 @@ impl Wal {
                     self.bytes_written
                         .fetch_add(buf.len() as u64, Ordering::Relaxed);
                     if st.seg_bytes > self.segment_max {
-                        if let Err(e) = self.rotate_locked(&mut st) {
+                        if let Err(e) = self.rotate_locked(st) {
                             tracing::error!(error = %e, "write-ahead log failed: cannot start a new segment");
                             st.failed = Some(Failure::of(&e));
                         }
@@ -185,6 +219,81 @@ impl Wal {
             }
             self.cond.notify_all();
         }
+    }
+
+    /// Tries to heal a log poisoned by a full disk (see the module doc); true
+    /// when the log takes appends (again). Cheap when healthy.
+    pub fn try_recover(&self) -> bool {
+        let mut st = self.state.lock();
+        self.recover_locked(&mut st)
+    }
+
+    fn recover_locked(&self, st: &mut State) -> bool {
+        let Some(failure) = &st.failed else {
+            return true;
+        };
+        if !failure.disk_full || st.in_flight > 0 || st.leader_active {
+            return false;
+        }
+        if st
+            .last_retry
+            .is_some_and(|t| t.elapsed() < WAL_RETRY_INTERVAL)
+        {
+            return false;
+        }
+        st.last_retry = Some(Instant::now());
+        match self.restart_locked(st) {
+            Ok(seq) => {
+                // Records queued behind the failure were refused to their callers.
+                st.pending.clear();
+                st.failed = None;
+                self.recoveries.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(
+                    segment = seq,
+                    "write-ahead log recovered after a full disk: appends accepted again"
+                );
+                self.cond.notify_all();
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "write-ahead log still cannot write");
+                st.failed = Some(Failure {
+                    reason: e.to_string(),
+                    disk_full: e.is_disk_full(),
+                });
+                false
+            }
+        }
+    }
+
+    /// Poisons the log as a failed write would (tests of recovery).
+    #[cfg(test)]
+    pub(crate) fn poison_for_test(&self, disk_full: bool) {
+        self.state.lock().failed = Some(Failure {
+            reason: "test".into(),
+            disk_full,
+        });
+    }
+
+    /// Cuts the current segment back to its durable length (dropping whatever a
+    /// failed write left after it, which no one was told is durable) and starts
+    /// the next segment.
+    fn restart_locked(&self, st: &mut State) -> Result<u64, StorageError> {
+        let path = names::wal_segment(&self.data, st.seq);
+        if let Some(file) = &st.file {
+            let len = file
+                .metadata()
+                .map_err(|e| StorageError::io(&path, e))?
+                .len();
+            if len > st.seg_bytes {
+                file.set_len(st.seg_bytes)
+                    .map_err(|e| StorageError::io(&path, e))?;
+                if self.fsync {
+                    file.sync_data().map_err(|e| StorageError::io(&path, e))?;
+                }
+            }
+        }
+        self.rotate_locked(st)
     }
 
     fn write_batch(&self, file: &mut File, buf: &[u8], seq: u64) -> Result<(), StorageError> {

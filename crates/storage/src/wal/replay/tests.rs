@@ -286,3 +286,69 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got.last(), Some(&100));
     }
 }
+
+/// A log poisoned by `ENOSPC` (its next segment is `/dev/full`) refuses
+/// appends, then heals once the segment can be created, and everything
+/// acknowledged before and after replays in order, with nothing quarantined.
+#[test]
+fn a_log_poisoned_by_a_full_disk_heals_and_replays_everything_acknowledged() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path();
+    // Every batch closes its segment, so the second segment is started at once.
+    let wal = Wal::open(data, 1, true, 1).unwrap();
+    let next = names::wal_segment(data, 2);
+    std::os::unix::fs::symlink("/dev/full", &next).unwrap();
+    wal.append(&frame(1)).unwrap(); // durable; starting segment 2 then fails
+    let e = wal.append(&frame(2)).unwrap_err();
+    assert!(e.is_disk_full(), "{e}");
+    assert!(wal.health().is_err());
+    // Still full: recovery fails and the log stays poisoned.
+    std::thread::sleep(crate::config::WAL_RETRY_INTERVAL);
+    assert!(!wal.try_recover());
+    assert!(wal.append(&frame(3)).unwrap_err().is_disk_full());
+    // Space frees.
+    std::fs::remove_file(&next).unwrap();
+    assert!(!wal.try_recover(), "retried at most once per interval");
+    std::thread::sleep(crate::config::WAL_RETRY_INTERVAL);
+    assert!(wal.try_recover());
+    wal.health().unwrap();
+    assert_eq!(wal.recoveries(), 1);
+    wal.append(&frame(4)).unwrap();
+    wal.append(&frame(5)).unwrap();
+    drop(wal);
+    let (got, _, q) = collect(data);
+    assert_eq!(got, vec![1, 4, 5]);
+    assert_eq!(q.count(), 0);
+}
+
+/// A write cut short by `ENOSPC` leaves bytes after the last durable record;
+/// recovery cuts them off, so the segment (no longer the newest) is not
+/// quarantined on the next open and no refused record comes back.
+#[test]
+fn recovery_cuts_what_a_failed_write_left_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path();
+    let wal = Wal::open(data, 1, true, 1 << 30).unwrap();
+    wal.append(&frame(1)).unwrap();
+    let path = names::wal_segment(data, 1);
+    let durable = std::fs::metadata(&path).unwrap().len();
+    // What a torn write leaves: half a frame after the durable end.
+    let f = frame(2);
+    {
+        use std::io::Write;
+        let mut raw = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        raw.write_all(&f[..f.len() / 2]).unwrap();
+    }
+    wal.poison_for_test(true);
+    std::thread::sleep(crate::config::WAL_RETRY_INTERVAL);
+    assert!(wal.try_recover());
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), durable);
+    wal.append(&frame(3)).unwrap();
+    drop(wal);
+    let (got, _, q) = collect(data);
+    assert_eq!(got, vec![1, 3]);
+    assert_eq!(q.count(), 0);
+}

@@ -44,10 +44,21 @@ pub struct Partition {
     pub commit_lock: Mutex<()>,
     /// A merge of this partition is running.
     pub merging: AtomicBool,
+    /// Where its parts report blocks found damaged when read.
+    quarantine: Arc<Quarantine>,
 }
 
 impl Partition {
-    fn new(day: i64, dir: PathBuf, manifest: Manifest, parts: Vec<Arc<Part>>) -> Self {
+    fn new(
+        day: i64,
+        dir: PathBuf,
+        manifest: Manifest,
+        parts: Vec<Arc<Part>>,
+        quarantine: &Arc<Quarantine>,
+    ) -> Self {
+        for p in &parts {
+            p.watch_damage(quarantine);
+        }
         Partition {
             day,
             dir,
@@ -58,6 +69,7 @@ impl Partition {
             }),
             commit_lock: Mutex::new(()),
             merging: AtomicBool::new(false),
+            quarantine: quarantine.clone(),
         }
     }
 
@@ -66,7 +78,11 @@ impl Partition {
     /// `quarantine` (see the module documentation) and the partition opens
     /// with the rest; when a listed part is dropped, the manifest is
     /// rewritten without it.
-    pub fn open(day: i64, dir: &Path, quarantine: &Quarantine) -> Result<Partition, StorageError> {
+    pub fn open(
+        day: i64,
+        dir: &Path,
+        quarantine: &Arc<Quarantine>,
+    ) -> Result<Partition, StorageError> {
         let manifest_path = dir.join(names::MANIFEST_FILE);
         // `None`: the manifest vouches for the directory; else why it cannot.
         let (mut manifest, distrust) = match Manifest::load(dir) {
@@ -136,7 +152,13 @@ impl Partition {
             manifest.parts = parts.iter().map(|p| p.info().clone()).collect();
             manifest.store(dir)?;
         }
-        Ok(Partition::new(day, dir.to_path_buf(), manifest, parts))
+        Ok(Partition::new(
+            day,
+            dir.to_path_buf(),
+            manifest,
+            parts,
+            quarantine,
+        ))
     }
 
     /// Allocates a new part id.
@@ -160,10 +182,11 @@ impl Partition {
     ) -> Result<(), StorageError> {
         let _c = self.commit_lock.lock();
         let new_part = match &add {
-            Some(info) => Some(Arc::new(Part::open(
-                &self.dir.join(names::part_file(info.id)),
-                info.clone(),
-            )?)),
+            Some(info) => {
+                let p = Part::open(&self.dir.join(names::part_file(info.id)), info.clone())?;
+                p.watch_damage(&self.quarantine);
+                Some(Arc::new(p))
+            }
             None => None,
         };
         let (mut manifest, mut parts) = {
@@ -223,11 +246,17 @@ pub struct Tenant {
     /// Delete requests (received and processed), as in the `deletes` file;
     /// the lock also serialises rewrites of that file.
     pub deletes: RwLock<Vec<Arc<crate::deletes::DeleteRequest>>>,
+    /// The store's quarantine, handed to new partitions.
+    quarantine: Arc<Quarantine>,
 }
 
 impl Tenant {
     /// A tenant with no data yet (its directory is created durably).
-    pub fn create(id: TenantId, dir: PathBuf) -> Result<Tenant, StorageError> {
+    pub fn create(
+        id: TenantId,
+        dir: PathBuf,
+        quarantine: &Arc<Quarantine>,
+    ) -> Result<Tenant, StorageError> {
         create_dir_durable(&dir)?;
         Ok(Tenant {
             id,
@@ -236,6 +265,7 @@ impl Tenant {
             partitions: RwLock::new(BTreeMap::new()),
             streams_lock: Mutex::new(()),
             deletes: RwLock::new(Vec::new()),
+            quarantine: quarantine.clone(),
         })
     }
 
@@ -244,7 +274,7 @@ impl Tenant {
     pub fn open(
         id: TenantId,
         dir: PathBuf,
-        quarantine: &Quarantine,
+        quarantine: &Arc<Quarantine>,
     ) -> Result<Tenant, StorageError> {
         let mut index = StreamIndex::load(&dir, quarantine)?;
         // A deletes file that does not verify stops the open: serving without
@@ -279,6 +309,7 @@ impl Tenant {
             partitions: RwLock::new(partitions),
             streams_lock: Mutex::new(()),
             deletes: RwLock::new(deletes),
+            quarantine: quarantine.clone(),
         })
     }
 
@@ -312,7 +343,13 @@ impl Tenant {
         }
         let dir = names::partition_dir(&self.dir, day);
         create_dir_durable(&dir)?;
-        let p = Arc::new(Partition::new(day, dir, Manifest::default(), Vec::new()));
+        let p = Arc::new(Partition::new(
+            day,
+            dir,
+            Manifest::default(),
+            Vec::new(),
+            &self.quarantine,
+        ));
         ps.insert(day, p.clone());
         Ok(p)
     }

@@ -1,5 +1,5 @@
 //! The quarantine: where files that fail verification when the store opens
-//! go instead of being deleted.
+//! (or, for parts' blocks, when they are read) go instead of being deleted.
 //!
 //! A damaged file is moved (or, when the store keeps using a repaired copy,
 //! hard-linked) to `<data>/quarantine/<path relative to the data dir>`, with
@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Quarantine {
     data: PathBuf,
     count: AtomicU64,
+    damaged_blocks: AtomicU64,
 }
 
 /// How a file enters the quarantine.
@@ -41,7 +42,19 @@ impl Quarantine {
         Quarantine {
             data: data.to_path_buf(),
             count: AtomicU64::new(0),
+            damaged_blocks: AtomicU64::new(0),
         }
+    }
+
+    /// Blocks found damaged when read since the store opened (see
+    /// `part::damage`); their parts are in the quarantine.
+    pub fn damaged_blocks(&self) -> u64 {
+        self.damaged_blocks.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more block found damaged when read.
+    pub fn note_damaged_block(&self) {
+        self.damaged_blocks.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Files quarantined since the store opened.

@@ -108,6 +108,9 @@ pub struct StorageStats {
     /// Files that failed verification when the store opened and were moved
     /// (or copied) to `quarantine/` (see `docs/storage-format.md`).
     pub quarantined_files: u64,
+    /// Blocks of parts found damaged when read since open (left out of reads
+    /// and merges; each part kept in the quarantine).
+    pub damaged_blocks: u64,
     /// CPU milliseconds spent in flushes since open.
     pub flush_cpu_ms: u64,
     /// CPU milliseconds spent in merges since open.

@@ -59,7 +59,7 @@ pub(crate) struct Inner {
     flushed: Condvar,
     pub(crate) shutdown: AtomicBool,
     pub(crate) counters: Counters,
-    quarantine: Quarantine,
+    quarantine: Arc<Quarantine>,
     _lock: std::fs::File,
 }
 
@@ -77,7 +77,7 @@ impl Storage {
         let data = cfg.data_dir.clone();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;
-        let quarantine = Quarantine::new(&data);
+        let quarantine = Arc::new(Quarantine::new(&data));
         let mut tenants = HashMap::new();
         for (name, path) in list_dir(&data.join(names::TENANTS_DIR))? {
             if TenantId::validate(&name).is_err() || !path.is_dir() {
@@ -98,6 +98,7 @@ impl Storage {
                     let t = Arc::new(Tenant::create(
                         tenant.clone(),
                         names::tenant_dir(&data, tenant.as_str()),
+                        &quarantine,
                     )?);
                     tenants.insert(tenant.clone(), t.clone());
                     t
@@ -371,6 +372,7 @@ impl Inner {
         let t = Arc::new(Tenant::create(
             id.clone(),
             names::tenant_dir(&self.cfg.data_dir, id.as_str()),
+            &self.quarantine,
         )?);
         ts.insert(id.clone(), t.clone());
         Ok(t)
@@ -729,6 +731,7 @@ impl Inner {
             flushes: ld(&c.flushes),
             background_errors: ld(&c.background_errors),
             quarantined_files: self.quarantine.count(),
+            damaged_blocks: self.quarantine.damaged_blocks(),
             flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
             merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
             retention_runs: ld(&c.retention_runs),

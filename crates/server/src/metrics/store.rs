@@ -75,8 +75,13 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
     );
     x.gauge(
         "runakefli_quarantined_files",
-        "Files moved to quarantine/ when the store opened.",
+        "Files moved or copied to quarantine/ since the store opened.",
         s.quarantined_files as f64,
+    );
+    x.counter(
+        "runakefli_damaged_blocks_total",
+        "Blocks of parts found damaged when read (skipped; the part is kept in quarantine).",
+        s.damaged_blocks as f64,
     );
     x.counter(
         "runakefli_retention_runs_total",

@@ -8,6 +8,7 @@
 //! order, each with its blocks (offset, length, crc32 of the block bytes, and
 //! the block's [`BlockMeta`]). See `docs/storage-format.md`.
 
+mod damage;
 pub mod raw_block;
 mod writer;
 
@@ -116,6 +117,8 @@ pub struct Part {
     dicts: SharedDicts,
     /// Per block: which frames' checksums have been verified (bit per frame).
     frames_verified: Vec<std::sync::atomic::AtomicU64>,
+    /// Blocks found damaged when read, and where that is reported.
+    damage: damage::DamageLog,
 }
 
 impl std::fmt::Debug for Part {
@@ -241,6 +244,7 @@ impl Part {
                     .map(|h| Arc::new(h.into_owned()))
             })
             .collect();
+        let blocks_len = blocks.len();
         let bloom_checked = (0..blocks.len()).map(|_| AtomicU8::new(0)).collect();
         let frames_verified = (0..blocks.len())
             .map(|_| std::sync::atomic::AtomicU64::new(0))
@@ -258,7 +262,30 @@ impl Part {
             frames_verified,
             bloom_checked,
             dicts,
+            damage: damage::DamageLog::new(blocks_len),
         })
+    }
+
+    /// Reports damage found when reading this part's blocks to `quarantine`
+    /// (see [`damage`]); without it, such reads fail instead of skipping.
+    pub fn watch_damage(&self, quarantine: &Arc<crate::quarantine::Quarantine>) {
+        self.damage.attach(quarantine);
+    }
+
+    /// `Ok(empty)` for a block already reported damaged, or when `res` is
+    /// damage that could be reported; `res` otherwise.
+    fn skip_damaged(
+        &self,
+        b: &BlockRef,
+        res: Result<DecodedBlock, StorageError>,
+    ) -> Result<DecodedBlock, StorageError> {
+        match res {
+            Ok(d) => Ok(d),
+            Err(e) => {
+                self.damage.report(&self.path, b.index, b.offset, e)?;
+                Ok(DecodedBlock::default())
+            }
+        }
     }
 
     /// The shared dictionaries of the part's columnar blocks.
@@ -378,8 +405,17 @@ impl Part {
         self.format
     }
 
-    /// Decodes a block.
+    /// Decodes a block (none of its rows when it was found damaged and
+    /// reported, see [`damage`]).
     pub fn decode(&self, b: &BlockRef) -> Result<DecodedBlock, StorageError> {
+        if self.damage.is_damaged(b.index) {
+            return Ok(DecodedBlock::default());
+        }
+        let res = self.decode_checked(b);
+        self.skip_damaged(b, res)
+    }
+
+    fn decode_checked(&self, b: &BlockRef) -> Result<DecodedBlock, StorageError> {
         let bytes = self.block_bytes(b)?;
         match self.format {
             BlockFormat::Columnar => decode_block_in(bytes, Some(&self.dicts)),
@@ -392,7 +428,22 @@ impl Part {
     /// needle are left out; columnar blocks decide that from their columns and
     /// rebuild only the remaining lines (see `block::prefilter`), raw blocks
     /// test each line. Kept rows may still lack a needle (the caller filters).
+    /// A block found damaged and reported yields no rows (see [`damage`]).
     pub fn decode_filtered(
+        &self,
+        b: &BlockRef,
+        lo: i64,
+        hi: i64,
+        needles: &[String],
+    ) -> Result<DecodedBlock, StorageError> {
+        if self.damage.is_damaged(b.index) {
+            return Ok(DecodedBlock::default());
+        }
+        let res = self.decode_filtered_checked(b, lo, hi, needles);
+        self.skip_damaged(b, res)
+    }
+
+    fn decode_filtered_checked(
         &self,
         b: &BlockRef,
         lo: i64,

@@ -16,8 +16,35 @@ use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// Rows of one equal-timestamp run examined together for duplicates; longer runs
-/// are deduplicated in chunks of this size (bounds memory on pathological input).
+/// are deduplicated in chunks of this size (bounds memory on pathological input),
+/// and each chunk also against a [`SpillSet`] of the run's earlier chunks.
 const DEDUP_RUN_LIMIT: usize = 4096;
+
+/// Fingerprints of the rows of an equal-timestamp run already handed out in
+/// earlier chunks, so a copy in a later chunk is dropped too. Only runs longer
+/// than [`DEDUP_RUN_LIMIT`] use it: 16 bytes per row instead of the row.
+/// Fingerprints are 128 bits of two SipHash functions with random keys, so
+/// two different rows (which no client can aim at) share one with a
+/// probability below 2^-100 for any run that fits in memory. A backward scan
+/// keeps the copy it meets first when copies fall in different chunks, so the
+/// rows are the same as forward, in the reverse order except among copies.
+#[derive(Default)]
+struct SpillSet {
+    ts: Option<i64>,
+    seen: HashSet<u128>,
+    keys: (
+        std::collections::hash_map::RandomState,
+        std::collections::hash_map::RandomState,
+    ),
+}
+
+impl SpillSet {
+    fn fingerprint(&self, e: &Entry) -> u128 {
+        use std::hash::BuildHasher;
+        let k = (e.line.as_str(), e.metadata.as_slice());
+        (u128::from(self.keys.0.hash_one(k)) << 64) | u128::from(self.keys.1.hash_one(k))
+    }
+}
 
 /// One input of the merge.
 pub struct Source {
@@ -117,6 +144,7 @@ pub struct MergeIter {
     failed: bool,
     needles: Vec<String>,
     cutoff: Option<Arc<TimeCutoff>>,
+    spill: SpillSet,
 }
 
 impl MergeIter {
@@ -139,6 +167,7 @@ impl MergeIter {
             failed: false,
             needles: Vec::new(),
             cutoff: None,
+            spill: SpillSet::default(),
         };
         for rank in 0..it.sources.len() {
             it.advance(rank)?;
@@ -239,38 +268,57 @@ impl MergeIter {
 
     /// The next entry, skipping exact duplicates (same timestamp, line and
     /// metadata). The copy kept is the first in push order, in both directions,
-    /// so a backward scan is exactly the reverse of a forward one.
+    /// so a backward scan is exactly the reverse of a forward one (except among
+    /// copies in runs longer than [`DEDUP_RUN_LIMIT`], see [`SpillSet`]).
     pub fn next_entry(&mut self) -> Result<Option<Entry>, StorageError> {
-        if let Some(e) = self.pending.pop_front() {
-            return Ok(Some(e));
-        }
-        let first = match self.lookahead.take() {
-            Some(e) => e,
-            None => match self.next_raw()? {
-                Some(e) => e,
-                None => return Ok(None),
-            },
-        };
-        // Fast path: the next entry has another timestamp, nothing to compare.
-        let second = match self.next_raw()? {
-            Some(e) if e.ts == first.ts => e,
-            other => {
-                self.lookahead = other;
-                return Ok(Some(first));
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                return Ok(Some(e));
             }
-        };
-        let mut run = vec![first, second];
-        while run.len() < DEDUP_RUN_LIMIT {
-            match self.next_raw()? {
-                Some(e) if e.ts == run[0].ts => run.push(e),
-                other => {
-                    self.lookahead = other;
-                    break;
+            let first = match self.lookahead.take() {
+                Some(e) => e,
+                None => match self.next_raw()? {
+                    Some(e) => e,
+                    None => return Ok(None),
+                },
+            };
+            let ts = first.ts;
+            let continues = self.spill.ts == Some(ts);
+            if !continues && self.spill.ts.is_some() {
+                self.spill.ts = None;
+                self.spill.seen = HashSet::new();
+            }
+            let mut run = vec![first];
+            while run.len() < DEDUP_RUN_LIMIT {
+                match self.next_raw()? {
+                    Some(e) if e.ts == ts => run.push(e),
+                    other => {
+                        self.lookahead = other;
+                        break;
+                    }
                 }
             }
+            // Fast path: a lone row at its timestamp, nothing to compare.
+            if run.len() == 1 && !continues {
+                return Ok(run.pop());
+            }
+            let full = run.len() == DEDUP_RUN_LIMIT;
+            let mut rows = dedup(run, self.backward);
+            if continues || full {
+                // The run may go on past this chunk: drop copies of rows
+                // handed out earlier, remember what is handed out now.
+                if continues {
+                    rows.retain(|e| !self.spill.seen.contains(&self.spill.fingerprint(e)));
+                }
+                for e in &rows {
+                    let f = self.spill.fingerprint(e);
+                    self.spill.seen.insert(f);
+                }
+                self.spill.ts = Some(ts);
+            }
+            // Empty when the whole chunk repeated earlier rows: read on.
+            self.pending = rows.into();
         }
-        self.pending = dedup(run, self.backward).into();
-        Ok(self.pending.pop_front())
     }
 }
 
@@ -382,5 +430,70 @@ mod tests {
             .len(),
             2
         );
+    }
+
+    /// The issue-8 case: copies of a row in different 4,096-row chunks of one
+    /// equal-timestamp run (here 2 × 5,000 rows at one timestamp, between
+    /// rows at other timestamps) are removed too, in both directions.
+    #[test]
+    fn duplicates_across_a_chunk_boundary_go() {
+        let n = 5000;
+        let make = |tag: &str| {
+            let mut v = vec![e(0, &format!("before {tag}"))];
+            v.extend((0..n).map(|i| e(1, &format!("line {i}"))));
+            v.push(e(2, &format!("after {tag}")));
+            v
+        };
+        for dir in [Direction::Forward, Direction::Backward] {
+            let got = run(
+                vec![
+                    Source::memory(make("a"), dir),
+                    Source::memory(make("b"), dir),
+                ],
+                dir,
+            );
+            assert_eq!(got.len(), n + 4, "{dir:?}");
+            let distinct: HashSet<&(i64, String)> = got.iter().collect();
+            assert_eq!(distinct.len(), got.len(), "{dir:?}: no copy left");
+            let mut ts: Vec<i64> = got.iter().map(|(t, _)| *t).collect();
+            if dir == Direction::Backward {
+                ts.reverse();
+            }
+            assert!(
+                ts.windows(2).all(|w| w[0] <= w[1]),
+                "{dir:?}: in time order"
+            );
+        }
+        // Forward keeps push order: all of the run from the first source.
+        let fwd = run(
+            vec![
+                Source::memory(make("a"), Direction::Forward),
+                Source::memory(make("b"), Direction::Forward),
+            ],
+            Direction::Forward,
+        );
+        let want: Vec<String> = (0..n).map(|i| format!("line {i}")).collect();
+        let run_lines: Vec<String> = fwd
+            .iter()
+            .filter(|(t, _)| *t == 1)
+            .map(|(_, l)| l.clone())
+            .collect();
+        assert_eq!(run_lines, want);
+    }
+
+    /// A chunk made only of copies of earlier chunks does not end the stream.
+    #[test]
+    fn a_chunk_of_only_copies_does_not_end_the_stream() {
+        let rows: Vec<Entry> = (0..DEDUP_RUN_LIMIT)
+            .map(|i| e(1, &format!("x{i}")))
+            .chain((0..DEDUP_RUN_LIMIT).map(|i| e(1, &format!("x{i}"))))
+            .chain(std::iter::once(e(5, "last")))
+            .collect();
+        let got = run(
+            vec![Source::memory(rows, Direction::Forward)],
+            Direction::Forward,
+        );
+        assert_eq!(got.len(), DEDUP_RUN_LIMIT + 1);
+        assert_eq!(got.last().unwrap().1, "last");
     }
 }

@@ -106,6 +106,15 @@ pub struct ServerConfig {
     /// Refuse entries more than this far in the future (Loki's
     /// `creation_grace_period`); `None`: accept any.
     pub creation_grace_period: Option<Duration>,
+    /// Bytes per second each tenant may push, in MiB (Loki's
+    /// `ingestion_rate_mb`); 0: no rate limit.
+    pub ingestion_rate_mb: f64,
+    /// Bytes a tenant may push at once above the rate, in MiB (Loki's
+    /// `ingestion_burst_size_mb`).
+    pub ingestion_burst_size_mb: f64,
+    /// Streams each tenant may have active (Loki's
+    /// `max_global_streams_per_user`); 0: no limit.
+    pub max_global_streams_per_user: usize,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -147,6 +156,9 @@ impl Default for ServerConfig {
             delete_request_cancel_period: Duration::from_secs(24 * 3600),
             reject_old_samples_max_age: None,
             creation_grace_period: None,
+            ingestion_rate_mb: 0.0,
+            ingestion_burst_size_mb: 6.0,
+            max_global_streams_per_user: crate::ingest_limits::DEFAULT_MAX_STREAMS,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

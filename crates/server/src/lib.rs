@@ -10,6 +10,7 @@ pub mod admin;
 pub mod config;
 pub mod error;
 pub mod es_api;
+pub mod ingest_limits;
 pub mod jsonline_api;
 pub mod loki_api;
 pub mod metrics;

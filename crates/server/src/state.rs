@@ -2,6 +2,7 @@
 
 use crate::config::ServerConfig;
 use crate::error::ApiError;
+use crate::ingest_limits::{IngestLimits, TenantLimits};
 use crate::metrics::{Metrics, Protocol};
 use crate::query_gate::QueryGate;
 use crate::time_window::TimeWindow;
@@ -13,6 +14,8 @@ use runakefli_storage::retention::policy as retention;
 use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::sync::Arc;
 use std::time::Duration;
+
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// Shared server state.
 pub struct AppState {
@@ -32,6 +35,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// The accepted age of pushed entries.
     pub window: TimeWindow,
+    /// Per-tenant ingestion rate and active streams.
+    pub ingest_limits: IngestLimits,
 }
 
 /// Why the server could not start.
@@ -133,7 +138,16 @@ impl AppState {
             config.max_queued_queries,
             config.query_queue_timeout,
         );
+        let ingest_limits = IngestLimits::new(
+            TenantLimits {
+                rate_bytes: config.ingestion_rate_mb.max(0.0) * MIB,
+                burst_bytes: config.ingestion_burst_size_mb.max(0.0) * MIB,
+                max_streams: config.max_global_streams_per_user,
+            },
+            Default::default(),
+        );
         Ok(Arc::new(AppState {
+            ingest_limits,
             storage,
             engine,
             push_limits,
@@ -149,10 +163,41 @@ impl AppState {
     }
 
     /// Appends a decoded push of `protocol` durably and counts it. Every
-    /// protocol's push reaches the store through here. Entries outside the
+    /// protocol's push reaches the store through here. A push over the
+    /// tenant's ingestion rate is refused whole with 429; streams over its
+    /// active-stream limit are left out and answered 429 once the others are
+    /// stored ([`IngestLimits`], Loki's messages). Entries outside the
     /// accepted age ([`TimeWindow`]) are left out and answered 400 with
     /// Loki's message once the others are stored.
     pub fn append(
+        &self,
+        protocol: Protocol,
+        tenant: &TenantId,
+        request: &PushRequest,
+    ) -> Result<(), ApiError> {
+        let limited = |r: crate::ingest_limits::Refusal| {
+            ApiError::too_many_requests(r.message).with_reason(r.reason)
+        };
+        match self
+            .ingest_limits
+            .admit(tenant, request, std::time::Instant::now())
+        {
+            Ok(None) => self.append_in_window(protocol, tenant, request),
+            Err(r) => Err(limited(r)),
+            Ok(Some((refused, r))) => {
+                let mut kept = request.clone();
+                let mut i = 0;
+                kept.streams.retain(|_| {
+                    i += 1;
+                    !refused.contains(&(i - 1))
+                });
+                self.append_in_window(protocol, tenant, &kept)?;
+                Err(limited(r))
+            }
+        }
+    }
+
+    fn append_in_window(
         &self,
         protocol: Protocol,
         tenant: &TenantId,

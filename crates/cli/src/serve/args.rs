@@ -171,6 +171,19 @@ pub struct ServeArgs {
     /// Refuse entries this far or further in the future (Loki's creation_grace_period), e.g. 10m; 0 accepts any.
     #[arg(long, env = "RUNAKEFLI_CREATION_GRACE_PERIOD", default_value = "0", value_parser = duration)]
     pub creation_grace_period: Duration,
+    /// Bytes per second each tenant may push, in MiB of lines and structured metadata (Loki's ingestion_rate_mb); a push over it is refused whole with 429. 0: no rate limit.
+    #[arg(long, env = "RUNAKEFLI_INGESTION_RATE_MB", default_value_t = 0.0)]
+    pub ingestion_rate_mb: f64,
+    /// How far above the rate a tenant may push at once, in MiB (Loki's ingestion_burst_size_mb); at least one second of the rate.
+    #[arg(long, env = "RUNAKEFLI_INGESTION_BURST_SIZE_MB", default_value_t = 6.0)]
+    pub ingestion_burst_size_mb: f64,
+    /// Streams each tenant may have active (an entry in the last 30 minutes; Loki's max_global_streams_per_user); new streams past it are refused with 429. 0: no limit.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_MAX_GLOBAL_STREAMS_PER_USER",
+        default_value_t = 100_000
+    )]
+    pub max_global_streams_per_user: usize,
     /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
     pub syslog_tcp_listen: Option<SocketAddr>,

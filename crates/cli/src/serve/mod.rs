@@ -55,6 +55,9 @@ fn server_config(
         delete_request_cancel_period: args.delete_request_cancel_period,
         reject_old_samples_max_age: nonzero(args.reject_old_samples_max_age),
         creation_grace_period: nonzero(args.creation_grace_period),
+        ingestion_rate_mb: args.ingestion_rate_mb,
+        ingestion_burst_size_mb: args.ingestion_burst_size_mb,
+        max_global_streams_per_user: args.max_global_streams_per_user,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
     }

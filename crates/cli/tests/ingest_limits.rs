@@ -1,0 +1,85 @@
+//! Per-tenant ingestion limits over HTTP, with Loki's 429 messages: a push
+//! over the rate is refused whole; streams past the active-stream limit are
+//! refused while the push's other streams are stored.
+
+mod common;
+
+use common::{streams_of, TestServer};
+use serde_json::json;
+
+const T0: i64 = 1_795_910_400_000_000_000;
+
+fn push(server: &TestServer, streams: &[(&str, &str)]) -> (u16, String) {
+    let body = json!({"streams": streams.iter().enumerate().map(|(i, (app, line))| json!({
+        "stream": {"app": app},
+        "values": [[(T0 + i as i64).to_string(), line]],
+    })).collect::<Vec<_>>()});
+    server.post(
+        "/loki/api/v1/push",
+        "application/json",
+        None,
+        body.to_string().as_bytes(),
+    )
+}
+
+/// Stored lines as (app label JSON, line).
+fn stored(server: &TestServer) -> Vec<(String, String)> {
+    let v = server.get_json(
+        "/loki/api/v1/query_range",
+        &[
+            ("query", r#"{app=~".+"}"#),
+            ("start", &T0.to_string()),
+            ("end", &(T0 + 1_000_000_000).to_string()),
+            ("direction", "forward"),
+        ],
+    );
+    streams_of(&v)
+        .into_iter()
+        .flat_map(|(s, e)| e.into_iter().map(move |(_, l)| (s.clone(), l)))
+        .collect()
+}
+
+#[test]
+fn a_push_over_the_ingestion_rate_is_refused_whole_with_lokis_429() {
+    // 10 KiB/s with a 20 KiB bucket.
+    let server = TestServer::start_with(&[
+        "--ingestion-rate-mb",
+        "0.009765625",
+        "--ingestion-burst-size-mb",
+        "0.01953125",
+    ]);
+    let big = "x".repeat(15 << 10);
+    let (status, body) = push(&server, &[("a", &big)]);
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = push(&server, &[("a", &big), ("b", "small")]);
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(
+        body.trim_end(),
+        "Ingestion rate limit exceeded for user fake (limit: 10240 bytes/sec) while attempting to ingest '2' lines totaling '15365' bytes, reduce log volume or contact your Loki administrator to see if the limit can be increased"
+    );
+    let got = stored(&server);
+    assert_eq!(got.len(), 1, "nothing of the refused push is stored");
+}
+
+#[test]
+fn streams_past_the_active_limit_are_refused_and_the_others_stored() {
+    let server = TestServer::start_with(&["--max-global-streams-per-user", "3"]);
+    let (status, body) = push(&server, &[("a", "a1"), ("b", "b1")]);
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = push(
+        &server,
+        &[("a", "a2"), ("c", "c1"), ("d", "d1"), ("e", "e1")],
+    );
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(
+        body.trim_end(),
+        r#"Maximum active stream limit exceeded when trying to create stream {app="d"}, reduce the number of active streams (reduce labels or reduce label values), or contact your Loki administrator to see if the limit can be increased, user: 'fake'"#
+    );
+    let lines: Vec<String> = stored(&server).into_iter().map(|(_, l)| l).collect();
+    let mut lines = lines;
+    lines.sort();
+    assert_eq!(lines, vec!["a1", "a2", "b1", "c1"]);
+    // Active streams keep pushing.
+    let (status, body) = push(&server, &[("c", "c2")]);
+    assert_eq!(status, 204, "{body}");
+}

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod admin;
+pub mod cancel;
 pub mod config;
 pub mod error;
 pub mod es_api;

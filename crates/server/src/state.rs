@@ -37,6 +37,8 @@ pub struct AppState {
     pub window: TimeWindow,
     /// Per-tenant ingestion rate and active streams.
     pub ingest_limits: IngestLimits,
+    /// Read requests stopped because their client went away.
+    pub cancelled_queries: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the server could not start.
@@ -148,6 +150,7 @@ impl AppState {
         );
         Ok(Arc::new(AppState {
             ingest_limits,
+            cancelled_queries: Default::default(),
             storage,
             engine,
             push_limits,
@@ -195,6 +198,20 @@ impl AppState {
                 Err(limited(r))
             }
         }
+    }
+
+    /// An engine for one read request, over the store read through a
+    /// [`CancellableBackend`](crate::cancel::CancellableBackend) on `flag`.
+    pub fn request_engine(&self, flag: Arc<std::sync::atomic::AtomicBool>) -> Engine {
+        let backend: Arc<dyn runakefli_model::Backend> = self.storage.clone();
+        Engine::new(
+            Arc::new(crate::cancel::CancellableBackend::new(
+                backend,
+                flag,
+                self.cancelled_queries.clone(),
+            )),
+            self.engine.limits().clone(),
+        )
     }
 
     fn append_in_window(

@@ -3,6 +3,7 @@
 
 use super::params::{parse_bounds, parse_instant, parse_range, RawParams};
 use crate::blocking;
+use crate::cancel::CancelOnDrop;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::tenant::tenant_of;
@@ -10,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
-use runakefli_engine::EngineError;
+use runakefli_engine::{Engine, EngineError};
 use runakefli_logql::Expr;
 use runakefli_model::{Matcher, TenantId};
 use std::sync::Arc;
@@ -57,7 +58,9 @@ pub(crate) fn json_response(body: Vec<u8>) -> Response {
 
 /// Runs a read endpoint: resolves the tenant, gathers the parameters (query string
 /// and form body), waits for a slot of the [`crate::query_gate`], runs `answer`
-/// on the blocking pool holding the slot, and sends its JSON body.
+/// on the blocking pool holding the slot, and sends its JSON body. `answer`
+/// reads through an engine that stops when the client goes away (see
+/// [`crate::cancel`]).
 pub(crate) async fn answer_json<F>(
     state: Arc<AppState>,
     query: Option<String>,
@@ -66,17 +69,24 @@ pub(crate) async fn answer_json<F>(
     answer: F,
 ) -> Result<Response, ApiError>
 where
-    F: FnOnce(&AppState, &TenantId, &RawParams) -> Result<Vec<u8>, ApiError> + Send + 'static,
+    F: FnOnce(&AppState, &Engine, &TenantId, &RawParams) -> Result<Vec<u8>, ApiError>
+        + Send
+        + 'static,
 {
     let tenant = tenant_of(headers, state.config.multi_tenant)?;
     let params = raw_params(query, headers, body);
     let slot = state.query_gate.enter().await?;
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Dropped with this future when the client disconnects.
+    let guard = CancelOnDrop::new(flag.clone());
     let out = blocking(move || {
         let _slot = slot;
-        answer(&state, &tenant, &params)
+        let engine = state.request_engine(flag);
+        answer(&state, &engine, &tenant, &params)
     })
-    .await?;
-    Ok(json_response(out))
+    .await;
+    guard.disarm();
+    Ok(json_response(out?))
 }
 
 /// The optional `query` selector of the labels endpoints.
@@ -97,17 +107,22 @@ pub async fn query_range(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let p = parse_range(params)?;
-        let expr = parse_query(state, &p.query)?;
-        let resp = state
-            .engine
-            .query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
-            .map_err(engine_error)?;
-        let mut out = Vec::with_capacity(4096);
-        runakefli_engine::json::write_query_response(&resp, &mut out);
-        Ok(out)
-    })
+    answer_json(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let p = parse_range(params)?;
+            let expr = parse_query(state, &p.query)?;
+            let resp = engine
+                .query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(4096);
+            runakefli_engine::json::write_query_response(&resp, &mut out);
+            Ok(out)
+        },
+    )
     .await
 }
 
@@ -118,17 +133,22 @@ pub async fn query_instant(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let p = parse_instant(params)?;
-        let expr = parse_query(state, &p.query)?;
-        let resp = state
-            .engine
-            .query_instant(tenant, &expr, p.time, p.limit, p.direction)
-            .map_err(engine_error)?;
-        let mut out = Vec::with_capacity(1024);
-        runakefli_engine::json::write_query_response(&resp, &mut out);
-        Ok(out)
-    })
+    answer_json(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let p = parse_instant(params)?;
+            let expr = parse_query(state, &p.query)?;
+            let resp = engine
+                .query_instant(tenant, &expr, p.time, p.limit, p.direction)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(1024);
+            runakefli_engine::json::write_query_response(&resp, &mut out);
+            Ok(out)
+        },
+    )
     .await
 }
 
@@ -139,17 +159,22 @@ pub async fn labels(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let (start, end) = parse_bounds(params)?;
-        let matchers = optional_selector(state, params)?;
-        let names = state
-            .engine
-            .labels(tenant, matchers.as_deref(), start, end)
-            .map_err(engine_error)?;
-        let mut out = Vec::with_capacity(256);
-        runakefli_engine::json::write_string_list(&names, &mut out);
-        Ok(out)
-    })
+    answer_json(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let (start, end) = parse_bounds(params)?;
+            let matchers = optional_selector(state, params)?;
+            let names = engine
+                .labels(tenant, matchers.as_deref(), start, end)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(256);
+            runakefli_engine::json::write_string_list(&names, &mut out);
+            Ok(out)
+        },
+    )
     .await
 }
 
@@ -166,11 +191,10 @@ pub async fn label_values(
         query,
         &headers,
         &body,
-        move |state, tenant, params| {
+        move |state, engine, tenant, params| {
             let (start, end) = parse_bounds(params)?;
             let matchers = optional_selector(state, params)?;
-            let values = state
-                .engine
+            let values = engine
                 .label_values(tenant, &name, matchers.as_deref(), start, end)
                 .map_err(engine_error)?;
             let mut out = Vec::with_capacity(256);
@@ -188,28 +212,33 @@ pub async fn series(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let (start, end) = parse_bounds(params)?;
-        let mut selectors = Vec::new();
-        for m in params
-            .get_all("match[]")
-            .into_iter()
-            .chain(params.get_all("match"))
-        {
-            selectors.push(parse_matchers_only(state, m)?);
-        }
-        if selectors.is_empty() {
-            return Err(ApiError::bad_request(
-                "at least one match[] argument must be provided",
-            ));
-        }
-        let series = state
-            .engine
-            .series(tenant, &selectors, start, end)
-            .map_err(engine_error)?;
-        let mut out = Vec::with_capacity(1024);
-        runakefli_engine::json::write_series(&series, &mut out);
-        Ok(out)
-    })
+    answer_json(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let (start, end) = parse_bounds(params)?;
+            let mut selectors = Vec::new();
+            for m in params
+                .get_all("match[]")
+                .into_iter()
+                .chain(params.get_all("match"))
+            {
+                selectors.push(parse_matchers_only(state, m)?);
+            }
+            if selectors.is_empty() {
+                return Err(ApiError::bad_request(
+                    "at least one match[] argument must be provided",
+                ));
+            }
+            let series = engine
+                .series(tenant, &selectors, start, end)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(1024);
+            runakefli_engine::json::write_series(&series, &mut out);
+            Ok(out)
+        },
+    )
     .await
 }

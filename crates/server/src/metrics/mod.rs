@@ -148,6 +148,13 @@ impl Metrics {
     /// Writes every metric, the store's included, in the text format.
     pub fn render(&self, state: &AppState) -> String {
         let mut x = Exposition::default();
+        x.counter(
+            "runakefli_queries_cancelled_total",
+            "Read requests stopped because their client disconnected.",
+            state
+                .cancelled_queries
+                .load(std::sync::atomic::Ordering::Relaxed) as f64,
+        );
         x.family(
             "runakefli_ingested_lines_total",
             "counter",

@@ -15,7 +15,8 @@ const LINES: i64 = 10_000;
 /// A query that reads every line through `json` and a template, matching none.
 const SLOW: &str = r#"{app="a"} | json | line_format "{{.msg}} {{.n}} {{.msg}}" |= "no such line""#;
 
-fn slow_query(server: &TestServer, timeout: Duration) -> Result<u16, ureq::Error> {
+/// Runs the slow query; `None` when the client gave up first.
+fn slow_query(server: &TestServer, timeout: Duration) -> Option<u16> {
     ureq::get(&format!("{}/loki/api/v1/query_range", server.base))
         .query("query", SLOW)
         .query("start", &T0.to_string())
@@ -23,6 +24,7 @@ fn slow_query(server: &TestServer, timeout: Duration) -> Result<u16, ureq::Error
         .query("limit", "10")
         .timeout(timeout)
         .call()
+        .ok()
         .map(|r| r.status())
 }
 
@@ -62,7 +64,7 @@ fn a_query_whose_client_disconnects_stops_and_frees_its_slot() {
     assert_eq!(cancelled(&server), 0.0);
     // The client gives up after 300 ms and closes its connection.
     let r = slow_query(&server, Duration::from_millis(300));
-    assert!(r.is_err(), "the client timed out: {r:?}");
+    assert!(r.is_none(), "the client timed out: {r:?}");
     // The slot is free long before the query would have finished.
     let t1 = Instant::now();
     let (status, body) = server.get("/loki/api/v1/labels", &[]);
@@ -78,7 +80,7 @@ fn a_query_whose_client_disconnects_stops_and_frees_its_slot() {
     }
     // How long the query takes when nobody gives up.
     let t0 = Instant::now();
-    assert_eq!(slow_query(&server, Duration::from_secs(600)).unwrap(), 200);
+    assert_eq!(slow_query(&server, Duration::from_secs(600)), Some(200));
     let full = t0.elapsed();
     eprintln!("the next request waited {waited:?} for the slot; the whole query takes {full:?}");
     assert!(

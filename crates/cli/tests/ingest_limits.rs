@@ -83,3 +83,65 @@ fn streams_past_the_active_limit_are_refused_and_the_others_stored() {
     let (status, body) = push(&server, &[("c", "c2")]);
     assert_eq!(status, 204, "{body}");
 }
+
+/// Per-tenant overrides in the config file replace the flags' limits.
+#[test]
+fn tenant_overrides_in_the_config_file_replace_the_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runakefli.yaml");
+    std::fs::write(
+        &file,
+        "max_global_streams_per_user: 1\noverrides:\n  big:\n    max_global_streams_per_user: 0\n  slow:\n    ingestion_rate_mb: 0.0001\n    ingestion_burst_size_mb: 0.0001\n",
+    )
+    .unwrap();
+    let server =
+        TestServer::start_with(&["--multi-tenant", "--config-file", file.to_str().unwrap()]);
+    let push_as = |tenant: &str, streams: &[&str], line: &str| {
+        let body = json!({"streams": streams.iter().map(|app| json!({
+            "stream": {"app": app},
+            "values": [[T0.to_string(), line]],
+        })).collect::<Vec<_>>()});
+        server
+            .post_with(
+                "/loki/api/v1/push",
+                "application/json",
+                None,
+                &[("X-Scope-OrgID", tenant)],
+                body.to_string().as_bytes(),
+            )
+            .0
+    };
+    assert_eq!(
+        push_as("small", &["a", "b"], "x"),
+        429,
+        "the default: one stream"
+    );
+    assert_eq!(
+        push_as("big", &["a", "b", "c"], "x"),
+        204,
+        "no stream limit"
+    );
+    assert_eq!(
+        push_as("slow", &["a"], &"x".repeat(200)),
+        429,
+        "about 100 bytes/s"
+    );
+    assert_eq!(push_as("slow", &["a"], "x"), 204);
+    let (_, printed) = {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_runakefli"))
+            .args([
+                "serve",
+                "--print-config",
+                "--config-file",
+                file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        (out.status, String::from_utf8(out.stdout).unwrap())
+    };
+    assert!(
+        printed.contains("ingestion_rate_mb: '0.0001'")
+            || printed.contains("ingestion_rate_mb: 0.0001"),
+        "{printed}"
+    );
+}

@@ -18,12 +18,18 @@ pub struct RetentionStream {
 }
 
 /// Per-tenant settings that replace the global ones (Loki's overrides).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TenantOverrides {
     /// Replaces [`ServerConfig::retention_period`].
     pub retention_period: Option<Duration>,
     /// Replaces [`ServerConfig::retention_streams`].
     pub retention_stream: Option<Vec<RetentionStream>>,
+    /// Replaces [`ServerConfig::ingestion_rate_mb`].
+    pub ingestion_rate_mb: Option<f64>,
+    /// Replaces [`ServerConfig::ingestion_burst_size_mb`].
+    pub ingestion_burst_size_mb: Option<f64>,
+    /// Replaces [`ServerConfig::max_global_streams_per_user`].
+    pub max_global_streams_per_user: Option<usize>,
 }
 
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.

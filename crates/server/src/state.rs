@@ -140,14 +140,34 @@ impl AppState {
             config.max_queued_queries,
             config.query_queue_timeout,
         );
-        let ingest_limits = IngestLimits::new(
-            TenantLimits {
-                rate_bytes: config.ingestion_rate_mb.max(0.0) * MIB,
-                burst_bytes: config.ingestion_burst_size_mb.max(0.0) * MIB,
-                max_streams: config.max_global_streams_per_user,
-            },
-            Default::default(),
-        );
+        let default_limits = TenantLimits {
+            rate_bytes: config.ingestion_rate_mb.max(0.0) * MIB,
+            burst_bytes: config.ingestion_burst_size_mb.max(0.0) * MIB,
+            max_streams: config.max_global_streams_per_user,
+        };
+        let tenant_limits = config
+            .tenant_overrides
+            .iter()
+            .filter(|(_, o)| {
+                o.ingestion_rate_mb.is_some()
+                    || o.ingestion_burst_size_mb.is_some()
+                    || o.max_global_streams_per_user.is_some()
+            })
+            .map(|(t, o)| {
+                let mut l = default_limits;
+                if let Some(r) = o.ingestion_rate_mb {
+                    l.rate_bytes = r.max(0.0) * MIB;
+                }
+                if let Some(b) = o.ingestion_burst_size_mb {
+                    l.burst_bytes = b.max(0.0) * MIB;
+                }
+                if let Some(n) = o.max_global_streams_per_user {
+                    l.max_streams = n;
+                }
+                (t.clone(), l)
+            })
+            .collect();
+        let ingest_limits = IngestLimits::new(default_limits, tenant_limits);
         Ok(Arc::new(AppState {
             ingest_limits,
             cancelled_queries: Default::default(),

@@ -72,6 +72,17 @@ fn stream_rule(v: &Value, key: &str) -> anyhow::Result<String> {
     Ok(format!("{selector}:{period}:{priority}"))
 }
 
+/// A non-negative number setting.
+fn number(v: &Value, key: &str) -> anyhow::Result<f64> {
+    let n: f64 = scalar(v, key)?
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{key}: expected a number"))?;
+    if !n.is_finite() || n < 0.0 {
+        bail!("{key}: expected a number of at least 0");
+    }
+    Ok(n)
+}
+
 fn parse_overrides(v: &Value) -> anyhow::Result<BTreeMap<String, TenantOverrides>> {
     let Value::Mapping(tenants) = v else {
         bail!("overrides: expected a map of tenant ids");
@@ -104,7 +115,14 @@ fn parse_overrides(v: &Value) -> anyhow::Result<BTreeMap<String, TenantOverrides
                     }
                     o.retention_stream = Some(rules);
                 }
-                _ => bail!("{key}: unknown setting (retention_period, retention_stream)"),
+                "ingestion_rate_mb" => o.ingestion_rate_mb = Some(number(v, &key)?),
+                "ingestion_burst_size_mb" => o.ingestion_burst_size_mb = Some(number(v, &key)?),
+                "max_global_streams_per_user" => {
+                    o.max_global_streams_per_user = Some(number(v, &key)? as usize)
+                }
+                _ => bail!(
+                    "{key}: unknown setting (retention_period, retention_stream, ingestion_rate_mb, ingestion_burst_size_mb, max_global_streams_per_user)"
+                ),
             }
         }
         out.insert(tenant, o);
@@ -214,6 +232,15 @@ pub fn print(
                 "retention_stream".into(),
                 Value::Sequence(rules.iter().map(rule_yaml).collect()),
             );
+        }
+        if let Some(r) = o.ingestion_rate_mb {
+            m.insert("ingestion_rate_mb".into(), r.to_string().into());
+        }
+        if let Some(b) = o.ingestion_burst_size_mb {
+            m.insert("ingestion_burst_size_mb".into(), b.to_string().into());
+        }
+        if let Some(n) = o.max_global_streams_per_user {
+            m.insert("max_global_streams_per_user".into(), n.to_string().into());
         }
         ov.insert(tenant.clone().into(), Value::Mapping(m));
     }

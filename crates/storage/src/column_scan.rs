@@ -316,12 +316,21 @@ impl Storage {
                     let mut control = ScanControl::Continue;
                     'parts: for (part, blocks) in plan {
                         for b in blocks {
-                            let reader = {
-                                part.block_bytes(&b)?;
-                                part.reader(&b)?
+                            if part.block_damaged(&b) {
+                                continue;
+                            }
+                            let read = part.block_bytes(&b).and_then(|_| {
+                                let reader = part.reader(&b)?;
+                                block_rows(&reader, b.meta.line_bytes, lo, hi, cols)
+                            });
+                            let (rows, json_line_bytes) = match read {
+                                Ok(r) => r,
+                                Err(e) => {
+                                    // Reported (log line, counter, quarantine) and skipped.
+                                    part.report_damaged_block(&b, e)?;
+                                    continue;
+                                }
                             };
-                            let (rows, json_line_bytes) =
-                                block_rows(&reader, b.meta.line_bytes, lo, hi, cols)?;
                             if rows.is_empty() {
                                 continue;
                             }

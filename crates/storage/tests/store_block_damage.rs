@@ -210,3 +210,49 @@ fn a_damaged_columnar_block_is_reported_and_skipped() {
     assert_eq!(s.stats().quarantined_files, 1);
     assert_eq!(lines(&s).unwrap(), got);
 }
+
+/// The column scan (the columnar metric path) skips and reports a damaged
+/// block the same way instead of failing.
+#[test]
+fn the_column_scan_skips_and_reports_a_damaged_block() {
+    let d = tempfile::tempdir().unwrap();
+    let s = open(d.path());
+    for round in 0..2 {
+        push_all(&s, round);
+        s.flush().unwrap();
+    }
+    assert!(s.merge_now(true).unwrap() >= 1);
+    drop(s);
+    let ps = parts(d.path());
+    let (path, blocks) = &ps[0];
+    let (off, len) = blocks[0];
+    let mut bytes = std::fs::read(path).unwrap();
+    for k in 0..8 {
+        bytes[off as usize + len as usize * 3 / 4 + k] ^= 0xff;
+    }
+    std::fs::write(path, &bytes).unwrap();
+    let s = open(d.path());
+    let req = ScanRequest {
+        tenant: TenantId::new("t"),
+        matchers: vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()],
+        start: i64::MIN,
+        end: i64::MAX,
+        direction: Direction::Forward,
+        required_substrings: vec![],
+        shard: None,
+        cutoff: None,
+    };
+    let cols = runakefli_model::ColumnRequest {
+        json_labels: vec!["ms".into()],
+        json_keys: vec![],
+    };
+    let mut rows = 0;
+    s.scan_columns(&req, &cols, &mut |_, b| {
+        rows += b.rows.len();
+        ScanControl::Continue
+    })
+    .expect("the column scan serves the other blocks");
+    assert!(rows > 0 && rows < 2 * STREAMS * ROWS, "{rows} rows");
+    assert_eq!(s.stats().damaged_blocks, 1);
+    assert_eq!(s.stats().quarantined_files, 1);
+}

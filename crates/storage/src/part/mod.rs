@@ -272,6 +272,21 @@ impl Part {
         self.damage.attach(quarantine);
     }
 
+    /// Whether block `b` was found damaged when read and reported.
+    pub fn block_damaged(&self, b: &BlockRef) -> bool {
+        self.damage.is_damaged(b.index)
+    }
+
+    /// Reports that reading block `b` failed with `err` (see [`damage`]):
+    /// `Ok` when the caller may go on without the block, the error otherwise.
+    pub fn report_damaged_block(
+        &self,
+        b: &BlockRef,
+        err: StorageError,
+    ) -> Result<(), StorageError> {
+        self.damage.report(&self.path, b.index, b.offset, err)
+    }
+
     /// `Ok(empty)` for a block already reported damaged, or when `res` is
     /// damage that could be reported; `res` otherwise.
     fn skip_damaged(

@@ -28,22 +28,17 @@ pub async fn stats(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let matchers = selector(state, params)?;
-            let st = engine
-                .index_stats(tenant, &matchers, start, end)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(128);
-            runakefli_engine::json::write_index_stats(&st, &mut out);
-            Ok(out)
-        },
-    )
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = selector(state, params)?;
+        let st = state
+            .engine
+            .index_stats(tenant, &matchers, start, end)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(128);
+        runakefli_engine::json::write_index_stats(&st, &mut out);
+        Ok(out)
+    })
     .await
 }
 
@@ -54,36 +49,31 @@ pub async fn volume(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let matchers = selector(state, params)?;
-            let targets: Vec<String> = params
-                .get("targetLabels")
-                .unwrap_or("")
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect();
-            let by_labels = params.get("aggregateBy") == Some("labels");
-            let limit = match params.get("limit") {
-                None | Some("") => DEFAULT_VOLUME_LIMIT,
-                Some(v) => v
-                    .parse::<usize>()
-                    .map_err(|_| ApiError::bad_request(format!("invalid limit {v:?}")))?,
-            };
-            let groups = engine
-                .volume(tenant, &matchers, start, end, &targets, by_labels, limit)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(1024);
-            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
-            Ok(out)
-        },
-    )
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = selector(state, params)?;
+        let targets: Vec<String> = params
+            .get("targetLabels")
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        let by_labels = params.get("aggregateBy") == Some("labels");
+        let limit = match params.get("limit") {
+            None | Some("") => DEFAULT_VOLUME_LIMIT,
+            Some(v) => v
+                .parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {v:?}")))?,
+        };
+        let groups = state
+            .engine
+            .volume(tenant, &matchers, start, end, &targets, by_labels, limit)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(1024);
+        runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+        Ok(out)
+    })
     .await
 }

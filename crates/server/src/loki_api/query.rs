@@ -61,7 +61,7 @@ pub(crate) fn json_response(body: Vec<u8>) -> Response {
 /// on the blocking pool holding the slot, and sends its JSON body. `answer`
 /// reads through an engine that stops when the client goes away (see
 /// [`crate::cancel`]).
-pub(crate) async fn answer_json<F>(
+pub(crate) async fn answer_json_cancellable<F>(
     state: Arc<AppState>,
     query: Option<String>,
     headers: &HeaderMap,
@@ -89,6 +89,29 @@ where
     Ok(json_response(out?))
 }
 
+/// [`answer_json_cancellable`] for an `answer` that reads through
+/// `state.engine`: the same admission and blocking pool, without
+/// cancellation on disconnect (the request still ends at its deadline).
+pub(crate) async fn answer_json<F>(
+    state: Arc<AppState>,
+    query: Option<String>,
+    headers: &HeaderMap,
+    body: &Bytes,
+    answer: F,
+) -> Result<Response, ApiError>
+where
+    F: FnOnce(&AppState, &TenantId, &RawParams) -> Result<Vec<u8>, ApiError> + Send + 'static,
+{
+    answer_json_cancellable(
+        state,
+        query,
+        headers,
+        body,
+        move |state, _, tenant, params| answer(state, tenant, params),
+    )
+    .await
+}
+
 /// The optional `query` selector of the labels endpoints.
 fn optional_selector(
     state: &AppState,
@@ -107,7 +130,7 @@ pub async fn query_range(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
+    answer_json_cancellable(
         state,
         query,
         &headers,
@@ -133,7 +156,7 @@ pub async fn query_instant(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
+    answer_json_cancellable(
         state,
         query,
         &headers,
@@ -159,7 +182,7 @@ pub async fn labels(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
+    answer_json_cancellable(
         state,
         query,
         &headers,
@@ -186,7 +209,7 @@ pub async fn label_values(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
+    answer_json_cancellable(
         state,
         query,
         &headers,
@@ -212,7 +235,7 @@ pub async fn series(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
+    answer_json_cancellable(
         state,
         query,
         &headers,

@@ -167,7 +167,13 @@ fn workload_line_filters_and_json_params_match_the_reference() {
         "-4".into(),
         "T0".into(),
         "nowhere-to-be-found".into(),
+        // Digits inside messages (columns stored as skeletons).
+        "timeout after 1".into(),
+        "0ms".into(),
+        "larger than 1".into(),
+        "queue 3".into(),
     ];
+    needles.extend(member_values(&pushes, "msg", 6));
     needles.extend(member_values(&pushes, "trace_id", 2));
     needles.extend(member_values(&pushes, "user_id", 2));
     needles.extend(member_values(&pushes, "request_id", 1));
@@ -199,6 +205,9 @@ fn workload_line_filters_and_json_params_match_the_reference() {
             r#"sum by (app) (count_over_time({app=~".+"} | json app="msg" [10m]))"#,
             r#"sum by (c) (count_over_time({app=~".+"} | json c="cache_hit", t="trace_id" | t!="" [10m]))"#,
             r#"sum(count_over_time({namespace=~".+"} |~ `"msg":"[^"]*request` [10m]))"#,
+            r#"{namespace=~".+"} |~ `"msg":"[^"]*after [0-9]+5ms`"#,
+            r#"{namespace=~".+"} |~ `"msg":"[^"]*queue 1`"#,
+            r#"sum(count_over_time({namespace=~".+"} |~ `"msg":"[a-z ]*[0-9]{3} KiB` [10m]))"#,
         ]
         .iter()
         .map(|s| s.to_string()),

@@ -213,6 +213,24 @@ impl IntsLayout {
         Ok(IntsLayout { start: 0, kind })
     }
 
+    /// All `n` integers (the count read) of the stream in `buf`, mapped by `f`.
+    pub fn all<T>(&self, buf: &[u8], n: usize, mut f: impl FnMut(u64) -> T) -> Vec<T> {
+        match &self.kind {
+            LayoutKind::Bits(w) => {
+                let len = (n * w).div_ceil(8);
+                let mut out = Vec::with_capacity(n);
+                unpack_bits(&buf[self.start..self.start + len], n, *w, &mut out);
+                out.into_iter().map(f).collect()
+            }
+            LayoutKind::Decoded(v) => v.iter().map(|&x| f(x)).collect(),
+            LayoutKind::Planes { width: 1, .. } => buf[self.start..self.start + n]
+                .iter()
+                .map(|&b| f(u64::from(b)))
+                .collect(),
+            LayoutKind::Planes { .. } => (0..n).map(|i| f(self.get(buf, i))).collect(),
+        }
+    }
+
     /// Integer `i` (below the count read) of the stream in `buf`.
     #[inline]
     pub fn get(&self, buf: &[u8], i: usize) -> u64 {
@@ -222,10 +240,16 @@ impl IntsLayout {
                 let bit = i * w;
                 let at = self.start + bit / 8;
                 let shift = bit % 8;
-                let mut raw = [0u8; 16];
-                let avail = buf.len().saturating_sub(at).min(16);
-                raw[..avail].copy_from_slice(&buf[at..at + avail]);
-                let v = (u128::from_le_bytes(raw) >> shift) as u64;
+                let word = match buf.get(at..at + 16) {
+                    Some(b) => u128::from_le_bytes(b.try_into().expect("16 bytes")),
+                    None => {
+                        let mut raw = [0u8; 16];
+                        let avail = buf.len().saturating_sub(at).min(16);
+                        raw[..avail].copy_from_slice(&buf[at..at + avail]);
+                        u128::from_le_bytes(raw)
+                    }
+                };
+                let v = (word >> shift) as u64;
                 if *w == 64 {
                     v
                 } else {

@@ -372,11 +372,13 @@ pub fn shared_index_layout(
 ) -> Result<SharedLayout, StorageError> {
     let mut c = Cursor::new(payload, "shared column");
     let g = c.len(n.min(dict_len))?;
-    let globals: Vec<u32> = get_ints(&mut c, g)?
-        .into_iter()
-        .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
-        .collect();
-    if globals.iter().any(|&id| id as usize >= dict_len) {
+    let mut out_of_range = false;
+    let globals: Vec<u32> = super::ints::IntsLayout::read(&mut c, g)?.all(payload, g, |v| {
+        let id = u32::try_from(v).unwrap_or(u32::MAX);
+        out_of_range |= id as usize >= dict_len;
+        id
+    });
+    if out_of_range {
         return Err(c.err("shared id out of range"));
     }
     let locals = c.len(n)?;

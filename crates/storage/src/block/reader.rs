@@ -398,6 +398,7 @@ impl<'a> BlockReader<'a> {
             return Err(c.err("trailing bytes"));
         }
         // Templates name each column at most once (checked with the header).
+        self.columns.reserve_exact(self.header.columns.len());
         let mut expected = vec![0usize; self.header.columns.len()];
         for (t, n) in self.header.templates.iter().zip(&per_tpl) {
             for &s in &t.slots {

@@ -246,3 +246,42 @@ fn conformance_line_filters_and_json_params_match_the_reference() {
     .collect();
     run_all(&pushes, &queries, (lo + 600_000_000_000, hi + 1));
 }
+
+/// String values that start with a digit may still hold a quote: a column
+/// mixing them with numbers must not be judged free of quotes.
+#[test]
+fn quoted_values_starting_with_digits_keep_their_quotes() {
+    use runakefli_model::{Entry, Labels, PushStream};
+    let end = 1_800_000_000_000_000_000i64;
+    let mut streams = Vec::new();
+    for s in 0..4 {
+        let labels = Labels::parse(&format!(r#"{{app="a{s}", namespace="n"}}"#)).unwrap();
+        let entries = (0..600)
+            .map(|i| {
+                let size = match i % 3 {
+                    0 => format!("{i}"),
+                    1 => format!(r#""{i}\" x {s}""#),
+                    _ => format!(r#""{i} cm""#),
+                };
+                Entry {
+                    ts: end - 3_600_000_000_000 + (i * 1_000_000_000 + s) as i64,
+                    line: format!(r#"{{"level":"info","size":{size},"n":{i}}}"#),
+                    metadata: Vec::new(),
+                }
+            })
+            .collect();
+        streams.push(PushStream { labels, entries });
+    }
+    let pushes = vec![PushRequest { streams }];
+    let (lo, hi) = time_range(&pushes);
+    let queries: Vec<String> = [
+        r#"{namespace="n"} |= `7\" x`"#,
+        r#"{namespace="n"} |= `\" x 2"`"#,
+        r#"sum(count_over_time({namespace="n"} |= `\"` [10m]))"#,
+        r#"sum(count_over_time({namespace="n"} |= `1 cm"` [10m]))"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    run_all(&pushes, &queries, (lo, hi + 1));
+}

@@ -619,7 +619,9 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 fn value_facts(v: &[u8]) -> u8 {
     let mut f = 0;
     let scalar = match v.first() {
-        Some(b'0'..=b'9' | b'-') => true,
+        // A string's content may start with a digit too: it counts only
+        // when it holds no quote (all the reader relies on).
+        Some(b'0'..=b'9' | b'-') => !v.contains(&b'"'),
         Some(b'[') => !v.contains(&b'"'),
         _ => v == b"true" || v == b"false" || v == b"null",
     };

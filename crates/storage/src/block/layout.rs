@@ -535,7 +535,7 @@ fn decode_v2<'a>(
         let len = c.len(MAX_FRAME_RAW)?;
         if offset
             .checked_add(len)
-            .is_none_or(|e| e > frames[frame].raw_len)
+            .is_none_or(|e| frames.get(frame).is_none_or(|f| e > f.raw_len))
         {
             return Err(c.err("column payload out of range"));
         }
@@ -547,7 +547,7 @@ fn decode_v2<'a>(
             let len = c.len(MAX_FRAME_RAW)?;
             if offset
                 .checked_add(len)
-                .is_none_or(|e| e > frames[frame].raw_len)
+                .is_none_or(|e| frames.get(frame).is_none_or(|f| e > f.raw_len))
             {
                 return Err(c.err("column strings out of range"));
             }

@@ -411,7 +411,13 @@ impl<'a> BlockReader<'a> {
                 return Err(bad("column value count mismatch"));
             }
             if let Some(sp) = head.shared {
-                let ok = self.dicts.is_some_and(|d| d.get(sp.dict).is_some());
+                // The dictionary exists and holds what the encoding reads:
+                // skeletons for Skeleton columns, values for Shared ones.
+                let skeleton = head.encoding == Encoding::Skeleton;
+                let ok = self.dicts.is_some_and(|d| {
+                    d.get(sp.dict)
+                        .is_some_and(|dict| dict.holds_skeletons() == skeleton)
+                });
                 if !ok {
                     return Err(bad("shared column without its part's dictionary"));
                 }

@@ -108,17 +108,21 @@ pub struct PendingTest {
 struct Tester<'n> {
     col: usize,
     test: ValueTest,
-    /// The searcher for [`TestKind::Contains`].
-    finder: Option<memchr::memmem::Finder<'n>>,
+    /// The searcher for [`TestKind::Contains`], built on first use (most
+    /// values are judged from a memo and never searched).
+    finder: std::cell::OnceCell<memchr::memmem::Finder<'n>>,
 }
 
-impl Tester<'_> {
+impl<'n> Tester<'n> {
     #[inline]
-    fn holds(&self, needle: &[u8], v: &[u8]) -> bool {
-        match &self.finder {
-            Some(f) => f.find(v).is_some(),
-            None => self.test.holds(needle, v),
+    fn holds(&self, needle: &'n [u8], v: &[u8]) -> bool {
+        if self.test.kind != TestKind::Contains {
+            return self.test.holds(needle, v);
         }
+        self.finder
+            .get_or_init(|| memchr::memmem::Finder::new(&needle[self.test.start..self.test.end]))
+            .find(v)
+            .is_some()
     }
 }
 
@@ -733,13 +737,10 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         Some(&id) => id,
                         None => {
                             let id = if self.test_possible(c, &test, needle, &sources)? {
-                                let finder = (test.kind == TestKind::Contains).then(|| {
-                                    memchr::memmem::Finder::new(&needle[test.start..test.end])
-                                });
                                 testers.push(Tester {
                                     col: c,
                                     test,
-                                    finder,
+                                    finder: std::cell::OnceCell::new(),
                                 });
                                 testers.len() - 1
                             } else {

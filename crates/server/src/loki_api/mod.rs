@@ -1,6 +1,7 @@
 //! The Loki HTTP API: push, queries, metadata.
 
 pub mod delete;
+pub mod drilldown;
 pub mod index;
 pub mod params;
 pub mod push;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 /// Routes under `/loki/api/v1/`.
 pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
+        .merge(drilldown::routes())
         .route("/loki/api/v1/push", post(push::push))
         .route("/api/prom/push", post(push::push))
         .route(

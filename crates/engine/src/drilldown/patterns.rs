@@ -1,0 +1,1 @@
+//! Log patterns (placeholder until Drain lands).

@@ -15,7 +15,8 @@
 //! A field's type joins the types of its values ([`FieldType::join`]); its
 //! cardinality is the exact number of distinct values (Loki estimates it
 //! with HyperLogLog, which on small sets is exact); `jsonPath` is the key
-//! path of a JSON-detected field.
+//! path of a JSON-detected field. Byte sizes are listed as Loki prints
+//! them (SI units, `1.2KB` as `1.2kB`).
 
 use super::types::FieldType;
 use crate::labelset::LabelSet;
@@ -119,6 +120,18 @@ fn add(
         return;
     }
     let t = FieldType::of(value);
+    // Loki answers byte sizes as it prints them (`1.2KB` is listed as `1.2kB`).
+    let printed;
+    let value = match t {
+        FieldType::Bytes => match crate::pipeline::convert::parse_bytes(value) {
+            Ok(n) => {
+                printed = crate::pipeline::convert::humanize_si_bytes(n);
+                printed.as_str()
+            }
+            Err(_) => value,
+        },
+        _ => value,
+    };
     let f = fields
         .entry(name.to_string())
         .or_insert_with(|| DetectedField {

@@ -124,46 +124,9 @@ fn is_duration(v: &str) -> bool {
     true
 }
 
-/// humanize's `ParseBytes`: a decimal number, optional spaces, then a unit
-/// of its table (case-insensitive; SI and IEC).
+/// humanize's `ParseBytes` (the parser byte-size label filters use).
 fn is_bytes(v: &str) -> bool {
-    let s = v.trim();
-    let num_end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(num_end);
-    if num.is_empty() || num.parse::<f64>().is_err() {
-        return false;
-    }
-    let unit = unit.trim().to_ascii_lowercase();
-    matches!(
-        unit.as_str(),
-        "" | "b"
-            | "k"
-            | "kb"
-            | "ki"
-            | "kib"
-            | "m"
-            | "mb"
-            | "mi"
-            | "mib"
-            | "g"
-            | "gb"
-            | "gi"
-            | "gib"
-            | "t"
-            | "tb"
-            | "ti"
-            | "tib"
-            | "p"
-            | "pb"
-            | "pi"
-            | "pib"
-            | "e"
-            | "eb"
-            | "ei"
-            | "eib"
-    )
+    crate::pipeline::convert::parse_bytes(v).is_ok()
 }
 
 #[cfg(test)]

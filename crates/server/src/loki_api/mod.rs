@@ -56,6 +56,6 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
         )
         .route(
             "/loki/api/v1/index/volume_range",
-            get(index::volume).post(index::volume),
+            get(index::volume_range).post(index::volume_range),
         )
 }

@@ -79,7 +79,8 @@ fn volume_args(state: &AppState, params: &RawParams) -> Result<VolumeArgs, ApiEr
 /// `step` bucket as a matrix. Bucket `i` covers `[start + i·step, start +
 /// (i+1)·step)` and is stamped 1 ms before its end, the last one at `end`
 /// (as Loki stamps them); the groups are those the whole window's volume
-/// answer keeps under `limit`; buckets without bytes are left out.
+/// answer keeps under `limit`; buckets without bytes are left out. A step
+/// covering the whole window gives the `/index/volume` vector, as in Loki.
 pub async fn volume_range(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
@@ -97,6 +98,16 @@ pub async fn volume_range(
             return Err(ApiError::bad_request(
                 "zero or negative query resolution step widths are not accepted. Try a positive integer",
             ));
+        }
+        if step >= end - start {
+            // One bucket: Loki answers as /index/volume does (a vector at `end`).
+            let groups = state
+                .engine
+                .volume(tenant, &a.matchers, start, end, &a.targets, a.by_labels, a.limit)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(1024);
+            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+            return Ok(out);
         }
         let run = |s: i64, e: i64, limit: usize| {
             state

@@ -6,6 +6,7 @@ pub mod index;
 pub mod params;
 pub mod push;
 pub mod query;
+pub mod tail;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -17,6 +18,7 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         .merge(drilldown::routes())
         .route("/loki/api/v1/push", post(push::push))
+        .route("/loki/api/v1/tail", get(tail::tail))
         .route("/api/prom/push", post(push::push))
         .route(
             "/loki/api/v1/query_range",

@@ -147,7 +147,7 @@ fn regex_split(re: &str) -> Option<runakefli_model::plan::RegexSplit> {
         }
     }
     let rest = &items[rest_at..];
-    if prefix.is_empty() || rest.is_empty() || !rest.iter().all(|h| avoids_quote(h)) {
+    if prefix.is_empty() || rest.is_empty() || !rest.iter().all(avoids_quote) {
         return None;
     }
     let prefix = String::from_utf8(prefix).ok()?;

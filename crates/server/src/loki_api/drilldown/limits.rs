@@ -53,7 +53,7 @@ const OTLP_INDEX_LABELS: &[&str] = &[
     "k8s.job.name",
 ];
 
-/// A duration as Loki prints one in limits (`1m`, `30d1h`, `0s`).
+/// A duration as Loki prints one in limits (`1m`, `30d1h`, `0s`: days, no weeks).
 pub fn go_model_duration(d: Duration) -> String {
     let mut s = d.as_secs();
     if s == 0 {
@@ -62,7 +62,6 @@ pub fn go_model_duration(d: Duration) -> String {
     let mut out = String::new();
     for (unit, len) in [
         ("y", 365 * 86400),
-        ("w", 7 * 86400),
         ("d", 86400),
         ("h", 3600),
         ("m", 60),

@@ -106,6 +106,13 @@ pub struct ServerConfig {
     /// Refuse entries more than this far in the future (Loki's
     /// `creation_grace_period`); `None`: accept any.
     pub creation_grace_period: Option<Duration>,
+    /// Add `service_name` to pushed streams that have none, from Loki's
+    /// discovery list, else `unknown_service` (Loki's `discover_service_name`,
+    /// on by default as in Loki).
+    pub discover_service_name: bool,
+    /// Add `detected_level` structured metadata to pushed entries (Loki's
+    /// `discover_log_levels`, on by default as in Loki).
+    pub discover_log_levels: bool,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -147,6 +154,8 @@ impl Default for ServerConfig {
             delete_request_cancel_period: Duration::from_secs(24 * 3600),
             reject_old_samples_max_age: None,
             creation_grace_period: None,
+            discover_service_name: true,
+            discover_log_levels: true,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

@@ -55,6 +55,8 @@ fn server_config(
         delete_request_cancel_period: args.delete_request_cancel_period,
         reject_old_samples_max_age: nonzero(args.reject_old_samples_max_age),
         creation_grace_period: nonzero(args.creation_grace_period),
+        discover_service_name: args.discover_service_name,
+        discover_log_levels: args.discover_log_levels,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
     }

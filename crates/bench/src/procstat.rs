@@ -74,6 +74,46 @@ pub fn sample(pid: u32) -> io::Result<ProcSample> {
     })
 }
 
+/// Samples a process's anonymous resident memory (`RssAnon`: heap, stacks,
+/// not the file pages of memory-mapped files) on a thread every `every`,
+/// keeping the highest reading, until [`AnonPeakSampler::stop`].
+pub struct AnonPeakSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Option<u64>>,
+}
+
+impl AnonPeakSampler {
+    /// Starts sampling process `pid`.
+    pub fn start(pid: u32, every: std::time::Duration) -> AnonPeakSampler {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak: Option<u64> = None;
+            let path = format!("/proc/{pid}/status");
+            loop {
+                if let Some(b) = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|s| parse_status_kb(&s, "RssAnon"))
+                {
+                    peak = Some(peak.map_or(b, |p| p.max(b)));
+                }
+                if flag.load(Ordering::Relaxed) {
+                    return peak;
+                }
+                std::thread::sleep(every);
+            }
+        });
+        AnonPeakSampler { stop, thread }
+    }
+
+    /// Stops sampling; the highest `RssAnon` seen, bytes (`None`: unreadable).
+    pub fn stop(self) -> Option<u64> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(None)
+    }
+}
+
 /// Allocated size of everything under `path` (sum of `st_blocks * 512`, each inode
 /// counted once), like `du -s`. A missing path counts as 0.
 pub fn disk_usage(path: &Path) -> io::Result<u64> {
@@ -132,6 +172,13 @@ mod tests {
         let s = sample(std::process::id()).unwrap();
         assert!(s.cpu_seconds >= 0.0);
         assert!(s.peak_rss_bytes.unwrap() > 0);
+        let sampler =
+            AnonPeakSampler::start(std::process::id(), std::time::Duration::from_millis(1));
+        let held = vec![1u8; 8 << 20];
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let peak = sampler.stop().expect("RssAnon readable");
+        assert!(peak >= 8 << 20, "peak {peak} while holding 8 MiB");
+        drop(held);
     }
 
     #[test]

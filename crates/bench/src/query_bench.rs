@@ -18,6 +18,7 @@ use crate::ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
 use crate::machine::{command_line, MachineInfo};
 use crate::needles::find_needles;
 use crate::own_server::{drop_page_cache, peak_rss, ServerProcess};
+use crate::procstat::AnonPeakSampler;
 pub use crate::query_report::{
     result_size, ColdRuns, DataSource, QueryOutcome, QueryReport, QueryTiming, ResultSize,
 };
@@ -358,18 +359,22 @@ pub fn run_query_bench(
                 start_ns,
                 end_ns,
             };
-            let outcome = time_query(config, &agent, &spec, mode, &target);
             let pid = server.as_ref().map(|s| s.pid()).or(config.pid);
+            let sampler = pid.map(|p| AnonPeakSampler::start(p, Duration::from_millis(10)));
+            let outcome = time_query(config, &agent, &spec, mode, &target);
+            let peak_anon = sampler.and_then(AnonPeakSampler::stop);
             queries.push(QueryTiming::new(
                 spec.clone(),
                 mode,
                 outcome,
                 restart,
                 pid.and_then(peak_rss),
+                peak_anon,
             ));
         }
     }
     let peak_rss_bytes = queries.iter().filter_map(|q| q.peak_rss_bytes).max();
+    let peak_anon_bytes = queries.iter().filter_map(|q| q.peak_anon_bytes).max();
     let peak_rss_note = if restart {
         "highest VmHWM of the server processes that answered the queries (one per query, started after the push)"
     } else if config.push {
@@ -393,6 +398,7 @@ pub fn run_query_bench(
         cold,
         peak_rss_bytes,
         peak_rss_note,
+        peak_anon_bytes,
         queries,
     })
 }

@@ -98,6 +98,9 @@ pub struct QueryTiming {
     pub restarted: bool,
     /// Peak RSS (`VmHWM`) of the server process after this query's runs, bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// Highest anonymous resident memory (`RssAnon`) of the server seen while
+    /// this query's runs went on, bytes.
+    pub peak_anon_bytes: Option<u64>,
     /// Warm median divided by the query's target, when it has one and was answered.
     pub warm_to_target: Option<f64>,
 }
@@ -110,6 +113,7 @@ impl QueryTiming {
         outcome: QueryOutcome,
         restarted: bool,
         peak_rss_bytes: Option<u64>,
+        peak_anon_bytes: Option<u64>,
     ) -> QueryTiming {
         let warm_to_target = match (&outcome, query.target_ms) {
             (QueryOutcome::Answered { warm_median_ms, .. }, Some(t)) if t > 0.0 => {
@@ -123,6 +127,7 @@ impl QueryTiming {
             outcome,
             restarted,
             peak_rss_bytes,
+            peak_anon_bytes,
             warm_to_target,
         }
     }
@@ -188,6 +193,8 @@ pub struct QueryReport {
     pub peak_rss_bytes: Option<u64>,
     /// What `peak_rss_bytes` covers.
     pub peak_rss_note: String,
+    /// Highest `RssAnon` of the server sampled while queries ran, bytes.
+    pub peak_anon_bytes: Option<u64>,
     /// One row per query and mode.
     pub queries: Vec<QueryTiming>,
 }
@@ -310,6 +317,13 @@ impl std::fmt::Display for QueryReport {
             )?,
             None => writeln!(f, "- server peak RSS: unavailable ({})", self.peak_rss_note)?,
         }
+        if let Some(b) = self.peak_anon_bytes {
+            writeln!(
+                f,
+                "- server peak anonymous memory (RssAnon, sampled every 10 ms while queries ran): {:.1} MiB; the rest of VmHWM is file pages of the memory-mapped parts (page cache the kernel can reclaim)",
+                mib(b)
+            )?;
+        }
         writeln!(f)?;
         writeln!(
             f,
@@ -394,10 +408,10 @@ mod tests {
                 values: 1,
             },
         };
-        let row = QueryTiming::new(spec.clone(), QueryMode::Range, answered, true, None);
+        let row = QueryTiming::new(spec.clone(), QueryMode::Range, answered, true, None, None);
         assert_eq!(row.warm_to_target, Some(2.5));
         let failed = QueryOutcome::Failed { error: "x".into() };
-        let row2 = QueryTiming::new(spec, QueryMode::Range, failed, true, None);
+        let row2 = QueryTiming::new(spec, QueryMode::Range, failed, true, None, None);
         assert_eq!(row2.warm_to_target, None);
     }
 }

@@ -121,7 +121,11 @@ fn push_then_query_labels_and_series() {
     assert_eq!(rows.len(), 2500);
     assert_eq!(rows[0]["line"], "line 0");
     assert_eq!(rows[2499]["line"], "line 2499");
-    assert_eq!(rows[0]["labels"], json!({"app": "import"}));
+    // Loki's ingestion-time labels: service_name from `app`, detected_level metadata.
+    assert_eq!(
+        rows[0]["labels"],
+        json!({"app": "import", "detected_level": "unknown", "service_name": "import"})
+    );
     assert!(rows[0]["timestamp"].as_str().unwrap().ends_with('Z'));
     // The limit, with a note on stderr.
     let (out, err) = ok(
@@ -149,7 +153,7 @@ fn push_then_query_labels_and_series() {
     assert_eq!(lines.len(), 3, "{out}");
     assert!(
         lines[0].ends_with(&format!(
-            "{{app=\"files\", filename=\"{}\"}} alpha 1",
+            "{{app=\"files\", detected_level=\"unknown\", filename=\"{}\", service_name=\"files\"}} alpha 1",
             f1.display()
         )),
         "{out}"
@@ -188,7 +192,10 @@ fn push_then_query_labels_and_series() {
     assert_eq!(last["value"], "2503", "{out}");
     // Labels, values, series.
     let (out, _) = ok(&["labels", "--addr", addr], None);
-    assert_eq!(out.lines().collect::<Vec<_>>(), ["app", "filename"]);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["app", "filename", "service_name"]
+    );
     let (out, _) = ok(&["labels", "--addr", addr, "app"], None);
     assert_eq!(out.lines().collect::<Vec<_>>(), ["files", "import"]);
     let (out, _) = ok(&["series", "--addr", addr, r#"{app="files"}"#], None);

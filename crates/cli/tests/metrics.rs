@@ -90,7 +90,8 @@ fn push_json(server: &TestServer, tenant: &str, body: &serde_json::Value) -> (u1
 
 #[test]
 fn counters_match_what_was_pushed_refused_and_queried() {
-    let server = TestServer::start_with(&["--multi-tenant"]);
+    let server =
+        TestServer::start_with(&["--multi-tenant", common::AS_PUSHED[0], common::AS_PUSHED[1]]);
     let t0 = now_ns() - 60_000_000_000;
     // Tenant a: 3 lines by JSON, 2 by protobuf, one with structured metadata.
     let lines = ["first line", "second, longer line", "{\"level\":\"info\"}"];

@@ -56,7 +56,7 @@ fn expect_lines(server: &TestServer, selector: &str, want: &[(i64, String)]) {
 
 #[test]
 fn json_push_round_trips_awkward_lines() {
-    let server = TestServer::start();
+    let server = TestServer::start_with(common::AS_PUSHED);
     let lines = awkward_lines();
     let values: Vec<serde_json::Value> = lines
         .iter()
@@ -80,7 +80,7 @@ fn json_push_round_trips_awkward_lines() {
 
 #[test]
 fn protobuf_push_round_trips_and_survives_restart() {
-    let mut server = TestServer::start();
+    let mut server = TestServer::start_with(common::AS_PUSHED);
     let lines = awkward_lines();
     let entries: Vec<common::TestEntry> = lines
         .iter()
@@ -193,7 +193,7 @@ fn filters_parsers_limit_and_direction() {
 
 #[test]
 fn metadata_endpoints() {
-    let server = TestServer::start();
+    let server = TestServer::start_with(common::AS_PUSHED);
     server.push_json(&json!({"streams": [
         {"stream": {"app": "a", "env": "prod"}, "values": [[T0.to_string(), "x"]]},
         {"stream": {"app": "b", "env": "dev"}, "values": [[T0.to_string(), "y"]]}

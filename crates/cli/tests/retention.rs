@@ -287,6 +287,8 @@ fn too_old_and_too_new_entries_are_refused_with_lokis_messages() {
         "1h",
         "--creation-grace-period",
         "10m",
+        common::AS_PUSHED[0],
+        common::AS_PUSHED[1],
     ]);
     let now = now_ns();
     let body = json!({"streams":[

@@ -167,7 +167,13 @@ fn workload_line_filters_and_json_params_match_the_reference() {
         "-4".into(),
         "T0".into(),
         "nowhere-to-be-found".into(),
+        // Digits inside messages (columns stored as skeletons).
+        "timeout after 1".into(),
+        "0ms".into(),
+        "larger than 1".into(),
+        "queue 3".into(),
     ];
+    needles.extend(member_values(&pushes, "msg", 6));
     needles.extend(member_values(&pushes, "trace_id", 2));
     needles.extend(member_values(&pushes, "user_id", 2));
     needles.extend(member_values(&pushes, "request_id", 1));
@@ -199,6 +205,9 @@ fn workload_line_filters_and_json_params_match_the_reference() {
             r#"sum by (app) (count_over_time({app=~".+"} | json app="msg" [10m]))"#,
             r#"sum by (c) (count_over_time({app=~".+"} | json c="cache_hit", t="trace_id" | t!="" [10m]))"#,
             r#"sum(count_over_time({namespace=~".+"} |~ `"msg":"[^"]*request` [10m]))"#,
+            r#"{namespace=~".+"} |~ `"msg":"[^"]*after [0-9]+5ms`"#,
+            r#"{namespace=~".+"} |~ `"msg":"[^"]*queue 1`"#,
+            r#"sum(count_over_time({namespace=~".+"} |~ `"msg":"[a-z ]*[0-9]{3} KiB` [10m]))"#,
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -236,4 +245,43 @@ fn conformance_line_filters_and_json_params_match_the_reference() {
     .map(|s| s.to_string())
     .collect();
     run_all(&pushes, &queries, (lo + 600_000_000_000, hi + 1));
+}
+
+/// String values that start with a digit may still hold a quote: a column
+/// mixing them with numbers must not be judged free of quotes.
+#[test]
+fn quoted_values_starting_with_digits_keep_their_quotes() {
+    use runakefli_model::{Entry, Labels, PushStream};
+    let end = 1_800_000_000_000_000_000i64;
+    let mut streams = Vec::new();
+    for s in 0..4 {
+        let labels = Labels::parse(&format!(r#"{{app="a{s}", namespace="n"}}"#)).unwrap();
+        let entries = (0..600)
+            .map(|i| {
+                let size = match i % 3 {
+                    0 => format!("{i}"),
+                    1 => format!(r#""{i}\" x {s}""#),
+                    _ => format!(r#""{i} cm""#),
+                };
+                Entry {
+                    ts: end - 3_600_000_000_000 + (i * 1_000_000_000 + s) as i64,
+                    line: format!(r#"{{"level":"info","size":{size},"n":{i}}}"#),
+                    metadata: Vec::new(),
+                }
+            })
+            .collect();
+        streams.push(PushStream { labels, entries });
+    }
+    let pushes = vec![PushRequest { streams }];
+    let (lo, hi) = time_range(&pushes);
+    let queries: Vec<String> = [
+        r#"{namespace="n"} |= `7\" x`"#,
+        r#"{namespace="n"} |= `\" x 2"`"#,
+        r#"sum(count_over_time({namespace="n"} |= `\"` [10m]))"#,
+        r#"sum(count_over_time({namespace="n"} |= `1 cm"` [10m]))"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    run_all(&pushes, &queries, (lo, hi + 1));
 }

@@ -27,6 +27,11 @@ impl Engine {
         &self.limits
     }
 
+    /// The storage backend queries run against.
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
     fn check_limit(&self, limit: u32) -> Result<(), EngineError> {
         if limit > self.limits.max_entries_limit_per_query
             && self.limits.max_entries_limit_per_query > 0

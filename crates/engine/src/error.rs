@@ -15,7 +15,7 @@ pub enum EngineError {
         max: u32,
     },
     /// The query would return more series than allowed.
-    #[error("maximum of series ({0}) reached for a single query")]
+    #[error("maximum number of series ({0}) reached for a single query; consider reducing query cardinality by adding more specific stream selectors, reducing the time range, or aggregating results with functions like sum(), count() or topk()")]
     SeriesLimit(usize),
     /// The query could not be planned (bad regexp, template, pattern…); the text
     /// follows Loki's `parse error : …` form.

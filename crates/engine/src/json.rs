@@ -55,6 +55,43 @@ fn write_labels(out: &mut Vec<u8>, l: &LabelSet) {
     out.push(b'}');
 }
 
+fn write_pairs(out: &mut Vec<u8>, pairs: &[(String, String)]) {
+    out.push(b'{');
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, k);
+        out.push(b':');
+        write_str(out, v);
+    }
+    out.push(b'}');
+}
+
+/// An entry's third element under categorize-labels: only non-empty categories.
+fn write_categories(out: &mut Vec<u8>, c: Option<&crate::result::EntryLabels>) {
+    out.push(b'{');
+    if let Some(c) = c {
+        let mut first = true;
+        for (name, pairs) in [
+            ("structuredMetadata", &c.structured_metadata),
+            ("parsed", &c.parsed),
+        ] {
+            if pairs.is_empty() {
+                continue;
+            }
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_str(out, name);
+            out.push(b':');
+            write_pairs(out, pairs);
+        }
+    }
+    out.push(b'}');
+}
+
 fn write_int(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(v.to_string().as_bytes());
 }
@@ -81,9 +118,23 @@ fn write_point(out: &mut Vec<u8>, ms: i64, v: f64) {
 
 /// Writes a query or query_range answer.
 pub fn write_query_response(resp: &QueryResponse, out: &mut Vec<u8>) {
+    write_query_response_with(resp, false, out)
+}
+
+/// Writes a query or query_range answer; with `categorize`, stream answers
+/// use Loki's `categorize-labels` encoding: `encodingFlags` before `result`
+/// (Grafana reads the flag first) and a third element per entry naming its
+/// structured metadata and parsed labels. Metric answers are unchanged, as in Loki.
+pub fn write_query_response_with(resp: &QueryResponse, categorize: bool, out: &mut Vec<u8>) {
+    let categorize = categorize && matches!(resp.result, QueryResult::Streams(_));
     out.extend_from_slice(b"{\"status\":\"success\",\"data\":{\"resultType\":\"");
     out.extend_from_slice(resp.result.result_type().as_bytes());
-    out.extend_from_slice(b"\",\"result\":");
+    if categorize {
+        out.extend_from_slice(b"\",\"encodingFlags\":[\"categorize-labels\"");
+        out.extend_from_slice(b"],\"result\":");
+    } else {
+        out.extend_from_slice(b"\",\"result\":");
+    }
     match &resp.result {
         QueryResult::Streams(streams) => {
             out.push(b'[');
@@ -102,6 +153,10 @@ pub fn write_query_response(resp: &QueryResponse, out: &mut Vec<u8>) {
                     write_int(out, *ts);
                     out.extend_from_slice(b"\",");
                     write_str(out, line);
+                    if categorize {
+                        out.push(b',');
+                        write_categories(out, s.categories.get(j));
+                    }
                     out.push(b']');
                 }
                 out.extend_from_slice(b"]}");
@@ -381,6 +436,7 @@ mod tests {
             result: QueryResult::Streams(vec![StreamResult {
                 labels: labels.clone(),
                 entries: vec![(5, "l".into())],
+                categories: vec![Default::default()],
             }]),
             stats: QueryStats::default(),
         };

@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod columnar;
+pub mod drilldown;
 pub mod engine;
 pub mod error;
 pub mod json;

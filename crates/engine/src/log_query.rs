@@ -6,7 +6,7 @@ use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::parallel::map_shards;
 use crate::pipeline::{required_substrings, Pipeline};
-use crate::result::{QueryStats, StreamResult};
+use crate::result::{EntryLabels, QueryStats, StreamResult};
 use runakefli_logql::LogExpr;
 use runakefli_model::{
     Backend, Direction, ScanControl, ScanRequest, TenantId, TimeCutoff, Timestamp,
@@ -22,6 +22,7 @@ struct Candidate {
     seq: usize,
     line: String,
     labels: LabelSet,
+    categories: EntryLabels,
 }
 
 /// The answer order: time in the query's direction, then stream labels,
@@ -111,10 +112,12 @@ pub fn run(
             out.push(StreamResult {
                 labels: c.labels,
                 entries: Vec::new(),
+                categories: Vec::new(),
             });
             out.len() - 1
         });
         out[i].entries.push((c.ts, c.line));
+        out[i].categories.push(c.categories);
     }
     Ok(out)
 }
@@ -157,12 +160,14 @@ fn scan_shard(
             out.stats.bytes_processed += e.line.len() as u64;
             if let Some((line, labels)) = pipeline.process(e.ts, &e.line, base, &e.metadata) {
                 out.stats.post_filter_lines += 1;
+                let categories = EntryLabels::of(&labels, base, &e.metadata);
                 out.candidates.push(Candidate {
                     ts: e.ts,
                     order: order.clone(),
                     seq: per_stream,
                     line: line.to_string(),
                     labels,
+                    categories,
                 });
                 per_stream += 1;
                 if out.candidates.len() >= limit.saturating_mul(2).max(64) {

@@ -9,6 +9,39 @@ pub struct StreamResult {
     pub labels: LabelSet,
     /// `(timestamp ns, line)` in the query's direction.
     pub entries: Vec<(i64, String)>,
+    /// Per entry (parallel to `entries`), which labels of `labels` are
+    /// structured metadata and which were added by the pipeline: what
+    /// Loki's `categorize-labels` encoding writes as each entry's third element.
+    pub categories: Vec<EntryLabels>,
+}
+
+/// The labels of one answer entry that are not stream labels, by category.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntryLabels {
+    /// Labels that are the entry's structured metadata.
+    pub structured_metadata: Vec<(String, String)>,
+    /// Labels the pipeline added or changed (parsers, `label_format`, …).
+    pub parsed: Vec<(String, String)>,
+}
+
+impl EntryLabels {
+    /// Splits `labels` (an entry's final labels) into categories: a label
+    /// equal to a stream label is a stream label, one equal to a metadata
+    /// pair is structured metadata, anything else was parsed.
+    pub fn of(labels: &LabelSet, stream: &LabelSet, metadata: &[(String, String)]) -> EntryLabels {
+        let mut out = EntryLabels::default();
+        for (k, v) in labels.pairs() {
+            if stream.get(k) == Some(v.as_str()) {
+                continue;
+            }
+            if metadata.iter().any(|(mk, mv)| mk == k && mv == v) {
+                out.structured_metadata.push((k.clone(), v.clone()));
+            } else {
+                out.parsed.push((k.clone(), v.clone()));
+            }
+        }
+        out
+    }
 }
 
 /// One series of a matrix.

@@ -199,21 +199,24 @@ fn logfmt_pairs(line: &str) -> Vec<(&str, String)> {
     out
 }
 
+/// The level named by the first level word of the line: a whole word
+/// (letters and digits, cut at anything else) equal, ignoring case, to a
+/// level name or a common short form. Parts of words do not count
+/// (`/api/errors` names no level), as in the recorded Loki.
 fn level_word(line: &str) -> &'static str {
-    let has = |words: &[&str]| words.iter().any(|w| line.contains(w));
-    if has(&["info", "INFO"]) {
-        "info"
-    } else if has(&["err", "ERR"]) {
-        "error"
-    } else if has(&["warn", "WARN"]) {
-        "warn"
-    } else if has(&["critical", "CRITICAL"]) {
-        "critical"
-    } else if has(&["debug", "DEBUG"]) {
-        "debug"
-    } else {
-        "unknown"
-    }
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| (3..=8).contains(&w.len()))
+        .find_map(|w| match w.to_ascii_lowercase().as_str() {
+            "trace" => Some("trace"),
+            "debug" => Some("debug"),
+            "info" => Some("info"),
+            "warn" | "warning" => Some("warn"),
+            "error" | "err" => Some("error"),
+            "critical" => Some("critical"),
+            "fatal" => Some("fatal"),
+            _ => None,
+        })
+        .unwrap_or("unknown")
 }
 
 #[cfg(test)]
@@ -280,6 +283,32 @@ mod tests {
         );
         assert_eq!(level(&[], "disk usage WARNING: 91%"), "warn");
         assert_eq!(level(&[], "level=verbose but info inside"), "info");
+    }
+
+    /// Recorded in testdata/conformance-grafana: whole words only, any case.
+    #[test]
+    fn level_words_are_whole_words() {
+        assert_eq!(
+            level(&[], "2026-11-29T03:00:00Z FATAL key unavailable"),
+            "fatal"
+        );
+        assert_eq!(
+            level(&[], "Error: bulk request rejected by shard 3"),
+            "error"
+        );
+        assert_eq!(level(&[], "[info] issued token for dave"), "info");
+        assert_eq!(level(&[], "warn: token refresh slow (12ms)"), "warn");
+        assert_eq!(
+            level(
+                &[],
+                r#"10.0.1.12 - - "GET /api/errors/report HTTP/1.1" 200"#
+            ),
+            "unknown"
+        );
+        assert_eq!(
+            level(&[], "panic: runtime error: invalid memory address"),
+            "error"
+        );
     }
 
     proptest::proptest! {

@@ -29,13 +29,14 @@ pub struct PushLimits {
     /// small body can expand far beyond its size). `0` = no limit. Checked
     /// after each entry is built, so memory stays within it.
     pub max_expanded_bytes_per_request: usize,
-    /// Loki pushes: add `service_name` to streams without one
-    /// ([`crate::discover`]; Loki's `discover_service_name`). Off by default
-    /// so streams keep exactly the pushed labels; OTLP always discovers.
+    /// Loki pushes and JSON documents: add `service_name` to streams without
+    /// one ([`crate::discover`]; Loki's `discover_service_name`). Off in the
+    /// library's default so decoding keeps exactly the pushed labels; the
+    /// server turns it on by default, as Loki. OTLP always discovers.
     pub discover_service_name: bool,
-    /// Loki pushes: add `detected_level` structured metadata
-    /// ([`crate::level`]; Loki's `discover_log_levels`). Off by default;
-    /// OTLP always detects.
+    /// Loki pushes and JSON documents: add `detected_level` structured
+    /// metadata ([`crate::level`]; Loki's `discover_log_levels`). Off in the
+    /// library's default, on by default in the server; OTLP always detects.
     pub discover_log_levels: bool,
 }
 

@@ -113,6 +113,12 @@ pub struct RegexSplit {
     pub prefix: String,
     /// Whether `R` matches at the start of a text (a prefix of it).
     pub rest: LineTest,
+    /// Substrings every text that `R` matches contains (possibly none).
+    pub rest_all_of: Vec<String>,
+    /// `R` gives a text and the text with each run of ASCII digits replaced
+    /// by one NUL byte the same verdict (a backend storing values with
+    /// their numbers taken out can test `R` without putting them back).
+    pub rest_digit_blind: bool,
 }
 
 impl fmt::Debug for RegexSplit {

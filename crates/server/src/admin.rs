@@ -42,13 +42,14 @@ async fn storage_stats(State(state): State<Arc<AppState>>) -> Result<impl IntoRe
 }
 
 async fn buildinfo() -> impl IntoResponse {
+    // Loki's keys, each a non-empty string (Grafana reads `version`).
     let body = serde_json::json!({
         "version": "3.0.0",
         "revision": env!("CARGO_PKG_VERSION"),
         "branch": "runakefli",
-        "buildUser": "",
-        "buildDate": "",
-        "goVersion": "",
+        "buildUser": "runakefli",
+        "buildDate": "unknown",
+        "goVersion": "none (Rust)",
     });
     (
         [(header::CONTENT_TYPE, "application/json")],

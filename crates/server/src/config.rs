@@ -121,6 +121,13 @@ pub struct ServerConfig {
     /// Streams each tenant may have active (Loki's
     /// `max_global_streams_per_user`); 0: no limit.
     pub max_global_streams_per_user: usize,
+    /// Add `service_name` to pushed streams that have none, from Loki's
+    /// discovery list, else `unknown_service` (Loki's `discover_service_name`,
+    /// on by default as in Loki).
+    pub discover_service_name: bool,
+    /// Add `detected_level` structured metadata to pushed entries (Loki's
+    /// `discover_log_levels`, on by default as in Loki).
+    pub discover_log_levels: bool,
     /// Address for syslog over TCP (RFC 5424/3164, RFC 6587 framing); off when `None`.
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
@@ -165,6 +172,8 @@ impl Default for ServerConfig {
             ingestion_rate_mb: 0.0,
             ingestion_burst_size_mb: 6.0,
             max_global_streams_per_user: crate::ingest_limits::DEFAULT_MAX_STREAMS,
+            discover_service_name: true,
+            discover_log_levels: true,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
         }

@@ -129,6 +129,8 @@ impl AppState {
             max_label_value_length: config.max_label_value_bytes,
             max_entries_per_request: config.max_push_entries,
             max_expanded_bytes_per_request: config.max_push_expanded_bytes,
+            discover_service_name: config.discover_service_name,
+            discover_log_levels: config.discover_log_levels,
             ..PushLimits::default()
         };
         let parse_limits = ParseLimits {

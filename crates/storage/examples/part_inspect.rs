@@ -90,6 +90,10 @@ fn main() {
         global_distinct(&part, &c);
         return;
     }
+    if std::env::var("DIRMODES").is_ok() {
+        directory_modes(&part, 5000);
+        return;
+    }
     if std::env::var("TOKENS").is_ok() {
         token_counts(&part, 200);
     }
@@ -325,7 +329,25 @@ pub fn global_distinct(part: &Part, name: &str) {
             let r = part.reader(b).unwrap();
             if let Some(c) = r.column(name).unwrap() {
                 for v in c.iter().flatten() {
-                    let e = seen.entry(v.to_string()).or_insert((0, 0, usize::MAX));
+                    let v = if std::env::var("SKELETON").is_ok() {
+                        let mut out = String::new();
+                        let mut prev_digit = false;
+                        for ch in v.chars() {
+                            if ch.is_ascii_digit() {
+                                if !prev_digit {
+                                    out.push('#');
+                                }
+                                prev_digit = true;
+                            } else {
+                                out.push(ch);
+                                prev_digit = false;
+                            }
+                        }
+                        out
+                    } else {
+                        v.to_string()
+                    };
+                    let e = seen.entry(v).or_insert((0, 0, usize::MAX));
                     e.1 += 1;
                     if e.2 != blocks {
                         e.2 = blocks;
@@ -347,4 +369,41 @@ pub fn global_distinct(part: &Part, name: &str) {
         "{name}: {} distinct overall, {bytes} B, {blocks} blocks",
         seen.len()
     );
+}
+
+/// Modes of the directory's integer streams (row templates, timestamps).
+#[allow(dead_code)]
+pub fn directory_modes(part: &Part, max: usize) {
+    let mut modes: BTreeMap<(u8, u8, u8, u8), usize> = BTreeMap::new();
+    let mut n = 0;
+    'o: for &sid in part.stream_ids() {
+        for b in part.stream_blocks(sid) {
+            if n >= max {
+                break 'o;
+            }
+            n += 1;
+            let src = part.block_self_checked(b).unwrap();
+            let h = BlockHeader::decode(src).unwrap();
+            let f = &src[h.body_start..h.body_start + h.frames[0].stored_len];
+            let (m1, w1, rest) = if h.templates.len() > 1 {
+                (f[0], f[1], &f[2 + (h.rows * f[1] as usize).div_ceil(8)..])
+            } else {
+                (255, 0, f)
+            };
+            // rest: uvarint gcd then mode
+            let mut i = 0;
+            while rest[i] & 0x80 != 0 {
+                i += 1;
+            }
+            let m2 = rest[i + 1];
+            let w2 = rest[i + 2];
+            *modes.entry((m1, w1, m2, w2)).or_default() += 1;
+        }
+    }
+    for (k, v) in modes {
+        println!(
+            "row tpl mode {} width {}, ts mode {} width {}: {v} blocks",
+            k.0, k.1, k.2, k.3
+        );
+    }
 }

@@ -184,6 +184,12 @@ pub struct ServeArgs {
         default_value_t = 100_000
     )]
     pub max_global_streams_per_user: usize,
+    /// Add service_name to pushed streams without one, from the first of Loki's discovery labels present (service, app, application, app_name, name, app_kubernetes_io_name, container, container_name, k8s_container_name, component, workload, job, k8s_job_name), else unknown_service (Loki's discover_service_name).
+    #[arg(long, env = "RUNAKEFLI_DISCOVER_SERVICE_NAME", default_value_t = true, action = clap::ArgAction::Set)]
+    pub discover_service_name: bool,
+    /// Add detected_level structured metadata to pushed entries, from level labels, metadata, JSON/logfmt level fields or level words in the line (Loki's discover_log_levels).
+    #[arg(long, env = "RUNAKEFLI_DISCOVER_LOG_LEVELS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub discover_log_levels: bool,
     /// Listen for syslog over TCP (RFC 5424/3164, octet-counted or newline framing) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_TCP_LISTEN")]
     pub syslog_tcp_listen: Option<SocketAddr>,

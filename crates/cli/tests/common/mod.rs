@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// `serve` flags that keep streams exactly as pushed: Loki's ingestion-time
+/// `service_name` and `detected_level` off (tests of round trips and exact
+/// label sets; the defaults are tested in conformance_grafana.rs and tail.rs).
+pub const AS_PUSHED: &[&str] = &[
+    "--discover-service-name=false",
+    "--discover-log-levels=false",
+];
+
 /// A running server process.
 pub struct TestServer {
     /// `http://127.0.0.1:PORT`.

@@ -140,7 +140,7 @@ fn answers_within_the_limit_are_unchanged() {
     let err = run(&b, &t, r#"count_over_time({app="a"}[1m])"#, 10, 10 * S).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "maximum of series (10) reached for a single query"
+        "maximum number of series (10) reached for a single query; consider reducing query cardinality by adding more specific stream selectors, reducing the time range, or aggregating results with functions like sum(), count() or topk()"
     );
 }
 

@@ -99,13 +99,19 @@ pub fn required_substrings(stages: &[Stage]) -> Vec<String> {
 /// its one prefix literal and its one suffix literal, when the regexp's
 /// syntax fixes a single one (a set of alternatives proves nothing here).
 fn regex_required_literals(re: &str) -> Vec<String> {
+    match regex_syntax::Parser::new().parse(re) {
+        Ok(hir) => hir_required_literals(&hir),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The one prefix literal and the one suffix literal of every match of `hir`,
+/// when its syntax fixes a single one.
+pub(crate) fn hir_required_literals(hir: &regex_syntax::hir::Hir) -> Vec<String> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let Ok(hir) = regex_syntax::Parser::new().parse(re) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
     for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-        let seq = Extractor::new().kind(kind).extract(&hir);
+        let seq = Extractor::new().kind(kind).extract(hir);
         if let Some([lit]) = seq.literals() {
             if let Ok(text) = std::str::from_utf8(lit.as_bytes()) {
                 if !text.is_empty() {
@@ -114,6 +120,8 @@ fn regex_required_literals(re: &str) -> Vec<String> {
             }
         }
     }
+    out.sort();
+    out.dedup();
     out
 }
 

@@ -147,16 +147,43 @@ fn regex_split(re: &str) -> Option<runakefli_model::plan::RegexSplit> {
         }
     }
     let rest = &items[rest_at..];
-    if prefix.is_empty() || rest.is_empty() || !rest.iter().all(|h| avoids_quote(h)) {
+    if prefix.is_empty() || rest.is_empty() || !rest.iter().all(avoids_quote) {
         return None;
     }
     let prefix = String::from_utf8(prefix).ok()?;
     let rest_hir = Hir::concat(rest.to_vec());
     let anchored = regex::Regex::new(&format!("^(?:{rest_hir})")).ok()?;
+    let rest_all_of = crate::pipeline::hir_required_literals(&rest_hir);
     Some(runakefli_model::plan::RegexSplit {
         prefix,
         rest: Arc::new(move |s: &str| anchored.is_match(s)),
+        rest_all_of,
+        rest_digit_blind: rest.iter().all(digit_blind),
     })
+}
+
+/// Whether a concatenation of these HIRs gives a text and its digit-blind
+/// form (each run of ASCII digits replaced by one NUL) the same verdict: it
+/// is made of literals without digits or NUL, and unbounded repetitions
+/// (from zero) of classes that take every digit and NUL.
+fn digit_blind(h: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    let covers = |h: &regex_syntax::hir::Hir| match h.kind() {
+        HirKind::Class(Class::Unicode(c)) => ('0'..='9')
+            .chain(['\0'])
+            .all(|ch| c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end())),
+        HirKind::Class(Class::Bytes(c)) => (b'0'..=b'9')
+            .chain([0u8])
+            .all(|b| c.ranges().iter().any(|r| r.start() <= b && b <= r.end())),
+        _ => false,
+    };
+    match h.kind() {
+        HirKind::Literal(l) => !l.0.iter().any(|b| b.is_ascii_digit() || *b == 0),
+        HirKind::Repetition(r) => r.min == 0 && r.max.is_none() && covers(&r.sub),
+        HirKind::Capture(c) => digit_blind(&c.sub),
+        HirKind::Concat(hs) => hs.iter().all(digit_blind),
+        _ => false,
+    }
 }
 
 /// Whether no string a HIR matches contains `"` (and it has no look-around).
@@ -206,16 +233,7 @@ fn regex_literals(res: &[String]) -> (Option<Vec<String>>, Vec<String>) {
             _ => None,
         };
         if res.len() == 1 {
-            for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-                let seq = Extractor::new().kind(kind).extract(&hir);
-                if let Some([lit]) = seq.literals() {
-                    if let Ok(text) = std::str::from_utf8(lit.as_bytes()) {
-                        if !text.is_empty() {
-                            all.push(text.to_string());
-                        }
-                    }
-                }
-            }
+            all.extend(crate::pipeline::hir_required_literals(&hir));
         }
     }
     if let Some(a) = &mut any {
@@ -309,6 +327,32 @@ mod tests {
             runakefli_logql::Expr::Log(l) => pipeline_pieces(&l.pipeline, None),
             _ => panic!("log query expected"),
         }
+    }
+
+    #[test]
+    fn regex_splits_know_what_they_need_and_whether_digits_matter() {
+        let split = |re: &str| regex_split(re).expect("splits");
+        let s = split(r#""msg":"[^"]*request"#);
+        assert_eq!(s.rest_all_of, vec!["request".to_string()]);
+        assert!(s.rest_digit_blind);
+        for (re, blind) in [
+            (r#""msg":"[^"]*after [0-9]+ms"#, false),
+            (r#""msg":"[a-z ]*ed"#, false),
+            (r#""msg":"[^"]*(?:time)[^"]*out"#, true),
+            (r#""msg":"[^"]*x2"#, false),
+            (r#""msg":"[^"]?x"#, false),
+        ] {
+            assert_eq!(split(re).rest_digit_blind, blind, "{re}");
+        }
+        let s = split(r#""msg":"ab[^"]*cd"#);
+        assert_eq!(
+            (s.prefix.as_str(), s.rest_all_of),
+            (r#""msg":"ab"#, vec!["cd".to_string()])
+        );
+        // Several possible suffixes (0ms … 9ms) fix no single one.
+        assert!(split(r#""msg":"[^"]*after [0-9]+ms"#)
+            .rest_all_of
+            .is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use super::build::pipeline_pieces;
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::pipeline::Pipeline;
-use crate::result::{QueryStats, StreamResult};
+use crate::result::{EntryLabels, QueryStats, StreamResult};
 use runakefli_logql::LogExpr;
 use runakefli_model::plan::{AnswerData, PlanOutput, QueryPlan};
 use runakefli_model::{Backend, Direction, TenantId, Timestamp};
@@ -71,14 +71,17 @@ pub fn run(
             continue;
         };
         let line = line.to_string();
+        let categories = EntryLabels::of(&labels, &base, &e.metadata);
         let i = *groups.entry(labels.clone()).or_insert_with(|| {
             out.push(StreamResult {
                 labels,
                 entries: Vec::new(),
+                categories: Vec::new(),
             });
             out.len() - 1
         });
         out[i].entries.push((e.ts, line));
+        out[i].categories.push(categories);
         stats.entries_returned += 1;
     }
     stats.lines_processed += answer.stats.rows_scanned;

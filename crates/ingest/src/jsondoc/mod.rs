@@ -21,6 +21,10 @@
 //!   `_msg`, `message`) as the line and every other field except stream,
 //!   time and message fields as structured metadata (nested objects
 //!   flattened with `.`, names sanitised) — VictoriaLogs' model.
+//! - Loki's ingestion-time extras follow [`PushLimits`]:
+//!   `discover_service_name` adds `service_name` from the stream fields
+//!   ([`crate::discover`]), `discover_log_levels` adds `detected_level`
+//!   metadata ([`crate::level`]), as for Loki pushes.
 
 mod select;
 pub mod time;
@@ -170,6 +174,8 @@ pub fn doc_to_entry(
     }
     if pairs.is_empty() {
         pairs.push(("service_name".to_string(), "unknown_service".to_string()));
+    } else if limits.discover_service_name {
+        crate::discover::discover_service_name(&mut pairs);
     }
     let labels = check_label_pairs(pairs, limits).map_err(DocError::Invalid)?;
     let time_field = opts
@@ -206,6 +212,10 @@ pub fn doc_to_entry(
             (msg.unwrap_or_default(), md)
         }
     };
+    let mut metadata = metadata;
+    if limits.discover_log_levels {
+        crate::level::apply_detected_level(&labels, &mut metadata, &line);
+    }
     check_entry(&labels, line.len(), &metadata, limits).map_err(DocError::Invalid)?;
     Ok((labels, Entry { ts, line, metadata }))
 }

@@ -1,5 +1,5 @@
 //! Index endpoints Grafana uses for sizing and the Drilldown apps:
-//! `/index/stats`, `/index/volume`, `/index/volume_range`.
+//! `/index/stats`, `/index/volume`, `/index/volume_range` (a matrix per `step`).
 
 use super::params::{parse_bounds, RawParams};
 use super::query::{answer_json, engine_error, parse_matchers_only};
@@ -42,7 +42,124 @@ pub async fn stats(
     .await
 }
 
-/// `GET|POST /loki/api/v1/index/volume` and `/index/volume_range`.
+/// The label selection, grouping and limit of a volume request.
+struct VolumeArgs {
+    matchers: Vec<runakefli_model::Matcher>,
+    targets: Vec<String>,
+    by_labels: bool,
+    limit: usize,
+}
+
+fn volume_args(state: &AppState, params: &RawParams) -> Result<VolumeArgs, ApiError> {
+    let matchers = selector(state, params)?;
+    let targets: Vec<String> = params
+        .get("targetLabels")
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let by_labels = params.get("aggregateBy") == Some("labels");
+    let limit = match params.get("limit") {
+        None | Some("") => DEFAULT_VOLUME_LIMIT,
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit {v:?}")))?,
+    };
+    Ok(VolumeArgs {
+        matchers,
+        targets,
+        by_labels,
+        limit,
+    })
+}
+
+/// `GET|POST /loki/api/v1/index/volume_range`: the volume of each group per
+/// `step` bucket as a matrix. Bucket `i` covers `[start + i·step, start +
+/// (i+1)·step)` and is stamped 1 ms before its end, the last one at `end`
+/// (as Loki stamps them); the groups are those the whole window's volume
+/// answer keeps under `limit`; buckets without bytes are left out. A step
+/// covering the whole window gives the `/index/volume` vector, as in Loki.
+pub async fn volume_range(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let a = volume_args(state, params)?;
+        let step = match params.get("step") {
+            None | Some("") => super::params::default_step(start, end),
+            Some(v) => super::params::parse_seconds_or_duration("step", v)?,
+        };
+        if step <= 0 {
+            return Err(ApiError::bad_request(
+                "zero or negative query resolution step widths are not accepted. Try a positive integer",
+            ));
+        }
+        if step >= end - start {
+            // One bucket: Loki answers as /index/volume does (a vector at `end`).
+            let groups = state
+                .engine
+                .volume(tenant, &a.matchers, start, end, &a.targets, a.by_labels, a.limit)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(1024);
+            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+            return Ok(out);
+        }
+        let run = |s: i64, e: i64, limit: usize| {
+            state
+                .engine
+                .volume(tenant, &a.matchers, s, e, &a.targets, a.by_labels, limit)
+                .map_err(engine_error)
+        };
+        let groups = run(start, end, a.limit)?;
+        let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
+        let mut b = start;
+        while b < end {
+            let e = b.saturating_add(step).min(end);
+            let t_ms = if e >= end { end / 1_000_000 } else { e / 1_000_000 - 1 };
+            let t = serde_json::Number::from_f64(t_ms as f64 / 1000.0)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null);
+            let t = if t_ms % 1000 == 0 { serde_json::json!(t_ms / 1000) } else { t };
+            for (labels, bytes) in run(b, e, usize::MAX)? {
+                if bytes == 0 {
+                    continue;
+                }
+                if let Some(i) = groups.iter().position(|(l, _)| *l == labels) {
+                    series[i].push(serde_json::json!([t.clone(), bytes.to_string()]));
+                }
+            }
+            b = e;
+        }
+        let result: Vec<serde_json::Value> = groups
+            .iter()
+            .zip(series)
+            .filter(|(_, values)| !values.is_empty())
+            .map(|((labels, _), values)| {
+                let metric: serde_json::Map<String, serde_json::Value> = labels
+                    .pairs()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+                    .collect();
+                serde_json::json!({"metric": metric, "values": values})
+            })
+            .collect();
+        let body = serde_json::json!({
+            "status": "success",
+            "data": {"resultType": "matrix", "result": result},
+        });
+        let mut out = serde_json::to_vec(&body).map_err(|e| ApiError::internal(e.to_string()))?;
+        out.push(b'\n');
+        Ok(out)
+    })
+    .await
+}
+
+/// `GET|POST /loki/api/v1/index/volume`.
 pub async fn volume(
     State(state): State<Arc<AppState>>,
     RawQuery(query): RawQuery,
@@ -51,25 +168,18 @@ pub async fn volume(
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let (start, end) = parse_bounds(params)?;
-        let matchers = selector(state, params)?;
-        let targets: Vec<String> = params
-            .get("targetLabels")
-            .unwrap_or("")
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-        let by_labels = params.get("aggregateBy") == Some("labels");
-        let limit = match params.get("limit") {
-            None | Some("") => DEFAULT_VOLUME_LIMIT,
-            Some(v) => v
-                .parse::<usize>()
-                .map_err(|_| ApiError::bad_request(format!("invalid limit {v:?}")))?,
-        };
+        let a = volume_args(state, params)?;
         let groups = state
             .engine
-            .volume(tenant, &matchers, start, end, &targets, by_labels, limit)
+            .volume(
+                tenant,
+                &a.matchers,
+                start,
+                end,
+                &a.targets,
+                a.by_labels,
+                a.limit,
+            )
             .map_err(engine_error)?;
         let mut out = Vec::with_capacity(1024);
         runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);

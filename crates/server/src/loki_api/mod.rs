@@ -1,10 +1,12 @@
 //! The Loki HTTP API: push, queries, metadata.
 
 pub mod delete;
+pub mod drilldown;
 pub mod index;
 pub mod params;
 pub mod push;
 pub mod query;
+pub mod tail;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -14,7 +16,9 @@ use std::sync::Arc;
 /// Routes under `/loki/api/v1/`.
 pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
+        .merge(drilldown::routes())
         .route("/loki/api/v1/push", post(push::push))
+        .route("/loki/api/v1/tail", get(tail::tail))
         .route("/api/prom/push", post(push::push))
         .route(
             "/loki/api/v1/query_range",
@@ -54,6 +58,6 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
         )
         .route(
             "/loki/api/v1/index/volume_range",
-            get(index::volume).post(index::volume),
+            get(index::volume_range).post(index::volume_range),
         )
 }

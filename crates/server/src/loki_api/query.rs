@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
-use runakefli_engine::{Engine, EngineError};
+use runakefli_engine::{Engine, EngineError, QueryResponse, QueryResult};
 use runakefli_logql::Expr;
 use runakefli_model::{Matcher, TenantId};
 use std::sync::Arc;
@@ -123,6 +123,87 @@ fn optional_selector(
     }
 }
 
+/// True when the request asks for Loki's `categorize-labels` encoding
+/// (`X-Loki-Response-Encoding-Flags`, a comma-separated list of flags).
+pub(crate) fn wants_categorized(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("x-loki-response-encoding-flags")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|f| f.trim() == "categorize-labels")
+}
+
+/// True for Logs Drilldown's queries (`X-Query-Tags: Source=grafana-lokiexplore-app`),
+/// which Loki answers with partial results rather than a series-limit error.
+pub(crate) fn wants_partial(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("x-query-tags")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            t.split_once('=').is_some_and(|(k, v)| {
+                k.trim().eq_ignore_ascii_case("source") && v.trim() == "grafana-lokiexplore-app"
+            })
+        })
+}
+
+/// Runs `run` on the engine; past the series limit, when `partial`, runs it
+/// again without the limit and keeps the first `max` series, returning
+/// Loki's partial-results warning with them.
+fn with_partial<F>(
+    state: &AppState,
+    engine: &Engine,
+    partial: bool,
+    run: F,
+) -> Result<(QueryResponse, Option<String>), ApiError>
+where
+    F: Fn(&runakefli_engine::Engine) -> Result<QueryResponse, EngineError>,
+{
+    // The first run reads through the request's (cancellable) engine; the
+    // rerun without the series limit reads the store directly.
+    match run(engine) {
+        Err(EngineError::SeriesLimit(max)) if partial => {
+            let limits = runakefli_engine::QueryLimits {
+                max_query_series: 0,
+                ..state.engine.limits().clone()
+            };
+            let backend: Arc<dyn runakefli_model::Backend> = state.storage.clone();
+            let unbounded = runakefli_engine::Engine::new(backend, limits);
+            let mut resp = run(&unbounded).map_err(engine_error)?;
+            match &mut resp.result {
+                QueryResult::Matrix(s) => s.truncate(max),
+                QueryResult::Vector(s) => s.truncate(max),
+                _ => {}
+            }
+            let warning = format!(
+                "maximum number of series ({max}) reached for a single query; returning partial results"
+            );
+            Ok((resp, Some(warning)))
+        }
+        other => Ok((other.map_err(engine_error)?, None)),
+    }
+}
+
+/// Writes an answer, with Loki's top-level `warnings` when there is one.
+fn write_answer(resp: &QueryResponse, categorize: bool, warning: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    runakefli_engine::json::write_query_response_with(resp, categorize, &mut out);
+    if let Some(w) = warning {
+        while out.last().is_some_and(|b| b.is_ascii_whitespace()) {
+            out.pop();
+        }
+        if out.last() == Some(&b'}') {
+            out.pop();
+            out.extend_from_slice(b",\"warnings\":[");
+            runakefli_engine::json::write_str(&mut out, w);
+            out.extend_from_slice(b"]}\n");
+        }
+    }
+    out
+}
+
 /// `GET|POST /loki/api/v1/query_range`.
 pub async fn query_range(
     State(state): State<Arc<AppState>>,
@@ -130,20 +211,20 @@ pub async fn query_range(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let categorize = wants_categorized(&headers);
+    let partial = wants_partial(&headers);
     answer_json_cancellable(
         state,
         query,
         &headers,
         &body,
-        |state, engine, tenant, params| {
+        move |state, engine, tenant, params| {
             let p = parse_range(params)?;
             let expr = parse_query(state, &p.query)?;
-            let resp = engine
-                .query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(4096);
-            runakefli_engine::json::write_query_response(&resp, &mut out);
-            Ok(out)
+            let (resp, warning) = with_partial(state, engine, partial, |engine| {
+                engine.query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
+            })?;
+            Ok(write_answer(&resp, categorize, warning.as_deref()))
         },
     )
     .await
@@ -156,20 +237,20 @@ pub async fn query_instant(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let categorize = wants_categorized(&headers);
+    let partial = wants_partial(&headers);
     answer_json_cancellable(
         state,
         query,
         &headers,
         &body,
-        |state, engine, tenant, params| {
+        move |state, engine, tenant, params| {
             let p = parse_instant(params)?;
             let expr = parse_query(state, &p.query)?;
-            let resp = engine
-                .query_instant(tenant, &expr, p.time, p.limit, p.direction)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(1024);
-            runakefli_engine::json::write_query_response(&resp, &mut out);
-            Ok(out)
+            let (resp, warning) = with_partial(state, engine, partial, |engine| {
+                engine.query_instant(tenant, &expr, p.time, p.limit, p.direction)
+            })?;
+            Ok(write_answer(&resp, categorize, warning.as_deref()))
         },
     )
     .await

@@ -2,6 +2,7 @@
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
 use super::bloom::{gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
+use super::digits::{self, has_digit};
 use super::encoding::{encode_column, encode_shared, Encoding};
 use super::hash::FastMap;
 use super::ints::put_ints;
@@ -297,6 +298,11 @@ impl BlockBuilder {
         let mut payload = Vec::new();
         let mut strings = Vec::new();
         let mut index = Vec::new();
+        let mut skel: Vec<Vec<u8>> = Vec::new();
+        let mut skel_index: FastMap<Vec<u8>, u32> = FastMap::default();
+        let mut skel_ids: Vec<u32> = Vec::new();
+        let mut skel_payload = Vec::new();
+        let mut skel_strings = Vec::new();
         let mut col_ts: Vec<Vec<i64>> = self
             .columns
             .iter()
@@ -320,32 +326,92 @@ impl BlockBuilder {
             if let (Some(sw), ColumnKind::Field, Encoding::Dict | Encoding::Plain) =
                 (shared.as_deref_mut(), col.kind, enc.encoding)
             {
-                if let Some(d) = sw.column(&self.col_names[ci]) {
+                let name = &self.col_names[ci];
+                // Candidates: exact values from the part's dictionary, and
+                // skeletons (values with digit runs cut out) from another.
+                let mut best: Option<(Encoding, u32, usize)> = None;
+                if let Some(d) = sw.column(name) {
                     let global: Vec<Option<u32>> =
                         enc.distinct.iter().map(|v| sw.resolve(d, v)).collect();
                     if global.iter().any(Option::is_some) {
                         index.clear();
                         strings.clear();
                         encode_shared(&enc.distinct, &enc.ids, &global, &mut index, &mut strings);
-                        // Shared entries are tested once per part and
-                        // read without decompressing: worth a little size.
-                        if index.len() + strings.len() <= payload.len() + payload.len() / 8 {
-                            std::mem::swap(&mut payload, &mut index);
-                            enc.encoding = Encoding::Shared;
-                            let (frame, offset) = if strings.len() >= OWN_FRAME_MIN {
-                                own.push(strings.clone());
-                                (FIXED_FRAMES + own.len() - 1, 0)
-                            } else {
-                                small.extend_from_slice(&strings);
-                                (FRAME_SMALL, small.len() - strings.len())
-                            };
-                            shared_place = Some(SharedPlace {
-                                dict: d,
-                                frame,
-                                offset,
-                                len: strings.len(),
-                            });
+                        best = Some((Encoding::Shared, d, index.len() + strings.len()));
+                    }
+                }
+                if enc.distinct.iter().any(|v| has_digit(v)) {
+                    if let Some(d) = sw.skeleton_column(name) {
+                        skel.clear();
+                        skel_index.clear();
+                        skel_ids.clear();
+                        let mut per_distinct = Vec::with_capacity(enc.distinct.len());
+                        let mut scratch_skel = Vec::new();
+                        for v in &enc.distinct {
+                            scratch_skel.clear();
+                            digits::split(
+                                v,
+                                &mut scratch_skel,
+                                &mut digits::DigitWriter::default(),
+                            );
+                            let next = skel_index.len() as u32;
+                            let id = *skel_index.entry(scratch_skel.clone()).or_insert(next);
+                            if id == next {
+                                skel.push(scratch_skel.clone());
+                            }
+                            per_distinct.push(id);
                         }
+                        let global: Vec<Option<u32>> =
+                            skel.iter().map(|s| sw.resolve(d, s)).collect();
+                        if global.iter().any(Option::is_some) {
+                            let mut dw = digits::DigitWriter::default();
+                            let mut sink = Vec::new();
+                            for (&e, v) in enc.ids.iter().zip(&values) {
+                                skel_ids.push(per_distinct[e as usize]);
+                                sink.clear();
+                                digits::split(v, &mut sink, &mut dw);
+                            }
+                            let packed = dw.finish();
+                            skel_payload.clear();
+                            skel_strings.clear();
+                            let refs: Vec<&[u8]> = skel.iter().map(|s| s.as_slice()).collect();
+                            encode_shared(
+                                &refs,
+                                &skel_ids,
+                                &global,
+                                &mut skel_payload,
+                                &mut skel_strings,
+                            );
+                            put_uvarint(&mut skel_payload, packed.len() as u64);
+                            skel_payload.extend_from_slice(&packed);
+                            let size = skel_payload.len() + skel_strings.len();
+                            if best.is_none_or(|(_, _, s)| size < s) {
+                                std::mem::swap(&mut index, &mut skel_payload);
+                                std::mem::swap(&mut strings, &mut skel_strings);
+                                best = Some((Encoding::Skeleton, d, size));
+                            }
+                        }
+                    }
+                }
+                // Shared entries are tested once per part and read without
+                // decompressing: worth a little size.
+                if let Some((encoding, d, size)) = best {
+                    if size <= payload.len() + payload.len() / 8 {
+                        std::mem::swap(&mut payload, &mut index);
+                        enc.encoding = encoding;
+                        let (frame, offset) = if strings.len() >= OWN_FRAME_MIN {
+                            own.push(strings.clone());
+                            (FIXED_FRAMES + own.len() - 1, 0)
+                        } else {
+                            small.extend_from_slice(&strings);
+                            (FRAME_SMALL, small.len() - strings.len())
+                        };
+                        shared_place = Some(SharedPlace {
+                            dict: d,
+                            frame,
+                            offset,
+                            len: strings.len(),
+                        });
                     }
                 }
             }
@@ -409,8 +475,18 @@ impl BlockBuilder {
         let mut body = Vec::with_capacity(dir.len() + small.len() + 64);
         let mut frames = Vec::with_capacity(FIXED_FRAMES + own.len());
         let mut scratch = Vec::new();
-        for raw in [&dir, &texts, &meta, &small].into_iter().chain(own.iter()) {
-            frames.push(write_frame(compressor, raw, &mut scratch, &mut body));
+        for (i, raw) in [&dir, &texts, &meta, &small]
+            .into_iter()
+            .chain(own.iter())
+            .enumerate()
+        {
+            // The small-columns frame is read by most queries and saves
+            // little when compressed: it is stored as is.
+            if i == FRAME_SMALL {
+                frames.push(store_frame(raw, &mut body));
+            } else {
+                frames.push(write_frame(compressor, raw, &mut scratch, &mut body));
+            }
         }
         // Grams: the cheapest columns first, within the budget.
         let mut budget = rows.max(1) * GRAM_BUDGET_PER_ROW;
@@ -543,7 +619,9 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 fn value_facts(v: &[u8]) -> u8 {
     let mut f = 0;
     let scalar = match v.first() {
-        Some(b'0'..=b'9' | b'-') => true,
+        // A string's content may start with a digit too: it counts only
+        // when it holds no quote (all the reader relies on).
+        Some(b'0'..=b'9' | b'-') => !v.contains(&b'"'),
         Some(b'[') => !v.contains(&b'"'),
         _ => v == b"true" || v == b"false" || v == b"null",
     };
@@ -604,6 +682,11 @@ fn write_frame(
             }
         }
     }
+    store_frame(raw, body)
+}
+
+/// Stores `raw` in `body` as is.
+fn store_frame(raw: &[u8], body: &mut Vec<u8>) -> FrameInfo {
     body.extend_from_slice(raw);
     FrameInfo {
         codec: CODEC_NONE,

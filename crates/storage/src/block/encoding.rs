@@ -35,6 +35,10 @@ pub enum Encoding {
     /// dictionary (see `shared.rs`) or strings of the block's own, plus one
     /// entry per value. Only in parts that carry shared dictionaries.
     Shared = 8,
+    /// Like [`Encoding::Shared`], with entries that are skeletons (values
+    /// with their digit runs cut out, see `digits.rs`) and each value's
+    /// digit runs packed after the entries.
+    Skeleton = 9,
 }
 
 impl Encoding {
@@ -50,6 +54,7 @@ impl Encoding {
             6 => Encoding::Ipv4,
             7 => Encoding::PrefixedDecimal,
             8 => Encoding::Shared,
+            9 => Encoding::Skeleton,
             _ => return None,
         })
     }
@@ -59,7 +64,11 @@ impl Encoding {
     pub fn is_string(self) -> bool {
         matches!(
             self,
-            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::Shared
+            Encoding::Const
+                | Encoding::Dict
+                | Encoding::Plain
+                | Encoding::Shared
+                | Encoding::Skeleton
         )
     }
 
@@ -83,7 +92,11 @@ impl Encoding {
     pub fn may_print(self, bytes: &[u8], prefix: &[u8]) -> bool {
         let all = |ok: &dyn Fn(u8) -> bool| bytes.iter().all(|&b| ok(b));
         match self {
-            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::Shared => true,
+            Encoding::Const
+            | Encoding::Dict
+            | Encoding::Plain
+            | Encoding::Shared
+            | Encoding::Skeleton => true,
             Encoding::Decimal => all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-'),
             Encoding::PrefixedDecimal => {
                 all(&|b| b.is_ascii_digit() || b == b'.' || b == b'-' || prefix.contains(&b))
@@ -149,8 +162,18 @@ impl Encoding {
                         .iter()
                         .all(|b| b.is_ascii_digit() || matches!(b, b'A'..=b'F'))
             }
-            Encoding::Const | Encoding::Dict | Encoding::Plain | Encoding::Shared => true,
+            Encoding::Const
+            | Encoding::Dict
+            | Encoding::Plain
+            | Encoding::Shared
+            | Encoding::Skeleton => true,
         }
+    }
+
+    /// True for the encodings whose entries refer to a part's shared
+    /// dictionary.
+    pub fn is_shared(self) -> bool {
+        matches!(self, Encoding::Shared | Encoding::Skeleton)
     }
 }
 
@@ -325,73 +348,58 @@ pub fn encode_shared(
     }
 }
 
-/// The index part of a [`Encoding::Shared`] column with `n` values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SharedIndex {
+/// Where the parts of a shared column's index lie.
+#[derive(Clone, Debug)]
+pub struct SharedLayout {
     /// Shared id of entries `0..globals.len()`.
     pub globals: Vec<u32>,
     /// Number of the block's own strings (entries after the shared ones).
     pub locals: usize,
-    /// Entry of each value.
-    pub idx: Vec<u32>,
+    /// The entry of each value.
+    pub idx: super::ints::IntsLayout,
+    /// [`Encoding::Skeleton`]: where the packed digit runs lie in the payload.
+    pub digits: Option<std::ops::Range<usize>>,
 }
 
-impl SharedIndex {
-    /// Decodes an index part written by [`encode_shared`] for `n` values;
-    /// shared ids must be below `dict_len`.
-    pub fn decode(payload: &[u8], n: usize, dict_len: usize) -> Result<Self, StorageError> {
-        let mut c = Cursor::new(payload, "shared column");
-        let g = c.len(n.min(dict_len))?;
-        let globals: Vec<u32> = get_ints(&mut c, g)?
-            .into_iter()
-            .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
-            .collect();
-        if globals.iter().any(|&id| id as usize >= dict_len) {
-            return Err(c.err("shared id out of range"));
-        }
-        let locals = c.len(n)?;
-        let entries = g + locals;
-        let idx: Vec<u32> = get_ints(&mut c, n)?
-            .into_iter()
-            .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
-            .collect();
-        if idx.iter().any(|&i| i as usize >= entries) {
-            return Err(c.err("entry out of range"));
-        }
-        if !c.is_empty() {
-            return Err(c.err("trailing bytes in column"));
-        }
-        Ok(SharedIndex {
-            globals,
-            locals,
-            idx,
-        })
-    }
-}
-
-/// Reads the index part of a [`Encoding::Shared`] column with `n` values
-/// without decoding its per-value entries: the entries' shared ids, the
-/// count of own strings, and where the per-value entries lie in `payload`.
+/// Reads the index part of a [`Encoding::Shared`] or
+/// [`Encoding::Skeleton`] (`skeleton`) column with `n` values without
+/// decoding its per-value entries.
 pub fn shared_index_layout(
     payload: &[u8],
     n: usize,
     dict_len: usize,
-) -> Result<(Vec<u32>, usize, super::ints::IntsLayout), StorageError> {
+    skeleton: bool,
+) -> Result<SharedLayout, StorageError> {
     let mut c = Cursor::new(payload, "shared column");
     let g = c.len(n.min(dict_len))?;
-    let globals: Vec<u32> = get_ints(&mut c, g)?
-        .into_iter()
-        .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
-        .collect();
-    if globals.iter().any(|&id| id as usize >= dict_len) {
+    let mut out_of_range = false;
+    let globals: Vec<u32> = super::ints::IntsLayout::read(&mut c, g)?.all(payload, g, |v| {
+        let id = u32::try_from(v).unwrap_or(u32::MAX);
+        out_of_range |= id as usize >= dict_len;
+        id
+    });
+    if out_of_range {
         return Err(c.err("shared id out of range"));
     }
     let locals = c.len(n)?;
     let idx = super::ints::IntsLayout::read(&mut c, n)?;
+    let digits = if skeleton {
+        let len = c.len(c.remaining())?;
+        let at = c.pos();
+        c.take(len)?;
+        Some(at..at + len)
+    } else {
+        None
+    };
     if !c.is_empty() {
         return Err(c.err("trailing bytes in column"));
     }
-    Ok((globals, locals, idx))
+    Ok(SharedLayout {
+        globals,
+        locals,
+        idx,
+        digits,
+    })
 }
 
 /// Decodes the `l` own strings of a [`Encoding::Shared`] column.
@@ -731,7 +739,9 @@ pub fn decode_column_where(
     let want = |i: usize| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
     let mut c = Cursor::new(payload, "column");
     let v = match enc {
-        Encoding::Shared => return Err(c.err("shared column read without its part's dictionaries")),
+        Encoding::Shared | Encoding::Skeleton => {
+            return Err(c.err("shared column read without its part's dictionaries"))
+        }
         Encoding::Const => Values::Const {
             value: c.bytes()?.to_vec(),
             n,

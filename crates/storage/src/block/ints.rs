@@ -64,33 +64,61 @@ fn pack_bits(dst: &mut Vec<u8>, vals: &[u64], bits: usize) {
 
 /// Reads `n` values bit-packed at `bits` from `src` (exactly long enough).
 fn unpack_bits(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
+    unpack_bits_map(src, n, bits, out, |v| v)
+}
+
+/// Reads `n` values bit-packed at `bits` from `src` (exactly long enough),
+/// appending each mapped by `f` to `out`.
+fn unpack_bits_map<T>(
+    src: &[u8],
+    n: usize,
+    bits: usize,
+    out: &mut Vec<T>,
+    mut f: impl FnMut(u64) -> T,
+) {
+    out.reserve(n);
     if bits == 0 {
-        out.resize(out.len() + n, 0);
+        out.extend((0..n).map(|_| f(0)));
         return;
     }
     if bits <= 56 {
-        // One unaligned 8-byte load per value (the last ones from a padded copy).
+        // One unaligned 8-byte load per value: straight from `src` while
+        // 8 bytes remain, then from a zero-padded copy of the tail.
         let mask = (1u64 << bits) - 1;
-        let safe = src.len().saturating_sub(7);
-        let mut tail = [0u8; 16];
-        let from = safe.min(src.len());
-        tail[..src.len() - from].copy_from_slice(&src[from..]);
-        let start = out.len();
-        out.resize(start + n, 0);
-        for (i, slot) in out[start..].iter_mut().enumerate() {
+        let direct = if src.len() >= 8 {
+            (((src.len() - 8) * 8 + 7) / bits + 1).min(n)
+        } else {
+            0
+        };
+        for i in 0..direct {
             let bit = i * bits;
             let byte = bit / 8;
-            let word = match src.get(byte..byte + 8) {
-                Some(w) if byte < safe => u64::from_le_bytes(w.try_into().expect("8 bytes")),
-                _ => {
-                    let k = byte - from;
-                    u64::from_le_bytes(tail[k..k + 8].try_into().expect("8 bytes"))
-                }
-            };
-            *slot = (word >> (bit % 8)) & mask;
+            let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
+            out.push(f((word >> (bit % 8)) & mask));
+        }
+        if direct < n {
+            let from = (direct * bits / 8).min(src.len());
+            let mut tail = [0u8; 24];
+            let k = (src.len() - from).min(16);
+            tail[..k].copy_from_slice(&src[from..from + k]);
+            for i in direct..n {
+                let bit = i * bits;
+                let byte = bit / 8 - from;
+                let word = u64::from_le_bytes(tail[byte..byte + 8].try_into().expect("8 bytes"));
+                out.push(f((word >> (bit % 8)) & mask));
+            }
         }
         return;
     }
+    let start = out.len();
+    let mut wide = Vec::with_capacity(n);
+    unpack_wide(src, n, bits, &mut wide);
+    out.extend(wide.into_iter().map(f));
+    debug_assert_eq!(out.len(), start + n);
+}
+
+/// [`unpack_bits`] for widths above 56 bits.
+fn unpack_wide(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
     let mask = if bits == 64 {
         u64::MAX
     } else {
@@ -213,6 +241,24 @@ impl IntsLayout {
         Ok(IntsLayout { start: 0, kind })
     }
 
+    /// All `n` integers (the count read) of the stream in `buf`, mapped by `f`.
+    pub fn all<T>(&self, buf: &[u8], n: usize, mut f: impl FnMut(u64) -> T) -> Vec<T> {
+        match &self.kind {
+            LayoutKind::Bits(w) => {
+                let len = (n * w).div_ceil(8);
+                let mut out = Vec::with_capacity(n);
+                unpack_bits_map(&buf[self.start..self.start + len], n, *w, &mut out, f);
+                out
+            }
+            LayoutKind::Decoded(v) => v.iter().map(|&x| f(x)).collect(),
+            LayoutKind::Planes { width: 1, .. } => buf[self.start..self.start + n]
+                .iter()
+                .map(|&b| f(u64::from(b)))
+                .collect(),
+            LayoutKind::Planes { .. } => (0..n).map(|i| f(self.get(buf, i))).collect(),
+        }
+    }
+
     /// Integer `i` (below the count read) of the stream in `buf`.
     #[inline]
     pub fn get(&self, buf: &[u8], i: usize) -> u64 {
@@ -222,10 +268,16 @@ impl IntsLayout {
                 let bit = i * w;
                 let at = self.start + bit / 8;
                 let shift = bit % 8;
-                let mut raw = [0u8; 16];
-                let avail = buf.len().saturating_sub(at).min(16);
-                raw[..avail].copy_from_slice(&buf[at..at + avail]);
-                let v = (u128::from_le_bytes(raw) >> shift) as u64;
+                let word = match buf.get(at..at + 16) {
+                    Some(b) => u128::from_le_bytes(b.try_into().expect("16 bytes")),
+                    None => {
+                        let mut raw = [0u8; 16];
+                        let avail = buf.len().saturating_sub(at).min(16);
+                        raw[..avail].copy_from_slice(&buf[at..at + avail]);
+                        u128::from_le_bytes(raw)
+                    }
+                };
+                let v = (word >> shift) as u64;
                 if *w == 64 {
                     v
                 } else {
@@ -278,6 +330,7 @@ mod tests {
             for (i, &v) in vals.iter().enumerate() {
                 prop_assert_eq!(l.get(&buf, i), v);
             }
+            prop_assert_eq!(l.all(&buf, vals.len(), |v| v), vals);
         }
     }
 

@@ -318,7 +318,7 @@ impl BlockHeader<'_> {
             put_uvarint(&mut h, p.offset as u64);
             put_uvarint(&mut h, p.len as u64);
             put_stats(&mut h, p.stats);
-            if c.encoding == Encoding::Shared {
+            if c.encoding.is_shared() {
                 let s = c.shared.expect("shared columns have a strings place");
                 put_uvarint(&mut h, u64::from(s.dict));
                 put_uvarint(&mut h, s.frame as u64);
@@ -397,10 +397,10 @@ impl<'a> BlockHeader<'a> {
     }
 }
 
-fn decode_column_head<'a>(
-    c: &mut Cursor<'a>,
-    v2: bool,
-) -> Result<(ColumnKind, Encoding, &'a [u8], &'a [u8]), StorageError> {
+/// A column's head as decoded: kind, encoding, name bytes and payload bytes.
+type RawColumnHead<'a> = (ColumnKind, Encoding, &'a [u8], &'a [u8]);
+
+fn decode_column_head<'a>(c: &mut Cursor<'a>, v2: bool) -> Result<RawColumnHead<'a>, StorageError> {
     let tag = c.u8()?;
     let kind = match tag >> 4 {
         0 => ColumnKind::Field,
@@ -535,19 +535,19 @@ fn decode_v2<'a>(
         let len = c.len(MAX_FRAME_RAW)?;
         if offset
             .checked_add(len)
-            .is_none_or(|e| e > frames[frame].raw_len)
+            .is_none_or(|e| frames.get(frame).is_none_or(|f| e > f.raw_len))
         {
             return Err(c.err("column payload out of range"));
         }
         let stats = get_stats(c, encoding)?;
-        let shared = if encoding == Encoding::Shared {
+        let shared = if encoding.is_shared() {
             let dict = c.len(u32::MAX as usize)? as u32;
             let frame = c.len(frames.len().saturating_sub(1))?;
             let offset = c.len(MAX_FRAME_RAW)?;
             let len = c.len(MAX_FRAME_RAW)?;
             if offset
                 .checked_add(len)
-                .is_none_or(|e| e > frames[frame].raw_len)
+                .is_none_or(|e| frames.get(frame).is_none_or(|f| e > f.raw_len))
             {
                 return Err(c.err("column strings out of range"));
             }
@@ -580,9 +580,17 @@ fn decode_v2<'a>(
             shared,
         });
     }
-    for t in &templates {
-        if t.slots.iter().any(|&s| s as usize >= columns.len()) {
-            return Err(c.err("template slot out of range"));
+    let mut seen = vec![usize::MAX; columns.len()];
+    for (ti, t) in templates.iter().enumerate() {
+        for &s in &t.slots {
+            let s = s as usize;
+            if s >= columns.len() {
+                return Err(c.err("template slot out of range"));
+            }
+            if seen[s] == ti {
+                return Err(c.err("template names a column twice"));
+            }
+            seen[s] = ti;
         }
     }
     // The bloom section follows the header checksum.

@@ -18,6 +18,7 @@
 
 pub mod bloom;
 pub mod builder;
+pub mod digits;
 pub mod encoding;
 pub(crate) mod hash;
 mod ints;

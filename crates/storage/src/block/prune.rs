@@ -154,6 +154,109 @@ pub fn needle_sources_in(
     Some(out)
 }
 
+/// The fragments of a needle in one block, with which columns may hold
+/// each judged on demand (and remembered): the same answers as
+/// [`needle_sources_in`]'s `columns`, without probing every column.
+pub struct LazySources<'h, 'n> {
+    header: &'h BlockHeader<'h>,
+    bloom: Bloom<'h>,
+    needle: &'n [u8],
+    runs: Vec<NeedleRun<'n>>,
+    /// Fragments as (start, end) in the needle, with their runs' indices.
+    frags: Vec<(usize, usize, Vec<usize>)>,
+    /// Boundary bytes are not recorded (or version 1): every column may.
+    any: bool,
+    /// Per fragment and column: 0 not judged, 1 no, 2 yes.
+    memo: std::cell::RefCell<Vec<u8>>,
+}
+
+impl<'h, 'n> LazySources<'h, 'n> {
+    /// Prepares `needle` for the block with `header` and bloom bytes `bloom`.
+    pub fn new(header: &'h BlockHeader<'h>, bloom: &'h [u8], needle: &'n [u8]) -> Self {
+        let any = header.version < 2 || header.boundaries & (1 << 15) != 0;
+        let is_boundary = |b: u8| {
+            BOUNDARY_BYTES
+                .iter()
+                .position(|&x| x == b)
+                .is_some_and(|i| header.boundaries & (1 << i) != 0)
+        };
+        let runs = needle_runs(needle);
+        let mut cuts: Vec<(usize, usize)> = Vec::new();
+        let mut start = 0usize;
+        if !any {
+            for (i, &b) in needle.iter().enumerate() {
+                if is_boundary(b) {
+                    if i > start {
+                        cuts.push((start, i));
+                    }
+                    start = i + 1;
+                }
+            }
+            if needle.len() > start {
+                cuts.push((start, needle.len()));
+            }
+        }
+        let base = needle.as_ptr() as usize;
+        let frags = cuts
+            .into_iter()
+            .map(|(a, b)| {
+                let idx = runs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| {
+                        let at = r.text.as_ptr() as usize - base;
+                        at >= a && at + r.text.len() <= b
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                (a, b, idx)
+            })
+            .collect::<Vec<_>>();
+        let n = frags.len() * header.columns.len();
+        LazySources {
+            header,
+            bloom: Bloom::new(if header.version >= 2 { bloom } else { &[] }),
+            needle,
+            runs,
+            frags,
+            any,
+            memo: std::cell::RefCell::new(vec![0; n]),
+        }
+    }
+
+    /// Whether column `c`'s values may hold every fragment of the needle
+    /// that lies wholly inside `[start, end)`.
+    pub fn column_may_hold(&self, c: usize, start: usize, end: usize) -> bool {
+        if self.any {
+            return true;
+        }
+        let ncols = self.header.columns.len();
+        for (f, (a, b, idx)) in self.frags.iter().enumerate() {
+            if *a < start || *b > end {
+                continue;
+            }
+            let slot = f * ncols + c;
+            let known = self.memo.borrow()[slot];
+            let ok = match known {
+                1 => false,
+                2 => true,
+                _ => {
+                    let ok = fragment_fits_column(self.header, c, &self.needle[*a..*b])
+                        && idx
+                            .iter()
+                            .all(|&i| run_in_column(self.header, &self.bloom, c, &self.runs[i]));
+                    self.memo.borrow_mut()[slot] = if ok { 2 } else { 1 };
+                    ok
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// A needle prepared for many blocks: its token runs and their classes.
 #[derive(Clone, Debug)]
 pub struct NeedleProbe {

@@ -13,10 +13,8 @@ use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::encoding::{
-    decode_column_where, decode_shared_strings, Encoding, SharedIndex, Stats, Values,
-};
-use super::ints::get_ints;
+use super::encoding::{decode_column_where, decode_shared_strings, Encoding, Stats, Values};
+use super::ints::{get_ints, IntsLayout};
 use super::layout::{
     BlockHeader, ColumnKind, FrameInfo, SharedPlace, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
     FRAME_METADATA, FRAME_TEMPLATES,
@@ -112,7 +110,14 @@ pub struct BlockReader<'a> {
     payload_base: usize,
     templates: OnceCell<Vec<Template>>,
     row_tpl: Vec<u32>,
-    ts: Vec<i64>,
+    /// Row timestamps, decoded on first use of [`Self::timestamps`].
+    ts: OnceCell<Vec<i64>>,
+    /// Version 2: where the row timestamps lie in the directory, to read
+    /// the newest rows' without decoding all.
+    ts_layout: Option<TsLayout<'a>>,
+    /// Timestamps of the rows from `ts_tail.0` on, read backward from the
+    /// newest row (see [`Self::first_row_from`]).
+    ts_tail: RefCell<(usize, Vec<i64>)>,
     metadata: OnceCell<Vec<Vec<(String, String)>>>,
     columns: Vec<ColumnDir>,
     names: OnceCell<Vec<Option<String>>>,
@@ -134,9 +139,37 @@ pub struct SharedIndexView<'a> {
     base: usize,
     len: usize,
     idx: super::ints::IntsLayout,
+    digits: Option<std::ops::Range<usize>>,
+    values: usize,
 }
 
 impl SharedIndexView<'_> {
+    /// True for [`Encoding::Skeleton`] columns (entries are skeletons).
+    pub fn is_skeleton(&self) -> bool {
+        self.digits.is_some()
+    }
+
+    /// A reader of the values' digit runs, in value order (skeleton columns).
+    pub fn digit_reader(&self) -> Option<super::digits::DigitReader<'_>> {
+        let r = self.digits.clone()?;
+        let buf = &self.frame[self.base..self.base + self.len];
+        Some(super::digits::DigitReader::new(&buf[r]))
+    }
+
+    /// Every value's entry, decoded at once (cheaper than [`Self::entry`]
+    /// for most of the values).
+    pub fn entries_all(&self) -> Result<Vec<u32>, StorageError> {
+        let n = self.values;
+        let buf = &self.frame[self.base..self.base + self.len];
+        let out = self
+            .idx
+            .all(buf, n, |v| u32::try_from(v).unwrap_or(u32::MAX));
+        if out.iter().any(|&e| e as usize >= self.entries) {
+            return Err(bad("shared column entry out of range"));
+        }
+        Ok(out)
+    }
+
     /// The entry of value `vi` (below the column's value count).
     #[inline]
     pub fn entry(&self, vi: usize) -> Result<usize, StorageError> {
@@ -277,7 +310,9 @@ impl<'a> BlockReader<'a> {
             payload_base: 0,
             templates: OnceCell::new(),
             row_tpl: Vec::new(),
-            ts: Vec::new(),
+            ts: OnceCell::new(),
+            ts_layout: None,
+            ts_tail: RefCell::new((usize::MAX, Vec::new())),
             metadata: OnceCell::new(),
             columns: Vec::new(),
             names: OnceCell::new(),
@@ -288,7 +323,7 @@ impl<'a> BlockReader<'a> {
         if v1 {
             r.read_directory_v1(&frame0)?;
         } else {
-            r.read_directory_v2(&frame0)?;
+            r.read_directory_v2(frame0)?;
         }
         Ok(r)
     }
@@ -315,7 +350,8 @@ impl<'a> BlockReader<'a> {
         Ok(f)
     }
 
-    fn read_directory_v2(&mut self, dir: &[u8]) -> Result<(), StorageError> {
+    fn read_directory_v2(&mut self, frame: FrameRef<'a>) -> Result<(), StorageError> {
+        let dir: &[u8] = &frame;
         let rows = self.header.rows;
         let nt = self.header.templates.len();
         let mut c = Cursor::new(dir, "directory");
@@ -325,34 +361,47 @@ impl<'a> BlockReader<'a> {
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
         }
+        let mut per_tpl = vec![0usize; nt.max(1)];
         self.row_tpl = match nt {
             0 | 1 => vec![0; rows],
-            _ => get_ints(&mut c, rows)?
-                .into_iter()
-                .map(|t| u32::try_from(t).unwrap_or(u32::MAX))
-                .collect(),
+            _ => {
+                let l = IntsLayout::read(&mut c, rows)?;
+                let mut bad_tpl = false;
+                let t = l.all(dir, rows, |t| {
+                    let t = u32::try_from(t).unwrap_or(u32::MAX);
+                    match per_tpl.get_mut(t as usize) {
+                        Some(n) => *n += 1,
+                        None => bad_tpl = true,
+                    }
+                    t
+                });
+                if bad_tpl {
+                    return Err(c.err("row template out of range"));
+                }
+                t
+            }
         };
-        if self.row_tpl.iter().any(|&t| t as usize >= nt.max(1)) {
-            return Err(c.err("row template out of range"));
+        if nt == 1 {
+            per_tpl[0] = rows;
         }
-        self.ts = read_row_timestamps(&mut c, rows, self.header.min_ts)?;
+        let g = c.uvarint()?;
+        if g == 0 || g > i64::MAX as u64 {
+            return Err(c.err("bad timestamp divisor"));
+        }
+        let layout = IntsLayout::read(&mut c, rows)?;
+        self.ts_layout = Some(TsLayout {
+            frame: frame.clone(),
+            gcd: g as i64,
+            deltas: layout,
+        });
         if !c.is_empty() {
             return Err(c.err("trailing bytes"));
         }
+        // Templates name each column at most once (checked with the header).
+        self.columns.reserve_exact(self.header.columns.len());
         let mut expected = vec![0usize; self.header.columns.len()];
-        let mut per_tpl = vec![0usize; nt];
-        for &t in &self.row_tpl {
-            per_tpl[t as usize] += 1;
-        }
-        // Which template last named each column (a template naming one twice
-        // is damage).
-        let mut seen = vec![usize::MAX; self.header.columns.len()];
-        for (ti, (t, n)) in self.header.templates.iter().zip(&per_tpl).enumerate() {
+        for (t, n) in self.header.templates.iter().zip(&per_tpl) {
             for &s in &t.slots {
-                if seen[s as usize] == ti {
-                    return Err(bad("template names a column twice"));
-                }
-                seen[s as usize] = ti;
                 expected[s as usize] += n;
             }
         }
@@ -362,7 +411,13 @@ impl<'a> BlockReader<'a> {
                 return Err(bad("column value count mismatch"));
             }
             if let Some(sp) = head.shared {
-                let ok = self.dicts.is_some_and(|d| d.get(sp.dict).is_some());
+                // The dictionary exists and holds what the encoding reads:
+                // skeletons for Skeleton columns, values for Shared ones.
+                let skeleton = head.encoding == Encoding::Skeleton;
+                let ok = self.dicts.is_some_and(|d| {
+                    d.get(sp.dict)
+                        .is_some_and(|dict| dict.holds_skeletons() == skeleton)
+                });
                 if !ok {
                     return Err(bad("shared column without its part's dictionary"));
                 }
@@ -409,7 +464,9 @@ impl<'a> BlockReader<'a> {
             return Err(c.err("rows without templates"));
         }
         self.row_tpl = read_row_templates(&mut c, rows, nt)?;
-        self.ts = read_row_timestamps(&mut c, rows, self.header.min_ts)?;
+        let _ = self
+            .ts
+            .set(read_row_timestamps(&mut c, rows, self.header.min_ts)?);
         let metadata = read_metadata(&mut c, rows)?;
         // How many values each column must hold, from the templates.
         let mut per_tpl = vec![0usize; nt];
@@ -492,7 +549,86 @@ impl<'a> BlockReader<'a> {
 
     /// Row timestamps, nanoseconds, in row order.
     pub fn timestamps(&self) -> &[i64] {
-        &self.ts
+        self.ts.get_or_init(|| match &self.ts_layout {
+            Some(l) => {
+                let mut prev = self.header.min_ts;
+                let g = l.gcd;
+                l.deltas.all(&l.frame, self.rows(), |d| {
+                    prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
+                    prev
+                })
+            }
+            None => Vec::new(),
+        })
+    }
+
+    /// The timestamp of row `r` (below [`Self::rows`]). Rows read by
+    /// [`Self::first_row_from`] are answered without decoding the others.
+    pub fn row_ts(&self, r: usize) -> i64 {
+        if let Some(ts) = self.ts.get() {
+            return ts[r];
+        }
+        {
+            let tail = self.ts_tail.borrow();
+            if r >= tail.0 && tail.0 != usize::MAX {
+                return tail.1[r - tail.0];
+            }
+        }
+        self.timestamps()[r]
+    }
+
+    /// The first row with a timestamp at or after `lo` (rows are in time
+    /// order). Reads the timestamps backward from the newest row, so a
+    /// bound near the block's end costs only the rows after it.
+    pub fn first_row_from(&self, lo: i64) -> usize {
+        let n = self.rows();
+        if lo <= self.header.min_ts || n == 0 {
+            return 0;
+        }
+        if lo > self.header.max_ts {
+            return n;
+        }
+        if let Some(ts) = self.ts.get() {
+            return ts.partition_point(|&t| t < lo);
+        }
+        let Some(l) = &self.ts_layout else {
+            return self.timestamps().partition_point(|&t| t < lo);
+        };
+        let mut tail = self.ts_tail.borrow_mut();
+        if tail.0 == usize::MAX {
+            *tail = (n, Vec::new());
+        }
+        // Extend the tail backward until its first row is before `lo`.
+        let limit = n / 4;
+        let mut rev: Vec<i64> = Vec::new();
+        let mut at = tail.0;
+        let mut t = if at == n {
+            self.header.max_ts
+        } else {
+            tail.1[0]
+        };
+        if at == n {
+            at -= 1;
+            rev.push(t);
+        }
+        while t >= lo && at > 0 {
+            if n - at > limit {
+                drop(tail);
+                return self.timestamps().partition_point(|&t| t < lo);
+            }
+            let d = unzigzag(l.deltas.get(&l.frame, at));
+            t = t.wrapping_sub(d.wrapping_mul(l.gcd));
+            at -= 1;
+            rev.push(t);
+        }
+        if !rev.is_empty() {
+            rev.reverse();
+            rev.extend_from_slice(&tail.1);
+            *tail = (at, rev);
+        }
+        // Rows [tail.0, n) are known; the first at or after `lo`:
+        let base = tail.0;
+        base + tail.1.partition_point(|&t| t < lo)
     }
 
     /// The templates (version 2: read and checked on first use).
@@ -775,7 +911,7 @@ impl<'a> BlockReader<'a> {
             .iter()
             .map(|slots| slots.contains(&(id as u32)))
             .collect();
-        for (&t, &ts) in self.row_tpl.iter().zip(&self.ts) {
+        for (&t, &ts) in self.row_tpl.iter().zip(self.timestamps()) {
             if holds[t as usize] {
                 out.push(ts);
             }
@@ -805,19 +941,9 @@ impl<'a> BlockReader<'a> {
         self.dicts?.get(sp.dict)
     }
 
-    /// The index part of [`Encoding::Shared`] column `id`: its entries'
-    /// shared ids, its own strings' count and each value's entry. Reads
-    /// no string.
-    pub fn shared_index(&self, id: usize) -> Result<SharedIndex, StorageError> {
-        let col = &self.columns[id];
-        let dict = self
-            .shared_dict(id)
-            .ok_or_else(|| bad("column is not shared"))?;
-        self.with_column_payload(id, |p| SharedIndex::decode(p, col.values, dict.len()))
-    }
-
-    /// Like [`Self::shared_index`], reading each value's entry in place
-    /// (no per-value decoding up front).
+    /// The index part of [`Encoding::Shared`] (or [`Encoding::Skeleton`])
+    /// column `id`: its entries' shared ids, its own strings' count, and each
+    /// value's entry (and digit runs), read in place. Reads no string.
     pub fn shared_index_view(&self, id: usize) -> Result<SharedIndexView<'a>, StorageError> {
         let col = &self.columns[id];
         let dict = self
@@ -828,16 +954,18 @@ impl<'a> BlockReader<'a> {
         let p = frame
             .get(base..base + col.len)
             .ok_or_else(|| bad("column payload out of range"))?;
-        let (globals, locals, idx) =
-            super::encoding::shared_index_layout(p, col.values, dict.len())?;
+        let skeleton = col.encoding == Encoding::Skeleton;
+        let l = super::encoding::shared_index_layout(p, col.values, dict.len(), skeleton)?;
         Ok(SharedIndexView {
-            entries: globals.len() + locals,
-            globals,
-            locals,
+            entries: l.globals.len() + l.locals,
+            globals: l.globals,
+            locals: l.locals,
             frame,
             base,
             len: col.len,
-            idx,
+            idx: l.idx,
+            digits: l.digits,
+            values: col.values,
         })
     }
 
@@ -851,6 +979,9 @@ impl<'a> BlockReader<'a> {
         let sp = self.columns[id]
             .shared
             .ok_or_else(|| bad("column is not shared"))?;
+        if locals == 0 && sp.len == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
         let frame = self.frame(sp.frame)?;
         let p = frame
             .get(sp.offset..sp.offset + sp.len)
@@ -858,12 +989,14 @@ impl<'a> BlockReader<'a> {
         decode_shared_strings(p, locals)
     }
 
-    /// A shared column's values, as a dictionary of its entries.
+    /// A shared column's values: a dictionary of its entries, or for
+    /// skeleton columns every value spelled out.
     fn shared_values(&self, id: usize) -> Result<Values, StorageError> {
         let dict = self
             .shared_dict(id)
             .ok_or_else(|| bad("column is not shared"))?;
-        let si = self.shared_index(id)?;
+        let si = self.shared_index_view(id)?;
+        let idx = si.entries_all()?;
         let (local, local_ends) = self.shared_strings(id, si.locals)?;
         let global_bytes: usize = si
             .globals
@@ -879,18 +1012,29 @@ impl<'a> BlockReader<'a> {
         let base = data.len() as u32;
         data.extend_from_slice(&local);
         ends.extend(local_ends.iter().map(|&e| base + e));
-        Ok(Values::Dict {
-            data,
-            ends,
-            idx: si.idx,
-        })
+        let entries = Values::Dict { data, ends, idx };
+        let Some(mut digits) = si.digit_reader() else {
+            return Ok(entries);
+        };
+        // Skeleton entries: fill each value's holes with its digit runs.
+        let n = entries.len();
+        let mut data = Vec::with_capacity(n * 48);
+        let mut ends = Vec::with_capacity(n);
+        for i in 0..n {
+            super::digits::fill(entries.get(i), &mut digits, &mut data)?;
+            ends.push(data.len() as u32);
+        }
+        if !digits.is_done() {
+            return Err(bad("trailing digit runs"));
+        }
+        Ok(Values::Flat { data, ends })
     }
 
     /// Decodes column `id`'s values, printing only the `wanted` values of
     /// typed columns (see [`decode_column_where`]).
     pub fn values_where(&self, id: usize, wanted: Option<&[bool]>) -> Result<Values, StorageError> {
         let col = &self.columns[id];
-        if col.encoding == Encoding::Shared {
+        if col.encoding.is_shared() {
             return self.shared_values(id);
         }
         let row_ts = if col.encoding == Encoding::Timestamp {
@@ -1034,6 +1178,13 @@ fn read_metadata(
 
 fn utf8(b: &[u8]) -> Result<String, StorageError> {
     String::from_utf8(b.to_vec()).map_err(|_| bad("metadata is not utf-8"))
+}
+
+/// Where a version-2 block's row timestamps lie in its directory frame.
+struct TsLayout<'a> {
+    frame: FrameRef<'a>,
+    gcd: i64,
+    deltas: IntsLayout,
 }
 
 /// A frame's bytes: borrowed from the block when stored as is, else

@@ -37,6 +37,8 @@ const MAX_SECTION_RAW: usize = 1 << 30;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SharedDict {
     name: Box<[u8]>,
+    /// Entries are skeletons (see `digits.rs`), not values.
+    skeletons: bool,
     data: Vec<u8>,
     ends: Vec<u32>,
 }
@@ -45,6 +47,11 @@ impl SharedDict {
     /// The column (dotted field path) the dictionary serves.
     pub fn name(&self) -> &[u8] {
         &self.name
+    }
+
+    /// True when the entries are skeletons.
+    pub fn holds_skeletons(&self) -> bool {
+        self.skeletons
     }
 
     /// Number of entries.
@@ -114,6 +121,7 @@ impl SharedDicts {
         put_uvarint(&mut out, self.dicts.len() as u64);
         for d in &self.dicts {
             put_bytes(&mut out, &d.name);
+            out.push(u8::from(d.skeletons));
             put_uvarint(&mut out, d.ends.len() as u64);
             let mut start = 0u32;
             for &e in &d.ends {
@@ -132,6 +140,11 @@ impl SharedDicts {
         let mut dicts = Vec::with_capacity(n);
         for _ in 0..n {
             let name = c.bytes()?.into();
+            let skeletons = match c.u8()? {
+                0 => false,
+                1 => true,
+                _ => return Err(c.err("unknown dictionary kind")),
+            };
             let entries = c.len(MAX_DICT_ENTRIES.min(c.remaining()))?;
             let mut ends = Vec::with_capacity(entries);
             let mut total = 0usize;
@@ -143,7 +156,12 @@ impl SharedDicts {
                 return Err(c.err("dictionary too large"));
             }
             let data = c.take(total)?.to_vec();
-            dicts.push(SharedDict { name, data, ends });
+            dicts.push(SharedDict {
+                name,
+                skeletons,
+                data,
+                ends,
+            });
         }
         if !c.is_empty() {
             return Err(c.err("trailing bytes"));
@@ -204,7 +222,7 @@ struct Learner {
 /// Builds a part's shared dictionaries while its blocks are written.
 #[derive(Default)]
 pub struct SharedDictWriter {
-    by_name: FastMap<Box<[u8]>, u32>,
+    by_name: FastMap<(Box<[u8]>, bool), u32>,
     learners: Vec<Learner>,
     /// Serial number of the block being built.
     block: u32,
@@ -225,7 +243,17 @@ impl SharedDictWriter {
     /// The dictionary id for column `name`; `None` when the part has as many
     /// dictionaries as it may.
     pub fn column(&mut self, name: &[u8]) -> Option<u32> {
-        if let Some(&d) = self.by_name.get(name) {
+        self.dict_for(name, false)
+    }
+
+    /// The dictionary of skeletons for column `name` (see [`Self::column`]).
+    pub fn skeleton_column(&mut self, name: &[u8]) -> Option<u32> {
+        self.dict_for(name, true)
+    }
+
+    fn dict_for(&mut self, name: &[u8], skeletons: bool) -> Option<u32> {
+        let key: (Box<[u8]>, bool) = (name.into(), skeletons);
+        if let Some(&d) = self.by_name.get(&key) {
             return Some(d);
         }
         if self.learners.len() >= MAX_DICTS {
@@ -235,13 +263,14 @@ impl SharedDictWriter {
         self.learners.push(Learner {
             dict: SharedDict {
                 name: name.into(),
+                skeletons,
                 ..SharedDict::default()
             },
             ids: FastMap::default(),
             seen: FastMap::default(),
             full: false,
         });
-        self.by_name.insert(name.into(), d);
+        self.by_name.insert(key, d);
         Some(d)
     }
 
@@ -344,6 +373,10 @@ mod tests {
             assert!(SharedDicts::read_section(&bad).is_err(), "byte {i}");
         }
         assert!(SharedDicts::read_section(&sec[..sec.len() - 1]).is_err());
-        assert!(SharedDicts::decode(&[1, 1, b'a', 5, 1]).is_err());
+        assert!(SharedDicts::decode(&[1, 1, b'a', 0, 5, 1]).is_err());
+        assert!(SharedDicts::decode(&[1, 1, b'a', 2, 0]).is_err());
+        let mut w = SharedDictWriter::new();
+        assert_ne!(w.column(b"m"), w.skeleton_column(b"m"));
+        assert!(w.finish().get(1).unwrap().holds_skeletons());
     }
 }

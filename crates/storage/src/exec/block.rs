@@ -5,10 +5,11 @@
 
 use super::needle::{TestKind, ValueTest};
 use super::query::{CompiledQuery, FilterPlan, SharedTemplate};
+use crate::block::digits::{skeleton_pieces, skeleton_safe};
 use crate::block::encoding::{Encoding, Values};
 use crate::block::hash::FastMap as HashMap;
 use crate::block::layout::ColumnKind;
-use crate::block::prune::{needle_sources, FragmentSources};
+use crate::block::prune::LazySources;
 use crate::block::reader::SharedIndexView;
 use crate::block::shared::SharedDict;
 use crate::block::BlockReader;
@@ -49,6 +50,21 @@ struct SharedColumn<'a> {
     dict: &'a SharedDict,
     index: SharedIndexView<'a>,
     locals: Option<(Vec<u8>, Vec<u32>)>,
+}
+
+/// A verdict on an entry of a Skeleton column that its rows' values decide.
+const MAYBE: u8 = 3;
+
+/// How [`BlockEval::eval_column`] may judge a test on a Skeleton column.
+#[derive(Clone, Copy)]
+pub enum OnSkeletons<'a> {
+    /// Not at all: the column's values are rebuilt and tested.
+    Rebuild,
+    /// On each entry: the test gives a value and its skeleton one verdict.
+    ByEntry,
+    /// A value whose skeleton lacks one of these pieces fails; the rows of
+    /// the other entries are rebuilt and tested.
+    Pieces(&'a [&'a [u8]]),
 }
 
 /// One block being evaluated.
@@ -92,17 +108,21 @@ pub struct PendingTest {
 struct Tester<'n> {
     col: usize,
     test: ValueTest,
-    /// The searcher for [`TestKind::Contains`].
-    finder: Option<memchr::memmem::Finder<'n>>,
+    /// The searcher for [`TestKind::Contains`], built on first use (most
+    /// values are judged from a memo and never searched).
+    finder: std::cell::OnceCell<memchr::memmem::Finder<'n>>,
 }
 
-impl Tester<'_> {
+impl<'n> Tester<'n> {
     #[inline]
-    fn holds(&self, needle: &[u8], v: &[u8]) -> bool {
-        match &self.finder {
-            Some(f) => f.find(v).is_some(),
-            None => self.test.holds(needle, v),
+    fn holds(&self, needle: &'n [u8], v: &[u8]) -> bool {
+        if self.test.kind != TestKind::Contains {
+            return self.test.holds(needle, v);
         }
+        self.finder
+            .get_or_init(|| memchr::memmem::Finder::new(&needle[self.test.start..self.test.end]))
+            .find(v)
+            .is_some()
     }
 }
 
@@ -151,9 +171,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         lo: i64,
         hi: i64,
     ) -> Result<Option<Self>, StorageError> {
-        let ts = r.timestamps();
-        let first = ts.partition_point(|&t| t < lo);
-        let end = ts.partition_point(|&t| t <= hi);
+        let (min_ts, max_ts) = r.time_range();
+        let first = r.first_row_from(lo);
+        let end = if hi >= max_ts {
+            r.rows()
+        } else if hi < min_ts {
+            0
+        } else {
+            r.timestamps().partition_point(|&t| t <= hi)
+        };
         if first >= end {
             return Ok(None);
         }
@@ -238,11 +264,14 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// Memoized per dictionary entry; entries of a part's shared dictionary
     /// are tested once per worker and `key` (across blocks), and the block's
     /// own strings are decompressed only when a wanted row uses one.
+    /// `on_skeletons`: the test gives the same answer on a value's skeleton
+    /// (see `block/digits.rs`), so skeleton columns are judged by entry too.
     pub fn eval_column(
         &mut self,
         c: usize,
         key: MemoKey,
         want: &[bool],
+        on_skeletons: OnSkeletons<'_>,
         test: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Vec<u8>, StorageError> {
         let n = self.rows();
@@ -250,7 +279,23 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         self.value_index(c);
         let (first, end) = (self.first, self.end);
         let verdict = |b: bool| if b { 2u8 } else { 1u8 };
-        if self.values[c].is_none() && self.r.column_encoding(c) == Some(Encoding::Shared) {
+        let enc = self.r.column_encoding(c);
+        let skeleton = enc == Some(Encoding::Skeleton);
+        let by_entry = enc == Some(Encoding::Shared)
+            || (skeleton && !matches!(on_skeletons, OnSkeletons::Rebuild));
+        // On skeletons with pieces, an entry either fails (1) or is open (3):
+        // its rows are then tested on their rebuilt values below.
+        let mut judge = |v: &[u8]| match on_skeletons {
+            OnSkeletons::Pieces(pieces) if skeleton => {
+                if pieces.iter().all(|p| memchr::memmem::find(v, p).is_some()) {
+                    MAYBE
+                } else {
+                    1
+                }
+            }
+            _ => verdict(test(v)),
+        };
+        if self.values[c].is_none() && by_entry {
             if self.shared[c].is_none() {
                 let dict = self.r.shared_dict(c).ok_or_else(|| {
                     StorageError::corrupt("block", "shared column without dictionary")
@@ -265,6 +310,27 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             let vidx = self.vidx[c].as_deref().expect("computed");
             let sc = self.shared[c].as_mut().expect("just set");
             let g = sc.index.globals.len();
+            // The entry of each wanted row (decoded at once when most are).
+            let wanted = (first..end)
+                .filter(|&r| want[r] && vidx[r] != u32::MAX)
+                .count();
+            let values = self.r.column_len(c);
+            let bulk = if wanted * 8 > values {
+                Some(sc.index.entries_all()?)
+            } else {
+                None
+            };
+            let mut entry_of = vec![u32::MAX; n];
+            for r in first..end {
+                let vi = vidx[r];
+                if !want[r] || vi == u32::MAX {
+                    continue;
+                }
+                entry_of[r] = match &bulk {
+                    Some(all) => all[vi as usize],
+                    None => sc.index.entry(vi as usize)? as u32,
+                };
+            }
             let mut need_local = false;
             {
                 let mut memo = self.memo.borrow_mut();
@@ -273,11 +339,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     .entry((sc.dict as *const SharedDict as usize, key))
                     .or_insert_with(|| vec![0u8; sc.dict.len()]);
                 for r in first..end {
-                    let vi = vidx[r];
-                    if !want[r] || vi == u32::MAX {
+                    let e = entry_of[r];
+                    if e == u32::MAX {
                         continue;
                     }
-                    let e = sc.index.entry(vi as usize)?;
+                    let e = e as usize;
                     if e >= g {
                         need_local = true;
                         continue;
@@ -285,7 +351,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     let gid = sc.index.globals[e];
                     let m = &mut gm[gid as usize];
                     if *m == 0 {
-                        *m = verdict(test(sc.dict.get(gid).unwrap_or_default()));
+                        *m = judge(sc.dict.get(gid).unwrap_or_default());
                     }
                     out[r] = *m;
                 }
@@ -297,20 +363,28 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 let (data, ends) = sc.locals.as_ref().expect("just set");
                 let mut lm = vec![0u8; ends.len()];
                 for r in first..end {
-                    let vi = vidx[r];
-                    if !want[r] || vi == u32::MAX {
+                    let e = entry_of[r];
+                    if e == u32::MAX || (e as usize) < g {
                         continue;
                     }
-                    let e = sc.index.entry(vi as usize)?;
-                    if e < g {
-                        continue;
-                    }
-                    let l = e - g;
+                    let l = e as usize - g;
                     if lm[l] == 0 {
                         let start = if l == 0 { 0 } else { ends[l - 1] as usize };
-                        lm[l] = verdict(test(&data[start..ends[l] as usize]));
+                        lm[l] = judge(&data[start..ends[l] as usize]);
                     }
                     out[r] = lm[l];
+                }
+            }
+            if !out.contains(&MAYBE) {
+                return Ok(out);
+            }
+            // Open rows: test their values, rebuilt from the skeletons.
+            self.values(c)?;
+            let vidx = self.vidx[c].as_deref().expect("computed");
+            let vals = self.values[c].as_ref().expect("decoded");
+            for r in first..end {
+                if out[r] == MAYBE {
+                    out[r] = verdict(test(vals.get(vidx[r] as usize)));
                 }
             }
             return Ok(out);
@@ -483,7 +557,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let nt = self.infos.len();
         // Per template: None = rows stay Maybe; Some(always, columns).
         let mut per_tpl: Vec<Option<(bool, Vec<usize>)>> = Vec::with_capacity(nt);
-        let sources = needle_sources(self.r.header(), self.r.src(), prefix);
+        let header = self.r.header();
+        let sources = LazySources::new(header, header.bloom_bytes(self.r.src()), prefix);
         for t in 0..nt {
             let info = self.infos[t].clone();
             let Some(Some(sites)) = info.regex_sites.get(index) else {
@@ -497,17 +572,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             // Occurrences of the prefix inside or across values must be
             // impossible in this block.
             let mut live = false;
-            if let Some(src) = &sources {
-                'alt: for alt in &sites.alternatives {
-                    for &(slot, test) in alt {
-                        let c = self.slot_column(t, slot);
-                        if !self.test_possible(c, &test, prefix, src)? {
-                            continue 'alt;
-                        }
+            'alt: for alt in &sites.alternatives {
+                for &(slot, test) in alt {
+                    let c = self.slot_column(t, slot);
+                    if !self.test_possible(c, &test, prefix, &sources)? {
+                        continue 'alt;
                     }
-                    live = true;
-                    break;
                 }
+                live = true;
+                break;
             }
             if live {
                 per_tpl.push(None);
@@ -540,7 +613,22 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         cols.dedup();
         let mut verdicts: HashMap<usize, Vec<u8>> = HashMap::default();
         for &c in &cols {
-            let v = self.eval_column(c, MemoKey::Regex(index), &want, &mut |v| rest(v))?;
+            let pieces: Vec<&[u8]> = split
+                .rest_all_of
+                .iter()
+                .filter_map(|l| skeleton_pieces(l.as_bytes()))
+                .flatten()
+                .collect();
+            let on_skeletons = if split.rest_digit_blind {
+                OnSkeletons::ByEntry
+            } else if pieces.is_empty() {
+                OnSkeletons::Rebuild
+            } else {
+                OnSkeletons::Pieces(&pieces)
+            };
+            let v = self.eval_column(c, MemoKey::Regex(index), &want, on_skeletons, &mut |v| {
+                rest(v)
+            })?;
             verdicts.insert(c, v);
         }
         for r in self.first..self.end {
@@ -623,9 +711,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         hit: &mut [bool],
     ) -> Result<(), StorageError> {
         let needle: &[u8] = &q.needles[n];
-        let Some(sources) = needle_sources(self.r.header(), self.r.src(), needle) else {
-            return Ok(()); // no row of the block holds the needle
-        };
+        let header = self.r.header();
+        let sources = LazySources::new(header, header.bloom_bytes(self.r.src()), needle);
         let nt = self.infos.len();
         // Per template: live alternatives as tester ids; `None` = rebuild.
         let mut testers: Vec<Tester> = Vec::new();
@@ -650,13 +737,10 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         Some(&id) => id,
                         None => {
                             let id = if self.test_possible(c, &test, needle, &sources)? {
-                                let finder = (test.kind == TestKind::Contains).then(|| {
-                                    memchr::memmem::Finder::new(&needle[test.start..test.end])
-                                });
                                 testers.push(Tester {
                                     col: c,
                                     test,
-                                    finder,
+                                    finder: std::cell::OnceCell::new(),
                                 });
                                 testers.len() - 1
                             } else {
@@ -684,7 +768,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let mut verdicts: Vec<Vec<u8>> = Vec::with_capacity(testers.len());
         for t in &testers {
             let key = MemoKey::Needle(n, t.test);
-            let v = self.eval_column(t.col, key, &want, &mut |v| t.holds(needle, v))?;
+            let stretch = &needle[t.test.start..t.test.end];
+            let pieces = skeleton_pieces(stretch);
+            let on_skeletons = match &pieces {
+                _ if skeleton_safe(stretch) => OnSkeletons::ByEntry,
+                Some(p) if !p.is_empty() => OnSkeletons::Pieces(p),
+                _ => OnSkeletons::Rebuild,
+            };
+            let v =
+                self.eval_column(t.col, key, &want, on_skeletons, &mut |v| t.holds(needle, v))?;
             verdicts.push(v);
         }
         let row_tpl = self.r.row_templates();
@@ -730,7 +822,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         c: usize,
         test: &ValueTest,
         needle: &[u8],
-        sources: &[FragmentSources],
+        sources: &LazySources<'_, '_>,
     ) -> Result<bool, StorageError> {
         if self.r.column_kind(c) != ColumnKind::Field {
             return Ok(true);
@@ -752,11 +844,6 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         if test.kind == TestKind::Equals && bytes.is_empty() {
             return Ok(true);
         }
-        for f in sources {
-            if f.start >= test.start && f.end <= test.end && !f.columns[c] {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        Ok(sources.column_may_hold(c, test.start, test.end))
     }
 }

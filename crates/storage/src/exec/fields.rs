@@ -22,6 +22,13 @@ use runakefli_model::plan::{BucketValue, FilterOutcome, GroupBy, GroupKey};
 use runakefli_model::{Entry, Labels};
 use std::rc::Rc;
 
+/// A label's source with, when it is one JSON slot, its column and whether the
+/// value is quoted there.
+type PlacedLabel = (LabelSource, Option<(usize, bool)>);
+
+/// Rows whose labels come from the same place: (template, label sources, rows).
+type RowGroup = (usize, Option<Rc<Vec<LabelSource>>>, Vec<u32>);
+
 /// Id of the absent value.
 const ABSENT: u32 = 0;
 
@@ -249,10 +256,10 @@ pub fn run<'e>(
     };
     // Uniform blocks (the common case): no metadata, and every template in
     // use finds each label in the same place. Their rows need no grouping.
-    let uniform: Option<Vec<(LabelSource, Option<(usize, bool)>)>> = if any_md {
+    let uniform: Option<Vec<PlacedLabel>> = if any_md {
         None
     } else {
-        let mut common: Option<Vec<(LabelSource, Option<(usize, bool)>)>> = None;
+        let mut common: Option<Vec<PlacedLabel>> = None;
         let mut ok = true;
         for t in (0..nt).filter(|&t| used[t]) {
             let Some(res) = resolve(cache, t, stream_sig, no_md) else {
@@ -260,7 +267,7 @@ pub fn run<'e>(
                 break;
             };
             let tf = infos[t].fields.as_ref().expect("resolved");
-            let here: Vec<(LabelSource, Option<(usize, bool)>)> = res
+            let here: Vec<PlacedLabel> = res
                 .iter()
                 .map(|src| match src {
                     LabelSource::Json(slots) if slots.len() == 1 => (
@@ -298,7 +305,7 @@ pub fn run<'e>(
     };
     // Otherwise rows are grouped by where their labels come from:
     // (template, metadata names).
-    let mut groups: Vec<(usize, Option<Rc<Vec<LabelSource>>>, Vec<u32>)> = Vec::new();
+    let mut groups: Vec<RowGroup> = Vec::new();
     if uniform.is_none() {
         let mut group_index: HashMap<(usize, u64), usize> = HashMap::default();
         let mut plain_group: Vec<usize> = vec![usize::MAX; nt];
@@ -361,11 +368,9 @@ pub fn run<'e>(
     if bytes {
         decode_all_used(ev, keep)?;
     }
-    for c in 0..ncols {
-        if label_col[c] {
-            ev.values(c)?;
-            ev.value_index(c);
-        }
+    for (c, _) in label_col.iter().enumerate().filter(|(_, &l)| l) {
+        ev.values(c)?;
+        ev.value_index(c);
     }
     let ev: &'e BlockEval<'_, '_> = ev;
     let mut col_base = vec![u32::MAX; ncols];

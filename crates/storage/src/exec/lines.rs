@@ -135,8 +135,8 @@ pub fn run(
         });
     }
     match dir {
-        Direction::Backward => units.sort_by(|a, b| b.max_ts.cmp(&a.max_ts)),
-        Direction::Forward => units.sort_by(|a, b| a.min_ts.cmp(&b.min_ts)),
+        Direction::Backward => units.sort_by_key(|u| std::cmp::Reverse(u.max_ts)),
+        Direction::Forward => units.sort_by_key(|u| u.min_ts),
     }
     let cutoff = TimeCutoff::new(dir);
     let next = AtomicUsize::new(0);
@@ -264,16 +264,14 @@ fn run_unit(
     let UnitData::Columnar { part, block } = &u.data else {
         let rows = filtered_rows(ctx, u, lo, hi, &mut col.stats)?;
         let n = rows.len() as i64;
-        let mut taken = 0usize;
         let ordered: Box<dyn Iterator<Item = (usize, Entry)>> = match col.dir {
             Direction::Forward => Box::new(rows.into_iter().enumerate()),
             Direction::Backward => Box::new(rows.into_iter().enumerate().rev()),
         };
-        for (i, e) in ordered.skip(skip) {
-            if taken >= col.limit || col.cutoff.excludes(e.ts) {
+        for (i, e) in ordered.skip(skip).take(col.limit) {
+            if col.cutoff.excludes(e.ts) {
                 break;
             }
-            taken += 1;
             col.stats.rows_kept += 1;
             let seq = match col.dir {
                 Direction::Forward => i as i64,
@@ -305,7 +303,6 @@ fn run_unit(
     // The rows that may make the answer, in answer order; regexps are
     // tested in batches of the rows still needed, so a unit rebuilds few
     // lines even when most rows hold the regexp's literals.
-    let ts = r.timestamps();
     let order: Vec<usize> = match col.dir {
         Direction::Forward => (ev.first..ev.end).filter(|&i| keep[i]).collect(),
         Direction::Backward => (ev.first..ev.end).rev().filter(|&i| keep[i]).collect(),
@@ -318,7 +315,7 @@ fn run_unit(
         let mut batch = Vec::with_capacity(want);
         while at < order.len() && batch.len() < want {
             let i = order[at];
-            if col.cutoff.excludes(ts[i]) {
+            if col.cutoff.excludes(r.row_ts(i)) {
                 at = order.len();
                 break;
             }
@@ -348,7 +345,7 @@ fn run_unit(
             // they make the answer.
             let row = match lines.get_mut(i).and_then(Option::take) {
                 Some(line) => RowRef::Entry(Entry {
-                    ts: ts[i],
+                    ts: r.row_ts(i),
                     line,
                     metadata: r.metadata()?[i].clone(),
                 }),
@@ -358,7 +355,7 @@ fn run_unit(
                 },
             };
             col.push(Candidate {
-                ts: ts[i],
+                ts: r.row_ts(i),
                 stream: u.stream,
                 seq,
                 row,
@@ -366,7 +363,7 @@ fn run_unit(
         }
     }
     if taken >= cap && cap < col.limit && at < order.len() {
-        return Ok(Some((at, ts[order[at]])));
+        return Ok(Some((at, r.row_ts(order[at]))));
     }
     Ok(None)
 }

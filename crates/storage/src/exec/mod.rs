@@ -147,8 +147,7 @@ impl Storage {
                 &plan.tenant,
                 &parts,
                 &memtables,
-                lo,
-                hi,
+                (lo, hi),
                 &mut units,
             );
             orders.push(std::sync::OnceLock::new());

@@ -98,8 +98,7 @@ pub fn plan_needle(pieces: &[&[u8]], needle: &[u8]) -> Option<NeedlePlan> {
     }
     // Starting inside piece j (which a slot follows): a proper suffix of the
     // piece is a proper prefix of the needle.
-    for j in 0..slots {
-        let p = pieces[j];
+    for (j, p) in pieces.iter().take(slots).enumerate() {
         for o in 0..p.len() {
             let suf = &p[o..];
             if suf.len() < needle.len() && needle.starts_with(suf) {
@@ -191,8 +190,7 @@ pub fn regex_sites(
             ValueTest::new(TestKind::Contains, 0, prefix.len()),
         )]);
     }
-    for j in 0..slots {
-        let p = pieces[j];
+    for (j, p) in pieces.iter().take(slots).enumerate() {
         for o in 0..p.len() {
             let suf = &p[o..];
             if suf.len() < prefix.len() && prefix.starts_with(suf) {

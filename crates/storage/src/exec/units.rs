@@ -52,15 +52,14 @@ pub struct Unit {
     pub data: UnitData,
 }
 
-/// The sources of one stream within `[lo, hi]`.
+/// The sources of one stream within the inclusive time span `(lo, hi)`.
 pub fn stream_units(
     stream: usize,
     info: &StreamInfo,
     tenant: &TenantId,
     parts: &[Arc<Part>],
     memtables: &[Arc<Memtable>],
-    lo: i64,
-    hi: i64,
+    (lo, hi): (i64, i64),
     out: &mut Vec<Unit>,
 ) {
     let sid = info.id;

@@ -249,6 +249,9 @@ impl Part {
         let frames_verified = (0..blocks.len())
             .map(|_| std::sync::atomic::AtomicU64::new(0))
             .collect();
+        // Reading every header faulted in most of the file: drop those pages
+        // from the resident set (they stay in the page cache).
+        release_pages(&map, 0, map.len());
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -527,16 +530,7 @@ impl Part {
         let page = 4096usize;
         let end = ((last.offset as usize + last.len as usize) / page) * page;
         if end > from && end <= self.map.len() {
-            // SAFETY: the range lies inside our read-only, file-backed mapping;
-            // MADV_DONTNEED on such a mapping only drops page-table entries and the
-            // data is faulted back in from the file if touched again.
-            unsafe {
-                libc::madvise(
-                    self.map.as_ptr().add(from) as *mut libc::c_void,
-                    end - from,
-                    libc::MADV_DONTNEED,
-                );
-            }
+            release_pages(&self.map, from, end);
             return end;
         }
         from
@@ -545,6 +539,26 @@ impl Part {
     /// Marks the part as merged away: its file is deleted when the last handle drops.
     pub fn mark_obsolete(&self) {
         self.obsolete.store(true, Ordering::Release);
+    }
+}
+
+/// Drops this process's mapping of the whole pages of `map[from..end]`
+/// (`from` page-aligned); they stay in the page cache.
+fn release_pages(map: &Mmap, from: usize, end: usize) {
+    let end = end.min(map.len());
+    if end <= from || !from.is_multiple_of(4096) {
+        return;
+    }
+    // SAFETY: the range lies inside our read-only, file-backed mapping, whose
+    // start is page-aligned; MADV_DONTNEED on such a mapping only drops
+    // page-table entries and the data is faulted back in from the file if
+    // touched again.
+    unsafe {
+        libc::madvise(
+            map.as_ptr().add(from) as *mut libc::c_void,
+            end - from,
+            libc::MADV_DONTNEED,
+        );
     }
 }
 

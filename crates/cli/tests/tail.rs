@@ -1,0 +1,141 @@
+//! Live tail end to end: a real WebSocket client (tungstenite) on
+//! `/loki/api/v1/tail` of the real server receives lines pushed after the
+//! tail started within a second, in order, with their labels, in Loki's
+//! frame format; history since `start` comes first.
+
+mod common;
+
+use common::TestServer;
+use serde_json::{json, Value};
+use std::net::TcpStream;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
+fn connect(server: &TestServer, query: &str, extra: &str) -> WebSocket<MaybeTlsStream<TcpStream>> {
+    let base = server.base.replacen("http://", "ws://", 1);
+    let mut url = format!("{base}/loki/api/v1/tail?query=");
+    for b in query.bytes() {
+        if b.is_ascii_alphanumeric() {
+            url.push(b as char);
+        } else {
+            url.push_str(&format!("%{b:02X}"));
+        }
+    }
+    url.push_str(extra);
+    let (mut ws, resp) = tungstenite::connect(url).expect("websocket handshake");
+    assert_eq!(resp.status(), 101);
+    if let MaybeTlsStream::Plain(s) = ws.get_mut() {
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+    }
+    ws
+}
+
+/// Reads frames until `want` entries arrived or `deadline`; returns
+/// `(arrival, labels, ts, line)` per entry.
+fn read_entries(
+    ws: &mut WebSocket<MaybeTlsStream<TcpStream>>,
+    want: usize,
+    deadline: Instant,
+) -> Vec<(Instant, Value, String, String)> {
+    let mut got = Vec::new();
+    while got.len() < want && Instant::now() < deadline {
+        match ws.read() {
+            Ok(Message::Text(t)) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                assert!(v.get("dropped_entries").is_some(), "Loki's frame: {v}");
+                for s in v["streams"].as_array().unwrap() {
+                    for e in s["values"].as_array().unwrap() {
+                        got.push((
+                            Instant::now(),
+                            s["stream"].clone(),
+                            e[0].as_str().unwrap().to_string(),
+                            e[1].as_str().unwrap().to_string(),
+                        ));
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("websocket: {e}"),
+        }
+    }
+    got
+}
+
+#[test]
+fn lines_pushed_after_the_tail_starts_arrive_within_a_second_in_order() {
+    let server = TestServer::start();
+    let mut ws = connect(&server, r#"{app="tail"} |= "line""#, "");
+    // Let the tailer start before pushing.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut pushed = Vec::new();
+    let mut arrivals = Vec::new();
+    for i in 0..5 {
+        let ts = now_ns();
+        let line = format!("level=warn line {i}");
+        server.push_json(&json!({"streams": [
+            {"stream": {"app": "tail", "env": "test"}, "values": [[ts.to_string(), line]]},
+            {"stream": {"app": "other"}, "values": [[ts.to_string(), "line elsewhere"]]}
+        ]}));
+        let sent = Instant::now();
+        let got = read_entries(&mut ws, 1, sent + Duration::from_secs(3));
+        assert_eq!(got.len(), 1, "entry {i} did not arrive");
+        let (at, labels, gts, gline) = got.into_iter().next().unwrap();
+        assert!(
+            at.duration_since(sent) < Duration::from_secs(1),
+            "entry {i} took {:?}",
+            at.duration_since(sent)
+        );
+        assert_eq!(
+            labels,
+            json!({"app": "tail", "env": "test", "service_name": "tail", "detected_level": "warn"})
+        );
+        arrivals.push((gts, gline));
+        pushed.push((ts.to_string(), format!("level=warn line {i}")));
+    }
+    assert_eq!(arrivals, pushed);
+    // Nothing else (the other stream, duplicates) arrives.
+    let extra = read_entries(&mut ws, 1, Instant::now() + Duration::from_millis(700));
+    assert!(extra.is_empty(), "{extra:?}");
+    ws.close(None).ok();
+}
+
+#[test]
+fn history_since_start_comes_first_within_limit() {
+    let server = TestServer::start();
+    let t0 = now_ns() - 60_000_000_000;
+    let values: Vec<Value> = (0..10)
+        .map(|i| json!([(t0 + i * 1_000_000).to_string(), format!("old {i}")]))
+        .collect();
+    server.push_json(&json!({"streams": [{"stream": {"app": "hist"}, "values": values}]}));
+    let mut ws = connect(
+        &server,
+        r#"{app="hist"}"#,
+        &format!("&start={}&limit=4", t0 - 1),
+    );
+    let got = read_entries(&mut ws, 10, Instant::now() + Duration::from_secs(3));
+    let lines: Vec<&str> = got.iter().map(|g| g.3.as_str()).collect();
+    // The first frame holds at most `limit` entries, the rest follow: all in order.
+    assert_eq!(
+        lines,
+        (0..10).map(|i| format!("old {i}")).collect::<Vec<_>>()
+    );
+    let (status, body) = server.get(
+        "/loki/api/v1/tail",
+        &[("query", r#"{app="hist"}"#), ("delay_for", "6")],
+    );
+    assert_eq!(status, 400, "{body}");
+}

@@ -1,0 +1,52 @@
+//! `GET /loki/api/v1/patterns`: `{"status":"success","data":[{pattern,
+//! level, samples: [[seconds, count], …]}]}` computed from the stored lines
+//! (see `runakefli_engine::drilldown::patterns`). `step` defaults to
+//! Loki's query default.
+
+use super::{to_body, window};
+use crate::error::ApiError;
+use crate::loki_api::params::{default_step, parse_seconds_or_duration};
+use crate::loki_api::query::{answer_json, engine_error, parse_query};
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use runakefli_logql::Expr;
+use serde_json::json;
+use std::sync::Arc;
+
+/// `GET|POST /loki/api/v1/patterns`.
+pub async fn patterns(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    answer_json(state, query, &headers, &body, |state, tenant, params| {
+        let expr = parse_query(state, params.get("query").unwrap_or(""))?;
+        let (start, end) = window(params)?;
+        let step = match params.get("step") {
+            None | Some("") => default_step(start, end),
+            Some(v) => parse_seconds_or_duration("step", v)?,
+        };
+        if step <= 0 {
+            return Err(ApiError::bad_request(
+                "zero or negative query resolution step widths are not accepted. Try a positive integer",
+            ));
+        }
+        let Expr::Log(log) = expr else {
+            return Err(ApiError::bad_request("only log queries are supported for patterns"));
+        };
+        let found = state
+            .engine
+            .patterns(tenant, &log, start, end, step)
+            .map_err(engine_error)?;
+        let data: Vec<serde_json::Value> = found
+            .iter()
+            .map(|p| json!({"pattern": p.pattern, "level": p.level, "samples": p.samples}))
+            .collect();
+        to_body(&json!({"status": "success", "data": data}))
+    })
+    .await
+}

@@ -1,0 +1,293 @@
+//! `GET /loki/api/v1/tail`: live tail over a WebSocket, as Loki serves it
+//! to `logcli query --tail` and Grafana's live mode.
+//!
+//! Parameters: `query` (a log query), `start` (default one hour ago: the
+//! entries since then are sent first, at most `limit`), `limit` (default
+//! 100), `delay_for` (seconds, at most 5: entries are sent once they are
+//! that old, so late pushes within it still arrive in order).
+//!
+//! Each frame is Loki's `{"streams":[{"stream":{…},"values":[["ns","line"],…]}],
+//! "dropped_entries":null}`. The tailer reads the store, not the push path:
+//! every [`TICK`] it runs the query forward from the newest entry it has
+//! sent (entries at that same nanosecond already sent are skipped), at most
+//! [`MAX_BATCH`] entries per frame. So ingest never waits for a tailer, a
+//! slow client only falls behind and catches up from the store (memory per
+//! tailer is one batch), and many tailers cost one small query per tick
+//! each. The server pings every [`PING_EVERY`]; a client that does not take
+//! a frame within [`SEND_TIMEOUT`] is disconnected.
+
+use super::params::{now_ns, parse_limit, parse_timestamp, RawParams};
+use super::query::{parse_query, raw_params};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::tenant::tenant_of;
+use axum::body::Bytes;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use runakefli_engine::{QueryResult, StreamResult};
+use runakefli_logql::Expr;
+use runakefli_model::{Direction, TenantId};
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a tailer looks for new entries.
+pub const TICK: Duration = Duration::from_millis(200);
+/// Most entries one frame carries after the first.
+pub const MAX_BATCH: u32 = 1000;
+/// How often the server pings an idle client.
+pub const PING_EVERY: Duration = Duration::from_secs(10);
+/// Longest a frame may take to be accepted by the client.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Loki's upper bound on `delay_for`, in seconds.
+pub const MAX_DELAY_FOR: i64 = 5;
+
+/// A validated tail request.
+struct TailRequest {
+    tenant: TenantId,
+    expr: Expr,
+    start: i64,
+    limit: u32,
+    delay_ns: i64,
+}
+
+fn parse(state: &AppState, tenant: TenantId, p: &RawParams) -> Result<TailRequest, ApiError> {
+    let expr = parse_query(state, p.get("query").unwrap_or(""))?;
+    if !matches!(expr, Expr::Log(_)) {
+        return Err(ApiError::bad_request(
+            "only log queries are supported for tailing",
+        ));
+    }
+    let start = parse_timestamp("start", p.get("start"), now_ns() - 3_600_000_000_000)?;
+    let limit = parse_limit(p)?;
+    let delay = match p.get("delay_for") {
+        None | Some("") => 0,
+        Some(v) => v
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid delay_for {v:?}")))?,
+    };
+    if delay > MAX_DELAY_FOR {
+        return Err(ApiError::bad_request("delay_for can't be greater than 5"));
+    }
+    Ok(TailRequest {
+        tenant,
+        expr,
+        start,
+        limit,
+        delay_ns: delay.max(0) * 1_000_000_000,
+    })
+}
+
+/// `GET /loki/api/v1/tail` (WebSocket upgrade).
+pub async fn tail(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&headers, state.config.multi_tenant)?;
+    let params = raw_params(query, &headers, &Bytes::new());
+    let req = parse(&state, tenant, &params)?;
+    Ok(ws.on_upgrade(move |socket| run(socket, state, req)))
+}
+
+/// Where a tailer is: the newest timestamp sent and what was sent at it.
+struct Cursor {
+    from: i64,
+    sent_at_from: HashSet<u64>,
+}
+
+fn entry_key(labels: &runakefli_engine::LabelSet, line: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    labels.to_string().hash(&mut h);
+    line.hash(&mut h);
+    h.finish()
+}
+
+impl Cursor {
+    /// Drops entries already sent and moves past the rest.
+    fn advance(&mut self, streams: &mut Vec<StreamResult>) {
+        let mut newest = self.from;
+        for s in streams.iter() {
+            for (ts, _) in &s.entries {
+                newest = newest.max(*ts);
+            }
+        }
+        let mut sent_at_newest = if newest == self.from {
+            self.sent_at_from.clone()
+        } else {
+            HashSet::new()
+        };
+        for s in streams.iter_mut() {
+            let labels = s.labels.clone();
+            s.entries.retain(|(ts, line)| {
+                let key = entry_key(&labels, line);
+                if *ts == self.from && self.sent_at_from.contains(&key) {
+                    return false;
+                }
+                if *ts == newest {
+                    sent_at_newest.insert(key);
+                }
+                true
+            });
+        }
+        streams.retain(|s| !s.entries.is_empty());
+        self.from = newest;
+        self.sent_at_from = sent_at_newest;
+    }
+}
+
+/// Loki's tail frame.
+fn frame(streams: &[StreamResult]) -> String {
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(b"{\"streams\":[");
+    for (i, s) in streams.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"stream\":{");
+        for (j, (k, v)) in s.labels.pairs().iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            runakefli_engine::json::write_str(&mut out, k);
+            out.push(b':');
+            runakefli_engine::json::write_str(&mut out, v);
+        }
+        out.extend_from_slice(b"},\"values\":[");
+        for (j, (ts, line)) in s.entries.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(format!("[\"{ts}\",").as_bytes());
+            runakefli_engine::json::write_str(&mut out, line);
+            out.push(b']');
+        }
+        out.extend_from_slice(b"]}");
+    }
+    out.extend_from_slice(b"],\"dropped_entries\":null}");
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Entries of `req` in `[from, to)`, oldest first, each stream's in order.
+async fn fetch(
+    state: &Arc<AppState>,
+    req: &Arc<TailRequest>,
+    from: i64,
+    to: i64,
+    limit: u32,
+) -> Result<Vec<StreamResult>, ApiError> {
+    let (state, req) = (state.clone(), req.clone());
+    crate::blocking(move || {
+        let resp = state
+            .engine
+            .query_range(
+                &req.tenant,
+                &req.expr,
+                from,
+                to,
+                1,
+                limit,
+                Direction::Forward,
+            )
+            .map_err(super::query::engine_error)?;
+        Ok(match resp.result {
+            QueryResult::Streams(s) => s,
+            _ => Vec::new(),
+        })
+    })
+    .await
+}
+
+async fn send(socket: &mut WebSocket, msg: Message) -> bool {
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, socket.send(msg)).await,
+        Ok(Ok(()))
+    )
+}
+
+async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest) {
+    let req = Arc::new(req);
+    let mut cursor = Cursor {
+        from: req.start,
+        sent_at_from: HashSet::new(),
+    };
+    let mut limit = req.limit.max(1);
+    let mut tick = tokio::time::interval(TICK);
+    let mut last_frame = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                let to = now_ns() - req.delay_ns + 1;
+                if to <= cursor.from {
+                    continue;
+                }
+                let mut streams = match fetch(&state, &req, cursor.from, to, limit).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = send(&mut socket, Message::Close(Some(axum::extract::ws::CloseFrame {
+                            code: 1011,
+                            reason: e.message.clone().into(),
+                        }))).await;
+                        return;
+                    }
+                };
+                limit = MAX_BATCH;
+                cursor.advance(&mut streams);
+                if !streams.is_empty() {
+                    if !send(&mut socket, Message::Text(frame(&streams).into())).await {
+                        return;
+                    }
+                    last_frame = tokio::time::Instant::now();
+                } else if last_frame.elapsed() >= PING_EVERY {
+                    if !send(&mut socket, Message::Ping(Bytes::from_static(b"ping"))).await {
+                        return;
+                    }
+                    last_frame = tokio::time::Instant::now();
+                }
+            }
+            msg = socket.recv() => match msg {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runakefli_engine::LabelSet;
+
+    fn batch(entries: &[(i64, &str)]) -> Vec<StreamResult> {
+        vec![StreamResult {
+            labels: LabelSet::new(vec![("app".into(), "a".into())]),
+            entries: entries.iter().map(|(t, l)| (*t, l.to_string())).collect(),
+            categories: Vec::new(),
+        }]
+    }
+
+    #[test]
+    fn cursor_sends_each_entry_once() {
+        let mut c = Cursor {
+            from: 0,
+            sent_at_from: HashSet::new(),
+        };
+        let mut b = batch(&[(1, "x"), (5, "y")]);
+        c.advance(&mut b);
+        assert_eq!(b[0].entries.len(), 2);
+        // The query starts at the newest timestamp again: y is not resent, z (same ns) is.
+        let mut b = batch(&[(5, "y"), (5, "z")]);
+        c.advance(&mut b);
+        assert_eq!(b[0].entries, vec![(5, "z".to_string())]);
+        let mut b = batch(&[(5, "y"), (5, "z")]);
+        c.advance(&mut b);
+        assert!(b.is_empty());
+        let mut b = batch(&[(5, "z"), (6, "w")]);
+        c.advance(&mut b);
+        assert_eq!(b[0].entries, vec![(6, "w".to_string())]);
+    }
+}

@@ -42,7 +42,11 @@ fn stored(server: &TestServer) -> Vec<(String, String)> {
 #[test]
 fn a_push_over_the_ingestion_rate_is_refused_whole_with_lokis_429() {
     // 10 KiB/s with a 20 KiB bucket.
+    // Streams as pushed (no discovered service_name or detected_level), so
+    // the byte count and the stream in the messages are the pushed ones.
     let server = TestServer::start_with(&[
+        common::AS_PUSHED[0],
+        common::AS_PUSHED[1],
         "--ingestion-rate-mb",
         "0.009765625",
         "--ingestion-burst-size-mb",
@@ -63,7 +67,12 @@ fn a_push_over_the_ingestion_rate_is_refused_whole_with_lokis_429() {
 
 #[test]
 fn streams_past_the_active_limit_are_refused_and_the_others_stored() {
-    let server = TestServer::start_with(&["--max-global-streams-per-user", "3"]);
+    let server = TestServer::start_with(&[
+        common::AS_PUSHED[0],
+        common::AS_PUSHED[1],
+        "--max-global-streams-per-user",
+        "3",
+    ]);
     let (status, body) = push(&server, &[("a", "a1"), ("b", "b1")]);
     assert_eq!(status, 204, "{body}");
     let (status, body) = push(

@@ -264,7 +264,7 @@ fn quoted_values_starting_with_digits_keep_their_quotes() {
                     _ => format!(r#""{i} cm""#),
                 };
                 Entry {
-                    ts: end - 3_600_000_000_000 + (i * 1_000_000_000 + s) as i64,
+                    ts: end - 3_600_000_000_000 + i as i64 * 1_000_000_000 + s as i64,
                     line: format!(r#"{{"level":"info","size":{size},"n":{i}}}"#),
                     metadata: Vec::new(),
                 }

@@ -256,3 +256,53 @@ fn the_column_scan_skips_and_reports_a_damaged_block() {
     assert_eq!(s.stats().damaged_blocks, 1);
     assert_eq!(s.stats().quarantined_files, 1);
 }
+
+/// A query plan that meets a damaged columnar block reports it and is
+/// declined, so the engine's scan answers without the block; later plans
+/// leave the block out themselves and give the scan's answer.
+#[test]
+fn a_query_plan_reports_a_damaged_block_and_later_plans_skip_it() {
+    use runakefli_model::plan::{AnswerData, PlanOutput, QueryPlan};
+    let d = tempfile::tempdir().unwrap();
+    let s = open(d.path());
+    for round in 0..2 {
+        push_all(&s, round);
+        s.flush().unwrap();
+    }
+    assert!(s.merge_now(true).unwrap() >= 1);
+    drop(s);
+    let ps = parts(d.path());
+    let (path, blocks) = &ps[0];
+    let (off, len) = blocks[blocks.len() / 2];
+    let mut bytes = std::fs::read(path).unwrap();
+    for k in 0..8 {
+        bytes[off as usize + len as usize * 3 / 4 + k] ^= 0xff;
+    }
+    std::fs::write(path, &bytes).unwrap();
+    let s = open(d.path());
+    let plan = QueryPlan {
+        tenant: TenantId::new("t"),
+        selector: vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()],
+        start: i64::MIN,
+        end: i64::MAX,
+        line_filters: vec![],
+        fields: None,
+        output: PlanOutput::Lines {
+            limit: 100_000,
+            direction: Direction::Forward,
+        },
+        deadline: None,
+    };
+    let first = s.execute(&plan).expect("no failure");
+    assert!(first.is_none(), "declined once the damage is reported");
+    assert_eq!(s.stats().damaged_blocks, 1);
+    let scanned: usize = lines(&s).unwrap().values().map(Vec::len).sum();
+    let again = s.execute(&plan).expect("no failure").expect("answered");
+    let AnswerData::Lines(rows) = again.data else {
+        panic!("lines expected")
+    };
+    let answered = rows.len();
+    assert_eq!(answered, scanned, "the plan leaves out the same block");
+    assert!(scanned < 2 * STREAMS * ROWS);
+    assert_eq!(s.stats().damaged_blocks, 1);
+}

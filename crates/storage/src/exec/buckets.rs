@@ -74,7 +74,7 @@ pub fn run(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(u) = units.get(i) else { break };
             ctx.check_deadline()?;
-            run_unit(ctx, u, &mut agg, &mut cache)?;
+            run_unit(ctx, u, &mut agg, &mut cache).map_err(|e| ctx.unit_failed(u, e))?;
         }
         Ok(agg)
     });

@@ -165,7 +165,9 @@ pub fn run(
                 break;
             }
             ctx.check_deadline()?;
-            if let Some((taken, next_ts)) = run_unit(ctx, i, u, &mut col, &mut cache, 0, cap)? {
+            if let Some((taken, next_ts)) = run_unit(ctx, i, u, &mut col, &mut cache, 0, cap)
+                .map_err(|e| ctx.unit_failed(u, e))?
+            {
                 unfinished.push((i, taken, next_ts));
             }
         }
@@ -174,7 +176,8 @@ pub fn run(
                 continue;
             }
             ctx.check_deadline()?;
-            run_unit(ctx, i, &units[i], &mut col, &mut cache, taken, limit)?;
+            run_unit(ctx, i, &units[i], &mut col, &mut cache, taken, limit)
+                .map_err(|e| ctx.unit_failed(&units[i], e))?;
         }
         let stats = col.stats;
         Ok((col.into_rows(), stats))
@@ -203,25 +206,34 @@ pub fn run(
         let UnitData::Columnar { part, block } = &units[unit].data else {
             continue;
         };
-        let r = part.reader(block)?;
-        let mut want = vec![false; r.rows()];
-        for &i in &rows {
-            want[i] = true;
-        }
-        let lines = r.lines_where(&want)?;
-        let metadata = r.metadata()?;
-        let ts = r.timestamps();
-        for (i, line) in lines.into_iter().enumerate() {
-            if let Some(line) = line {
-                rebuilt.insert(
-                    (unit, i),
-                    Entry {
-                        ts: ts[i],
-                        line,
-                        metadata: metadata[i].clone(),
-                    },
-                );
+        let read = || -> Result<Vec<(usize, Entry)>, StorageError> {
+            let r = part.reader(block)?;
+            let mut want = vec![false; r.rows()];
+            for &i in &rows {
+                want[i] = true;
             }
+            let lines = r.lines_where(&want)?;
+            let metadata = r.metadata()?;
+            let ts = r.timestamps();
+            Ok(lines
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, line)| {
+                    let line = line?;
+                    Some((
+                        i,
+                        Entry {
+                            ts: ts[i],
+                            line,
+                            metadata: metadata[i].clone(),
+                        },
+                    ))
+                })
+                .collect())
+        };
+        let entries = read().map_err(|e| ctx.unit_failed(&units[unit], e))?;
+        for (i, e) in entries {
+            rebuilt.insert((unit, i), e);
         }
     }
     let mut rows = Vec::with_capacity(all.len());

@@ -45,9 +45,29 @@ pub(crate) struct Context<'p> {
     /// Each stream's label names, hashed (where `| json` adds `_extracted`
     /// depends on them), made when first needed.
     name_sigs: Vec<std::sync::OnceLock<u64>>,
+    /// A block was found damaged and reported while the plan ran.
+    damaged: std::sync::atomic::AtomicBool,
 }
 
 impl Context<'_> {
+    /// `err` from reading unit `u`: when it is damage in a columnar block that
+    /// the part could report (log line, metric, quarantine), notes it so the
+    /// plan is declined and the engine's scan answers without the block.
+    pub(crate) fn unit_failed(&self, u: &units::Unit, err: StorageError) -> StorageError {
+        let units::UnitData::Columnar { part, block } = &u.data else {
+            return err;
+        };
+        let text = err.to_string();
+        match part.report_damaged_block(block, err) {
+            Ok(()) => {
+                self.damaged
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                StorageError::corrupt("block", text)
+            }
+            Err(e) => e,
+        }
+    }
+
     /// Stream `i`'s labels as text.
     pub fn order(&self, i: usize) -> &str {
         self.orders[i].get_or_init(|| Arc::from(self.streams[i].labels.to_string()))
@@ -161,12 +181,18 @@ impl Storage {
             streams,
             orders,
             name_sigs,
+            damaged: std::sync::atomic::AtomicBool::new(false),
         };
         let answer = match &plan.output {
-            PlanOutput::Lines { limit, direction } => lines::run(&ctx, units, *limit, *direction)?,
-            PlanOutput::Buckets(b) => buckets::run(&ctx, units, b)?,
+            PlanOutput::Lines { limit, direction } => lines::run(&ctx, units, *limit, *direction),
+            PlanOutput::Buckets(b) => buckets::run(&ctx, units, b),
         };
-        Ok(Some(answer))
+        match answer {
+            // A damaged block was reported: the scan path skips it (and so
+            // do later plans), so the answer leaves out exactly that block.
+            Err(_) if ctx.damaged.load(std::sync::atomic::Ordering::Relaxed) => Ok(None),
+            a => a.map(Some),
+        }
     }
 }
 

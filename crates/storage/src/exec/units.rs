@@ -69,7 +69,7 @@ pub fn stream_units(
         let part = &parts[0];
         let columnar = part.format() == BlockFormat::Columnar;
         for b in part.stream_blocks(sid) {
-            if b.meta.max_ts < lo || b.meta.min_ts > hi {
+            if b.meta.max_ts < lo || b.meta.min_ts > hi || part.block_damaged(b) {
                 continue;
             }
             let data = if columnar && is_v2(part, b) {
@@ -97,7 +97,7 @@ pub fn stream_units(
         let blocks: Vec<BlockRef> = p
             .stream_blocks(sid)
             .iter()
-            .filter(|b| b.meta.max_ts >= lo && b.meta.min_ts <= hi)
+            .filter(|b| b.meta.max_ts >= lo && b.meta.min_ts <= hi && !p.block_damaged(b))
             .cloned()
             .collect();
         if !blocks.is_empty() {

@@ -5,17 +5,20 @@
 //! - [`schema`]: the versioned tables and their migrations;
 //! - [`sql`]: SQL text for the pieces of a [`runakefli_model::plan::QueryPlan`],
 //!   as pure functions;
-//! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies.
+//! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
+//! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes.
 //!
 //! The design, with the reasons, is `docs/clickhouse.md`.
 
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod client;
 mod error;
 pub mod insert;
 pub mod schema;
 pub mod sql;
 
+pub use backend::ClickHouseBackend;
 pub use client::{Client, Config};
 pub use error::Error;

@@ -438,3 +438,122 @@ fn line_filters_agree_with_the_engines_regex_and_substring_tests() {
         ));
     }
 }
+
+#[test]
+fn the_backend_pushes_lists_scans_and_answers_plans() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::plan::AnswerData;
+    use runakefli_model::{Backend, ScanControl, ScanRequest};
+    let b = ClickHouseBackend::open(front::client("backend")).unwrap();
+    let t = TenantId::new("t");
+    let entry = |ts: i64, line: &str| Entry {
+        ts: T0 + ts,
+        line: line.into(),
+        metadata: vec![],
+    };
+    let req = PushRequest {
+        streams: vec![
+            PushStream {
+                labels: Labels::parse(API).unwrap(),
+                entries: vec![entry(1000, "error one"), entry(2000, "ok two")],
+            },
+            PushStream {
+                labels: Labels::parse(WEB).unwrap(),
+                entries: vec![entry(2000, "error b"), entry(2000, "error b2")],
+            },
+        ],
+    };
+    b.push(&t, &req).unwrap();
+    let (s, e) = (T0, T0 + 10_000);
+    let all = [Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+    let streams = b.streams(&t, &all, s, e).unwrap();
+    assert_eq!(streams.len(), 2);
+    assert_eq!(b.label_names(&t, s, e).unwrap(), ["app", "env"]);
+    assert_eq!(
+        b.label_values(&t, "app", &[], s, e).unwrap(),
+        ["api", "web"]
+    );
+    assert_eq!(b.label_values(&t, "env", &all, s, e).unwrap(), ["prod"]);
+    assert!(b.label_names(&TenantId::new("u"), s, e).unwrap().is_empty());
+
+    let mut got = Vec::new();
+    let mut req = ScanRequest::new(t.clone(), all.to_vec(), s, e, Direction::Backward);
+    req.required_substrings = vec!["error".into()];
+    b.scan(&req, &mut |info, batch| {
+        for en in batch.entries {
+            got.push((info.labels.to_string(), en.ts - T0, en.line));
+        }
+        ScanControl::Continue
+    })
+    .unwrap();
+    got.sort_by_key(|r| r.0.clone());
+    assert_eq!(
+        got,
+        [
+            row(API, 1000, "error one"),
+            row(WEB, 2000, "error b2"),
+            row(WEB, 2000, "error b"),
+        ]
+    );
+
+    let lines_plan = plan(
+        "app=~.+",
+        vec![filter(LineMatch::Substring, false, &["error"])],
+        PlanOutput::Lines {
+            limit: 2,
+            direction: Direction::Forward,
+        },
+    );
+    let Some(answer) = b.execute(&lines_plan).unwrap() else {
+        panic!("lines plan declined")
+    };
+    let AnswerData::Lines(rows) = answer.data else {
+        panic!("{answer:?}")
+    };
+    let rows: Vec<_> = rows
+        .into_iter()
+        .map(|r| (r.stream.labels.to_string(), r.entry.ts - T0, r.entry.line))
+        .collect();
+    assert_eq!(
+        rows,
+        [row(API, 1000, "error one"), row(WEB, 2000, "error b")]
+    );
+
+    let count = plan(
+        "app=~.+",
+        vec![],
+        PlanOutput::Buckets(BucketPlan {
+            bounds: vec![T0, T0 + 1000, T0 + 2000],
+            group_by: GroupBy::Stream,
+            value: BucketValue::Count,
+        }),
+    );
+    let Some(answer) = b.execute(&count).unwrap() else {
+        panic!("bucket plan declined")
+    };
+    let AnswerData::Buckets(groups) = answer.data else {
+        panic!("{answer:?}")
+    };
+    let mut counts: Vec<_> = groups
+        .iter()
+        .map(|g| match (&g.key, &g.data) {
+            (runakefli_model::plan::GroupKey::Stream { labels, .. }, d) => {
+                (labels.to_string(), d.rows(0), d.rows(1))
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    counts.sort();
+    assert_eq!(counts, [(API.to_string(), 1, 1), (WEB.to_string(), 0, 2)]);
+
+    // What the SQL cannot express exactly is declined, for the engine.
+    let digits = plan(
+        "app=~.+",
+        vec![filter(LineMatch::Regex, false, &[r"\d"])],
+        PlanOutput::Lines {
+            limit: 2,
+            direction: Direction::Forward,
+        },
+    );
+    assert!(b.execute(&digits).unwrap().is_none());
+}

@@ -165,6 +165,79 @@ pub fn buckets_query(plan: &QueryPlan) -> Result<String, Error> {
     ))
 }
 
+/// Label names of a tenant's streams with rows in `[start, end)` (by day),
+/// sorted. Column: `name`.
+pub fn label_names_query(tenant: &TenantId, start: Timestamp, end: Timestamp) -> String {
+    let sel = StreamSelect {
+        tenant,
+        selector: &[],
+        start,
+        end,
+    };
+    // No matchers: the condition cannot fail.
+    let cond = sel.condition().unwrap_or_default();
+    format!(
+        "SELECT DISTINCT arrayJoin(mapKeys(labels)) AS name FROM streams WHERE {cond} ORDER BY name"
+    )
+}
+
+/// Values of label `name` over the selected streams that have it, sorted.
+/// Column: `value`.
+pub fn label_values_query(name: &str, sel: &StreamSelect<'_>) -> Result<String, Error> {
+    Ok(format!(
+        "SELECT DISTINCT labels[{n}] AS value FROM streams WHERE {} AND mapContains(labels, {n}) \
+         ORDER BY value",
+        sel.condition()?,
+        n = quote(name),
+    ))
+}
+
+/// A scan: the selected streams' rows in `[start, end)` holding every
+/// `required` substring, in stream `shard` (`index`, `count`) when given,
+/// duplicates once, ordered by stream, then time and push order in the
+/// direction. Columns: `stream_id`, `ts`, `line`, `metadata`.
+pub fn scan_query(
+    sel: &StreamSelect<'_>,
+    direction: Direction,
+    required: &[String],
+    shard: Option<(u32, u32)>,
+) -> Result<String, Error> {
+    let mut c = format!(
+        "tenant = {} AND stream_id IN (SELECT stream_id FROM streams WHERE {}) AND {}",
+        quote(sel.tenant.as_str()),
+        sel.condition()?,
+        time_range(sel.start, sel.end)
+    );
+    for r in required {
+        c.push_str(" AND ");
+        c.push_str(&line_filter(&substring(r))?);
+    }
+    if let Some((index, count)) = shard.filter(|s| s.1 > 1) {
+        c.push_str(&format!(" AND stream_id % {count} = {index}"));
+    }
+    let dir = match direction {
+        Direction::Backward => "DESC",
+        Direction::Forward => "ASC",
+    };
+    Ok(format!(
+        "SELECT stream_id, toUnixTimestamp64Nano(timestamp) AS ts, line, metadata, \
+         min(seq) AS first_seq FROM logs WHERE {c} GROUP BY stream_id, timestamp, line, metadata \
+         ORDER BY stream_id, timestamp {dir}, first_seq {dir}"
+    ))
+}
+
+fn substring(s: &str) -> runakefli_model::plan::LineFilter {
+    runakefli_model::plan::LineFilter {
+        kind: runakefli_model::plan::LineMatch::Substring,
+        negated: false,
+        values: vec![s.to_string()],
+        any_of: None,
+        all_of: Vec::new(),
+        test: std::sync::Arc::new(|_| true),
+        split: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +290,33 @@ mod tests {
         }))
         .unwrap();
         assert!(fwd.ends_with("ORDER BY r.timestamp ASC, s.labels_text ASC, r.seq ASC LIMIT 3"));
+    }
+
+    #[test]
+    fn metadata_and_scan_queries() {
+        let t = TenantId::new("t");
+        assert!(label_names_query(&t, 0, 1).starts_with(
+            "SELECT DISTINCT arrayJoin(mapKeys(labels)) AS name FROM streams WHERE tenant = 't'"
+        ));
+        let m = [Matcher::new("app", MatchOp::Eq, "api").unwrap()];
+        let sel = StreamSelect {
+            tenant: &t,
+            selector: &m,
+            start: 0,
+            end: 1,
+        };
+        let v = label_values_query("env", &sel).unwrap();
+        assert!(
+            v.ends_with("AND labels['app'] = 'api' AND mapContains(labels, 'env') ORDER BY value")
+        );
+        let s = scan_query(&sel, Direction::Backward, &["a%".into()], Some((1, 8))).unwrap();
+        assert!(
+            s.contains(r"AND line LIKE '%a\\%%' AND stream_id % 8 = 1 GROUP BY"),
+            "{s}"
+        );
+        assert!(s.ends_with("ORDER BY stream_id, timestamp DESC, first_seq DESC"));
+        let s = scan_query(&sel, Direction::Forward, &[], Some((0, 1))).unwrap();
+        assert!(!s.contains('%'), "{s}");
     }
 
     #[test]

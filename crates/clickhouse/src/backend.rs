@@ -324,3 +324,39 @@ impl Backend for ClickHouseBackend {
         self.answer(plan).map(Some).map_err(backend_error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_cancel_and_bad_answers_are_corrupt() {
+        let timeout = Error::Server {
+            status: 500,
+            code: Some(TIMEOUT_EXCEEDED),
+            message: "Code: 159. DB::Exception: Timeout exceeded".into(),
+        };
+        assert!(matches!(backend_error(timeout), BackendError::Cancelled));
+        assert!(matches!(
+            backend_error(Error::Decode("x".into())),
+            BackendError::Corrupt(_)
+        ));
+        assert!(matches!(
+            backend_error(Error::Transport("refused".into())),
+            BackendError::Io(_)
+        ));
+    }
+
+    #[test]
+    fn answer_values_are_read_as_numbers_or_strings() {
+        let r = serde_json::json!({"a": 18446744073709551615u64, "b": "7", "m": {"k": "v"}});
+        assert_eq!(u64_of(&r, "a").unwrap(), u64::MAX);
+        assert_eq!(u64_of(&r, "b").unwrap(), 7);
+        assert_eq!(i64_of(&r, "b").unwrap(), 7);
+        assert!(u64_of(&r, "missing").is_err());
+        assert_eq!(
+            pairs_of(&r["m"]).unwrap(),
+            [("k".to_string(), "v".to_string())]
+        );
+    }
+}

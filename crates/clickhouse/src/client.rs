@@ -166,3 +166,23 @@ fn read(resp: Result<ureq::Response, ureq::Error>) -> Result<String, Error> {
         Err(ureq::Error::Transport(t)) => Err(Error::Transport(t.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passed_deadline_is_a_timeout_before_any_request() {
+        // Nothing listens on port 1: reaching the network would be Transport.
+        let c = Client::new(Config::new("http://127.0.0.1:1", "x"));
+        let past = Instant::now() - Duration::from_secs(1);
+        let r = c.query(
+            "SELECT 1",
+            &Request {
+                deadline: Some(past),
+                ..Request::default()
+            },
+        );
+        assert_eq!(r.unwrap_err().code(), Some(159));
+    }
+}

@@ -1,0 +1,362 @@
+//! [`ClickHouseBackend`]: `model::Backend` over the tables of [`crate::schema`],
+//! plus pushes. Plans the SQL of [`crate::sql`] cannot translate exactly are
+//! declined (`Ok(None)`), so the engine scans and evaluates them itself.
+
+use crate::client::{Client, Request};
+use crate::insert::{encode_push, INSERT_LOGS, INSERT_STREAMS};
+use crate::sql::{self, StreamSelect};
+use crate::Error;
+use runakefli_model::plan::{
+    AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, LineRow, PlanAnswer, PlanOutput,
+    QueryPlan,
+};
+use runakefli_model::{
+    Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
+    ScanRequest, StreamId, StreamInfo, TenantId, Timestamp,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// ClickHouse's `TIMEOUT_EXCEEDED`.
+const TIMEOUT_EXCEEDED: u32 = 159;
+
+/// A ClickHouse database as a Rúnakefli backend.
+pub struct ClickHouseBackend {
+    client: Client,
+    next_seq: AtomicU64,
+}
+
+impl ClickHouseBackend {
+    /// A backend over `client`'s database, creating or migrating its schema.
+    pub fn open(client: Client) -> Result<Self, Error> {
+        crate::schema::ensure(&client)?;
+        // Push order across restarts: microseconds since the epoch × 4096.
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0);
+        Ok(ClickHouseBackend {
+            client,
+            next_seq: AtomicU64::new(now << 12),
+        })
+    }
+
+    /// Stores a push; ClickHouse has written it when this returns `Ok`. A
+    /// retry of the same push is deduplicated by ClickHouse only when it
+    /// carries the same `seq` numbers, i.e. within this call.
+    pub fn push(&self, tenant: &TenantId, push: &PushRequest) -> Result<(), Error> {
+        let n = push.entry_count() as u64;
+        let first = self.next_seq.fetch_add(n, Ordering::Relaxed);
+        let ins = encode_push(tenant, push, first);
+        for (stmt, body) in [(INSERT_STREAMS, &ins.streams), (INSERT_LOGS, &ins.logs)] {
+            if body.data.is_empty() {
+                continue;
+            }
+            let r = Request {
+                settings: vec![("insert_deduplication_token", body.token.clone())],
+                ..Request::default()
+            };
+            self.client.insert(stmt, &body.data, &r)?;
+        }
+        Ok(())
+    }
+
+    fn rows(&self, sql: &str, deadline: Option<std::time::Instant>) -> Result<Vec<Value>, Error> {
+        self.client.rows(
+            sql,
+            &Request {
+                deadline,
+                ..Request::default()
+            },
+        )
+    }
+
+    fn stream_map(&self, sel: &StreamSelect<'_>) -> Result<HashMap<StreamId, StreamInfo>, Error> {
+        let rows = self.rows(&sql::streams_query(sel)?, None)?;
+        let mut out = HashMap::with_capacity(rows.len());
+        for r in rows {
+            let id = u64_of(&r, "stream_id")?;
+            let labels = Labels::parse(str_of(&r, "labels_text")?)
+                .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
+            out.insert(
+                id,
+                StreamInfo {
+                    id,
+                    labels: Arc::new(labels),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    fn answer(&self, plan: &QueryPlan) -> Result<PlanAnswer, Error> {
+        let streams = self.stream_map(&StreamSelect::of(plan))?;
+        let stream = |id| {
+            streams
+                .get(&id)
+                .cloned()
+                .ok_or_else(|| Error::Decode(format!("row of unknown stream {id}")))
+        };
+        let data = match &plan.output {
+            PlanOutput::Lines { .. } => {
+                let rows = self.rows(&sql::lines_query(plan)?, plan.deadline)?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    out.push(LineRow {
+                        stream: stream(u64_of(r, "stream_id")?)?,
+                        entry: entry_of(r)?,
+                    });
+                }
+                AnswerData::Lines(out)
+            }
+            PlanOutput::Buckets(b) => {
+                debug_assert_eq!(b.group_by, GroupBy::Stream);
+                let rows = self.rows(&sql::buckets_query(plan)?, plan.deadline)?;
+                let mut groups: Vec<BucketGroup> = Vec::new();
+                let mut index: HashMap<GroupKey, usize> = HashMap::new();
+                for r in &rows {
+                    let key = GroupKey::Stream {
+                        labels: stream(u64_of(r, "stream_id")?)?.labels,
+                        metadata: pairs_of(&r["meta"])?,
+                    };
+                    let g = *index.entry(key.clone()).or_insert_with(|| {
+                        groups.push(BucketGroup {
+                            key,
+                            data: BucketData::new(b.value, b.buckets()),
+                        });
+                        groups.len() - 1
+                    });
+                    let bucket = usize::try_from(i64_of(r, "bucket")?)
+                        .ok()
+                        .filter(|&i| i < b.buckets())
+                        .ok_or_else(|| Error::Decode(format!("bucket of {r}")))?;
+                    let rows = u64_of(r, "rows")?;
+                    match &mut groups[g].data {
+                        BucketData::Count(c) => c[bucket] += rows,
+                        BucketData::Sum(c, s) => {
+                            c[bucket] += rows;
+                            s[bucket] += u64_of(r, "bytes")? as f64;
+                        }
+                        _ => return Err(Error::Unsupported("bucket value".into())),
+                    }
+                }
+                AnswerData::Buckets(groups)
+            }
+        };
+        Ok(PlanAnswer {
+            data,
+            ..PlanAnswer::default()
+        })
+    }
+}
+
+fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
+    match &r[k] {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
+    match &r[k] {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
+    r[k].as_str()
+        .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| Error::Decode(format!("metadata {v}")))?;
+    obj.iter()
+        .map(|(k, v)| {
+            v.as_str()
+                .map(|s| (k.clone(), s.to_string()))
+                .ok_or_else(|| Error::Decode(format!("metadata value {v}")))
+        })
+        .collect()
+}
+
+fn entry_of(r: &Value) -> Result<Entry, Error> {
+    Ok(Entry {
+        ts: i64_of(r, "ts")?,
+        line: str_of(r, "line")?.to_string(),
+        metadata: pairs_of(&r["metadata"])?,
+    })
+}
+
+fn backend_error(e: Error) -> BackendError {
+    match e {
+        Error::Server {
+            code: Some(TIMEOUT_EXCEEDED),
+            ..
+        } => BackendError::Cancelled,
+        Error::Decode(m) => BackendError::Corrupt(format!("clickhouse: {m}")),
+        e => BackendError::Io(std::io::Error::other(e.to_string())),
+    }
+}
+
+impl Backend for ClickHouseBackend {
+    fn streams(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<StreamInfo>, BackendError> {
+        let sel = StreamSelect {
+            tenant,
+            selector: matchers,
+            start,
+            end,
+        };
+        let mut v: Vec<StreamInfo> = self
+            .stream_map(&sel)
+            .map_err(backend_error)?
+            .into_values()
+            .collect();
+        v.sort_by_key(|s| s.id);
+        Ok(v)
+    }
+
+    fn label_names(
+        &self,
+        tenant: &TenantId,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
+        let rows = self
+            .rows(&sql::label_names_query(tenant, start, end), None)
+            .map_err(backend_error)?;
+        rows.iter()
+            .map(|r| str_of(r, "name").map(str::to_string))
+            .collect::<Result<_, _>>()
+            .map_err(backend_error)
+    }
+
+    fn label_values(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
+        let sel = StreamSelect {
+            tenant,
+            selector: matchers,
+            start,
+            end,
+        };
+        let run = || -> Result<Vec<String>, Error> {
+            let rows = self.rows(&sql::label_values_query(name, &sel)?, None)?;
+            rows.iter()
+                .map(|r| str_of(r, "value").map(str::to_string))
+                .collect()
+        };
+        run().map_err(backend_error)
+    }
+
+    fn scan(
+        &self,
+        request: &ScanRequest,
+        visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
+    ) -> Result<(), BackendError> {
+        let sel = StreamSelect {
+            tenant: &request.tenant,
+            selector: &request.matchers,
+            start: request.start,
+            end: request.end,
+        };
+        let run = || -> Result<(HashMap<StreamId, StreamInfo>, Vec<Value>), Error> {
+            let streams = self.stream_map(&sel)?;
+            let q = sql::scan_query(
+                &sel,
+                request.direction,
+                &request.required_substrings,
+                request.shard.map(|s| (s.index, s.count)),
+            )?;
+            Ok((streams, self.rows(&q, None)?))
+        };
+        let (streams, rows) = run().map_err(backend_error)?;
+        // Rows arrive grouped by stream, in the scan's order within each.
+        let mut i = 0;
+        while i < rows.len() {
+            let id = u64_of(&rows[i], "stream_id").map_err(backend_error)?;
+            let mut entries = Vec::new();
+            while i < rows.len() && u64_of(&rows[i], "stream_id").ok() == Some(id) {
+                entries.push(entry_of(&rows[i]).map_err(backend_error)?);
+                i += 1;
+            }
+            let Some(info) = streams.get(&id) else {
+                return Err(backend_error(Error::Decode(format!(
+                    "row of unknown stream {id}"
+                ))));
+            };
+            if visit(info, EntryBatch { entries }) == ScanControl::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {
+        // Translate first: a plan the SQL cannot express exactly is the engine's.
+        let translatable = match &plan.output {
+            PlanOutput::Lines { .. } => sql::lines_query(plan).is_ok(),
+            PlanOutput::Buckets(_) => sql::buckets_query(plan).is_ok(),
+        };
+        if !translatable {
+            return Ok(None);
+        }
+        self.answer(plan).map(Some).map_err(backend_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_cancel_and_bad_answers_are_corrupt() {
+        let timeout = Error::Server {
+            status: 500,
+            code: Some(TIMEOUT_EXCEEDED),
+            message: "Code: 159. DB::Exception: Timeout exceeded".into(),
+        };
+        assert!(matches!(backend_error(timeout), BackendError::Cancelled));
+        assert!(matches!(
+            backend_error(Error::Decode("x".into())),
+            BackendError::Corrupt(_)
+        ));
+        assert!(matches!(
+            backend_error(Error::Transport("refused".into())),
+            BackendError::Io(_)
+        ));
+    }
+
+    #[test]
+    fn answer_values_are_read_as_numbers_or_strings() {
+        let r = serde_json::json!({"a": 18446744073709551615u64, "b": "7", "m": {"k": "v"}});
+        assert_eq!(u64_of(&r, "a").unwrap(), u64::MAX);
+        assert_eq!(u64_of(&r, "b").unwrap(), 7);
+        assert_eq!(i64_of(&r, "b").unwrap(), 7);
+        assert!(u64_of(&r, "missing").is_err());
+        assert_eq!(
+            pairs_of(&r["m"]).unwrap(),
+            [("k".to_string(), "v".to_string())]
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! ClickHouse's HTTP interface: the query in the POST body (or, for
+//! inserts, in the `query` parameter with the rows in the body), the
+//! database, output format and settings as URL parameters, credentials in
+//! the `X-ClickHouse-User`/`X-ClickHouse-Key` headers. Any answer but 200,
+//! or a 200 carrying `X-ClickHouse-Exception-Code`, is [`Error::Server`].
+
+use crate::Error;
+use std::time::{Duration, Instant};
+
+/// Where and how to reach ClickHouse.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Base URL, e.g. `http://127.0.0.1:8123`.
+    pub url: String,
+    /// The database holding Rúnakefli's tables.
+    pub database: String,
+    /// User name (`None`: ClickHouse's `default`).
+    pub user: Option<String>,
+    /// Password.
+    pub password: Option<String>,
+    /// Settings sent with every request (`name`, `value`).
+    pub settings: Vec<(String, String)>,
+    /// Time limit of one HTTP request.
+    pub timeout: Duration,
+}
+
+impl Config {
+    /// A configuration for `url` and `database` with no credentials or settings.
+    pub fn new(url: impl Into<String>, database: impl Into<String>) -> Self {
+        Config {
+            url: url.into(),
+            database: database.into(),
+            user: None,
+            password: None,
+            settings: Vec::new(),
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// A client of one ClickHouse database (blocking; cheap to clone).
+#[derive(Clone)]
+pub struct Client {
+    agent: ureq::Agent,
+    config: Config,
+}
+
+/// One request's options beyond the configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Request<'a> {
+    /// `default_format` (e.g. `JSONEachRow`); `None` leaves ClickHouse's.
+    pub format: Option<&'a str>,
+    /// Extra settings for this request.
+    pub settings: Vec<(&'a str, String)>,
+    /// Give up when this passes (sent as `max_execution_time`).
+    pub deadline: Option<Instant>,
+    /// Run outside the configured database (for `CREATE DATABASE`).
+    pub no_database: bool,
+}
+
+impl Client {
+    /// A client for `config`.
+    pub fn new(config: Config) -> Self {
+        let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
+        Client { agent, config }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Runs `sql` (query in the body) and returns the answer's body.
+    pub fn query(&self, sql: &str, req: &Request<'_>) -> Result<String, Error> {
+        let r = self.request(req, None)?;
+        let resp = r.send_string(sql);
+        read(resp)
+    }
+
+    /// Runs a statement that returns nothing (DDL).
+    pub fn execute(&self, sql: &str) -> Result<(), Error> {
+        self.query(sql, &Request::default()).map(|_| ())
+    }
+
+    /// Runs `sql` with `default_format=JSONEachRow` and parses each answer line.
+    pub fn rows(&self, sql: &str, req: &Request<'_>) -> Result<Vec<serde_json::Value>, Error> {
+        let mut req = req.clone();
+        req.format = Some("JSONEachRow");
+        let body = self.query(sql, &req)?;
+        body.lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_str(l).map_err(|e| Error::Decode(format!("{e} in {l:?}"))))
+            .collect()
+    }
+
+    /// Sends `insert` (`INSERT INTO t FORMAT F`) in the URL and `data` in the
+    /// body; ClickHouse has written the rows when this returns `Ok`.
+    pub fn insert(&self, insert: &str, data: &[u8], req: &Request<'_>) -> Result<(), Error> {
+        let r = self.request(req, Some(insert))?;
+        read(r.send_bytes(data)).map(|_| ())
+    }
+
+    fn request(&self, req: &Request<'_>, query: Option<&str>) -> Result<ureq::Request, Error> {
+        let url = format!("{}/", self.config.url.trim_end_matches('/'));
+        let mut r = self.agent.post(&url);
+        if !req.no_database {
+            r = r.query("database", &self.config.database);
+        }
+        if let Some(q) = query {
+            r = r.query("query", q);
+        }
+        if let Some(f) = req.format {
+            r = r.query("default_format", f);
+        }
+        for (k, v) in &self.config.settings {
+            r = r.query(k, v);
+        }
+        for (k, v) in &req.settings {
+            r = r.query(k, v);
+        }
+        if let Some(d) = req.deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Server {
+                    status: 0,
+                    code: Some(159),
+                    message: "deadline passed before the request was sent".into(),
+                });
+            }
+            let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+            r = r.query("max_execution_time", &secs.to_string());
+        }
+        if let Some(u) = &self.config.user {
+            r = r.set("X-ClickHouse-User", u);
+        }
+        if let Some(p) = &self.config.password {
+            r = r.set("X-ClickHouse-Key", p);
+        }
+        Ok(r)
+    }
+}
+
+fn header_code(resp: &ureq::Response) -> Option<u32> {
+    resp.header("X-ClickHouse-Exception-Code")
+        .and_then(|c| c.trim().parse().ok())
+}
+
+fn read(resp: Result<ureq::Response, ureq::Error>) -> Result<String, Error> {
+    match resp {
+        Ok(resp) => {
+            let code = header_code(&resp);
+            let status = resp.status();
+            let body = resp
+                .into_string()
+                .map_err(|e| Error::Transport(format!("reading the answer: {e}")))?;
+            match code {
+                Some(c) if c != 0 => Err(Error::from_exception(status, Some(c), &body)),
+                _ => Ok(body),
+            }
+        }
+        Err(ureq::Error::Status(status, resp)) => {
+            let code = header_code(&resp);
+            let body = resp.into_string().unwrap_or_default();
+            Err(Error::from_exception(status, code, &body))
+        }
+        Err(ureq::Error::Transport(t)) => Err(Error::Transport(t.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passed_deadline_is_a_timeout_before_any_request() {
+        // Nothing listens on port 1: reaching the network would be Transport.
+        let c = Client::new(Config::new("http://127.0.0.1:1", "x"));
+        let past = Instant::now() - Duration::from_secs(1);
+        let r = c.query(
+            "SELECT 1",
+            &Request {
+                deadline: Some(past),
+                ..Request::default()
+            },
+        );
+        assert_eq!(r.unwrap_err().code(), Some(159));
+    }
+}

@@ -1,0 +1,24 @@
+//! Rúnakefli's ClickHouse backend (issue 11), first slice.
+//!
+//! - [`client`]: ClickHouse's plain HTTP interface (queries, inserts,
+//!   exceptions mapped to [`Error::Server`]);
+//! - [`schema`]: the versioned tables and their migrations;
+//! - [`sql`]: SQL text for the pieces of a [`runakefli_model::plan::QueryPlan`],
+//!   as pure functions;
+//! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
+//! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes.
+//!
+//! The design, with the reasons, is `docs/clickhouse.md`.
+
+#![deny(missing_docs)]
+
+pub mod backend;
+pub mod client;
+mod error;
+pub mod insert;
+pub mod schema;
+pub mod sql;
+
+pub use backend::ClickHouseBackend;
+pub use client::{Client, Config};
+pub use error::Error;

@@ -1,0 +1,559 @@
+//! The ClickHouse backend's pieces against the real ClickHouse 26.9 engine
+//! (chdb-core behind the HTTP front in `chdb_http.py`, see `front/`): the
+//! schema, inserts with deduplication tokens, exceptions, and the SQL the
+//! crate generates for plans, with answers checked against Loki's rules.
+
+mod front;
+
+use runakefli_clickhouse::client::Request;
+use runakefli_clickhouse::insert::{encode_push, INSERT_LOGS, INSERT_STREAMS};
+use runakefli_clickhouse::{schema, sql, Client, Config, Error};
+use runakefli_model::plan::{
+    BucketPlan, BucketValue, GroupBy, LineFilter, LineMatch, PlanOutput, QueryPlan,
+};
+use runakefli_model::{Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream};
+use runakefli_model::{StreamId, TenantId};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const T0: i64 = 1_700_000_000_000_000_000;
+
+/// One entry to push: time offset from `T0`, line, metadata.
+type TestEntry<'a> = (i64, &'a str, &'a [(&'a str, &'a str)]);
+
+fn push(client: &Client, tenant: &str, streams: &[(&str, Vec<TestEntry<'_>>)]) {
+    let req = PushRequest {
+        streams: streams
+            .iter()
+            .map(|(labels, entries)| PushStream {
+                labels: Labels::parse(labels).unwrap(),
+                entries: entries
+                    .iter()
+                    .map(|(ts, line, md)| Entry {
+                        ts: T0 + ts,
+                        line: line.to_string(),
+                        metadata: md
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let ins = encode_push(&TenantId::new(tenant), &req, 1);
+    for (stmt, body) in [(INSERT_STREAMS, &ins.streams), (INSERT_LOGS, &ins.logs)] {
+        let r = Request {
+            settings: vec![("insert_deduplication_token", body.token.clone())],
+            ..Request::default()
+        };
+        client.insert(stmt, &body.data, &r).unwrap();
+    }
+}
+
+fn filter(kind: LineMatch, negated: bool, values: &[&str]) -> LineFilter {
+    LineFilter {
+        kind,
+        negated,
+        values: values.iter().map(|s| s.to_string()).collect(),
+        any_of: None,
+        all_of: Vec::new(),
+        test: Arc::new(|_| true),
+        split: None,
+    }
+}
+
+fn plan(selector: &str, filters: Vec<LineFilter>, output: PlanOutput) -> QueryPlan {
+    let (name, value) = selector.split_once("=~").unwrap();
+    QueryPlan {
+        tenant: TenantId::new("t"),
+        selector: vec![Matcher::new(name, MatchOp::Re, value).unwrap()],
+        start: T0,
+        end: T0 + 10_000,
+        line_filters: filters,
+        fields: None,
+        output,
+        deadline: None,
+    }
+}
+
+const API: &str = r#"{app="api", env="prod"}"#;
+const WEB: &str = r#"{app="web"}"#;
+
+/// Two streams of tenant `t` with time ties across and within streams, an
+/// exact duplicate, metadata, and a stream of tenant `u`.
+fn workload(test: &str) -> Client {
+    let c = front::client(test);
+    assert_eq!(schema::ensure(&c).unwrap(), schema::SCHEMA_VERSION);
+    push(
+        &c,
+        "t",
+        &[
+            (
+                API,
+                vec![
+                    (1000, "error one", &[]),
+                    (2000, "ok two", &[]),
+                    (2000, "error tie a", &[("trace", "x")]),
+                    (2000, "error tie a2", &[]),
+                    (3000, "error three", &[]),
+                ],
+            ),
+            (
+                WEB,
+                vec![
+                    (2000, "error tie b", &[]),
+                    (2500, "50%_error\nnext line", &[]),
+                ],
+            ),
+        ],
+    );
+    // The same line again, in a later push: an exact duplicate.
+    push(&c, "t", &[(API, vec![(3000, "error three", &[])])]);
+    push(&c, "u", &[(API, vec![(2000, "error other tenant", &[])])]);
+    c
+}
+
+fn lines(c: &Client, p: &QueryPlan) -> Vec<(String, i64, String)> {
+    c.rows(&sql::lines_query(p).unwrap(), &Request::default())
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["labels_text"].as_str().unwrap().to_string(),
+                r["ts"].as_i64().unwrap() - T0,
+                r["line"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn row(labels: &str, ts: i64, line: &str) -> (String, i64, String) {
+    (labels.to_string(), ts, line.to_string())
+}
+
+#[test]
+fn schema_is_created_once_and_newer_versions_are_refused() {
+    let c = front::client("schema");
+    assert_eq!(schema::ensure(&c).unwrap(), 1);
+    assert_eq!(schema::ensure(&c).unwrap(), 1);
+    assert_eq!(schema::current_version(&c).unwrap(), 1);
+    let rows = c
+        .rows(
+            "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name",
+            &Request::default(),
+        )
+        .unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["logs", "runakefli_schema", "streams"]);
+    c.execute("INSERT INTO runakefli_schema (version) VALUES (99)")
+        .unwrap();
+    match schema::ensure(&c) {
+        Err(Error::SchemaTooNew {
+            found: 99,
+            known: 1,
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn exceptions_and_unreachable_servers_are_typed_errors() {
+    let c = front::client("errors");
+    // The database does not exist yet: an exception, not an empty answer.
+    assert_eq!(
+        c.query("SELECT 1", &Request::default()).unwrap_err().code(),
+        Some(81)
+    );
+    schema::ensure(&c).unwrap();
+    match c.query("SELECT no_such_function(1)", &Request::default()) {
+        Err(Error::Server {
+            status,
+            code: Some(46),
+            message,
+        }) => {
+            assert_ne!(status, 200);
+            assert!(message.starts_with("Code: 46. DB::Exception:"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let gone = Client::new(Config::new("http://127.0.0.1:1", "x"));
+    assert!(matches!(gone.execute("SELECT 1"), Err(Error::Transport(_))));
+}
+
+#[test]
+fn inserts_are_exact_and_retries_deduplicate() {
+    let c = workload("insert");
+    let q = |s: &str| c.rows(s, &Request::default()).unwrap();
+    // 8 + 1 + 1 entries: the second push of "error three" is another insert
+    // (another token), so its row is stored and left to queries to collapse.
+    assert_eq!(q("SELECT count() AS n FROM logs")[0]["n"], 9);
+    let r = q(
+        "SELECT toUnixTimestamp64Nano(timestamp) AS ts, line, metadata FROM logs \
+               WHERE line LIKE '50%' ",
+    );
+    assert_eq!(r[0]["ts"].as_i64().unwrap(), T0 + 2500);
+    assert_eq!(r[0]["line"], "50%_error\nnext line");
+    let md = q("SELECT metadata FROM logs WHERE line = 'error tie a'");
+    assert_eq!(md[0]["metadata"], serde_json::json!({"trace": "x"}));
+    // A retried push with the same token is a no-op.
+    push(&c, "u", &[(API, vec![(2000, "error other tenant", &[])])]);
+    assert_eq!(
+        q("SELECT count() AS n FROM logs WHERE tenant = 'u'")[0]["n"],
+        1
+    );
+    assert_eq!(
+        q("SELECT count() AS n FROM streams FINAL")[0]["n"],
+        3,
+        "one row per tenant, stream and day"
+    );
+}
+
+#[test]
+fn lines_plans_answer_in_loki_order() {
+    let c = workload("lines");
+    let errors = || vec![filter(LineMatch::Substring, false, &["error"])];
+    let back = plan(
+        "app=~api|web",
+        errors(),
+        PlanOutput::Lines {
+            limit: 10,
+            direction: Direction::Backward,
+        },
+    );
+    assert_eq!(
+        lines(&c, &back),
+        [
+            row(API, 3000, "error three"),
+            row(WEB, 2500, "50%_error\nnext line"),
+            row(API, 2000, "error tie a2"),
+            row(API, 2000, "error tie a"),
+            row(WEB, 2000, "error tie b"),
+            row(API, 1000, "error one"),
+        ]
+    );
+    let fwd = plan(
+        "app=~api|web",
+        errors(),
+        PlanOutput::Lines {
+            limit: 4,
+            direction: Direction::Forward,
+        },
+    );
+    assert_eq!(
+        lines(&c, &fwd),
+        [
+            row(API, 1000, "error one"),
+            row(API, 2000, "error tie a"),
+            row(API, 2000, "error tie a2"),
+            row(WEB, 2000, "error tie b"),
+        ]
+    );
+    // The time range is [start, end): a row at `end` is out.
+    let mut p = back.clone();
+    p.end = T0 + 3000;
+    assert_eq!(lines(&c, &p)[0], row(WEB, 2500, "50%_error\nnext line"));
+    // Selector and filters: `!=`, LIKE escapes, `.` and newlines.
+    let only = |fs: Vec<LineFilter>| {
+        let p = plan(
+            "app=~.+",
+            fs,
+            PlanOutput::Lines {
+                limit: 100,
+                direction: Direction::Forward,
+            },
+        );
+        lines(&c, &p).into_iter().map(|r| r.2).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        only(vec![filter(LineMatch::Substring, true, &["error"])]),
+        ["ok two"]
+    );
+    assert_eq!(
+        only(vec![filter(LineMatch::Substring, false, &["0%_e"])]),
+        ["50%_error\nnext line"]
+    );
+    assert!(only(vec![filter(LineMatch::Substring, false, &["5_%"])]).is_empty());
+    assert!(only(vec![filter(LineMatch::Regex, false, &["error.next"])]).is_empty());
+    assert_eq!(
+        only(vec![filter(LineMatch::Regex, false, &["(?s)error.next"])]),
+        ["50%_error\nnext line"]
+    );
+    assert_eq!(
+        only(vec![
+            filter(LineMatch::Regex, false, &["tie", "one"]),
+            filter(LineMatch::Substring, true, &["a2", "b"]),
+        ]),
+        ["error one", "error tie a"]
+    );
+}
+
+#[test]
+fn bucket_plans_count_rows_in_left_open_right_closed_buckets() {
+    let c = workload("buckets");
+    let ids: BTreeMap<StreamId, &str> = [API, WEB]
+        .into_iter()
+        .map(|l| (Labels::parse(l).unwrap().stream_id(), l))
+        .collect();
+    let run = |bounds: Vec<i64>, value| {
+        let p = plan(
+            "app=~.+",
+            vec![],
+            PlanOutput::Buckets(BucketPlan {
+                bounds: bounds.into_iter().map(|b| T0 + b).collect(),
+                group_by: GroupBy::Stream,
+                value,
+            }),
+        );
+        c.rows(&sql::buckets_query(&p).unwrap(), &Request::default())
+            .unwrap()
+            .iter()
+            .map(|r: &Value| {
+                let stream = ids[&r["stream_id"].as_u64().unwrap()];
+                let meta = r["meta"].to_string();
+                (
+                    format!("{stream} {meta}"),
+                    r["bucket"].as_i64().unwrap(),
+                    r["rows"].as_u64().unwrap(),
+                    r["bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let api = format!("{API} {{}}");
+    let api_trace = format!("{API} {{\"trace\":\"x\"}}");
+    let web = format!("{WEB} {{}}");
+    // (1000, 2000], (2000, 3000]: the row at 1000 is out, the duplicate
+    // at 3000 counts once.
+    let mut got = run(vec![1000, 2000, 3000], BucketValue::LineBytes);
+    got.sort();
+    let mut want = vec![
+        (api.clone(), 0, 2, 18),
+        (api.clone(), 1, 1, 11),
+        (api_trace.clone(), 0, 1, 11),
+        (web.clone(), 0, 1, 11),
+        (web.clone(), 1, 1, 19),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    // Uneven bounds: (999, 2000], (2000, 2600].
+    let uneven = run(vec![999, 2000, 2600], BucketValue::Count);
+    assert!(uneven.contains(&(api.clone(), 0, 3, 27)), "{uneven:?}");
+    assert!(uneven.contains(&(web.clone(), 1, 1, 19)), "{uneven:?}");
+    assert!(!uneven.iter().any(|r| r.0 == api && r.1 == 1), "{uneven:?}");
+}
+
+/// Lines to test filters on: newlines, non-ASCII, LIKE and regexp
+/// metacharacters, backslashes, JSON.
+const LINES: &[&str] = &[
+    "",
+    "a\nb",
+    "ünïcode ü",
+    "GET /api/v1 200",
+    r#"{"msg":"bad request","status":400}"#,
+    "tab\there",
+    "x.y*z",
+    "ERROR caps",
+    r"back\slash 50%_off",
+    "aaa b",
+];
+
+/// ClickHouse's verdict on each of [`LINES`] for one SQL predicate over `line`.
+fn verdicts(c: &Client, predicate: &str) -> Vec<bool> {
+    let lines: Vec<String> = LINES.iter().map(|l| sql::quote(l)).collect();
+    let q = format!(
+        "SELECT arrayMap(line -> toUInt8({predicate}), [{}]) AS v",
+        lines.join(", ")
+    );
+    c.rows(&q, &Request::default()).unwrap()[0]["v"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64() == Some(1))
+        .collect()
+}
+
+#[test]
+fn line_filters_agree_with_the_engines_regex_and_substring_tests() {
+    let c = front::client("filters");
+    schema::ensure(&c).unwrap();
+    // ClickHouse's own default: `.` matches `\n` (RE2's and Loki's does not);
+    // the generated `(?-s:…)` is what makes them agree.
+    assert!(verdicts(&c, "match(line, 'a.b')")[1]);
+    let patterns = [
+        "a.b",
+        "(?s)a.b",
+        "^GET",
+        "200$",
+        "(?m)^b$",
+        "ü+",
+        "[^a-z ]+",
+        "err(or)?|ERR",
+        r#""msg":"[^"]*request"#,
+        "[[:upper:]]{3}",
+        r"\.\*",
+        "(?U)a+",
+        r"x\x2Ey",
+        r"\Aa",
+        r"b\z",
+        "",
+        r"\t",
+        ".",
+        "^$",
+        r"[^\n]+b",
+        r"\\s",
+        "50%_",
+        "a{3}",
+    ];
+    for p in patterns {
+        let f = filter(LineMatch::Regex, false, &[p]);
+        let pred = sql::line_filter(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let re = regex::Regex::new(p).unwrap();
+        let want: Vec<bool> = LINES.iter().map(|l| re.is_match(l)).collect();
+        assert_eq!(verdicts(&c, &pred), want, "regexp {p:?} as {pred}");
+        let neg = sql::line_filter(&filter(LineMatch::Regex, true, &[p])).unwrap();
+        let not_want: Vec<bool> = want.iter().map(|w| !w).collect();
+        assert_eq!(verdicts(&c, &neg), not_want, "!~ {p:?}");
+    }
+    for needle in [
+        "", "%", "_", r"\", "a\nb", "ü", "50%_", "0%_o", "a_b", "%_", "'",
+    ] {
+        let f = filter(LineMatch::Substring, false, &[needle]);
+        let pred = sql::line_filter(&f).unwrap();
+        let want: Vec<bool> = LINES.iter().map(|l| l.contains(needle)).collect();
+        assert_eq!(verdicts(&c, &pred), want, "|= {needle:?} as {pred}");
+    }
+    let or = sql::line_filter(&filter(LineMatch::Substring, false, &["tab", "caps"])).unwrap();
+    let want: Vec<bool> = LINES
+        .iter()
+        .map(|l| l.contains("tab") || l.contains("caps"))
+        .collect();
+    assert_eq!(verdicts(&c, &or), want);
+    // What re2 reads otherwise is declined, for the engine to evaluate.
+    for p in [r"\d+", r"(?i)error", r"\bx"] {
+        assert!(matches!(
+            sql::line_filter(&filter(LineMatch::Regex, false, &[p])),
+            Err(Error::Unsupported(_))
+        ));
+    }
+}
+
+#[test]
+fn the_backend_pushes_lists_scans_and_answers_plans() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::plan::AnswerData;
+    use runakefli_model::{Backend, ScanControl, ScanRequest};
+    let b = ClickHouseBackend::open(front::client("backend")).unwrap();
+    let t = TenantId::new("t");
+    let entry = |ts: i64, line: &str| Entry {
+        ts: T0 + ts,
+        line: line.into(),
+        metadata: vec![],
+    };
+    let req = PushRequest {
+        streams: vec![
+            PushStream {
+                labels: Labels::parse(API).unwrap(),
+                entries: vec![entry(1000, "error one"), entry(2000, "ok two")],
+            },
+            PushStream {
+                labels: Labels::parse(WEB).unwrap(),
+                entries: vec![entry(2000, "error b"), entry(2000, "error b2")],
+            },
+        ],
+    };
+    b.push(&t, &req).unwrap();
+    let (s, e) = (T0, T0 + 10_000);
+    let all = [Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+    let streams = b.streams(&t, &all, s, e).unwrap();
+    assert_eq!(streams.len(), 2);
+    assert_eq!(b.label_names(&t, s, e).unwrap(), ["app", "env"]);
+    assert_eq!(
+        b.label_values(&t, "app", &[], s, e).unwrap(),
+        ["api", "web"]
+    );
+    assert_eq!(b.label_values(&t, "env", &all, s, e).unwrap(), ["prod"]);
+    assert!(b.label_names(&TenantId::new("u"), s, e).unwrap().is_empty());
+
+    let mut got = Vec::new();
+    let mut req = ScanRequest::new(t.clone(), all.to_vec(), s, e, Direction::Backward);
+    req.required_substrings = vec!["error".into()];
+    b.scan(&req, &mut |info, batch| {
+        for en in batch.entries {
+            got.push((info.labels.to_string(), en.ts - T0, en.line));
+        }
+        ScanControl::Continue
+    })
+    .unwrap();
+    got.sort_by_key(|r| r.0.clone());
+    assert_eq!(
+        got,
+        [
+            row(API, 1000, "error one"),
+            row(WEB, 2000, "error b2"),
+            row(WEB, 2000, "error b"),
+        ]
+    );
+
+    let lines_plan = plan(
+        "app=~.+",
+        vec![filter(LineMatch::Substring, false, &["error"])],
+        PlanOutput::Lines {
+            limit: 2,
+            direction: Direction::Forward,
+        },
+    );
+    let Some(answer) = b.execute(&lines_plan).unwrap() else {
+        panic!("lines plan declined")
+    };
+    let AnswerData::Lines(rows) = answer.data else {
+        panic!("{answer:?}")
+    };
+    let rows: Vec<_> = rows
+        .into_iter()
+        .map(|r| (r.stream.labels.to_string(), r.entry.ts - T0, r.entry.line))
+        .collect();
+    assert_eq!(
+        rows,
+        [row(API, 1000, "error one"), row(WEB, 2000, "error b")]
+    );
+
+    let count = plan(
+        "app=~.+",
+        vec![],
+        PlanOutput::Buckets(BucketPlan {
+            bounds: vec![T0, T0 + 1000, T0 + 2000],
+            group_by: GroupBy::Stream,
+            value: BucketValue::Count,
+        }),
+    );
+    let Some(answer) = b.execute(&count).unwrap() else {
+        panic!("bucket plan declined")
+    };
+    let AnswerData::Buckets(groups) = answer.data else {
+        panic!("{answer:?}")
+    };
+    let mut counts: Vec<_> = groups
+        .iter()
+        .map(|g| match (&g.key, &g.data) {
+            (runakefli_model::plan::GroupKey::Stream { labels, .. }, d) => {
+                (labels.to_string(), d.rows(0), d.rows(1))
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    counts.sort();
+    assert_eq!(counts, [(API.to_string(), 1, 1), (WEB.to_string(), 0, 2)]);
+
+    // What the SQL cannot express exactly is declined, for the engine.
+    let digits = plan(
+        "app=~.+",
+        vec![filter(LineMatch::Regex, false, &[r"\d"])],
+        PlanOutput::Lines {
+            limit: 2,
+            direction: Direction::Forward,
+        },
+    );
+    assert!(b.execute(&digits).unwrap().is_none());
+}

@@ -97,6 +97,27 @@ fn parts(dir: &Path) -> Vec<(PathBuf, Vec<(u64, u32)>)> {
         .collect()
 }
 
+/// Pushes two rounds, flushes, merges them into one part, closes the store,
+/// and flips 8 bytes three quarters into block `pick(blocks)` of that part.
+fn merged_part_with_a_damaged_block(dir: &Path, pick: impl Fn(usize) -> usize) {
+    let s = open(dir);
+    for round in 0..2 {
+        push_all(&s, round);
+        s.flush().unwrap();
+    }
+    assert!(s.merge_now(true).unwrap() >= 1);
+    drop(s);
+    let ps = parts(dir);
+    assert_eq!(ps.len(), 1, "one merged part");
+    let (path, blocks) = &ps[0];
+    let (off, len) = blocks[pick(blocks.len())];
+    let mut bytes = std::fs::read(path).unwrap();
+    for k in 0..8 {
+        bytes[off as usize + len as usize * 3 / 4 + k] ^= 0xff;
+    }
+    std::fs::write(path, &bytes).unwrap();
+}
+
 #[test]
 fn a_damaged_block_is_quarantined_logged_counted_and_the_rest_served() {
     let d = tempfile::tempdir().unwrap();
@@ -216,21 +237,7 @@ fn a_damaged_columnar_block_is_reported_and_skipped() {
 #[test]
 fn the_column_scan_skips_and_reports_a_damaged_block() {
     let d = tempfile::tempdir().unwrap();
-    let s = open(d.path());
-    for round in 0..2 {
-        push_all(&s, round);
-        s.flush().unwrap();
-    }
-    assert!(s.merge_now(true).unwrap() >= 1);
-    drop(s);
-    let ps = parts(d.path());
-    let (path, blocks) = &ps[0];
-    let (off, len) = blocks[0];
-    let mut bytes = std::fs::read(path).unwrap();
-    for k in 0..8 {
-        bytes[off as usize + len as usize * 3 / 4 + k] ^= 0xff;
-    }
-    std::fs::write(path, &bytes).unwrap();
+    merged_part_with_a_damaged_block(d.path(), |_| 0);
     let s = open(d.path());
     let req = ScanRequest {
         tenant: TenantId::new("t"),
@@ -264,21 +271,7 @@ fn the_column_scan_skips_and_reports_a_damaged_block() {
 fn a_query_plan_reports_a_damaged_block_and_later_plans_skip_it() {
     use runakefli_model::plan::{AnswerData, PlanOutput, QueryPlan};
     let d = tempfile::tempdir().unwrap();
-    let s = open(d.path());
-    for round in 0..2 {
-        push_all(&s, round);
-        s.flush().unwrap();
-    }
-    assert!(s.merge_now(true).unwrap() >= 1);
-    drop(s);
-    let ps = parts(d.path());
-    let (path, blocks) = &ps[0];
-    let (off, len) = blocks[blocks.len() / 2];
-    let mut bytes = std::fs::read(path).unwrap();
-    for k in 0..8 {
-        bytes[off as usize + len as usize * 3 / 4 + k] ^= 0xff;
-    }
-    std::fs::write(path, &bytes).unwrap();
+    merged_part_with_a_damaged_block(d.path(), |n| n / 2);
     let s = open(d.path());
     let plan = QueryPlan {
         tenant: TenantId::new("t"),

@@ -9,6 +9,7 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::response::Response;
 use runakefli_ingest::discover::SERVICE_NAME_SOURCES;
+use runakefli_ingest::otlp::mapping::INDEX_ATTRIBUTES;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,28 +30,6 @@ const LOG_LEVEL_FIELDS: &[&str] = &[
     "severity_text",
     "Severity_Text",
     "SEVERITY_TEXT",
-];
-
-/// OTLP resource attributes stored as stream labels (Loki's default `otlp_config`).
-const OTLP_INDEX_LABELS: &[&str] = &[
-    "service.name",
-    "service.namespace",
-    "service.instance.id",
-    "deployment.environment",
-    "deployment.environment.name",
-    "cloud.region",
-    "cloud.availability_zone",
-    "k8s.cluster.name",
-    "k8s.namespace.name",
-    "k8s.pod.name",
-    "k8s.container.name",
-    "container.name",
-    "k8s.replicaset.name",
-    "k8s.deployment.name",
-    "k8s.statefulset.name",
-    "k8s.daemonset.name",
-    "k8s.cronjob.name",
-    "k8s.job.name",
 ];
 
 /// A duration as Loki prints one in limits (`1m`, `30d1h`, `0s`: days, no weeks).
@@ -97,7 +76,7 @@ pub async fn drilldown_limits(State(state): State<Arc<AppState>>) -> Result<Resp
             "max_query_series": c.max_query_series,
             "metric_aggregation_enabled": false,
             "otlp_config": {"resource_attributes": {"attributes_config": [
-                {"action": "index_label", "attributes": OTLP_INDEX_LABELS}
+                {"action": "index_label", "attributes": INDEX_ATTRIBUTES}
             ]}},
             "pattern_persistence_enabled": false,
             "query_timeout": go_model_duration(c.query_timeout),

@@ -6,15 +6,17 @@
 //! whitespace, dictionary-coded per block) and one column per field holding
 //! the raw value text; other lines are kept whole in a line column. Each
 //! column picks its own exact encoding (constant, dictionary, decimal,
-//! timestamp, packed hex, IPv4, plain), in frames a reader decompresses one
-//! at a time. A token bloom filter after the header, keyed by token and
+//! timestamp, packed hex, IPv4, plain, or — against the part's shared
+//! dictionaries — shared values and skeletons with their digits packed
+//! apart), in frames a reader decompresses one at a time. A token bloom filter after the header, keyed by token and
 //! column, lets [`block_may_contain`] skip blocks (and readers skip columns)
 //! for line filters. The byte layout is in `FORMAT.md` beside this file.
 //!
 //! Modules: [`builder`] writes, [`reader`] reads, [`layout`] is the header,
 //! [`encoding`] the column encodings, [`shape`] the JSON template splitter,
 //! `text` the exact text forms of typed values, [`tokens`] tokens,
-//! [`bloom`] the filters, [`prune`] what a header proves about a needle.
+//! [`bloom`] the filters, [`prune`] what a header proves about a needle,
+//! [`shared`] the part-level dictionaries and [`digits`] skeletons.
 
 pub mod bloom;
 pub mod builder;

@@ -28,7 +28,7 @@ pub const MAX_DICT_ENTRIES: usize = 1 << 20;
 /// Most dictionaries in a part.
 pub const MAX_DICTS: usize = 4096;
 /// Candidates (values seen in one block so far) remembered per column;
-/// when more arrive, the oldest generation is forgotten.
+/// when more arrive, all of them are forgotten and learning starts over.
 const MAX_CANDIDATES: usize = 1 << 17;
 /// Most bytes a decoded dictionary section may declare (hostile input).
 const MAX_SECTION_RAW: usize = 1 << 30;

@@ -324,17 +324,7 @@ fn loki_conformance_corpus() {
         "--max-query-series",
         "10000",
     ]);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("data"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    for f in &files {
-        let body = std::fs::read(f).unwrap();
-        let (status, text) = server.post("/loki/api/v1/push", "application/json", None, &body);
-        assert_eq!(status, 204, "push {}: {text}", f.display());
-    }
+    server.push_json_files(&dir.join("data"));
     let exceptions = listed_exceptions();
     let cases: Vec<Value> = std::fs::read_to_string(dir.join("cases.jsonl"))
         .unwrap()

@@ -77,17 +77,7 @@ fn grafana_conformance_corpus() {
         "--max-query-series",
         "500",
     ]);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("data"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    for f in &files {
-        let body = std::fs::read(f).unwrap();
-        let (status, text) = server.post("/loki/api/v1/push", "application/json", None, &body);
-        assert_eq!(status, 204, "push {}: {text}", f.display());
-    }
+    server.push_json_files(&dir.join("data"));
     let deadline = Instant::now() + Duration::from_secs(60);
     while visible(&server) != Some(9700) {
         assert!(Instant::now() < deadline, "pushed entries not all visible");

@@ -155,6 +155,22 @@ impl TestServer {
         &self.data_dir
     }
 
+    /// Pushes every `*.json` file of `dir` (Loki JSON push bodies), in name
+    /// order, expecting 204 for each.
+    pub fn push_json_files(&self, dir: &Path) {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        for f in &files {
+            let body = std::fs::read(f).unwrap();
+            let (status, text) = self.post("/loki/api/v1/push", "application/json", None, &body);
+            assert_eq!(status, 204, "push {}: {text}", f.display());
+        }
+    }
+
     /// POSTs a body with a content type (and optional encoding); returns (status, text).
     pub fn post(
         &self,

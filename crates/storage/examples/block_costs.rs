@@ -49,7 +49,7 @@ fn main() {
             let r = part.reader(b).unwrap();
             let names = r.column_names();
             if let Some(c) = names.iter().position(|x| x == "msg") {
-                let v = r.shared_index_view(c).map(|v| v.globals.len()).unwrap_or(0);
+                let v = r.shared_index_view(c).map(|v| v.global_count).unwrap_or(0);
                 n += v;
             }
         }

@@ -203,7 +203,11 @@ fn block_rows(
         };
         out.push(ColumnRow {
             ts: ts[r],
-            metadata: metadata.get(r).cloned().unwrap_or_default(),
+            metadata: if r < metadata.len() {
+                metadata.row(r).to_vec()
+            } else {
+                Vec::new()
+            },
             fields,
         });
     }

@@ -8,8 +8,9 @@ use super::hash::FastMap;
 use super::ints::put_ints;
 use super::layout::{
     boundary_bit, BlockHeader, ColumnHead, ColumnKind, ColumnPlace, FrameInfo, SharedPlace,
-    TemplateHead, CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, OWN_FRAME_MIN,
-    TOKEN_LEN_UNKNOWN, VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED, VERSION,
+    TemplateHead, CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, METADATA_FORM_SETS,
+    OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN, VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY,
+    VALUES_UNESCAPED, VERSION,
 };
 use super::shape::{split_line, template_slots, SLOT};
 use super::shared::SharedDictWriter;
@@ -270,23 +271,51 @@ impl BlockBuilder {
         // Metadata.
         let mut meta = Vec::new();
         if self.has_meta {
+            // The sets form: each distinct list of pairs once, then per row
+            // which one (FORMAT.md, "Metadata").
+            put_uvarint(&mut meta, 0);
+            meta.push(METADATA_FORM_SETS);
             put_uvarint(&mut meta, self.meta_names.len() as u64);
             for n in &self.meta_names {
                 put_bytes(&mut meta, n.as_bytes());
                 bloom.add_tokens(Scope::Metadata, n.as_bytes());
             }
+            let mut sets: FastMap<Vec<u8>, u64> = FastMap::default();
+            let mut order: Vec<Vec<u8>> = Vec::new();
+            let mut row_set: Vec<u64> = Vec::with_capacity(self.meta_rows.len());
+            let mut enc = Vec::new();
             let mut start = 0usize;
             for &end in &self.meta_rows {
                 let pairs = &self.meta_pairs[start..end as usize];
-                put_uvarint(&mut meta, pairs.len() as u64);
+                enc.clear();
+                put_uvarint(&mut enc, pairs.len() as u64);
                 for &(name, s, l) in pairs {
-                    let v = &self.arena[s as usize..(s + l) as usize];
-                    put_uvarint(&mut meta, u64::from(name));
-                    put_bytes(&mut meta, v);
-                    bloom.add_tokens(Scope::Metadata, v);
+                    put_uvarint(&mut enc, u64::from(name));
+                    put_bytes(&mut enc, &self.arena[s as usize..(s + l) as usize]);
                 }
+                let id = match sets.get(enc.as_slice()) {
+                    Some(&id) => id,
+                    None => {
+                        for &(_, s, l) in pairs {
+                            bloom.add_tokens(
+                                Scope::Metadata,
+                                &self.arena[s as usize..(s + l) as usize],
+                            );
+                        }
+                        let id = order.len() as u64;
+                        sets.insert(enc.clone(), id);
+                        order.push(enc.clone());
+                        id
+                    }
+                };
+                row_set.push(id);
                 start = end as usize;
             }
+            put_uvarint(&mut meta, order.len() as u64);
+            for set in &order {
+                meta.extend_from_slice(set);
+            }
+            super::ints::put_ints_addressable(&mut meta, &row_set);
         }
 
         // Columns: encode each; small ones share a frame.

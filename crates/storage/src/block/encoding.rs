@@ -5,7 +5,7 @@
 //! value reprints to the very same text (see `text.rs`).
 
 use super::hash::FastMap;
-use super::ints::{get_ints, put_ints};
+use super::ints::{get_ints, put_ints, put_ints_addressable};
 use super::text::{self, HexLayout};
 use super::tokens::{for_each_token, is_token_byte};
 use super::varint::{put_bytes, put_uvarint, unzigzag, uvarint_len, Cursor};
@@ -336,10 +336,10 @@ pub fn encode_shared(
         }
     }
     put_uvarint(index, g.len() as u64);
-    put_ints(index, &g);
+    put_ints_addressable(index, &g);
     put_uvarint(index, locals.len() as u64);
     let per_value: Vec<u64> = ids.iter().map(|&i| renum[i as usize]).collect();
-    put_ints(index, &per_value);
+    put_ints_addressable(index, &per_value);
     for v in &locals {
         put_uvarint(strings, v.len() as u64);
     }
@@ -351,8 +351,11 @@ pub fn encode_shared(
 /// Where the parts of a shared column's index lie.
 #[derive(Clone, Debug)]
 pub struct SharedLayout {
-    /// Shared id of entries `0..globals.len()`.
-    pub globals: Vec<u32>,
+    /// Shared ids of entries `0..global_count` (read in place: a query
+    /// usually needs the ids of a few entries only).
+    pub globals: super::ints::IntsLayout,
+    /// How many entries are shared.
+    pub global_count: usize,
     /// Number of the block's own strings (entries after the shared ones).
     pub locals: usize,
     /// The entry of each value.
@@ -363,7 +366,8 @@ pub struct SharedLayout {
 
 /// Reads the index part of a [`Encoding::Shared`] or
 /// [`Encoding::Skeleton`] (`skeleton`) column with `n` values without
-/// decoding its per-value entries.
+/// decoding its entries' shared ids or its per-value entries (readers
+/// check each id against the dictionary's length).
 pub fn shared_index_layout(
     payload: &[u8],
     n: usize,
@@ -372,15 +376,7 @@ pub fn shared_index_layout(
 ) -> Result<SharedLayout, StorageError> {
     let mut c = Cursor::new(payload, "shared column");
     let g = c.len(n.min(dict_len))?;
-    let mut out_of_range = false;
-    let globals: Vec<u32> = super::ints::IntsLayout::read(&mut c, g)?.all(payload, g, |v| {
-        let id = u32::try_from(v).unwrap_or(u32::MAX);
-        out_of_range |= id as usize >= dict_len;
-        id
-    });
-    if out_of_range {
-        return Err(c.err("shared id out of range"));
-    }
+    let globals = super::ints::IntsLayout::read(&mut c, g)?;
     let locals = c.len(n)?;
     let idx = super::ints::IntsLayout::read(&mut c, n)?;
     let digits = if skeleton {
@@ -396,6 +392,7 @@ pub fn shared_index_layout(
     }
     Ok(SharedLayout {
         globals,
+        global_count: g,
         locals,
         idx,
         digits,

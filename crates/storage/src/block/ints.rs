@@ -41,6 +41,27 @@ pub fn put_ints(dst: &mut Vec<u8>, vals: &[u64]) {
     }
 }
 
+/// Like [`put_ints`], but always in a layout [`IntsLayout::get`] reads
+/// in place (bits or byte planes, never varints): for streams that
+/// queries read a few integers of, such as a shared column's entries.
+pub fn put_ints_addressable(dst: &mut Vec<u8>, vals: &[u64]) {
+    let max = vals.iter().copied().max().unwrap_or(0);
+    let bits = 64 - max.leading_zeros() as usize;
+    let packed = 1 + (vals.len() * bits).div_ceil(8);
+    let width = (8 - max.leading_zeros() as usize / 8).max(1);
+    if packed < width * vals.len() {
+        dst.push(MODE_BITS);
+        dst.push(bits as u8);
+        pack_bits(dst, vals, bits);
+    } else {
+        dst.push(width as u8);
+        dst.reserve(width * vals.len());
+        for b in 0..width {
+            dst.extend(vals.iter().map(|&v| (v >> (8 * b)) as u8));
+        }
+    }
+}
+
 /// Appends `vals` bit-packed at `bits` each, least significant bit first.
 fn pack_bits(dst: &mut Vec<u8>, vals: &[u64], bits: usize) {
     if bits == 0 {

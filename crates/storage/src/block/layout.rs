@@ -29,6 +29,12 @@ pub const OWN_FRAME_MIN: usize = 256;
 /// when reading hostile input).
 pub const MAX_FRAME_RAW: usize = 512 << 20;
 
+/// The form byte of a metadata frame in the sets form: after a name
+/// count of 0, each distinct list of pairs is stored once and every row
+/// names its list (FORMAT.md, "Metadata"). Blocks written before it hold
+/// the per-row form.
+pub const METADATA_FORM_SETS: u8 = 1;
+
 /// Most rows a version-2 block may declare (writers cut blocks far
 /// earlier); bounds what a reader allocates for hostile input.
 pub const MAX_ROWS: usize = 1 << 20;

@@ -42,7 +42,7 @@ mod tests;
 pub use builder::BlockBuilder;
 pub use encoding::{Encoding, Stats};
 pub use prune::block_may_contain;
-pub use reader::{BlockReader, Column, HeaderRef, Template};
+pub use reader::{BlockReader, Column, HeaderRef, RowMetadata, Template};
 pub use shared::{SharedDictWriter, SharedDicts};
 
 use crate::StorageError;

@@ -17,7 +17,7 @@ use super::encoding::{decode_column_where, decode_shared_strings, Encoding, Stat
 use super::ints::{get_ints, IntsLayout};
 use super::layout::{
     BlockHeader, ColumnKind, FrameInfo, SharedPlace, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
-    FRAME_METADATA, FRAME_TEMPLATES,
+    FRAME_METADATA, FRAME_TEMPLATES, METADATA_FORM_SETS,
 };
 use super::shape::{template_slots, SLOT};
 use super::shared::{SharedDict, SharedDicts};
@@ -118,7 +118,7 @@ pub struct BlockReader<'a> {
     /// Timestamps of the rows from `ts_tail.0` on, read backward from the
     /// newest row (see [`Self::first_row_from`]).
     ts_tail: RefCell<(usize, Vec<i64>)>,
-    metadata: OnceCell<Vec<Vec<(String, String)>>>,
+    metadata: OnceCell<RowMetadata>,
     columns: Vec<ColumnDir>,
     names: OnceCell<Vec<Option<String>>>,
     /// The part's shared dictionaries (needed by [`Encoding::Shared`] columns).
@@ -130,8 +130,12 @@ pub struct BlockReader<'a> {
 
 /// The index part of a shared column, read in place.
 pub struct SharedIndexView<'a> {
-    /// Shared id of entries `0..globals.len()`.
-    pub globals: Vec<u32>,
+    /// Shared ids of entries `0..global_count`, read in place.
+    globals: super::ints::IntsLayout,
+    /// How many entries are shared.
+    pub global_count: usize,
+    /// Entries of the part's dictionary.
+    dict_len: usize,
     /// Number of the block's own strings (entries after the shared ones).
     pub locals: usize,
     entries: usize,
@@ -144,6 +148,31 @@ pub struct SharedIndexView<'a> {
 }
 
 impl SharedIndexView<'_> {
+    /// The shared id of entry `e` (below [`Self::global_count`]).
+    #[inline]
+    pub fn global(&self, e: usize) -> Result<u32, StorageError> {
+        let buf = &self.frame[self.base..self.base + self.len];
+        let id = self.globals.get(buf, e);
+        if e >= self.global_count || id >= self.dict_len as u64 {
+            return Err(bad("shared id out of range"));
+        }
+        Ok(id as u32)
+    }
+
+    /// The shared ids of every shared entry, in entry order.
+    pub fn globals_all(&self) -> Result<Vec<u32>, StorageError> {
+        let buf = &self.frame[self.base..self.base + self.len];
+        let mut bad_id = false;
+        let out = self.globals.all(buf, self.global_count, |v| {
+            bad_id |= v >= self.dict_len as u64;
+            v as u32
+        });
+        if bad_id {
+            return Err(bad("shared id out of range"));
+        }
+        Ok(out)
+    }
+
     /// True for [`Encoding::Skeleton`] columns (entries are skeletons).
     pub fn is_skeleton(&self) -> bool {
         self.digits.is_some()
@@ -660,14 +689,14 @@ impl<'a> BlockReader<'a> {
     }
 
     /// Structured metadata per row (version 2: read on first use).
-    pub fn metadata(&self) -> Result<&[Vec<(String, String)>], StorageError> {
+    pub fn metadata(&self) -> Result<&RowMetadata, StorageError> {
         if let Some(m) = self.metadata.get() {
             return Ok(m);
         }
         let frame = self.frame(FRAME_METADATA)?;
         let mut c = Cursor::new(&frame, "metadata");
         let md = if frame.is_empty() {
-            vec![Vec::new(); self.rows()]
+            RowMetadata::empty(self.rows())
         } else {
             let md = read_metadata(&mut c, self.rows())?;
             if !c.is_empty() {
@@ -687,7 +716,7 @@ impl<'a> BlockReader<'a> {
         }
         self.metadata
             .get()
-            .is_some_and(|m| m.iter().any(|r| !r.is_empty()))
+            .is_some_and(|m| m.sets.iter().any(|r| !r.is_empty()))
     }
 
     /// Field names of the block's JSON lines (dotted paths, raw key text), in
@@ -957,8 +986,10 @@ impl<'a> BlockReader<'a> {
         let skeleton = col.encoding == Encoding::Skeleton;
         let l = super::encoding::shared_index_layout(p, col.values, dict.len(), skeleton)?;
         Ok(SharedIndexView {
-            entries: l.globals.len() + l.locals,
+            entries: l.global_count + l.locals,
             globals: l.globals,
+            global_count: l.global_count,
+            dict_len: dict.len(),
             locals: l.locals,
             frame,
             base,
@@ -997,15 +1028,15 @@ impl<'a> BlockReader<'a> {
             .ok_or_else(|| bad("column is not shared"))?;
         let si = self.shared_index_view(id)?;
         let idx = si.entries_all()?;
+        let globals = si.globals_all()?;
         let (local, local_ends) = self.shared_strings(id, si.locals)?;
-        let global_bytes: usize = si
-            .globals
+        let global_bytes: usize = globals
             .iter()
             .map(|&g| dict.get(g).map_or(0, <[u8]>::len))
             .sum();
         let mut data = Vec::with_capacity(global_bytes + local.len());
-        let mut ends = Vec::with_capacity(si.globals.len() + local_ends.len());
-        for &g in &si.globals {
+        let mut ends = Vec::with_capacity(globals.len() + local_ends.len());
+        for &g in &globals {
             data.extend_from_slice(dict.get(g).ok_or_else(|| bad("shared id out of range"))?);
             ends.push(data.len() as u32);
         }
@@ -1151,29 +1182,146 @@ fn read_row_timestamps(
         .collect())
 }
 
-fn read_metadata(
-    c: &mut Cursor<'_>,
-    rows: usize,
-) -> Result<Vec<Vec<(String, String)>>, StorageError> {
+fn read_metadata<'b>(c: &mut Cursor<'b>, rows: usize) -> Result<RowMetadata, StorageError> {
     let nm = c.len(c.remaining())?;
+    if nm == 0 && !c.is_empty() && c.buf().get(c.pos()) == Some(&METADATA_FORM_SETS) {
+        c.u8()?;
+        return read_metadata_sets(c, rows);
+    }
     if nm == 0 {
-        return Ok(vec![Vec::new(); rows]);
+        return Ok(RowMetadata::empty(rows));
     }
     let mut names = Vec::with_capacity(nm);
     for _ in 0..nm {
         names.push(utf8(c.bytes()?)?);
     }
-    let mut out = Vec::with_capacity(rows.min(c.remaining()));
+    // Rows mostly repeat a few sets (a level, a trace flag): each distinct
+    // encoding of a row's pairs is decoded once.
+    let mut sets: Vec<Vec<(String, String)>> = Vec::new();
+    let mut known: crate::block::hash::FastMap<&'b [u8], u32> = Default::default();
+    let mut row_set = Vec::with_capacity(rows.min(c.remaining()));
+    let buf = c.buf();
     for _ in 0..rows {
+        let start = c.pos();
+        let np = c.len(c.remaining())?;
+        for _ in 0..np {
+            c.len(nm - 1)?;
+            c.bytes()?;
+        }
+        let raw = &buf[start..c.pos()];
+        let id = match known.get(raw) {
+            Some(&id) => id,
+            None => {
+                let mut r = Cursor::new(raw, "metadata");
+                let np = r.len(r.remaining())?;
+                let mut pairs = Vec::with_capacity(np);
+                for _ in 0..np {
+                    let name = r.len(nm - 1)?;
+                    pairs.push((names[name].clone(), utf8(r.bytes()?)?));
+                }
+                sets.push(pairs);
+                let id = (sets.len() - 1) as u32;
+                known.insert(raw, id);
+                id
+            }
+        };
+        row_set.push(id);
+    }
+    Ok(RowMetadata { sets, row_set })
+}
+
+/// The sets form of the metadata frame (after its `0` and form byte).
+fn read_metadata_sets(c: &mut Cursor<'_>, rows: usize) -> Result<RowMetadata, StorageError> {
+    let nm = c.len(c.remaining())?;
+    if nm == 0 {
+        return Err(c.err("metadata sets without names"));
+    }
+    let mut names = Vec::with_capacity(nm);
+    for _ in 0..nm {
+        names.push(utf8(c.bytes()?)?);
+    }
+    let ns = c.len(c.remaining())?;
+    if ns == 0 && rows > 0 {
+        return Err(c.err("metadata without sets"));
+    }
+    let mut sets = Vec::with_capacity(ns);
+    for _ in 0..ns {
         let np = c.len(c.remaining())?;
         let mut pairs = Vec::with_capacity(np);
         for _ in 0..np {
             let name = c.len(nm - 1)?;
             pairs.push((names[name].clone(), utf8(c.bytes()?)?));
         }
-        out.push(pairs);
+        sets.push(pairs);
     }
-    Ok(out)
+    let layout = IntsLayout::read(c, rows)?;
+    let mut out_of_range = false;
+    let row_set = layout.all(c.buf(), rows, |v| {
+        out_of_range |= v >= ns as u64;
+        v as u32
+    });
+    if out_of_range {
+        return Err(c.err("metadata set out of range"));
+    }
+    Ok(RowMetadata { sets, row_set })
+}
+
+/// A block's structured metadata: its distinct sets of pairs and, per row,
+/// which one the row has.
+#[derive(Clone, Debug, Default)]
+pub struct RowMetadata {
+    sets: Vec<Vec<(String, String)>>,
+    row_set: Vec<u32>,
+}
+
+impl RowMetadata {
+    /// `rows` rows without metadata.
+    pub fn empty(rows: usize) -> Self {
+        RowMetadata {
+            sets: vec![Vec::new()],
+            row_set: vec![0; rows],
+        }
+    }
+
+    /// Row `i`'s pairs.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[(String, String)] {
+        &self.sets[self.row_set[i] as usize]
+    }
+
+    /// Which distinct set row `i` has (rows with equal pairs may still have
+    /// different sets only if their encodings differ).
+    #[inline]
+    pub fn set_of(&self, i: usize) -> usize {
+        self.row_set[i] as usize
+    }
+
+    /// How many distinct sets there are.
+    pub fn set_count(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.row_set.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.row_set.is_empty()
+    }
+
+    /// Every row's pairs, in row order.
+    pub fn iter(&self) -> impl Iterator<Item = &[(String, String)]> + '_ {
+        self.row_set
+            .iter()
+            .map(|&s| self.sets[s as usize].as_slice())
+    }
+
+    /// Every row's pairs, copied.
+    pub fn to_vec(&self) -> Vec<Vec<(String, String)>> {
+        self.iter().map(<[_]>::to_vec).collect()
+    }
 }
 
 fn utf8(b: &[u8]) -> Result<String, StorageError> {
@@ -1251,4 +1399,63 @@ fn read_frame<'a>(
 
 thread_local! {
     static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(test)]
+mod metadata_tests {
+    use super::*;
+    use crate::block::varint::{put_bytes, put_uvarint};
+
+    fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(k, s)| (k.to_string(), s.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_per_row_form_written_before_sets_still_reads() {
+        let mut f = Vec::new();
+        put_uvarint(&mut f, 2);
+        put_bytes(&mut f, b"detected_level");
+        put_bytes(&mut f, b"trace");
+        for row in [
+            &[(0u64, "info")][..],
+            &[],
+            &[(0, "info"), (1, "t1")],
+            &[(0, "info")],
+        ] {
+            put_uvarint(&mut f, row.len() as u64);
+            for (n, v) in row {
+                put_uvarint(&mut f, *n);
+                put_bytes(&mut f, v.as_bytes());
+            }
+        }
+        let mut c = Cursor::new(&f, "metadata");
+        let md = read_metadata(&mut c, 4).unwrap();
+        assert!(c.is_empty());
+        assert_eq!(md.row(0), pairs(&[("detected_level", "info")]).as_slice());
+        assert!(md.row(1).is_empty());
+        assert_eq!(
+            md.row(2),
+            pairs(&[("detected_level", "info"), ("trace", "t1")]).as_slice()
+        );
+        // Rows with the same pairs share one set.
+        assert_eq!(md.row(3), md.row(0));
+        assert_eq!(md.set_count(), 3);
+        assert_eq!(md.len(), 4);
+    }
+
+    #[test]
+    fn a_set_index_past_the_sets_is_corrupt() {
+        let mut f = vec![0, METADATA_FORM_SETS];
+        put_uvarint(&mut f, 1);
+        put_bytes(&mut f, b"detected_level");
+        put_uvarint(&mut f, 1); // one set
+        put_uvarint(&mut f, 1);
+        put_uvarint(&mut f, 0);
+        put_bytes(&mut f, b"warn");
+        crate::block::ints::put_ints_addressable(&mut f, &[0, 1]);
+        let mut c = Cursor::new(&f, "metadata");
+        assert!(read_metadata(&mut c, 2).is_err());
+    }
 }

@@ -121,6 +121,28 @@ fn metadata_round_trips() {
         d.metadata,
         rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>()
     );
+    // Each distinct list of pairs is stored once.
+    let r = BlockReader::open(&buf).unwrap();
+    let md = r.metadata().unwrap();
+    assert_eq!(md.set_count(), 3);
+    let many: Vec<(i64, &str, Vec<(String, String)>)> = (0..50)
+        .map(|i| {
+            let level = if i % 3 == 0 { "error" } else { "info" };
+            (
+                i,
+                "line",
+                vec![("detected_level".to_string(), level.to_string())],
+            )
+        })
+        .collect();
+    let buf2 = encode(&many, 1);
+    let r2 = BlockReader::open(&buf2).unwrap();
+    let md2 = r2.metadata().unwrap();
+    assert_eq!(md2.set_count(), 2);
+    assert_eq!(
+        md2.to_vec(),
+        many.iter().map(|r| r.2.clone()).collect::<Vec<_>>()
+    );
     // Line filters read lines only: metadata values never make a block match.
     assert!(!block_may_contain(&buf, &[" abc ".into()]));
     assert!(block_may_contain(&buf, &["\"x\":1".into()]));
@@ -395,10 +417,10 @@ fn shared_dictionary_blocks_round_trip() {
             let dict = r.shared_dict(c).unwrap();
             for (i, &e) in idx.iter().enumerate() {
                 let e = e as usize;
-                let want: &[u8] = if e < si.globals.len() {
-                    dict.get(si.globals[e]).unwrap()
+                let want: &[u8] = if e < si.global_count {
+                    dict.get(si.global(e).unwrap()).unwrap()
                 } else {
-                    let l = e - si.globals.len();
+                    let l = e - si.global_count;
                     let start = if l == 0 { 0 } else { ends[l - 1] as usize };
                     &data[start..ends[l] as usize]
                 };

@@ -77,6 +77,11 @@ impl<'a> Cursor<'a> {
         self.buf.len()
     }
 
+    /// The whole buffer (offsets such as [`Cursor::pos`] index it).
+    pub fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
     /// Current offset.
     pub fn pos(&self) -> usize {
         self.pos

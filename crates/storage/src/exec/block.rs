@@ -25,6 +25,69 @@ pub struct TemplateCache {
     pub resolved: HashMap<(u128, u64), std::rc::Rc<Vec<super::query::LabelSource>>>,
     /// Answers of value tests on the entries of parts' shared dictionaries.
     shared: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
+    /// How well each line filter's bloom probes prune.
+    probes: ProbeStats,
+    /// `0, 1, 2, …`: the value index of columns every row holds.
+    identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
+    /// Buffers [`BlockEval::contains`] reuses from block to block.
+    scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
+}
+
+/// Per row of a block: the index of its value in one column.
+enum ValueIndex {
+    /// Row `i` holds value `i` (the first `rows` of the shared identity).
+    Identity(std::rc::Rc<[u32]>, usize),
+    /// Per row (`u32::MAX`: the row's template lacks the column).
+    Map(Vec<u32>),
+}
+
+impl ValueIndex {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            ValueIndex::Identity(id, rows) => &id[..*rows],
+            ValueIndex::Map(v) => v,
+        }
+    }
+}
+
+/// How the rows of one template are decided for one needle.
+#[derive(Clone, Copy)]
+enum TplNeedle {
+    /// Their lines are rebuilt and searched.
+    Rebuild,
+    /// Every row holds the needle.
+    Always,
+    /// A row does when every test of one alternative holds: alternatives
+    /// `first..end` of [`ContainsScratch::alt_ends`].
+    Alts { first: usize, end: usize },
+}
+
+/// Buffers of [`BlockEval::contains`], kept per worker so that a block
+/// costs no allocation for its needle plan.
+#[derive(Default)]
+struct ContainsScratch {
+    /// The (column, test) pairs the block's alternatives use.
+    testers: Vec<(usize, ValueTest)>,
+    /// Tester id of each pair (`usize::MAX`: the column cannot pass).
+    tester_of: HashMap<(usize, ValueTest), usize>,
+    /// Per template.
+    tpl: Vec<TplNeedle>,
+    /// The tester ids of every alternative, concatenated.
+    alt_ids: Vec<usize>,
+    /// Where each alternative ends in `alt_ids`.
+    alt_ends: Vec<usize>,
+    /// Rows still open.
+    want: Vec<bool>,
+}
+
+impl ContainsScratch {
+    fn clear(&mut self) {
+        self.testers.clear();
+        self.tester_of.clear();
+        self.tpl.clear();
+        self.alt_ids.clear();
+        self.alt_ends.clear();
+    }
 }
 
 /// What a memoized value test is.
@@ -78,9 +141,11 @@ pub struct BlockEval<'r, 'a> {
     /// One past the last row in the time range.
     pub end: usize,
     values: Vec<Option<Values>>,
-    vidx: Vec<Option<Vec<u32>>>,
+    vidx: Vec<Option<ValueIndex>>,
+    identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     shared: Vec<Option<SharedColumn<'a>>>,
     memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
+    scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
 }
 
 /// What is known of a row and one regexp filter.
@@ -106,7 +171,6 @@ pub struct PendingTest {
 
 /// Per (column, test): memoized answers by dictionary entry or value.
 struct Tester<'n> {
-    col: usize,
     test: ValueTest,
     /// The searcher for [`TestKind::Contains`], built on first use (most
     /// values are judged from a memo and never searched).
@@ -126,6 +190,37 @@ impl<'n> Tester<'n> {
     }
 }
 
+/// Blocks a filter's bloom probes must judge before their pass rate counts.
+const PROBE_TRIAL: u32 = 64;
+
+/// Per line filter of a query, on one worker: how many blocks its bloom
+/// probes judged and how many they let through. Probes that let nearly
+/// every block through (a common word) cost more than they save, so they
+/// stop; the exact evaluation of the block decides anyway.
+#[derive(Default)]
+pub struct ProbeStats {
+    judged: Vec<(u32, u32)>,
+}
+
+impl ProbeStats {
+    fn reserve(&mut self, filters: usize) {
+        if self.judged.len() < filters {
+            self.judged.resize(filters, (0, 0));
+        }
+    }
+
+    fn worth_probing(&self, f: usize) -> bool {
+        let (judged, passed) = self.judged[f];
+        judged < PROBE_TRIAL || u64::from(passed) * 16 < u64::from(judged) * 15
+    }
+
+    fn note(&mut self, f: usize, passed: bool) {
+        let s = &mut self.judged[f];
+        s.0 = s.0.saturating_add(1);
+        s.1 = s.1.saturating_add(u32::from(passed));
+    }
+}
+
 /// A columnar block's header, when the query's line filters can match
 /// any of its rows (judged from the bloom and column facts alone); `None`
 /// when they cannot.
@@ -133,28 +228,33 @@ pub fn header_if_may_match<'p>(
     q: &CompiledQuery<'_>,
     part: &'p crate::part::Part,
     b: &crate::part::BlockRef,
+    cache: &mut TemplateCache,
 ) -> Result<Option<crate::block::HeaderRef<'p>>, StorageError> {
     let h = part.header(b)?;
-    if q.filters.is_empty() {
+    let stats = &mut cache.probes;
+    stats.reserve(q.filters.len());
+    let probed = |stats: &ProbeStats, f: usize| {
+        matches!(
+            q.filters[f],
+            FilterPlan::AnyOf { negated: false, .. } | FilterPlan::Test { negated: false, .. }
+        ) && stats.worth_probing(f)
+    };
+    if !(0..q.filters.len()).any(|f| probed(stats, f)) {
         return Ok(Some(h));
     }
     part.check_bloom(b, &h)?;
     let src = part.block_self_checked(b)?;
     let bloom = h.bloom_bytes(src);
     let may = |n: usize| q.probes[n].may_match(&h, bloom);
-    for f in &q.filters {
-        let ok = match f {
-            FilterPlan::AnyOf {
-                needles,
-                negated: false,
-            } => needles.iter().any(|&n| may(n)),
-            FilterPlan::Test {
-                required,
-                negated: false,
-                ..
-            } => required.iter().all(|&n| may(n)),
-            _ => true,
+    for f in 0..q.filters.len() {
+        if !probed(stats, f) {
+            continue;
+        }
+        let ok = match &q.filters[f] {
+            FilterPlan::AnyOf { needles, .. } => needles.iter().any(|&n| may(n)),
+            FilterPlan::Test { required, .. } => required.iter().all(|&n| may(n)),
         };
+        stats.note(f, ok);
         if !ok {
             return Ok(None);
         }
@@ -204,9 +304,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             first,
             end,
             values: (0..ncols).map(|_| None).collect(),
-            vidx: vec![None; ncols],
+            vidx: (0..ncols).map(|_| None).collect(),
+            identity: cache.identity.clone(),
             shared: (0..ncols).map(|_| None).collect(),
             memo: cache.shared.clone(),
+            scratch: cache.scratch.clone(),
         }))
     }
 
@@ -235,28 +337,32 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     pub fn value_index(&mut self, c: usize) -> &[u32] {
         if self.vidx[c].is_none() {
             let heads = self.r.template_heads();
-            let holds: Vec<bool> = heads
-                .iter()
-                .map(|h| h.slots.contains(&(c as u32)))
-                .collect();
-            if holds.iter().all(|&h| h) {
+            let rows = self.rows();
+            let col = c as u32;
+            if heads.iter().all(|h| h.slots.contains(&col)) {
                 // Every row holds the column: value i is row i's.
-                self.vidx[c] = Some((0..self.rows() as u32).collect());
-                return self.vidx[c].as_deref().expect("just set");
-            }
-            let mut out = Vec::with_capacity(self.rows());
-            let mut next = 0u32;
-            for &t in self.r.row_templates() {
-                if holds[t as usize] {
-                    out.push(next);
-                    next += 1;
-                } else {
-                    out.push(u32::MAX);
+                let mut id = self.identity.borrow_mut();
+                if id.len() < rows {
+                    *id =
+                        std::rc::Rc::from((0..rows.next_power_of_two() as u32).collect::<Vec<_>>());
                 }
+                self.vidx[c] = Some(ValueIndex::Identity(id.clone(), rows));
+            } else {
+                let holds: Vec<bool> = heads.iter().map(|h| h.slots.contains(&col)).collect();
+                let mut out = Vec::with_capacity(rows);
+                let mut next = 0u32;
+                for &t in self.r.row_templates() {
+                    if holds[t as usize] {
+                        out.push(next);
+                        next += 1;
+                    } else {
+                        out.push(u32::MAX);
+                    }
+                }
+                self.vidx[c] = Some(ValueIndex::Map(out));
             }
-            self.vidx[c] = Some(out);
         }
-        self.vidx[c].as_deref().expect("just set")
+        self.vidx[c].as_ref().expect("just set").as_slice()
     }
 
     /// Per row of the time range with `want[r]` that holds column `c`: 2
@@ -307,9 +413,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     locals: None,
                 });
             }
-            let vidx = self.vidx[c].as_deref().expect("computed");
+            let vidx = self.vidx[c].as_ref().expect("computed").as_slice();
             let sc = self.shared[c].as_mut().expect("just set");
-            let g = sc.index.globals.len();
+            let g = sc.index.global_count;
             // The entry of each wanted row (decoded at once when most are).
             let wanted = (first..end)
                 .filter(|&r| want[r] && vidx[r] != u32::MAX)
@@ -348,7 +454,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         need_local = true;
                         continue;
                     }
-                    let gid = sc.index.globals[e];
+                    let gid = sc.index.global(e)?;
                     let m = &mut gm[gid as usize];
                     if *m == 0 {
                         *m = judge(sc.dict.get(gid).unwrap_or_default());
@@ -380,7 +486,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             }
             // Open rows: test their values, rebuilt from the skeletons.
             self.values(c)?;
-            let vidx = self.vidx[c].as_deref().expect("computed");
+            let vidx = self.vidx[c].as_ref().expect("computed").as_slice();
             let vals = self.values[c].as_ref().expect("decoded");
             for r in first..end {
                 if out[r] == MAYBE {
@@ -390,7 +496,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             return Ok(out);
         }
         self.values(c)?;
-        let vidx = self.vidx[c].as_deref().expect("computed");
+        let vidx = self.vidx[c].as_ref().expect("computed").as_slice();
         let vals = self.values[c].as_ref().expect("decoded");
         let mut memo: Vec<u8> = match vals {
             Values::Const { .. } => vec![0],
@@ -430,7 +536,10 @@ impl<'r, 'a> BlockEval<'r, 'a> {
 
     /// Column `c`'s value indices, already computed by [`Self::value_index`].
     pub fn value_index_ro(&self, c: usize) -> &[u32] {
-        self.vidx[c].as_deref().expect("value index computed first")
+        self.vidx[c]
+            .as_ref()
+            .expect("value index computed first")
+            .as_slice()
     }
 
     /// Row `i`'s value in column `c` (both prepared first).
@@ -558,7 +667,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         // Per template: None = rows stay Maybe; Some(always, columns).
         let mut per_tpl: Vec<Option<(bool, Vec<usize>)>> = Vec::with_capacity(nt);
         let header = self.r.header();
-        let sources = LazySources::new(header, header.bloom_bytes(self.r.src()), prefix);
+        let sources = std::cell::OnceCell::new();
         for t in 0..nt {
             let info = self.infos[t].clone();
             let Some(Some(sites)) = info.regex_sites.get(index) else {
@@ -575,7 +684,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             'alt: for alt in &sites.alternatives {
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
-                    if !self.test_possible(c, &test, prefix, &sources)? {
+                    let src = || LazySources::new(header, header.bloom_bytes(self.r.src()), prefix);
+                    if !self.test_possible(c, &test, prefix, &sources, src)? {
                         continue 'alt;
                     }
                 }
@@ -712,98 +822,111 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     ) -> Result<(), StorageError> {
         let needle: &[u8] = &q.needles[n];
         let header = self.r.header();
-        let sources = LazySources::new(header, header.bloom_bytes(self.r.src()), needle);
-        let nt = self.infos.len();
-        // Per template: live alternatives as tester ids; `None` = rebuild.
-        let mut testers: Vec<Tester> = Vec::new();
-        let mut tester_of: HashMap<(usize, ValueTest), usize> = HashMap::default();
-        let mut per_tpl: Vec<Option<(bool, Vec<Vec<usize>>)>> = Vec::with_capacity(nt);
-        for t in 0..nt {
-            let info = self.infos[t].clone();
-            let Some(plan) = &info.needles[n] else {
-                per_tpl.push(None);
+        // The bloom's view is prepared only if a test gets that far.
+        let sources: std::cell::OnceCell<LazySources<'_, '_>> = std::cell::OnceCell::new();
+        let scratch = self.scratch.clone();
+        let mut guard = scratch.borrow_mut();
+        let sc = &mut *guard;
+        sc.clear();
+        // Per template: how its rows are decided; alternatives as tester ids.
+        for t in 0..self.infos.len() {
+            let Some(plan) = &self.infos[t].needles[n] else {
+                sc.tpl.push(TplNeedle::Rebuild);
                 continue;
             };
             if plan.always {
-                per_tpl.push(Some((true, Vec::new())));
+                sc.tpl.push(TplNeedle::Always);
                 continue;
             }
-            let mut alts = Vec::new();
+            let first = sc.alt_ends.len();
             'alt: for alt in &plan.alternatives {
-                let mut ids = Vec::with_capacity(alt.len());
+                let mark = sc.alt_ids.len();
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
-                    let id = match tester_of.get(&(c, test)) {
+                    let id = match sc.tester_of.get(&(c, test)) {
                         Some(&id) => id,
                         None => {
-                            let id = if self.test_possible(c, &test, needle, &sources)? {
-                                testers.push(Tester {
-                                    col: c,
-                                    test,
-                                    finder: std::cell::OnceCell::new(),
-                                });
-                                testers.len() - 1
+                            let src = || {
+                                LazySources::new(header, header.bloom_bytes(self.r.src()), needle)
+                            };
+                            let id = if self.test_possible(c, &test, needle, &sources, src)? {
+                                sc.testers.push((c, test));
+                                sc.testers.len() - 1
                             } else {
                                 usize::MAX
                             };
-                            tester_of.insert((c, test), id);
+                            sc.tester_of.insert((c, test), id);
                             id
                         }
                     };
                     if id == usize::MAX {
+                        sc.alt_ids.truncate(mark);
                         continue 'alt;
                     }
-                    ids.push(id);
+                    sc.alt_ids.push(id);
                 }
-                alts.push(ids);
+                sc.alt_ends.push(sc.alt_ids.len());
             }
-            per_tpl.push(Some((false, alts)));
+            sc.tpl.push(TplNeedle::Alts {
+                first,
+                end: sc.alt_ends.len(),
+            });
         }
         // Each tester's verdict on the rows still open (memoized per entry).
-        let want: Vec<bool> = rows
-            .iter()
-            .zip(hit.iter())
-            .map(|(&w, &h)| w && !h)
-            .collect();
-        let mut verdicts: Vec<Vec<u8>> = Vec::with_capacity(testers.len());
-        for t in &testers {
-            let key = MemoKey::Needle(n, t.test);
-            let stretch = &needle[t.test.start..t.test.end];
+        let (first_row, end_row) = (self.first, self.end);
+        sc.want.clear();
+        sc.want.resize(rows.len(), false);
+        for r in first_row..end_row {
+            sc.want[r] = rows[r] && !hit[r];
+        }
+        let mut verdicts: Vec<Vec<u8>> = Vec::with_capacity(sc.testers.len());
+        for &(col, test) in &sc.testers {
+            let key = MemoKey::Needle(n, test);
+            let stretch = &needle[test.start..test.end];
             let pieces = skeleton_pieces(stretch);
             let on_skeletons = match &pieces {
                 _ if skeleton_safe(stretch) => OnSkeletons::ByEntry,
                 Some(p) if !p.is_empty() => OnSkeletons::Pieces(p),
                 _ => OnSkeletons::Rebuild,
             };
-            let v =
-                self.eval_column(t.col, key, &want, on_skeletons, &mut |v| t.holds(needle, v))?;
+            let tester = Tester {
+                test,
+                finder: std::cell::OnceCell::new(),
+            };
+            let v = self.eval_column(col, key, &sc.want, on_skeletons, &mut |v| {
+                tester.holds(needle, v)
+            })?;
             verdicts.push(v);
         }
         let row_tpl = self.r.row_templates();
-        let mut rebuild = vec![false; rows.len()];
-        let mut any_rebuild = false;
-        for r in self.first..self.end {
-            if !want[r] {
+        let mut rebuild: Option<Vec<bool>> = None;
+        for r in first_row..end_row {
+            if !sc.want[r] {
                 continue;
             }
-            let t = row_tpl[r] as usize;
-            match &per_tpl[t] {
-                None => {
-                    rebuild[r] = true;
-                    any_rebuild = true;
+            match sc.tpl[row_tpl[r] as usize] {
+                TplNeedle::Rebuild => {
+                    rebuild.get_or_insert_with(|| vec![false; rows.len()])[r] = true
                 }
-                Some((true, _)) => hit[r] = true,
-                Some((false, alts)) => {
-                    if alts
-                        .iter()
-                        .any(|alt| alt.iter().all(|&id| verdicts[id][r] == 2))
-                    {
-                        hit[r] = true;
+                TplNeedle::Always => hit[r] = true,
+                TplNeedle::Alts { first, end } => {
+                    let mut from = if first == 0 {
+                        0
+                    } else {
+                        sc.alt_ends[first - 1]
+                    };
+                    for &to in &sc.alt_ends[first..end] {
+                        if sc.alt_ids[from..to].iter().all(|&id| verdicts[id][r] == 2) {
+                            hit[r] = true;
+                            break;
+                        }
+                        from = to;
                     }
                 }
             }
         }
-        if any_rebuild {
+        drop(guard);
+        if let Some(rebuild) = rebuild {
             let finder = memchr::memmem::Finder::new(needle);
             for (r, line) in self.rebuild(&rebuild)?.into_iter().enumerate() {
                 if let Some(l) = line {
@@ -817,12 +940,13 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// Whether column `c` could pass `test` at all, judging by the header:
     /// the bytes its encoding prints and the bloom's view of the fragments
     /// the test's stretch of the needle holds.
-    fn test_possible(
+    fn test_possible<'s, 'n>(
         &self,
         c: usize,
         test: &ValueTest,
         needle: &[u8],
-        sources: &LazySources<'_, '_>,
+        sources: &std::cell::OnceCell<LazySources<'s, 'n>>,
+        make: impl FnOnce() -> LazySources<'s, 'n>,
     ) -> Result<bool, StorageError> {
         if self.r.column_kind(c) != ColumnKind::Field {
             return Ok(true);
@@ -844,6 +968,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         if test.kind == TestKind::Equals && bytes.is_empty() {
             return Ok(true);
         }
-        Ok(sources.column_may_hold(c, test.start, test.end))
+        Ok(sources
+            .get_or_init(make)
+            .column_may_hold(c, test.start, test.end))
     }
 }

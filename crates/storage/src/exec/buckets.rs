@@ -183,7 +183,7 @@ fn run_unit(
         }
         return Ok(());
     };
-    let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
+    let Some(header) = super::block::header_if_may_match(&ctx.q, part, block, cache)? else {
         return Ok(());
     };
     let r = part.reader_with(block, header)?;
@@ -200,13 +200,13 @@ fn run_unit(
     if !keep.iter().any(|&k| k) {
         return Ok(());
     }
-    let md: Option<&[Vec<(String, String)>]> = if r.has_metadata() {
+    let md: Option<&crate::block::RowMetadata> = if r.has_metadata() {
         Some(r.metadata()?)
     } else {
         None
     };
     let ts = r.timestamps();
-    let row_md = |i: usize| md.map_or(&[][..], |m| m[i].as_slice());
+    let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));
     let bytes = agg.plan.value == BucketValue::LineBytes;
     if bytes {
         decode_all_used(&mut ev, &keep)?;
@@ -215,6 +215,8 @@ fn run_unit(
         let constant = md
             .is_none()
             .then(|| agg.group(base_key(agg.plan, &[], &stream.labels)));
+        // Rows share a few metadata sets: one group lookup per set.
+        let mut group_of_set = vec![usize::MAX; md.map_or(0, |m| m.set_count())];
         for i in ev.first..ev.end {
             if !keep[i] {
                 continue;
@@ -223,7 +225,14 @@ fn run_unit(
             agg.stats.rows_from_columns += 1;
             let g = match constant {
                 Some(g) => g,
-                None => agg.group(base_key(agg.plan, row_md(i), &stream.labels)),
+                None => {
+                    let set = md.map_or(0, |m| m.set_of(i));
+                    if group_of_set[set] == usize::MAX {
+                        group_of_set[set] =
+                            agg.group(base_key(agg.plan, row_md(i), &stream.labels));
+                    }
+                    group_of_set[set]
+                }
             };
             let v = if bytes { line_len(&ev, i) as f64 } else { 1.0 };
             agg.add(g, ts[i], v);

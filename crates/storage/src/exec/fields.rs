@@ -217,7 +217,7 @@ pub fn run<'e>(
     agg: &mut Agg<'_>,
     stream: usize,
     ts: &[i64],
-    md: Option<&'e [Vec<(String, String)>]>,
+    md: Option<&'e crate::block::RowMetadata>,
     cache: &mut TemplateCache,
 ) -> Result<(), StorageError> {
     let stage = ctx.q.fields().expect("fields stage");
@@ -230,7 +230,7 @@ pub fn run<'e>(
     let heads = ev.r.template_heads().to_vec();
     let row_tpl: &[u32] = ev.r.row_templates();
     let no_md: &[(String, String)] = &[];
-    let row_md = |i: usize| md.map_or(no_md, |m| m[i].as_slice());
+    let row_md = |i: usize| md.map_or(no_md, |m| m.row(i));
 
     // Which templates the kept rows use, and whether any row has metadata.
     let stream_sig = ctx.name_sig(stream);
@@ -309,6 +309,7 @@ pub fn run<'e>(
     if uniform.is_none() {
         let mut group_index: HashMap<(usize, u64), usize> = HashMap::default();
         let mut plain_group: Vec<usize> = vec![usize::MAX; nt];
+        let mut set_sig: Vec<Option<u64>> = vec![None; md.map_or(0, |m| m.set_count())];
         for i in ev.first..ev.end {
             if !keep[i] {
                 continue;
@@ -322,10 +323,19 @@ pub fn run<'e>(
             let sig = if mdr.is_empty() {
                 stream_sig
             } else {
-                mdr.iter().fold(stream_sig ^ 0x6d65_7461, |h, (k, _)| {
-                    (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
-                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                })
+                // Rows share a few metadata sets: one signature per set.
+                let set = md.map_or(0, |m| m.set_of(i));
+                match set_sig[set] {
+                    Some(s) => s,
+                    None => {
+                        let s = mdr.iter().fold(stream_sig ^ 0x6d65_7461, |h, (k, _)| {
+                            (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
+                                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                        });
+                        set_sig[set] = Some(s);
+                        s
+                    }
+                }
             };
             let g = match group_index.get(&(t, sig)) {
                 Some(&g) => g,

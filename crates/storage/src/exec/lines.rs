@@ -201,39 +201,24 @@ pub fn run(
             by_unit.entry(unit).or_default().push(row);
         }
     }
+    // Blocks are reopened in parallel: each costs its frames' decompression.
+    let by_unit: Vec<(usize, Vec<usize>)> = by_unit.into_iter().collect();
+    let rebuilt_units: Vec<Result<Vec<(usize, Entry)>, StorageError>> = {
+        use rayon::prelude::*;
+        by_unit
+            .par_iter()
+            .map(|(unit, rows)| {
+                let UnitData::Columnar { part, block } = &units[*unit].data else {
+                    return Ok(Vec::new());
+                };
+                rebuild_rows(part, block, rows).map_err(|e| ctx.unit_failed(&units[*unit], e))
+            })
+            .collect()
+    };
     let mut rebuilt: std::collections::HashMap<(usize, usize), Entry> = Default::default();
-    for (unit, rows) in by_unit {
-        let UnitData::Columnar { part, block } = &units[unit].data else {
-            continue;
-        };
-        let read = || -> Result<Vec<(usize, Entry)>, StorageError> {
-            let r = part.reader(block)?;
-            let mut want = vec![false; r.rows()];
-            for &i in &rows {
-                want[i] = true;
-            }
-            let lines = r.lines_where(&want)?;
-            let metadata = r.metadata()?;
-            let ts = r.timestamps();
-            Ok(lines
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, line)| {
-                    let line = line?;
-                    Some((
-                        i,
-                        Entry {
-                            ts: ts[i],
-                            line,
-                            metadata: metadata[i].clone(),
-                        },
-                    ))
-                })
-                .collect())
-        };
-        let entries = read().map_err(|e| ctx.unit_failed(&units[unit], e))?;
-        for (i, e) in entries {
-            rebuilt.insert((unit, i), e);
+    for ((unit, _), entries) in by_unit.iter().zip(rebuilt_units) {
+        for (i, e) in entries? {
+            rebuilt.insert((*unit, i), e);
         }
     }
     let mut rows = Vec::with_capacity(all.len());
@@ -254,6 +239,36 @@ pub fn run(
         residual: Vec::new(),
         stats,
     })
+}
+
+/// Rows `rows` of a columnar block, rebuilt: (row, entry).
+fn rebuild_rows(
+    part: &crate::part::Part,
+    block: &crate::part::BlockRef,
+    rows: &[usize],
+) -> Result<Vec<(usize, Entry)>, StorageError> {
+    let r = part.reader(block)?;
+    let mut want = vec![false; r.rows()];
+    for &i in rows {
+        want[i] = true;
+    }
+    let lines = r.lines_where(&want)?;
+    let metadata = r.metadata()?;
+    let ts = r.timestamps();
+    Ok(lines
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            Some((
+                i,
+                Entry {
+                    ts: ts[i],
+                    line: line?,
+                    metadata: metadata.row(i).to_vec(),
+                },
+            ))
+        })
+        .collect())
 }
 
 /// Adds the unit's rows that may make the answer to `col`, skipping the
@@ -298,7 +313,7 @@ fn run_unit(
         }
         return Ok(None);
     };
-    let Some(header) = super::block::header_if_may_match(&ctx.q, part, block)? else {
+    let Some(header) = super::block::header_if_may_match(&ctx.q, part, block, cache)? else {
         return Ok(None);
     };
     let r = part.reader_with(block, header)?;
@@ -359,7 +374,7 @@ fn run_unit(
                 Some(line) => RowRef::Entry(Entry {
                     ts: r.row_ts(i),
                     line,
-                    metadata: r.metadata()?[i].clone(),
+                    metadata: r.metadata()?.row(i).to_vec(),
                 }),
                 None => RowRef::Block {
                     unit: index,

@@ -482,11 +482,15 @@ impl Part {
                     return Ok(out);
                 }
                 let lines = r.lines_where(&keep)?;
-                for ((line, &ts), md) in lines.into_iter().zip(r.timestamps()).zip(r.metadata()?) {
+                for ((line, &ts), md) in lines
+                    .into_iter()
+                    .zip(r.timestamps())
+                    .zip(r.metadata()?.iter())
+                {
                     if let Some(line) = line {
                         out.ts.push(ts);
                         out.lines.push(line);
-                        out.metadata.push(md.clone());
+                        out.metadata.push(md.to_vec());
                     }
                 }
             }

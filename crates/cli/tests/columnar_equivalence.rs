@@ -142,3 +142,69 @@ fn workload_data_both_paths_agree() {
         }
     }
 }
+
+/// `pushes` with structured metadata on every entry, as ingest gives it
+/// (`detected_level` from the line), and on some entries names that collide
+/// with JSON fields (`level`, `path`; when `collide`), which change what
+/// `| json` extracts.
+fn with_metadata(
+    mut pushes: Vec<runakefli_model::PushRequest>,
+    collide: bool,
+) -> Vec<runakefli_model::PushRequest> {
+    let mut n = 0usize;
+    for p in &mut pushes {
+        for s in &mut p.streams {
+            for e in &mut s.entries {
+                n += 1;
+                let level = e
+                    .line
+                    .split("\"level\":\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+                    .unwrap_or("unknown")
+                    .to_string();
+                e.metadata.push(("detected_level".to_string(), level));
+                if collide && n % 7 == 0 {
+                    e.metadata.push(("level".to_string(), "meta".to_string()));
+                }
+                if collide && n % 11 == 0 {
+                    e.metadata.push(("path".to_string(), "/meta".to_string()));
+                }
+            }
+        }
+    }
+    pushes
+}
+
+#[test]
+fn workload_data_with_metadata_both_paths_agree() {
+    let end = 1_800_000_000_000_000_000;
+    let queries: Vec<String> = [
+        r#"sum(count_over_time({app="A"} | json | level="error" [1h]))"#,
+        r#"sum by (app) (count_over_time({app=~".+"} | json | level="error" [10m]))"#,
+        r#"sum by (detected_level) (count_over_time({app=~".+"} | json | status >= 500 [10m]))"#,
+        r#"sum by (level) (count_over_time({app=~".+"} | json level="level" [10m]))"#,
+        r#"topk(10, sum by (path) (count_over_time({app=~".+"} | json [1h])))"#,
+        r#"count_over_time({app="A"} | json | level="error" [10m])"#,
+        r#"sum by (detected_level, level) (count_over_time({app=~".+"} | json [10m]))"#,
+        r#"sum by (app) (count_over_time({app=~".+"} | json | detected_level="error" [10m]))"#,
+        r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1h]) by (app)"#,
+    ]
+    .iter()
+    .map(|q| q.replace("\"A\"", "\"checkout-api\""))
+    .collect();
+    // Only `detected_level` (what most queries can ignore), then names that
+    // collide with the lines' fields.
+    for collide in [false, true] {
+        let pushes = with_metadata(workload_pushes(11, 40, end, 6), collide);
+        let (lo, hi) = time_range(&pushes);
+        for state in [State::FlushedRaw, State::Merged] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = open_store(dir.path(), state, &pushes, 7);
+            let rows = compare(store, &queries, lo + 600_000_000_000, hi + 1, state);
+            if matches!(state, State::Merged) {
+                assert!(rows > 0, "the fast path never read columns");
+            }
+        }
+    }
+}

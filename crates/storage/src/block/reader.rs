@@ -1296,6 +1296,11 @@ impl RowMetadata {
         self.row_set[i] as usize
     }
 
+    /// Every name some row's pairs use (with repeats).
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.sets.iter().flatten().map(|(k, _)| k.as_str())
+    }
+
     /// How many distinct sets there are.
     pub fn set_count(&self) -> usize {
         self.sets.len()

@@ -18,7 +18,7 @@ use super::Context;
 use crate::block::encoding::Values;
 use crate::block::hash::FastMap as HashMap;
 use crate::StorageError;
-use runakefli_model::plan::{BucketValue, FilterOutcome, GroupBy, GroupKey};
+use runakefli_model::plan::{BucketValue, FilterOutcome, GroupBy, GroupKey, JsonParser};
 use runakefli_model::{Entry, Labels};
 use std::rc::Rc;
 
@@ -254,9 +254,28 @@ pub fn run<'e>(
                 .clone()
         })
     };
-    // Uniform blocks (the common case): no metadata, and every template in
-    // use finds each label in the same place. Their rows need no grouping.
-    let uniform: Option<Vec<PlacedLabel>> = if any_md {
+    // Metadata the plan cannot see (a `detected_level` no label reads or
+    // renames, rows not grouped by stream) is as good as none.
+    let md_matters = any_md
+        && md.is_some_and(|m| {
+            matches!(agg.plan.group_by, GroupBy::Stream)
+                || m.names().any(|n| {
+                    names.iter().any(|l| l == n)
+                        || (0..nt).filter(|&t| used[t]).any(|t| {
+                            infos[t]
+                                .fields
+                                .as_ref()
+                                .is_some_and(|tf| match &stage.parser {
+                                    JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
+                                    JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
+                                })
+                        })
+                })
+        });
+    // Uniform blocks (the common case): no metadata that matters, and every
+    // template in use finds each label in the same place. Their rows need no
+    // grouping.
+    let uniform: Option<Vec<PlacedLabel>> = if md_matters {
         None
     } else {
         let mut common: Option<Vec<PlacedLabel>> = None;

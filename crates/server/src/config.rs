@@ -46,6 +46,11 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
+    /// Credentials file for basic and bearer auth ([`crate::auth`]); `None`:
+    /// no authentication (the default, for deployments behind a gateway).
+    /// When set, multi-tenancy is on whatever [`ServerConfig::multi_tenant`]
+    /// says: the credential decides the tenant.
+    pub auth_file: Option<PathBuf>,
     /// Largest accepted push body, compressed, in bytes.
     pub max_push_body_bytes: usize,
     /// Largest accepted push body after decompression, in bytes.
@@ -140,6 +145,7 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:3100".parse().expect("valid default address"),
             data_dir: PathBuf::from("./runakefli-data"),
             multi_tenant: false,
+            auth_file: None,
             max_push_body_bytes: 64 << 20,
             max_push_decompressed_bytes: 256 << 20,
             max_push_entries: 1_000_000,

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod admin;
+pub mod auth;
 pub mod cancel;
 pub mod config;
 pub mod error;
@@ -39,6 +40,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(es_api::routes())
         .merge(jsonline_api::routes())
         .route("/metrics", axum::routing::get(metrics::metrics))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::layer::require,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

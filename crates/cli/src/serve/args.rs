@@ -80,6 +80,9 @@ pub struct ServeArgs {
     /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
     #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
     pub multi_tenant: bool,
+    /// Require credentials on every request except /ready and /metrics: a YAML file of basic-auth users (Argon2 hashes, `runakefli auth hash-password`) and bearer tokens (SHA-256, `runakefli auth new-token`), each with the tenants it may use (docs/auth.md). Turns multi-tenancy on. Off by default, as behind a gateway.
+    #[arg(long, env = "RUNAKEFLI_AUTH_FILE")]
+    pub auth_file: Option<PathBuf>,
     /// Largest accepted push body as received.
     #[arg(long, env = "RUNAKEFLI_MAX_PUSH_BODY_BYTES", default_value = "64MiB", value_parser = bytes_usize)]
     pub max_push_body_bytes: usize,

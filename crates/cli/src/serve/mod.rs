@@ -26,6 +26,7 @@ fn server_config(
         listen: args.listen,
         data_dir: args.data_dir,
         multi_tenant: args.multi_tenant,
+        auth_file: args.auth_file,
         max_push_body_bytes: args.max_push_body_bytes,
         max_push_decompressed_bytes: args.max_push_decompressed_bytes,
         max_push_entries: args.max_push_entries,

@@ -284,8 +284,9 @@ mod tests {
             "tokens: [{{name: a, sha256: {d}, tenants: ['x/y']}}]"
         ))
         .contains("unsupported character"));
-        assert!(err("users: [{name: u, password_hash: plain, tenants: [x]}]")
-            .contains("password_hash"));
+        assert!(
+            err("users: [{name: u, password_hash: plain, tenants: [x]}]").contains("password_hash")
+        );
         let phc = hash_password("pw").unwrap();
         assert!(err(&format!(
             "users: [{{name: 'a:b', password_hash: '{phc}', tenants: [x]}}]"

@@ -67,6 +67,14 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     )
     .await?;
     syslog.spawn(state.clone());
+    if let Some(auth) = &state.auth {
+        tracing::info!(
+            users = auth.user_count(),
+            tokens = auth.token_count(),
+            open_paths = ?auth::layer::OPEN_PATHS,
+            "authentication on: credentials decide the tenant"
+        );
+    }
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let shutdown = shutdown_signal()?;
     tracing::info!(address = %listener.local_addr()?, "runakefli listening");

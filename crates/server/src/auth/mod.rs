@@ -92,6 +92,16 @@ impl Authenticator {
         !self.tokens.is_empty()
     }
 
+    /// How many basic-auth users are configured.
+    pub fn user_count(&self) -> usize {
+        self.users.len()
+    }
+
+    /// How many bearer tokens are configured.
+    pub fn token_count(&self) -> usize {
+        self.tokens.len()
+    }
+
     /// The token's principal: its digest is compared with every configured
     /// one in constant time, without stopping at a match.
     pub fn verify_token(&self, token: &str) -> Option<Principal> {

@@ -13,6 +13,11 @@ use std::process::{Command, Stdio};
 fn runakefli(args: &[&str], stdin: &str) -> (bool, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_runakefli"))
         .args(args)
+        .env_remove("LOKI_ADDR")
+        .env_remove("LOKI_ORG_ID")
+        .env_remove("LOKI_USERNAME")
+        .env_remove("LOKI_PASSWORD")
+        .env_remove("LOKI_BEARER_TOKEN")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -129,6 +134,29 @@ fn secrets_from_the_auth_subcommands_admit_their_tenants() {
     assert_eq!(status, 401);
     let (status, _) = server.get("/ready", &[]);
     assert_eq!(status, 200);
+
+    // The command-line client sends the same credentials.
+    let addr = ["--addr", server.base.as_str()];
+    let as_agent = [&addr[..], &["--bearer-token", token.as_str()]].concat();
+    let push = [&["push", "--labels", r#"{app="cli"}"#][..], &as_agent].concat();
+    let (ok, _, err) = runakefli(&push, "from the client\n");
+    assert!(ok, "{err}");
+    let query = [&["query", "--since", "1h", r#"{app="cli"}"#][..], &as_agent].concat();
+    let (ok, out, err) = runakefli(&query, "");
+    assert!(ok, "{err}");
+    assert!(out.contains("from the client"), "{out}");
+    let as_grafana = [
+        &["query", "--since", "1h", r#"{app="cli"}"#][..],
+        &addr,
+        &["--username", "grafana", "--password", "correct horse"],
+    ]
+    .concat();
+    let (ok, out, err) = runakefli(&as_grafana, "");
+    assert!(ok, "{err}");
+    assert!(!out.contains("from the client"), "{out}");
+    let (ok, _, err) = runakefli(&[&["labels"][..], &addr].concat(), "");
+    assert!(!ok);
+    assert!(err.contains("401"), "{err}");
 }
 
 #[test]

@@ -34,6 +34,8 @@ pub struct TenantOverrides {
 
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
+/// Default of [`ServerConfig::max_query_points`].
+pub const DEFAULT_MAX_QUERY_POINTS: usize = runakefli_engine::limits::DEFAULT_MAX_QUERY_POINTS;
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 
@@ -72,6 +74,9 @@ pub struct ServerConfig {
     pub max_entries_per_query: u32,
     /// Most series a metric query may return (Loki's `max_query_series`).
     pub max_query_series: usize,
+    /// Most points (samples and step values) one metric query may hold in
+    /// memory, checked while it runs; 0: no limit.
+    pub max_query_points: usize,
     /// Read requests (queries, labels, series, index stats) running at once;
     /// 0 for no limit.
     pub max_concurrent_queries: usize,
@@ -156,6 +161,7 @@ impl Default for ServerConfig {
             max_label_value_bytes: 2048,
             max_entries_per_query: 10_000,
             max_query_series: 10_000,
+            max_query_points: DEFAULT_MAX_QUERY_POINTS,
             max_concurrent_queries: 16,
             max_queued_queries: 256,
             query_queue_timeout: std::time::Duration::from_secs(30),

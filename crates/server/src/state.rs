@@ -131,6 +131,7 @@ impl AppState {
                 max_entries_limit_per_query: config.max_entries_per_query,
                 max_query_series: config.max_query_series,
                 query_timeout: config.query_timeout,
+                max_query_points: config.max_query_points,
             },
         );
         let push_limits = PushLimits {

@@ -117,6 +117,9 @@ pub struct ServeArgs {
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
     pub max_query_series: usize,
+    /// Most points (collected samples and step values, 16 bytes each) one metric query may hold in memory, checked while it runs; past it the query is refused with 400. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_POINTS", default_value_t = runakefli_server::config::DEFAULT_MAX_QUERY_POINTS)]
+    pub max_query_points: usize,
     /// Read requests (queries, labels, series, index stats, volumes) running at once; 0 for no limit.
     #[arg(long, env = "RUNAKEFLI_MAX_CONCURRENT_QUERIES", default_value_t = 16)]
     pub max_concurrent_queries: usize,

@@ -37,6 +37,7 @@ fn server_config(
         max_label_value_bytes: args.max_label_value_bytes,
         max_entries_per_query: args.max_entries_per_query,
         max_query_series: args.max_query_series,
+        max_query_points: args.max_query_points,
         max_concurrent_queries: args.max_concurrent_queries,
         max_queued_queries: args.max_queued_queries,
         query_queue_timeout: args.query_queue_timeout,

@@ -549,9 +549,12 @@ fn tenants_are_isolated_on_every_endpoint_by_credentials() {
     check_deletes(&server, &alpha, &beta);
 }
 
+/// A request body: content type and bytes.
+type Body = Option<(&'static str, &'static [u8])>;
+
 /// Every route that needs a credential, with a body where it takes one.
-fn guarded_requests() -> Vec<(&'static str, String, Option<(&'static str, &'static [u8])>)> {
-    let mut out: Vec<(&'static str, String, Option<(&'static str, &'static [u8])>)> = vec![
+fn guarded_requests() -> Vec<(&'static str, String, Body)> {
+    let mut out: Vec<(&'static str, String, Body)> = vec![
         (
             "POST",
             "/loki/api/v1/push".into(),

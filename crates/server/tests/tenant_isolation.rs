@@ -485,14 +485,14 @@ fn flush(server: &Server, who: &Who) {
     assert_eq!(a.status, 204, "{}", a.body);
 }
 
-/// Pushes as both tenants, reads as both (in memory, then from parts),
-/// then checks deletes.
-fn exercise(server: &Server, alpha: &Who, beta: &Who) {
+/// Pushes as both tenants, reads as both (in memory, then from parts, after
+/// a flush as `operator`), then checks deletes.
+fn exercise(server: &Server, alpha: &Who, beta: &Who, operator: &Who) {
     push_all(server, alpha, "alpha");
     push_all(server, beta, "beta");
     check_reads(server, alpha, "alpha");
     check_reads(server, beta, "beta");
-    flush(server, alpha);
+    flush(server, operator);
     check_reads(server, alpha, "alpha");
     check_reads(server, beta, "beta");
 }
@@ -501,7 +501,7 @@ fn exercise(server: &Server, alpha: &Who, beta: &Who) {
 fn tenants_are_isolated_on_every_endpoint_by_x_scope_orgid() {
     let server = start(None);
     let (alpha, beta) = (org("alpha"), org("beta"));
-    exercise(&server, &alpha, &beta);
+    exercise(&server, &alpha, &beta, &alpha);
     check_deletes(&server, &alpha, &beta);
     // Multi-tenancy without a tenant: Loki's 401, on reads and pushes.
     let a = call(&server, "GET", "/loki/api/v1/labels", &vec![], None);
@@ -537,7 +537,7 @@ fn tenants_are_isolated_on_every_endpoint_by_credentials() {
     let server = start(Some(&credentials()));
     // Single-tenant credentials, no header: basic for alpha, bearer for beta.
     let (alpha, beta) = (basic("ua", "pa"), bearer("token-beta"));
-    exercise(&server, &alpha, &beta);
+    exercise(&server, &alpha, &beta, &bearer("token-ops"));
     // A credential with several tenants chooses with X-Scope-OrgID and sees
     // only the chosen tenant's data.
     let both_alpha = with(basic("both", "pboth"), org("alpha"));
@@ -583,8 +583,6 @@ fn guarded_requests() -> Vec<(&'static str, String, Body)> {
         ),
         ("POST", "/loki/api/v1/delete".into(), None),
         ("DELETE", "/loki/api/v1/delete?request_id=x".into(), None),
-        ("POST", "/flush".into(), None),
-        ("GET", "/admin/storage/stats".into(), None),
         ("GET", "/".into(), None),
     ];
     for (_, p) in read_paths() {
@@ -703,4 +701,25 @@ fn requests_without_valid_credentials_are_refused_everywhere_but_ready_and_metri
     assert_eq!((a.status, a.body.as_str()), (401, "no org id\n"));
     let a = call(&server, "GET", "/flush", &bearer("token-ops"), None);
     assert_eq!(a.status, 405, "authenticated, then routed");
+    // Operator paths: any failure above, and 403 for a tenant's credential.
+    for (method, path) in [("POST", "/flush"), ("GET", "/admin/storage/stats")] {
+        for (what, who, status, message) in &cases[..5] {
+            let a = call(&server, method, path, who, None);
+            assert_eq!(a.status, *status, "{what}: {path}: {}", a.body);
+            assert!(a.body.contains(message), "{what}: {path}: {}", a.body);
+        }
+        for who in [
+            basic("ua", "pa"),
+            with(basic("both", "pboth"), org("alpha")),
+        ] {
+            let a = call(&server, method, path, &who, None);
+            assert_eq!(
+                (a.status, a.body.as_str()),
+                (403, "this endpoint needs credentials with all_tenants\n"),
+                "{path}"
+            );
+        }
+        let a = call(&server, method, path, &bearer("token-ops"), None);
+        assert!(a.status < 300, "{path}: {} {}", a.status, a.body);
+    }
 }

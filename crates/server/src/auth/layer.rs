@@ -11,6 +11,8 @@
 //!   need a tenant answer Loki's 401 `no org id`.
 //! - The header the handlers see is the single checked value: extra
 //!   `X-Scope-OrgID` headers are refused (400), never passed on.
+//! - `/flush` and `/admin/…` act on every tenant's data: only credentials
+//!   with `all_tenants` may use them ([`is_operator_path`]), others get 403.
 //!
 //! The WebSocket tail is covered like every route: the upgrade request is
 //! checked before the handshake is answered.
@@ -30,6 +32,13 @@ use std::sync::Arc;
 /// orchestrators, and Prometheus metrics (which name tenants and count
 /// their lines, but hold no log data; as Loki serves them).
 pub const OPEN_PATHS: &[&str] = &["/ready", "/metrics"];
+
+/// Paths that act on the whole store, not one tenant (flushing, storage
+/// statistics): they need a credential with `all_tenants` (an operator's),
+/// else 403.
+pub fn is_operator_path(path: &str) -> bool {
+    path == "/flush" || path.starts_with("/admin/")
+}
 
 /// The realm named in `WWW-Authenticate`.
 pub const REALM: &str = "runakefli";
@@ -63,6 +72,9 @@ pub enum Refusal {
     /// A tenant the credential may not use.
     #[error("tenant {0:?} is not allowed for these credentials")]
     Forbidden(String),
+    /// An operator path asked for by a credential without `all_tenants`.
+    #[error("this endpoint needs credentials with all_tenants")]
+    NotOperator,
     /// More than one `X-Scope-OrgID` header, or one that is not text.
     #[error("multiple tenant IDs are not supported")]
     BadTenantHeader,
@@ -72,7 +84,7 @@ impl Refusal {
     fn status(&self) -> u16 {
         match self {
             Refusal::Missing | Refusal::Scheme | Refusal::Invalid => 401,
-            Refusal::Forbidden(_) => 403,
+            Refusal::Forbidden(_) | Refusal::NotOperator => 403,
             Refusal::BadTenantHeader => 400,
         }
     }
@@ -171,6 +183,9 @@ pub async fn require(State(state): State<Arc<AppState>>, mut req: Request, next:
         Err(r) => Err(r),
         Ok(c) => match verify(&auth, c).await {
             None => Err(Refusal::Invalid),
+            Some(p) if is_operator_path(&path) && p.tenants != super::Tenants::All => {
+                Err(Refusal::NotOperator)
+            }
             Some(p) => choose_tenant(req.headers(), &p),
         },
     };

@@ -84,6 +84,8 @@ mod tests {
         assert_eq!(back.code, 3);
         assert_eq!(grpc_code(413), 8);
         assert_eq!(grpc_code(500), 13);
+        assert_eq!(grpc_code(401), 16, "UNAUTHENTICATED");
+        assert_eq!(grpc_code(403), 7, "PERMISSION_DENIED");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!     password_hash: "$argon2id$v=19$m=19456,t=2,p=1$…"   # runakefli auth hash-password
 //!     tenants: [team-a, team-b]
 //! tokens:                # Authorization: Bearer <token>
-//!   - name: collector-a  # named in the server's log, never the secret
+//!   - name: collector-a  # named in the server's trace log, never the secret
 //!     sha256: "9f86d081…" # runakefli auth new-token
 //!     tenants: [team-a]
 //!   - name: operator

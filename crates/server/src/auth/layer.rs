@@ -186,7 +186,10 @@ pub async fn require(State(state): State<Arc<AppState>>, mut req: Request, next:
             Some(p) if is_operator_path(&path) && p.tenants != super::Tenants::All => {
                 Err(Refusal::NotOperator)
             }
-            Some(p) => choose_tenant(req.headers(), &p),
+            Some(p) => {
+                tracing::trace!(principal = %p.name, path = %path, "authenticated");
+                choose_tenant(req.headers(), &p)
+            }
         },
     };
     match checked {

@@ -1,6 +1,7 @@
 //! The `runakefli` binary: `serve` runs the server; `query`, `labels`,
 //! `series` and `push` talk to one; `bench` runs the benchmarks.
 
+mod auth_cmd;
 mod bench_cmd;
 mod client;
 mod serve;
@@ -27,6 +28,9 @@ enum Command {
     Series(client::query::SeriesArgs),
     /// Push lines from standard input or files into a stream, batched.
     Push(client::push::PushArgs),
+    /// Make secrets for the credentials file of `serve --auth-file`.
+    #[command(subcommand)]
+    Auth(auth_cmd::AuthCommand),
     /// Generate the reference workload and run benchmarks against a server.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
@@ -43,5 +47,6 @@ fn main() -> anyhow::Result<()> {
         Command::Series(a) => client::query::series(a),
         Command::Push(a) => client::push::run(a),
         Command::Bench(cmd) => bench_cmd::run(cmd),
+        Command::Auth(cmd) => auth_cmd::run(cmd),
     }
 }

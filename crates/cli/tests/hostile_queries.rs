@@ -164,7 +164,14 @@ fn deeply_nested_queries_are_refused_and_the_server_keeps_answering() {
 
 #[test]
 fn query_limits_are_flags() {
-    let server = TestServer::start_with(&["--max-query-depth", "3", "--max-query-bytes", "40"]);
+    let server = TestServer::start_with(&[
+        "--max-query-depth",
+        "3",
+        "--max-query-bytes",
+        "40",
+        "--max-query-points",
+        "100",
+    ]);
     let (status, body) = get(
         &server,
         "/loki/api/v1/query_range",
@@ -184,6 +191,28 @@ fn query_limits_are_flags() {
     );
     let (status, _) = get(&server, "/loki/api/v1/query_range", &range_params("((1))"));
     assert_eq!(status, 200);
+    // Points: 3 series × 61 steps (and their 3 samples) pass 100; one fits.
+    let values = serde_json::json!([[(T0 + 1_000_000_000).to_string(), "x"]]);
+    let streams: Vec<_> = (0..3)
+        .map(|i| serde_json::json!({"stream": {"app": format!("p{i}")}, "values": values}))
+        .collect();
+    server.push_json(&serde_json::json!({ "streams": streams }));
+    let (status, body) = get(
+        &server,
+        "/loki/api/v1/query_range",
+        &range_params(r#"count_over_time({app=~"p.*"}[1m])"#),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body.trim(),
+        "maximum number of points (100) held in memory reached for a single query; consider reducing the time range, increasing the step, or adding more specific stream selectors and line filters"
+    );
+    let (status, body) = get(
+        &server,
+        "/loki/api/v1/query_range",
+        &range_params(r#"count_over_time({app="p0"}[1m])"#),
+    );
+    assert_eq!(status, 200, "{body}");
 }
 
 fn post_form(server: &TestServer, path: &str, params: &[(&str, String)]) -> (u16, String) {

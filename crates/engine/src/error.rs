@@ -17,6 +17,10 @@ pub enum EngineError {
     /// The query would return more series than allowed.
     #[error("maximum number of series ({0}) reached for a single query; consider reducing query cardinality by adding more specific stream selectors, reducing the time range, or aggregating results with functions like sum(), count() or topk()")]
     SeriesLimit(usize),
+    /// The query would hold more points (samples and step values) in
+    /// memory than allowed ([`crate::QueryLimits::max_query_points`]).
+    #[error("maximum number of points ({0}) held in memory reached for a single query; consider reducing the time range, increasing the step, or adding more specific stream selectors and line filters")]
+    PointsLimit(usize),
     /// The query could not be planned (bad regexp, template, pattern…); the text
     /// follows Loki's `parse error : …` form.
     #[error("parse error : {0}")]
@@ -45,6 +49,7 @@ impl EngineError {
         match self {
             EngineError::EntriesLimit { .. }
             | EngineError::SeriesLimit(_)
+            | EngineError::PointsLimit(_)
             | EngineError::Plan(_)
             | EngineError::BadRequest(_)
             | EngineError::Unsupported(_) => 400,

@@ -11,7 +11,15 @@ pub struct QueryLimits {
     pub max_query_series: usize,
     /// Wall-clock budget of one query.
     pub query_timeout: Duration,
+    /// Most points (collected samples and step values, 16 bytes each) one
+    /// metric query may hold in memory at once, counted while it runs; 0:
+    /// no limit. See `metric::points`.
+    pub max_query_points: usize,
 }
+
+/// Default of [`QueryLimits::max_query_points`]: 20 million points, 320 MB
+/// of samples and step values.
+pub const DEFAULT_MAX_QUERY_POINTS: usize = 20_000_000;
 
 impl Default for QueryLimits {
     /// Loki's defaults: 5000 entries, 500 series, 1 minute.
@@ -20,6 +28,7 @@ impl Default for QueryLimits {
             max_entries_limit_per_query: 5000,
             max_query_series: 500,
             query_timeout: Duration::from_secs(60),
+            max_query_points: DEFAULT_MAX_QUERY_POINTS,
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct TenantOverrides {
 
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
+/// Default of [`ServerConfig::max_query_points`].
+pub const DEFAULT_MAX_QUERY_POINTS: usize = runakefli_engine::limits::DEFAULT_MAX_QUERY_POINTS;
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 
@@ -46,6 +48,11 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
+    /// Credentials file for basic and bearer auth ([`crate::auth`]); `None`:
+    /// no authentication (the default, for deployments behind a gateway).
+    /// When set, multi-tenancy is on whatever [`ServerConfig::multi_tenant`]
+    /// says: the credential decides the tenant.
+    pub auth_file: Option<PathBuf>,
     /// Largest accepted push body, compressed, in bytes.
     pub max_push_body_bytes: usize,
     /// Largest accepted push body after decompression, in bytes.
@@ -67,6 +74,9 @@ pub struct ServerConfig {
     pub max_entries_per_query: u32,
     /// Most series a metric query may return (Loki's `max_query_series`).
     pub max_query_series: usize,
+    /// Most points (samples and step values) one metric query may hold in
+    /// memory, checked while it runs; 0: no limit.
+    pub max_query_points: usize,
     /// Read requests (queries, labels, series, index stats) running at once;
     /// 0 for no limit.
     pub max_concurrent_queries: usize,
@@ -140,6 +150,7 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:3100".parse().expect("valid default address"),
             data_dir: PathBuf::from("./runakefli-data"),
             multi_tenant: false,
+            auth_file: None,
             max_push_body_bytes: 64 << 20,
             max_push_decompressed_bytes: 256 << 20,
             max_push_entries: 1_000_000,
@@ -150,6 +161,7 @@ impl Default for ServerConfig {
             max_label_value_bytes: 2048,
             max_entries_per_query: 10_000,
             max_query_series: 10_000,
+            max_query_points: DEFAULT_MAX_QUERY_POINTS,
             max_concurrent_queries: 16,
             max_queued_queries: 256,
             query_queue_timeout: std::time::Duration::from_secs(30),

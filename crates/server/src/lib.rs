@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod admin;
+pub mod auth;
 pub mod cancel;
 pub mod config;
 pub mod error;
@@ -41,6 +42,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/metrics", axum::routing::get(metrics::metrics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            auth::layer::require,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             metrics::track,
         ))
         .layer(axum::extract::DefaultBodyLimit::max(
@@ -62,6 +67,14 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     )
     .await?;
     syslog.spawn(state.clone());
+    if let Some(auth) = &state.auth {
+        tracing::info!(
+            users = auth.user_count(),
+            tokens = auth.token_count(),
+            open_paths = ?auth::layer::OPEN_PATHS,
+            "authentication on: credentials decide the tenant"
+        );
+    }
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let shutdown = shutdown_signal()?;
     tracing::info!(address = %listener.local_addr()?, "runakefli listening");

@@ -39,6 +39,9 @@ pub struct AppState {
     pub ingest_limits: IngestLimits,
     /// Read requests stopped because their client went away.
     pub cancelled_queries: Arc<std::sync::atomic::AtomicU64>,
+    /// Credentials checked on every request when `--auth-file` is set
+    /// ([`crate::auth`]); `None`: authentication off.
+    pub auth: Option<Arc<crate::auth::Authenticator>>,
 }
 
 /// Why the server could not start.
@@ -50,6 +53,9 @@ pub enum OpenError {
     /// A setting is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The credentials file is unreadable or invalid.
+    #[error(transparent)]
+    Auth(#[from] crate::auth::FileError),
 }
 
 /// Parses configured `retention_stream` rules.
@@ -102,7 +108,13 @@ pub fn retention_config(config: &ServerConfig) -> Result<retention::RetentionCon
 
 impl AppState {
     /// Opens (or creates) the store under `config.data_dir`, replaying its WAL.
-    pub fn open(config: ServerConfig) -> Result<Arc<AppState>, OpenError> {
+    pub fn open(mut config: ServerConfig) -> Result<Arc<AppState>, OpenError> {
+        let auth = match &config.auth_file {
+            Some(path) => Some(Arc::new(crate::auth::Authenticator::load(path)?)),
+            None => None,
+        };
+        // With credentials the tenant is always the credential's.
+        config.multi_tenant |= auth.is_some();
         let mut sc = StorageConfig::new(config.data_dir.clone());
         sc.retention = retention_config(&config)?;
         sc.delete_cancel_period = config.delete_request_cancel_period;
@@ -119,6 +131,7 @@ impl AppState {
                 max_entries_limit_per_query: config.max_entries_per_query,
                 max_query_series: config.max_query_series,
                 query_timeout: config.query_timeout,
+                max_query_points: config.max_query_points,
             },
         );
         let push_limits = PushLimits {
@@ -173,6 +186,7 @@ impl AppState {
         Ok(Arc::new(AppState {
             ingest_limits,
             cancelled_queries: Default::default(),
+            auth,
             storage,
             engine,
             push_limits,

@@ -18,6 +18,20 @@ pub struct Target {
     /// Tenant, sent as X-Scope-OrgID (servers started with --multi-tenant need it).
     #[arg(long, env = "LOKI_ORG_ID")]
     pub org_id: Option<String>,
+    /// Basic-auth user (servers started with --auth-file; logcli's LOKI_USERNAME).
+    #[arg(long, env = "LOKI_USERNAME")]
+    pub username: Option<String>,
+    /// Basic-auth password (logcli's LOKI_PASSWORD).
+    #[arg(long, env = "LOKI_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Bearer token, sent as `Authorization: Bearer` (logcli's LOKI_BEARER_TOKEN).
+    #[arg(
+        long,
+        env = "LOKI_BEARER_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "username"
+    )]
+    pub bearer_token: Option<String>,
     /// Seconds to wait for one HTTP request.
     #[arg(long, default_value_t = 120)]
     pub timeout_secs: u64,
@@ -30,16 +44,29 @@ impl Target {
             .build()
     }
 
+    /// Adds the tenant and credentials headers.
+    fn identify(&self, mut req: ureq::Request) -> ureq::Request {
+        use base64::Engine as _;
+        if let Some(t) = &self.org_id {
+            req = req.set("X-Scope-OrgID", t);
+        }
+        if let Some(t) = &self.bearer_token {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        } else if let Some(u) = &self.username {
+            let pair = format!("{u}:{}", self.password.as_deref().unwrap_or(""));
+            let b = base64::engine::general_purpose::STANDARD.encode(pair);
+            req = req.set("Authorization", &format!("Basic {b}"));
+        }
+        req
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{}", self.addr.trim_end_matches('/'), path)
     }
 
     /// GETs `path` with `params`, returning the JSON body of a 200.
     fn get_json(&self, path: &str, params: &[(&str, String)]) -> anyhow::Result<serde_json::Value> {
-        let mut req = self.agent().get(&self.url(path));
-        if let Some(t) = &self.org_id {
-            req = req.set("X-Scope-OrgID", t);
-        }
+        let mut req = self.identify(self.agent().get(&self.url(path)));
         for (k, v) in params {
             req = req.query(k, v);
         }

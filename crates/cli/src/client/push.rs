@@ -77,12 +77,11 @@ impl PushArgs {
         let agent = self.target.agent();
         let mut delay = Duration::from_millis(200);
         for attempt in 0.. {
-            let mut req = agent
-                .post(&self.target.url("/loki/api/v1/push"))
-                .set("Content-Type", "application/json");
-            if let Some(t) = &self.target.org_id {
-                req = req.set("X-Scope-OrgID", t);
-            }
+            let req = self.target.identify(
+                agent
+                    .post(&self.target.url("/loki/api/v1/push"))
+                    .set("Content-Type", "application/json"),
+            );
             match req.send_string(&body) {
                 Err(ureq::Error::Status(code, _))
                     if (code == 429 || code >= 500) && attempt < 5 =>

@@ -80,6 +80,9 @@ pub struct ServeArgs {
     /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
     #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
     pub multi_tenant: bool,
+    /// Require credentials on every request except /ready and /metrics: a YAML file of basic-auth users (Argon2 hashes, `runakefli auth hash-password`) and bearer tokens (SHA-256, `runakefli auth new-token`), each with the tenants it may use (docs/auth.md). Turns multi-tenancy on. Off by default, as behind a gateway.
+    #[arg(long, env = "RUNAKEFLI_AUTH_FILE")]
+    pub auth_file: Option<PathBuf>,
     /// Largest accepted push body as received.
     #[arg(long, env = "RUNAKEFLI_MAX_PUSH_BODY_BYTES", default_value = "64MiB", value_parser = bytes_usize)]
     pub max_push_body_bytes: usize,
@@ -114,6 +117,9 @@ pub struct ServeArgs {
     /// Most series one metric query may return (Loki's max_query_series).
     #[arg(long, env = "RUNAKEFLI_MAX_QUERY_SERIES", default_value_t = 10_000)]
     pub max_query_series: usize,
+    /// Most points (collected samples and step values, 16 bytes each) one metric query may hold in memory, checked while it runs; past it the query is refused with 400. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_QUERY_POINTS", default_value_t = runakefli_server::config::DEFAULT_MAX_QUERY_POINTS)]
+    pub max_query_points: usize,
     /// Read requests (queries, labels, series, index stats, volumes) running at once; 0 for no limit.
     #[arg(long, env = "RUNAKEFLI_MAX_CONCURRENT_QUERIES", default_value_t = 16)]
     pub max_concurrent_queries: usize,

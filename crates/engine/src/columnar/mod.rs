@@ -220,6 +220,9 @@ pub(crate) fn range_series(
     ctx.stats.add(&stats);
     COLUMN_ROWS.with(|c| c.set(c.get() + column_rows));
     if strict && series.iter().any(|(k, _)| k.get(ERROR_LABEL).is_some()) {
+        // The plain path takes its own samples.
+        ctx.points
+            .give_back(series.iter().map(|(_, p)| p.len()).sum());
         return Ok(None);
     }
     Ok(Some(series))
@@ -249,6 +252,7 @@ fn scan_shard(
     let mut stats = QueryStats::default();
     let deadline = ctx.deadline;
     let mut timed_out = false;
+    let mut over_points = false;
     let mut column_rows = 0u64;
     ctx.backend.scan_columns(&req, &cols, &mut |info, batch| {
         if std::time::Instant::now() > deadline {
@@ -260,6 +264,7 @@ fn scan_shard(
             .or_insert_with(|| LabelSet::from(&*info.labels))
             .clone();
         stats.bytes_processed += batch.json_line_bytes;
+        let mut samples = 0usize;
         for row in batch.rows {
             if row.ts <= lo || row.ts > hi {
                 continue;
@@ -356,11 +361,19 @@ fn scan_shard(
                 }
             };
             series[idx].1.push((row.ts, value));
+            samples += 1;
+        }
+        if !ctx.points.take(samples) {
+            over_points = true;
+            return ScanControl::Stop;
         }
         ScanControl::Continue
     })?;
     if timed_out {
         return Err(EngineError::Timeout);
+    }
+    if over_points {
+        return Err(ctx.points.exceeded());
     }
     Ok((series, stats, column_rows))
 }

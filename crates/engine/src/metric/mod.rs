@@ -5,6 +5,9 @@
 mod binary;
 #[cfg(test)]
 mod budget_tests;
+pub(crate) mod points;
+#[cfg(test)]
+mod points_tests;
 pub(crate) mod range;
 mod vector;
 
@@ -43,6 +46,8 @@ pub(crate) struct Ctx<'a> {
     /// stops as soon as more series than that have a sample, instead of
     /// collecting every point first.
     pub series_limit: Option<usize>,
+    /// The points the query holds, against `max_query_points`.
+    pub points: points::PointBudget,
 }
 
 /// Whether the series of the answer are exactly those of the expression's
@@ -167,9 +172,13 @@ impl Ctx<'_> {
                     Some((rop, r, g)) => {
                         match crate::pushdown::metric::range_series(self, rop, &r, None, Some(&g))?
                         {
-                            Some(v) => Some(v),
+                            Some(v) => {
+                                self.points
+                                    .charge(v.len().saturating_mul(self.steps.len()))?;
+                                Some(v)
+                            }
                             None => crate::columnar::range_series(self, rop, &r, Some(&g), true)?
-                                .map(|s| range::finish(&self.steps, rop, &r, None, s))
+                                .map(|s| range::finish_held(self, rop, &r, None, s))
                                 .transpose()?,
                         }
                     }
@@ -186,13 +195,14 @@ impl Ctx<'_> {
                         }
                     },
                 };
-                Ok(Value::Vector(vector::aggregate(
-                    *op,
-                    inner,
-                    grouping.as_ref(),
-                    *param,
-                    self.steps.len(),
-                )?))
+                let held = inner.len().saturating_mul(self.steps.len());
+                let out =
+                    vector::aggregate(*op, inner, grouping.as_ref(), *param, self.steps.len())?;
+                // The inputs' step values are gone; the output's are held.
+                self.points.give_back(held);
+                self.points
+                    .charge(out.len().saturating_mul(self.steps.len()))?;
+                Ok(Value::Vector(out))
             }
             SampleExpr::Binary {
                 op,
@@ -273,6 +283,7 @@ pub fn eval_range(
         steps,
         stats,
         series_limit: early_series_limit(limits, expr),
+        points: points::PointBudget::new(limits.max_query_points),
     };
     let v = ctx.eval(expr)?;
     let steps = ctx.steps;
@@ -317,6 +328,7 @@ pub fn eval_instant(
         steps: vec![time],
         stats,
         series_limit: early_series_limit(limits, expr),
+        points: points::PointBudget::new(limits.max_query_points),
     };
     let t_ms = time.div_euclid(1_000_000);
     match ctx.eval(expr)? {

@@ -69,17 +69,41 @@ pub(crate) fn eval(
     grouping: Option<&Grouping>,
 ) -> Result<Vec<StepSeries>, EngineError> {
     if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping)? {
+        ctx.points
+            .charge(series.len().saturating_mul(ctx.steps.len()))?;
         return Ok(series);
     }
     if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, false)? {
-        return finish(&ctx.steps, op, r, param, series);
+        return finish_held(ctx, op, r, param, series);
     }
     let shared: &Ctx = ctx;
     let parts = map_shards(|shard| scan_shard(shared, op, r, grouping, shard));
     let mut stats = QueryStats::default();
     let series = merge_shards(parts, &mut stats)?;
     ctx.stats.add(&stats);
-    finish(&ctx.steps, op, r, param, series)
+    finish_held(ctx, op, r, param, series)
+}
+
+/// [`finish`] under the query's point budget
+/// ([`super::points`]): the step values are taken before they are made,
+/// the scanned samples given back once they are.
+pub(crate) fn finish_held(
+    ctx: &Ctx,
+    op: RangeOp,
+    r: &LogRange,
+    param: Option<f64>,
+    series: Vec<SeriesPoints>,
+) -> Result<Vec<StepSeries>, EngineError> {
+    let samples: usize = series.iter().map(|(_, p)| p.len()).sum();
+    let made = if op == RangeOp::AbsentOverTime {
+        1
+    } else {
+        series.len()
+    };
+    ctx.points.charge(made.saturating_mul(ctx.steps.len()))?;
+    let out = finish(&ctx.steps, op, r, param, series);
+    ctx.points.give_back(samples);
+    out
 }
 
 /// Merges per-shard series (same reduced labels → one series, points in
@@ -127,11 +151,13 @@ fn scan_shard(
     let mut stats = QueryStats::default();
     let mut budget = SeriesBudget::new(ctx, op, r);
     let mut over = false;
+    let mut over_points = false;
     backend_scan(
         ctx.backend,
         &req,
         ctx.deadline,
         &mut |id, labels, entries| {
+            let mut samples = 0usize;
             let base = bases
                 .entry(id)
                 .or_insert_with(|| LabelSet::from(labels))
@@ -191,16 +217,24 @@ fn scan_shard(
                     }
                 };
                 series[idx].1.push((e.ts, value));
+                samples += 1;
                 if !budget.note(idx, e.ts) {
                     over = true;
                     return false;
                 }
+            }
+            if !ctx.points.take(samples) {
+                over_points = true;
+                return false;
             }
             true
         },
     )?;
     if over {
         return Err(budget.exceeded());
+    }
+    if over_points {
+        return Err(ctx.points.exceeded());
     }
     Ok((series, stats))
 }

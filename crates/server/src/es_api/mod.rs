@@ -81,7 +81,7 @@ pub(crate) fn json_response(status: StatusCode, body: String) -> Response {
 /// Elasticsearch's error type for an HTTP status.
 pub fn error_type(status: u16) -> &'static str {
     match status {
-        401 => "security_exception",
+        401 | 403 => "security_exception",
         413 => "content_too_long_exception",
         400..=499 => "illegal_argument_exception",
         _ => "internal_server_error",

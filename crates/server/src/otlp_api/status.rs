@@ -20,10 +20,12 @@ pub struct RpcStatus {
 
 /// The gRPC code matching an HTTP status: 3 `INVALID_ARGUMENT` for 4xx,
 /// 8 `RESOURCE_EXHAUSTED` for 413 and 429, 16 `UNAUTHENTICATED` for 401,
+/// 7 `PERMISSION_DENIED` for 403,
 /// 14 `UNAVAILABLE` for 503, 13 `INTERNAL` otherwise.
 pub fn grpc_code(http_status: u16) -> i32 {
     match http_status {
         401 => 16,
+        403 => 7,
         413 | 429 => 8,
         503 => 14,
         400..=499 => 3,
@@ -82,6 +84,8 @@ mod tests {
         assert_eq!(back.code, 3);
         assert_eq!(grpc_code(413), 8);
         assert_eq!(grpc_code(500), 13);
+        assert_eq!(grpc_code(401), 16, "UNAUTHENTICATED");
+        assert_eq!(grpc_code(403), 7, "PERMISSION_DENIED");
     }
 
     #[test]

@@ -1,0 +1,238 @@
+//! The point budget of metric queries ([`super::points`]), on both scan
+//! paths (plain and columnar): a scan stops soon after the limit instead of
+//! collecting every sample; step values count exactly; samples and the
+//! inputs of an aggregation are given back once no longer held.
+
+use super::*;
+use crate::columnar::plain_path_only;
+use crate::testing::MemBackend;
+use runakefli_logql::Expr;
+use runakefli_model::{
+    BackendError, ColumnBatch, ColumnRequest, ColumnRow, Entry, EntryBatch, Labels, Matcher,
+    PushRequest, PushStream, RowFields, ScanControl, ScanRequest, StreamInfo,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const S: i64 = 1_000_000_000;
+
+/// A backend that counts the entries it hands out and the column scans.
+struct Counting {
+    inner: MemBackend,
+    entries: AtomicU64,
+    column_scans: AtomicU64,
+}
+
+impl Backend for Counting {
+    fn streams(
+        &self,
+        t: &TenantId,
+        m: &[Matcher],
+        a: Timestamp,
+        b: Timestamp,
+    ) -> Result<Vec<StreamInfo>, BackendError> {
+        self.inner.streams(t, m, a, b)
+    }
+    fn label_names(
+        &self,
+        t: &TenantId,
+        a: Timestamp,
+        b: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
+        self.inner.label_names(t, a, b)
+    }
+    fn label_values(
+        &self,
+        t: &TenantId,
+        n: &str,
+        m: &[Matcher],
+        a: Timestamp,
+        b: Timestamp,
+    ) -> Result<Vec<String>, BackendError> {
+        self.inner.label_values(t, n, m, a, b)
+    }
+    fn scan(
+        &self,
+        r: &ScanRequest,
+        visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
+    ) -> Result<(), BackendError> {
+        self.inner.scan(r, &mut |info, batch| {
+            self.entries
+                .fetch_add(batch.entries.len() as u64, Ordering::Relaxed);
+            visit(info, batch)
+        })
+    }
+    fn scan_columns(
+        &self,
+        r: &ScanRequest,
+        _columns: &ColumnRequest,
+        visit: &mut dyn FnMut(&StreamInfo, ColumnBatch) -> ScanControl,
+    ) -> Result<(), BackendError> {
+        self.column_scans.fetch_add(1, Ordering::Relaxed);
+        self.scan(r, &mut |info, batch| {
+            let rows = batch
+                .entries
+                .into_iter()
+                .map(|e| ColumnRow {
+                    ts: e.ts,
+                    metadata: e.metadata,
+                    fields: RowFields::Line(e.line),
+                })
+                .collect();
+            visit(
+                info,
+                ColumnBatch {
+                    rows,
+                    json_line_bytes: 0,
+                },
+            )
+        })
+    }
+}
+
+/// `n` streams `{app="a", pod="<i>"}`, one entry each, between 60 s and 120 s.
+fn streams(n: usize) -> (Counting, TenantId) {
+    let b = MemBackend::new();
+    let t = TenantId::default_tenant();
+    let req = PushRequest {
+        streams: (0..n)
+            .map(|i| PushStream {
+                labels: Labels::new(vec![
+                    ("app".into(), "a".into()),
+                    ("pod".into(), i.to_string()),
+                ]),
+                entries: vec![Entry {
+                    ts: 60 * S + (i as i64 % 60) * S,
+                    line: r#"{"k":"v"}"#.into(),
+                    metadata: vec![],
+                }],
+            })
+            .collect(),
+    };
+    b.push(&t, &req);
+    (
+        Counting {
+            inner: b,
+            entries: AtomicU64::new(0),
+            column_scans: AtomicU64::new(0),
+        },
+        t,
+    )
+}
+
+fn run(
+    b: &Counting,
+    t: &TenantId,
+    q: &str,
+    points: usize,
+    step: i64,
+) -> Result<usize, EngineError> {
+    let Expr::Sample(e) = runakefli_logql::parse_expr(q).unwrap() else {
+        panic!("metric query expected")
+    };
+    let limits = QueryLimits {
+        max_query_series: 0,
+        max_query_points: points,
+        ..QueryLimits::default()
+    };
+    let mut stats = QueryStats::default();
+    match eval_range(b, &limits, t, &e, 60 * S, 120 * S, step, &mut stats)? {
+        QueryResult::Matrix(s) => Ok(s.len()),
+        other => panic!("matrix expected, got {other:?}"),
+    }
+}
+
+/// Runs `f` on the columnar path and on the plain path. The queries group
+/// `by` and parse `| json`, which the columnar path needs; `f` checks which
+/// path ran with [`Counting::column_scans`].
+fn both_paths(f: impl Fn(&str)) {
+    f("columnar");
+    plain_path_only(|| f("plain"));
+}
+
+/// Whether the column scans of `b` match the path.
+fn ran(b: &Counting, path: &str) {
+    let scans = b.column_scans.load(Ordering::Relaxed);
+    assert_eq!(
+        scans > 0,
+        path == "columnar",
+        "{path}: {scans} column scans"
+    );
+}
+
+#[test]
+fn the_scan_stops_soon_after_the_limit_with_a_400() {
+    both_paths(|path| {
+        // Summed: the series limit would not stop this scan.
+        let (b, t) = streams(4000);
+        let err = run(
+            &b,
+            &t,
+            r#"sum by (app) (count_over_time({app="a"} | json [1m]))"#,
+            1000,
+            60 * S,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, EngineError::PointsLimit(1000)),
+            "{path}: {err}"
+        );
+        assert_eq!(err.status(), 400);
+        assert_eq!(
+            err.to_string(),
+            "maximum number of points (1000) held in memory reached for a single query; consider reducing the time range, increasing the step, or adding more specific stream selectors and line filters"
+        );
+        ran(&b, path);
+        // Eight shards stop once the shared count passes the limit.
+        let read = b.entries.load(Ordering::Relaxed);
+        assert!(read < 1100, "{path}: read {read} of 4000 entries");
+        // Without a limit the same query answers.
+        assert_eq!(
+            run(
+                &b,
+                &t,
+                r#"sum by (app) (count_over_time({app="a"} | json [1m]))"#,
+                0,
+                60 * S
+            )
+            .unwrap(),
+            1
+        );
+    });
+}
+
+#[test]
+fn step_values_count_exactly() {
+    both_paths(|path| {
+        // 10 series × 61 steps of 1 s, while their 10 samples are held.
+        let (b, t) = streams(10);
+        let q = r#"sum by (pod) (count_over_time({app="a"} | json [1m]))"#;
+        assert_eq!(run(&b, &t, q, 620, S).unwrap(), 10, "{path}");
+        let err = run(&b, &t, q, 619, S).unwrap_err();
+        assert!(
+            matches!(err, EngineError::PointsLimit(619)),
+            "{path}: {err}"
+        );
+        ran(&b, path);
+    });
+}
+
+#[test]
+fn samples_and_aggregated_inputs_are_given_back() {
+    both_paths(|path| {
+        let (b, t) = streams(10);
+        // Each side peaks at 10 samples + 610 step values; the left side's
+        // samples are given back before the right side scans: 1,230 (1,240
+        // if they were kept).
+        let q = r#"sum by (pod) (count_over_time({app="a"} | json [1m])) + sum by (pod) (count_over_time({app="a"} | json [1m]))"#;
+        assert_eq!(run(&b, &t, q, 1230, S).unwrap(), 10, "{path}");
+        assert!(run(&b, &t, q, 1229, S).is_err(), "{path}");
+        // On the plain path a sum keeps 61 step values of its 610: the right
+        // side then fits in 61 + 620. The columnar path groups while it
+        // scans (one series: 10 samples + 61 values), so 61 + 71.
+        let q = r#"sum by (app) (count_over_time({app="a"} | json [1m])) + sum by (app) (count_over_time({app="a"} | json [1m]))"#;
+        let fits = if path == "plain" { 681 } else { 132 };
+        assert_eq!(run(&b, &t, q, fits, S).unwrap(), 1, "{path}");
+        assert!(run(&b, &t, q, fits - 1, S).is_err(), "{path}");
+        ran(&b, path);
+    });
+}

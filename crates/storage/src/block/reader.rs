@@ -123,8 +123,9 @@ pub struct BlockReader<'a> {
     names: OnceCell<Vec<Option<String>>>,
     /// The part's shared dictionaries (needed by [`Encoding::Shared`] columns).
     dicts: Option<&'a SharedDicts>,
-    /// Bit `i` set: frame `i`'s checksum was verified by an earlier reader
-    /// of this process (parts are immutable), so it is not computed again.
+    /// Bit `i` (below 63) set: frame `i`'s checksum was verified by an
+    /// earlier reader of this process (parts are immutable), so it is not
+    /// computed again; [`DIRECTORY_CHECKED`]: nor is the directory checked.
     verified: Option<&'a AtomicU64>,
 }
 
@@ -367,7 +368,7 @@ impl<'a> BlockReader<'a> {
             .frames
             .get(i)
             .ok_or_else(|| bad("frame out of range"))?;
-        let bit = if i < 64 { 1u64 << i } else { 0 };
+        let bit = if i < 63 { 1u64 << i } else { 0 };
         let known = self
             .verified
             .is_some_and(|v| bit != 0 && v.load(Ordering::Relaxed) & bit != 0);
@@ -390,9 +391,18 @@ impl<'a> BlockReader<'a> {
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
         }
+        // A directory checked once (its frame's bytes never change) is not
+        // checked again: the counts below cost a pass over every row.
+        let checked = self
+            .verified
+            .is_some_and(|v| v.load(Ordering::Relaxed) & DIRECTORY_CHECKED != 0);
         let mut per_tpl = vec![0usize; nt.max(1)];
         self.row_tpl = match nt {
             0 | 1 => vec![0; rows],
+            _ if checked => {
+                let l = IntsLayout::read(&mut c, rows)?;
+                l.all(dir, rows, |t| t as u32)
+            }
             _ => {
                 let l = IntsLayout::read(&mut c, rows)?;
                 let mut bad_tpl = false;
@@ -428,18 +438,31 @@ impl<'a> BlockReader<'a> {
         }
         // Templates name each column at most once (checked with the header).
         self.columns.reserve_exact(self.header.columns.len());
-        let mut expected = vec![0usize; self.header.columns.len()];
-        for (t, n) in self.header.templates.iter().zip(&per_tpl) {
+        let mut expected = vec![
+            0usize;
+            if checked {
+                0
+            } else {
+                self.header.columns.len()
+            }
+        ];
+        for (t, n) in self
+            .header
+            .templates
+            .iter()
+            .zip(&per_tpl)
+            .filter(|_| !checked)
+        {
             for &s in &t.slots {
                 expected[s as usize] += n;
             }
         }
         for (ci, head) in self.header.columns.iter().enumerate() {
             let p = head.place.ok_or_else(|| bad("column without place"))?;
-            if p.values != expected[ci] {
+            if !checked && p.values != expected[ci] {
                 return Err(bad("column value count mismatch"));
             }
-            if let Some(sp) = head.shared {
+            if let (Some(sp), false) = (head.shared, checked) {
                 // The dictionary exists and holds what the encoding reads:
                 // skeletons for Skeleton columns, values for Shared ones.
                 let skeleton = head.encoding == Encoding::Skeleton;
@@ -461,6 +484,9 @@ impl<'a> BlockReader<'a> {
                 stats: p.stats,
                 shared: head.shared,
             });
+        }
+        if let (Some(v), false) = (self.verified, checked) {
+            v.fetch_or(DIRECTORY_CHECKED, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -1145,6 +1171,11 @@ impl<'a> BlockReader<'a> {
 /// Largest offset or length accepted in the directory.
 const MAX: usize = super::layout::MAX_FRAME_RAW;
 
+/// In a block's verification flags (bits 0..63: frames whose checksum
+/// matched): its version-2 directory passed every check against the header
+/// once, so later readers of the same bytes skip the per-row counts.
+const DIRECTORY_CHECKED: u64 = 1 << 63;
+
 fn read_row_templates(
     c: &mut Cursor<'_>,
     rows: usize,
@@ -1462,5 +1493,36 @@ mod metadata_tests {
         crate::block::ints::put_ints_addressable(&mut f, &[0, 1]);
         let mut c = Cursor::new(&f, "metadata");
         assert!(read_metadata(&mut c, 2).is_err());
+    }
+}
+
+#[cfg(test)]
+mod directory_tests {
+    use super::*;
+    use crate::block::BlockBuilder;
+
+    #[test]
+    fn a_directory_is_checked_once_and_reads_the_same_after() {
+        let mut b = BlockBuilder::new();
+        for i in 0..40 {
+            let line = if i % 3 == 0 {
+                format!("{{\"level\":\"error\",\"n\":{i}}}")
+            } else {
+                format!("plain line {i}")
+            };
+            b.push(i, &line, &[]);
+        }
+        let mut buf = Vec::new();
+        b.finish(3, &mut buf);
+        let flags = AtomicU64::new(0);
+        let read = || {
+            let h = HeaderRef::Owned(BlockHeader::decode(&buf).unwrap());
+            let r = BlockReader::with_context(&buf, h, None, Some(&flags)).unwrap();
+            (r.row_templates().to_vec(), r.lines().unwrap())
+        };
+        let first = read();
+        assert_ne!(flags.load(Ordering::Relaxed) & DIRECTORY_CHECKED, 0);
+        assert_eq!(read(), first);
+        assert_eq!(first.1[3], "{\"level\":\"error\",\"n\":3}");
     }
 }

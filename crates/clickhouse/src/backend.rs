@@ -64,6 +64,13 @@ impl ClickHouseBackend {
         Ok(())
     }
 
+    /// Whether ClickHouse answers `SELECT 1` in the configured database.
+    pub fn ping(&self) -> Result<(), Error> {
+        self.client
+            .query("SELECT 1", &Request::default())
+            .map(|_| ())
+    }
+
     fn rows(&self, sql: &str, deadline: Option<std::time::Instant>) -> Result<Vec<Value>, Error> {
         self.client.rows(
             sql,

@@ -1,0 +1,334 @@
+//! `runakefli serve --backend clickhouse` end to end: the real binary over the
+//! ClickHouse 26.9 engine (chdb-core behind the test front of
+//! `crates/clickhouse/tests/`), fed the same Loki JSON and protobuf pushes as
+//! an embedded-backend server, must answer log and metric `query_range`,
+//! instant queries, labels, label values, series, index and Drilldown
+//! endpoints exactly as the embedded one does; endpoints only the embedded
+//! store offers answer 501.
+//!
+//! Without chdb-core these tests fail, naming `.ci/setup-clients.sh chdb`.
+
+mod common;
+#[allow(dead_code)]
+#[path = "../../clickhouse/tests/front/mod.rs"]
+mod front;
+
+use common::{proto_push_body, TestServer};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// 2023-11-14T22:13:20Z; every entry lies within minutes of it (one day).
+const T0: i64 = 1_700_000_000_000_000_000;
+const SEC: i64 = 1_000_000_000;
+
+static NEXT_DB: AtomicU32 = AtomicU32::new(0);
+
+/// A server on a fresh ClickHouse database of its own, and that database.
+fn clickhouse_server(test: &str, extra: &[&str]) -> (TestServer, String) {
+    let url = front::url();
+    let db = format!(
+        "serve_{test}_{}_{}",
+        std::process::id(),
+        NEXT_DB.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut args = vec![
+        "--backend",
+        "clickhouse",
+        "--clickhouse-url",
+        &url,
+        "--clickhouse-database",
+        &db,
+    ];
+    args.extend_from_slice(extra);
+    (TestServer::start_with(&args), db)
+}
+
+fn ts(offset: i64) -> String {
+    (T0 + offset).to_string()
+}
+
+/// The JSON push: two streams, JSON and logfmt lines, structured metadata,
+/// equal timestamps (tie order) and a line with a newline and non-ASCII text.
+fn json_push() -> Value {
+    json!({"streams": [
+        {"stream": {"app": "api", "env": "prod"}, "values": [
+            [ts(0), r#"{"level":"info","msg":"started","status":200}"#],
+            [ts(SEC), r#"{"level":"error","msg":"connection timeout","status":504}"#, {"trace_id": "abc"}],
+            [ts(SEC), r#"{"level":"error","msg":"same instant, pushed second","status":500}"#],
+            [ts(45 * SEC), r#"{"level":"warn","msg":"slow","status":200,"took":"1.5s"}"#],
+            [ts(70 * SEC), "plain text línea\nwith a newline"],
+            [ts(125 * SEC), r#"{"level":"error","msg":"timed out again","status":503}"#]
+        ]},
+        {"stream": {"app": "web", "env": "dev"}, "values": [
+            [ts(2 * SEC), "level=info status=200 path=/ duration=12ms"],
+            [ts(30 * SEC), "level=error status=500 path=/login duration=1.2s"],
+            [ts(90 * SEC), "level=info status=404 path=/missing duration=3ms", {"user": "u1"}]
+        ]}
+    ]})
+}
+
+/// The protobuf push (snappy): a third stream and more rows for `api`.
+fn proto_push() -> Vec<u8> {
+    let e = |off: i64, line: &str, md: &[(&str, &str)]| {
+        (
+            T0 + off,
+            line.to_string(),
+            md.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    };
+    proto_push_body(&[
+        (
+            r#"{app="worker", env="prod", queue="emails"}"#,
+            vec![
+                e(5 * SEC, "job 1 done in 0.3s", &[]),
+                e(65 * SEC, "job 2 failed: timeout", &[("attempt", "2")]),
+                e(66 * SEC, "job 3 done in 1.1s", &[]),
+            ],
+        ),
+        (
+            r#"{app="api", env="prod"}"#,
+            vec![e(
+                100 * SEC,
+                r#"{"level":"error","msg":"upstream timeout","status":502}"#,
+                &[("trace_id", "def")],
+            )],
+        ),
+    ])
+}
+
+fn push_all(s: &TestServer) {
+    s.push_json(&json_push());
+    let (status, text) = s.post(
+        "/loki/api/v1/push",
+        "application/x-protobuf",
+        None,
+        &proto_push(),
+    );
+    assert_eq!(status, 204, "protobuf push: {text}");
+}
+
+/// The status and answer without its query statistics (timings differ),
+/// which is what both backends must agree on; an error's text as a string.
+fn answer(s: &TestServer, path: &str, params: &[(&str, &str)]) -> Value {
+    let (status, body) = s.get(path, params);
+    if status != 200 {
+        return json!({"status": status, "error": body});
+    }
+    let mut v: Value = serde_json::from_str(&body).unwrap();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("stats");
+    }
+    if let Some(o) = v.get_mut("data").and_then(Value::as_object_mut) {
+        o.remove("stats");
+    }
+    v
+}
+
+/// Log and metric queries over the pushed data.
+const LOG_QUERIES: &[&str] = &[
+    r#"{app="api"}"#,
+    r#"{env="prod"}"#,
+    r#"{app=~"api|web"} |= "timeout""#,
+    r#"{app=~".+"} != "level=info""#,
+    r#"{env="prod"} |~ "time.*out""#,
+    r#"{app="api"} | json | level="error""#,
+    r#"{app="web"} | logfmt | status >= 400"#,
+    r#"{app="api"} | trace_id="abc""#,
+];
+
+const METRIC_QUERIES: &[&str] = &[
+    r#"count_over_time({app="api"}[1m])"#,
+    r#"sum by (env) (rate({app=~".+"}[1m]))"#,
+    r#"bytes_over_time({app="web"}[5m])"#,
+    r#"sum(count_over_time({env="prod"} |= "timeout" [2m]))"#,
+    r#"topk(1, sum by (app) (count_over_time({app=~".+"}[1m])))"#,
+    r#"sum by (level) (count_over_time({app="api"} | json | __error__="" [1m]))"#,
+    // An error answer (the plain-text line fails `| json`), compared too.
+    r#"sum by (level) (count_over_time({app="api"} | json [1m]))"#,
+];
+
+/// Every request the comparison makes, as (path, params).
+fn requests() -> Vec<(String, Vec<(String, String)>)> {
+    let start = (T0 - 60 * SEC).to_string();
+    let end = (T0 + 300 * SEC).to_string();
+    let p = |kv: &[(&str, &str)]| -> Vec<(String, String)> {
+        let mut v = vec![
+            ("start".to_string(), start.clone()),
+            ("end".to_string(), end.clone()),
+        ];
+        v.extend(kv.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        v
+    };
+    let mut out = Vec::new();
+    for q in LOG_QUERIES {
+        for dir in ["backward", "forward"] {
+            out.push((
+                "/loki/api/v1/query_range".into(),
+                p(&[("query", q), ("direction", dir), ("limit", "100")]),
+            ));
+        }
+        out.push((
+            "/loki/api/v1/query_range".into(),
+            p(&[("query", q), ("limit", "2")]),
+        ));
+    }
+    for q in METRIC_QUERIES {
+        out.push((
+            "/loki/api/v1/query_range".into(),
+            p(&[("query", q), ("step", "30s")]),
+        ));
+        out.push((
+            "/loki/api/v1/query".into(),
+            vec![
+                ("query".into(), q.to_string()),
+                ("time".into(), (T0 + 120 * SEC).to_string()),
+            ],
+        ));
+    }
+    out.push(("/loki/api/v1/labels".into(), p(&[])));
+    out.push((
+        "/loki/api/v1/labels".into(),
+        p(&[("query", r#"{app="web"}"#)]),
+    ));
+    for name in ["app", "env", "queue", "service_name", "missing"] {
+        out.push((format!("/loki/api/v1/label/{name}/values"), p(&[])));
+    }
+    out.push((
+        "/loki/api/v1/label/app/values".into(),
+        p(&[("query", r#"{env="prod"}"#)]),
+    ));
+    for m in [r#"{env="prod"}"#, r#"{app=~".+"}"#, r#"{queue="emails"}"#] {
+        out.push(("/loki/api/v1/series".into(), p(&[("match[]", m)])));
+    }
+    // Index and Drilldown endpoints: the engine answers them over the same
+    // backend reads.
+    let all = r#"{app=~".+"}"#;
+    for (path, q) in [
+        ("/loki/api/v1/index/stats", r#"{app="api"}"#),
+        ("/loki/api/v1/index/volume", r#"{env="prod"}"#),
+        ("/loki/api/v1/detected_labels", all),
+        ("/loki/api/v1/detected_fields", r#"{app="api"}"#),
+        ("/loki/api/v1/detected_field/level/values", r#"{app="api"}"#),
+        ("/loki/api/v1/patterns", r#"{app="web"}"#),
+    ] {
+        out.push((path.into(), p(&[("query", q)])));
+    }
+    out.push((
+        "/loki/api/v1/index/volume_range".into(),
+        p(&[("query", all), ("step", "60s")]),
+    ));
+    out
+}
+
+#[test]
+fn clickhouse_answers_like_the_embedded_store() {
+    let (ch, db) = clickhouse_server("answers", &[]);
+    let embedded = TestServer::start();
+    push_all(&ch);
+    push_all(&embedded);
+    // The rows are in ClickHouse, every pushed entry once.
+    let client =
+        runakefli_clickhouse::Client::new(runakefli_clickhouse::Config::new(front::url(), db));
+    let rows = client
+        .rows("SELECT count() AS n FROM logs", &Default::default())
+        .unwrap();
+    assert_eq!(rows[0]["n"].to_string().trim_matches('"'), "13", "{rows:?}");
+    let mut checked = 0;
+    let mut errors = 0;
+    for (path, params) in requests() {
+        let params: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let want = answer(&embedded, &path, &params);
+        let got = answer(&ch, &path, &params);
+        assert_eq!(
+            got, want,
+            "{path} {params:?}\nclickhouse: {got}\nembedded:   {want}"
+        );
+        checked += 1;
+        errors += usize::from(got.get("error").is_some());
+    }
+    // Only the deliberate `| json` error is an error answer.
+    assert_eq!(errors, 2, "error answers (range and instant)");
+    // The comparison is only worth something if the answers hold data.
+    let api = ch.get_json(
+        "/loki/api/v1/query_range",
+        &[
+            ("query", r#"{app="api"}"#),
+            ("start", &ts(-60 * SEC)),
+            ("end", &ts(300 * SEC)),
+        ],
+    );
+    // Structured metadata splits the stream in the answer, as in Loki.
+    let values: Vec<&Value> = api["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["values"].as_array().unwrap())
+        .collect();
+    assert_eq!(values.len(), 7, "{api}");
+    assert!(
+        values
+            .iter()
+            .any(|v| v[1] == "plain text línea\nwith a newline"),
+        "{api}"
+    );
+    assert!(checked > 50, "{checked} requests compared");
+}
+
+#[test]
+fn clickhouse_serves_health_and_answers_501_for_embedded_only_endpoints() {
+    let (ch, _) = clickhouse_server("endpoints", &[]);
+    assert_eq!(ch.get("/ready", &[]), (200, "ready\n".to_string()));
+    let (status, _) = ch.post("/flush", "text/plain", None, b"");
+    assert_eq!(status, 204);
+    let (status, body) = ch.get("/loki/api/v1/delete", &[]);
+    assert_eq!(status, 501, "{body}");
+    assert!(
+        body.contains("not implemented for the clickhouse backend"),
+        "{body}"
+    );
+    let (status, body) = ch.post(
+        "/loki/api/v1/delete",
+        "application/x-www-form-urlencoded",
+        None,
+        format!("query={{app=\"api\"}}&start={}", T0 / SEC).as_bytes(),
+    );
+    assert_eq!(status, 501, "{body}");
+    let (status, body) = ch.get("/admin/storage/stats", &[]);
+    assert_eq!(status, 501, "{body}");
+    let (status, body) = ch.get("/metrics", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        !body.contains("runakefli_wal_written_bytes_total"),
+        "{body}"
+    );
+}
+
+#[test]
+fn clickhouse_refuses_retention_settings_at_start() {
+    let url = front::url();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_runakefli"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--backend",
+            "clickhouse",
+            "--clickhouse-url",
+            &url,
+            "--retention-period",
+            "30d",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("retention") && err.contains("clickhouse"),
+        "{err}"
+    );
+}

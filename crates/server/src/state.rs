@@ -185,7 +185,8 @@ impl AppState {
     }
 
     /// Appends a decoded push of `protocol` durably and counts it. Every
-    /// protocol's push reaches the backend ([`Ingest`](runakefli_model::Ingest)) through here. A push over the
+    /// protocol's push reaches the backend
+    /// ([`Ingest`](runakefli_model::Ingest)) through here. A push over the
     /// tenant's ingestion rate is refused whole with 429; streams over its
     /// active-stream limit are left out and answered 429 once the others are
     /// stored ([`IngestLimits`], Loki's messages). Entries outside the

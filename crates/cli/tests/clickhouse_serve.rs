@@ -332,3 +332,167 @@ fn clickhouse_refuses_retention_settings_at_start() {
         "{err}"
     );
 }
+
+#[test]
+fn clickhouse_keeps_tenants_apart_like_the_embedded_store() {
+    let (ch, _) = clickhouse_server("tenants", &["--multi-tenant"]);
+    let embedded = TestServer::start_with(&["--multi-tenant"]);
+    let body = |app: &str| {
+        json!({"streams": [{"stream": {"app": app}, "values": [[ts(0), format!("line of {app}")]]}]})
+            .to_string()
+    };
+    for s in [&ch, &embedded] {
+        for (tenant, app) in [("team-a", "alpha"), ("team-b", "beta")] {
+            let (status, text) = s.post_with(
+                "/loki/api/v1/push",
+                "application/json",
+                None,
+                &[("X-Scope-OrgID", tenant)],
+                body(app).as_bytes(),
+            );
+            assert_eq!(status, 204, "{text}");
+        }
+    }
+    let (start, end) = (ts(-SEC), ts(SEC));
+    for tenant in ["team-a", "team-b", "team-c"] {
+        for (path, q) in [
+            ("/loki/api/v1/labels", None),
+            ("/loki/api/v1/label/app/values", None),
+            ("/loki/api/v1/query_range", Some(r#"{app=~".+"}"#)),
+        ] {
+            let mut params = vec![("start", start.as_str()), ("end", end.as_str())];
+            if let Some(q) = q {
+                params.push(("query", q));
+            }
+            let headers = [("X-Scope-OrgID", tenant)];
+            let get = |s: &TestServer| {
+                let (status, body) = s.get_with(path, &params, &headers);
+                assert_eq!(status, 200, "{path} {tenant}: {body}");
+                let mut v: Value = serde_json::from_str(&body).unwrap();
+                v["data"].as_object_mut().map(|o| o.remove("stats"));
+                v
+            };
+            let (got, want) = (get(&ch), get(&embedded));
+            assert_eq!(got, want, "{path} for {tenant}");
+            let text = got.to_string();
+            match tenant {
+                "team-a" => assert!(!text.contains("beta"), "{text}"),
+                "team-b" => assert!(!text.contains("alpha"), "{text}"),
+                _ => assert!(!text.contains("alpha") && !text.contains("beta"), "{text}"),
+            }
+        }
+    }
+}
+
+/// A TCP relay in front of the chdb front that can be switched off, to play
+/// a ClickHouse that goes away and comes back.
+struct Relay {
+    port: u16,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn start(target: String) -> Relay {
+        use std::net::{TcpListener, TcpStream};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let relay = Relay {
+            port,
+            down: Default::default(),
+            open: Default::default(),
+        };
+        let (down, open) = (relay.down.clone(), relay.open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if down.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(upstream) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let mut o = open.lock().unwrap();
+                o.push(client.try_clone().unwrap());
+                o.push(upstream.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
+                    (upstream, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        relay
+    }
+
+    /// Refuses new connections and cuts the open ones.
+    fn go_down(&self) {
+        self.down.store(true, Ordering::SeqCst);
+        for c in self.open.lock().unwrap().drain(..) {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn come_back(&self) {
+        self.down.store(false, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn clickhouse_going_away_answers_503_and_pushes_succeed_again_when_it_returns() {
+    let target = front::url().trim_start_matches("http://").to_string();
+    let relay = Relay::start(target);
+    let url = format!("http://127.0.0.1:{}", relay.port);
+    let db = format!("serve_relay_{}", std::process::id());
+    let ch = TestServer::start_with(&[
+        "--backend",
+        "clickhouse",
+        "--clickhouse-url",
+        &url,
+        "--clickhouse-database",
+        &db,
+    ]);
+    let push = |line: &str| {
+        let body = json!({"streams": [{"stream": {"app": "relay"}, "values": [[ts(0), line]]}]});
+        ch.post(
+            "/loki/api/v1/push",
+            "application/json",
+            None,
+            body.to_string().as_bytes(),
+        )
+    };
+    assert_eq!(push("before").0, 204);
+    relay.go_down();
+    let (status, text) = push("while down");
+    assert_eq!(status, 503, "{text}");
+    assert!(text.contains("clickhouse unreachable"), "{text}");
+    let (status, text) = ch.get("/ready", &[]);
+    assert_eq!(status, 503, "{text}");
+    assert!(text.starts_with("not ready: "), "{text}");
+    relay.come_back();
+    assert_eq!(ch.get("/ready", &[]).0, 200);
+    assert_eq!(push("after").0, 204);
+    let v = ch.get_json(
+        "/loki/api/v1/query_range",
+        &[
+            ("query", r#"{app="relay"}"#),
+            ("start", &ts(-SEC)),
+            ("end", &ts(SEC)),
+            ("direction", "forward"),
+        ],
+    );
+    let lines: Vec<&str> = v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["values"].as_array().unwrap())
+        .map(|e| e[1].as_str().unwrap())
+        .collect();
+    // Equal timestamps: push order.
+    assert_eq!(lines, ["before", "after"], "{v}");
+}

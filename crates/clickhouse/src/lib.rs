@@ -20,6 +20,7 @@ mod error;
 pub mod insert;
 pub mod schema;
 mod seam;
+mod selector;
 pub mod sql;
 
 pub use backend::ClickHouseBackend;

@@ -496,3 +496,50 @@ fn clickhouse_going_away_answers_503_and_pushes_succeed_again_when_it_returns() 
     // Equal timestamps: push order.
     assert_eq!(lines, ["before", "after"], "{v}");
 }
+
+#[test]
+fn clickhouse_live_tail_delivers_new_lines() {
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    use tungstenite::stream::MaybeTlsStream;
+    use tungstenite::Message;
+    let (ch, _) = clickhouse_server("tail", &[]);
+    let url = format!(
+        "{}/loki/api/v1/tail?query=%7Bapp%3D%22tail%22%7D",
+        ch.base.replacen("http://", "ws://", 1)
+    );
+    let (mut ws, resp) = tungstenite::connect(url).expect("websocket handshake");
+    assert_eq!(resp.status(), 101);
+    if let MaybeTlsStream::Plain(s) = ws.get_mut() {
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    ch.push_json(&json!({"streams": [{"stream": {"app": "tail"}, "values": [
+        [now.to_string(), "first"], [(now + 1).to_string(), "second"]
+    ]}]}));
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while lines.len() < 2 && Instant::now() < deadline {
+        match ws.read() {
+            Ok(Message::Text(t)) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                for s in v["streams"].as_array().unwrap() {
+                    for e in s["values"].as_array().unwrap() {
+                        lines.push(e[1].as_str().unwrap().to_string());
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("tail: {e}"),
+        }
+    }
+    assert_eq!(lines, ["first", "second"]);
+}

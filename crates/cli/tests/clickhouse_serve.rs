@@ -1,10 +1,11 @@
 //! `runakefli serve --backend clickhouse` end to end: the real binary over the
 //! ClickHouse 26.9 engine (chdb-core behind the test front of
-//! `crates/clickhouse/tests/`), fed the same Loki JSON and protobuf pushes as
-//! an embedded-backend server, must answer log and metric `query_range`,
-//! instant queries, labels, label values, series, index and Drilldown
-//! endpoints exactly as the embedded one does; endpoints only the embedded
-//! store offers answer 501.
+//! `crates/clickhouse/tests/`), fed the same Loki JSON, Loki protobuf and
+//! OTLP pushes as an embedded-backend server, must answer log and metric
+//! `query_range`, instant queries, labels, label values, series, index and
+//! Drilldown endpoints exactly as the embedded one does; tenants stay apart,
+//! live tail works, a ClickHouse that goes away answers 503 until it
+//! returns, and endpoints only the embedded store offers answer 501.
 //!
 //! Without chdb-core these tests fail, naming `.ci/setup-clients.sh chdb`.
 
@@ -98,8 +99,30 @@ fn proto_push() -> Vec<u8> {
     ])
 }
 
+/// An OTLP/HTTP JSON export: resource attributes become stream labels and
+/// structured metadata by Loki's rules.
+fn otlp_push() -> Value {
+    let attr = |k: &str, v: &str| json!({"key": k, "value": {"stringValue": v}});
+    json!({"resourceLogs": [{
+        "resource": {"attributes": [attr("service.name", "otel-svc"), attr("host.name", "h1")]},
+        "scopeLogs": [{"scope": {"name": "lib"}, "logRecords": [
+            {"timeUnixNano": ts(3 * SEC), "severityText": "ERROR",
+             "body": {"stringValue": "otlp request timeout"}, "attributes": [attr("route", "/a")]},
+            {"timeUnixNano": ts(80 * SEC), "severityText": "INFO",
+             "body": {"stringValue": "otlp request ok"}}
+        ]}]
+    }]})
+}
+
 fn push_all(s: &TestServer) {
     s.push_json(&json_push());
+    let (status, text) = s.post(
+        "/otlp/v1/logs",
+        "application/json",
+        None,
+        otlp_push().to_string().as_bytes(),
+    );
+    assert_eq!(status, 204, "otlp push: {text}");
     let (status, text) = s.post(
         "/loki/api/v1/push",
         "application/x-protobuf",
@@ -136,6 +159,8 @@ const LOG_QUERIES: &[&str] = &[
     r#"{app="api"} | json | level="error""#,
     r#"{app="web"} | logfmt | status >= 400"#,
     r#"{app="api"} | trace_id="abc""#,
+    r#"{service_name="otel-svc"}"#,
+    r#"{service_name="otel-svc"} | route="/a""#,
 ];
 
 const METRIC_QUERIES: &[&str] = &[
@@ -192,7 +217,14 @@ fn requests() -> Vec<(String, Vec<(String, String)>)> {
         "/loki/api/v1/labels".into(),
         p(&[("query", r#"{app="web"}"#)]),
     ));
-    for name in ["app", "env", "queue", "service_name", "missing"] {
+    for name in [
+        "app",
+        "env",
+        "queue",
+        "service_name",
+        "host_name",
+        "missing",
+    ] {
         out.push((format!("/loki/api/v1/label/{name}/values"), p(&[])));
     }
     out.push((
@@ -234,7 +266,7 @@ fn clickhouse_answers_like_the_embedded_store() {
     let rows = client
         .rows("SELECT count() AS n FROM logs", &Default::default())
         .unwrap();
-    assert_eq!(rows[0]["n"].to_string().trim_matches('"'), "13", "{rows:?}");
+    assert_eq!(rows[0]["n"].to_string().trim_matches('"'), "15", "{rows:?}");
     let mut checked = 0;
     let mut errors = 0;
     for (path, params) in requests() {

@@ -161,3 +161,34 @@ fn a_port_in_use_names_the_address_and_the_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn clickhouse_settings_come_from_the_file_and_the_password_is_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runakefli.yaml");
+    std::fs::write(
+        &path,
+        "backend: clickhouse\nclickhouse_url: http://ch.example:8123\nclickhouse_setting:\n  - max_threads=4\n  - async_insert=0\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let env = [("RUNAKEFLI_CLICKHOUSE_PASSWORD", "hunter2")];
+    let (ok, yaml, err) = print_config(&["--config-file", p, "--clickhouse-user", "rk"], &env);
+    assert!(ok, "{err}");
+    assert_eq!(setting(&yaml, "backend"), "clickhouse");
+    assert_eq!(setting(&yaml, "clickhouse_url"), "http://ch.example:8123");
+    assert_eq!(setting(&yaml, "clickhouse_database"), "runakefli");
+    assert_eq!(setting(&yaml, "clickhouse_user"), "rk");
+    assert_eq!(setting(&yaml, "clickhouse_password"), "null");
+    assert!(!yaml.contains("hunter2"), "{yaml}");
+    assert!(yaml.contains("- max_threads=4"), "{yaml}");
+    // The printed file loads again to the same settings.
+    let again = dir.path().join("again.yaml");
+    std::fs::write(&again, &yaml).unwrap();
+    let (ok, second, err) = print_config(&["--config-file", again.to_str().unwrap()], &env);
+    assert!(ok, "{err}");
+    assert_eq!(second, yaml);
+    let (ok, _, err) = print_config(&["--clickhouse-setting", "no-equals-sign"], &[]);
+    assert!(!ok);
+    assert!(err.contains("expected NAME=VALUE"), "{err}");
+}

@@ -1,9 +1,13 @@
 //! Golden test: replays testdata/conformance (answers recorded from a real Loki)
 //! against the real server and compares with the rules of its README.
 //!
-//! Every case must pass unless `docs/conformance.md` lists its id with a reason.
+//! Every case must pass unless `docs/conformance.md` lists its id with a reason,
+//! on the embedded store and on ClickHouse (`--backend clickhouse`).
 
 mod common;
+#[allow(dead_code)]
+#[path = "../../clickhouse/tests/front/mod.rs"]
+mod front;
 
 use common::TestServer;
 use serde_json::Value;
@@ -308,6 +312,27 @@ fn run_case(server: &TestServer, case: &Value) -> Result<(), String> {
 
 #[test]
 fn loki_conformance_corpus() {
+    run_corpus(&[]);
+}
+
+/// The same corpus with `--backend clickhouse` on the chdb engine (fails
+/// naming `.ci/setup-clients.sh chdb` when chdb-core is missing): the same
+/// cases must pass, with the same exceptions.
+#[test]
+fn loki_conformance_corpus_on_clickhouse() {
+    let url = front::url();
+    let db = format!("conformance_{}", std::process::id());
+    run_corpus(&[
+        "--backend",
+        "clickhouse",
+        "--clickhouse-url",
+        &url,
+        "--clickhouse-database",
+        &db,
+    ]);
+}
+
+fn run_corpus(extra: &[&str]) {
     let dir = corpus_dir();
     assert!(
         dir.join("cases.jsonl").exists(),
@@ -316,14 +341,19 @@ fn loki_conformance_corpus() {
     );
     // The corpus was recorded with Loki's ingestion-time extras off (its
     // README: "no service_name discovery, no detected_level metadata").
-    let server = TestServer::start_with(&[
-        "--discover-service-name=false",
-        "--discover-log-levels=false",
-        "--max-entries-per-query",
-        "10000",
-        "--max-query-series",
-        "10000",
-    ]);
+    let server = TestServer::start_with(
+        &[
+            "--discover-service-name=false",
+            "--discover-log-levels=false",
+            "--max-entries-per-query",
+            "10000",
+            "--max-query-series",
+            "10000",
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
+    );
     server.push_json_files(&dir.join("data"));
     let exceptions = listed_exceptions();
     let cases: Vec<Value> = std::fs::read_to_string(dir.join("cases.jsonl"))

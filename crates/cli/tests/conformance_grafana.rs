@@ -8,6 +8,9 @@
 //! case that passes is reported so the list only shrinks.
 
 mod common;
+#[allow(dead_code)]
+#[path = "../../clickhouse/tests/front/mod.rs"]
+mod front;
 
 use common::TestServer;
 use std::collections::BTreeSet;
@@ -64,6 +67,26 @@ fn visible(server: &TestServer) -> Option<u64> {
 
 #[test]
 fn grafana_conformance_corpus() {
+    run_corpus(&[]);
+}
+
+/// The same corpus with `--backend clickhouse` on the chdb engine (fails
+/// naming `.ci/setup-clients.sh chdb` when chdb-core is missing).
+#[test]
+fn grafana_conformance_corpus_on_clickhouse() {
+    let url = front::url();
+    let db = format!("grafana_{}", std::process::id());
+    run_corpus(&[
+        "--backend",
+        "clickhouse",
+        "--clickhouse-url",
+        &url,
+        "--clickhouse-database",
+        &db,
+    ]);
+}
+
+fn run_corpus(extra: &[&str]) {
     let dir = corpus_dir();
     assert!(
         dir.join("cases.jsonl").exists(),
@@ -71,12 +94,14 @@ fn grafana_conformance_corpus() {
         dir.display()
     );
     // The limits the corpus was recorded with (its drilldown-limits answer).
-    let server = TestServer::start_with(&[
+    let mut args = vec![
         "--max-entries-per-query",
         "5000",
         "--max-query-series",
         "500",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let server = TestServer::start_with(&args);
     server.push_json_files(&dir.join("data"));
     let deadline = Instant::now() + Duration::from_secs(60);
     while visible(&server) != Some(9700) {

@@ -4,6 +4,7 @@
 
 use crate::client::{Client, Request};
 use crate::insert::{encode_push, INSERT_LOGS, INSERT_STREAMS};
+use crate::selector::Split;
 use crate::sql::{self, StreamSelect};
 use crate::Error;
 use runakefli_model::plan::{
@@ -64,6 +65,13 @@ impl ClickHouseBackend {
         Ok(())
     }
 
+    /// Whether ClickHouse answers `SELECT 1` in the configured database.
+    pub fn ping(&self) -> Result<(), Error> {
+        self.client
+            .query("SELECT 1", &Request::default())
+            .map(|_| ())
+    }
+
     fn rows(&self, sql: &str, deadline: Option<std::time::Instant>) -> Result<Vec<Value>, Error> {
         self.client.rows(
             sql,
@@ -74,13 +82,23 @@ impl ClickHouseBackend {
         )
     }
 
+    /// The selected streams by id; matchers SQL cannot evaluate exactly are
+    /// checked on the labels ([`Split`]).
     fn stream_map(&self, sel: &StreamSelect<'_>) -> Result<HashMap<StreamId, StreamInfo>, Error> {
-        let rows = self.rows(&sql::streams_query(sel)?, None)?;
+        let split = Split::of(sel.selector);
+        let sql_sel = StreamSelect {
+            selector: &split.sql,
+            ..*sel
+        };
+        let rows = self.rows(&sql::streams_query(&sql_sel)?, None)?;
         let mut out = HashMap::with_capacity(rows.len());
         for r in rows {
             let id = u64_of(&r, "stream_id")?;
             let labels = Labels::parse(str_of(&r, "labels_text")?)
                 .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
+            if !split.keeps(&labels) {
+                continue;
+            }
             out.insert(
                 id,
                 StreamInfo {
@@ -261,6 +279,15 @@ impl Backend for ClickHouseBackend {
             end,
         };
         let run = || -> Result<Vec<String>, Error> {
+            if !Split::of(matchers).residual.is_empty() {
+                // Read from the streams the whole selector keeps.
+                let values: std::collections::BTreeSet<String> = self
+                    .stream_map(&sel)?
+                    .into_values()
+                    .filter_map(|s| s.labels.get(name).map(str::to_string))
+                    .collect();
+                return Ok(values.into_iter().collect());
+            }
             let rows = self.rows(&sql::label_values_query(name, &sel)?, None)?;
             rows.iter()
                 .map(|r| str_of(r, "value").map(str::to_string))
@@ -280,10 +307,14 @@ impl Backend for ClickHouseBackend {
             start: request.start,
             end: request.end,
         };
+        let split = Split::of(&request.matchers);
         let run = || -> Result<(HashMap<StreamId, StreamInfo>, Vec<Value>), Error> {
             let streams = self.stream_map(&sel)?;
             let q = sql::scan_query(
-                &sel,
+                &StreamSelect {
+                    selector: &split.sql,
+                    ..sel
+                },
                 request.direction,
                 &request.required_substrings,
                 request.shard.map(|s| (s.index, s.count)),
@@ -301,9 +332,13 @@ impl Backend for ClickHouseBackend {
                 i += 1;
             }
             let Some(info) = streams.get(&id) else {
-                return Err(backend_error(Error::Decode(format!(
-                    "row of unknown stream {id}"
-                ))));
+                if split.residual.is_empty() {
+                    return Err(backend_error(Error::Decode(format!(
+                        "row of unknown stream {id}"
+                    ))));
+                }
+                // A stream the residual matchers leave out.
+                continue;
             };
             if visit(info, EntryBatch { entries }) == ScanControl::Stop {
                 break;

@@ -7,8 +7,8 @@
 use crate::Error;
 use std::time::{Duration, Instant};
 
-/// Where and how to reach ClickHouse.
-#[derive(Clone, Debug)]
+/// Where and how to reach ClickHouse. `Debug` leaves the password out.
+#[derive(Clone)]
 pub struct Config {
     /// Base URL, e.g. `http://127.0.0.1:8123`.
     pub url: String,
@@ -35,6 +35,19 @@ impl Config {
             settings: Vec::new(),
             timeout: Duration::from_secs(300),
         }
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("url", &self.url)
+            .field("database", &self.database)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<secret>"))
+            .field("settings", &self.settings)
+            .field("timeout", &self.timeout)
+            .finish()
     }
 }
 
@@ -170,6 +183,17 @@ fn read(resp: Result<ureq::Response, ureq::Error>) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_output_hides_the_password() {
+        let mut c = Config::new("http://h:8123", "db");
+        c.password = Some("hunter2".into());
+        let text = format!("{c:?}");
+        assert!(
+            !text.contains("hunter2") && text.contains("<secret>"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_passed_deadline_is_a_timeout_before_any_request() {

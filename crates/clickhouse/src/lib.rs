@@ -1,4 +1,4 @@
-//! Rúnakefli's ClickHouse backend (issue 11), first slice.
+//! Rúnakefli's ClickHouse backend (issue 11), served by `runakefli serve --backend clickhouse`.
 //!
 //! - [`client`]: ClickHouse's plain HTTP interface (queries, inserts,
 //!   exceptions mapped to [`Error::Server`]);
@@ -6,7 +6,9 @@
 //! - [`sql`]: SQL text for the pieces of a [`runakefli_model::plan::QueryPlan`],
 //!   as pure functions;
 //! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
-//! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes.
+//! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes,
+//!   also the server's write and operations seam (`model::Ingest`,
+//!   `model::Operations`).
 //!
 //! The design, with the reasons, is `docs/clickhouse.md`.
 
@@ -17,6 +19,8 @@ pub mod client;
 mod error;
 pub mod insert;
 pub mod schema;
+mod seam;
+mod selector;
 pub mod sql;
 
 pub use backend::ClickHouseBackend;

@@ -476,6 +476,33 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
     assert_eq!(b.label_values(&t, "env", &all, s, e).unwrap(), ["prod"]);
     assert!(b.label_names(&TenantId::new("u"), s, e).unwrap().is_empty());
 
+    // A matcher outside the shared RE2 subset (`(?i)`) is checked on the
+    // labels: streams, values and scans still select exactly.
+    let folded = [Matcher::new("app", MatchOp::Re, "(?i)WEB").unwrap()];
+    let streams = b.streams(&t, &folded, s, e).unwrap();
+    assert_eq!(streams.len(), 1);
+    assert_eq!(streams[0].labels.to_string(), WEB);
+    assert_eq!(b.label_values(&t, "app", &folded, s, e).unwrap(), ["web"]);
+    let mut seen = Vec::new();
+    let req = ScanRequest::new(t.clone(), folded.to_vec(), s, e, Direction::Forward);
+    b.scan(&req, &mut |info, batch| {
+        seen.extend(
+            batch
+                .entries
+                .into_iter()
+                .map(|en| (info.labels.to_string(), en.line)),
+        );
+        ScanControl::Continue
+    })
+    .unwrap();
+    assert_eq!(
+        seen,
+        [
+            (WEB.to_string(), "error b".to_string()),
+            (WEB.to_string(), "error b2".to_string())
+        ]
+    );
+
     let mut got = Vec::new();
     let mut req = ScanRequest::new(t.clone(), all.to_vec(), s, e, Direction::Backward);
     req.required_substrings = vec!["error".into()];

@@ -103,7 +103,10 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args()
     Front.sess = session.Session(a.path)
-    srv = http.server.HTTPServer(("127.0.0.1", a.port), Front)
+    # A thread per connection (clients keep connections alive and may hold
+    # several); Front.lock still runs one query at a time.
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Front)
+    srv.daemon_threads = True
     print("listening", srv.server_address[1], flush=True)
 
     def watch_stdin():

@@ -1,8 +1,10 @@
 //! Core data types shared by every layer of Rúnakefli.
 //!
 //! This crate owns the vocabulary: [`TenantId`], [`Labels`], [`Entry`],
-//! [`PushRequest`], label [`Matcher`]s and the [`Backend`] contract that a
-//! storage engine implements for the query engine. It performs no I/O.
+//! [`PushRequest`], label [`Matcher`]s, the [`Backend`] contract that a
+//! storage engine implements for the query engine, and the write and
+//! operations contracts ([`Ingest`], [`Operations`]) it implements for the
+//! server. It performs no I/O.
 #![deny(missing_docs)]
 
 pub mod backend;
@@ -10,6 +12,7 @@ pub mod entry;
 pub mod labels;
 pub mod matcher;
 pub mod plan;
+pub mod store;
 pub mod tenant;
 
 pub use backend::{
@@ -19,6 +22,7 @@ pub use backend::{
 pub use entry::{Entry, PushRequest, PushStream};
 pub use labels::{Labels, LabelsParseError, StreamId};
 pub use matcher::{MatchOp, Matcher, MatcherError};
+pub use store::{Ingest, Operations, StoreError};
 pub use tenant::TenantId;
 
 /// Nanoseconds since the Unix epoch, the unit of every timestamp in Rúnakefli.

@@ -19,24 +19,28 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/loki/api/v1/status/buildinfo", get(buildinfo))
 }
 
-/// 200 `ready` while the store can acknowledge writes; 503 with the reason
-/// once the write-ahead log has failed (or the server is shutting down), so
-/// load balancers and orchestrators stop sending pushes to it.
+/// 200 `ready` while the backend can acknowledge writes; 503 with the reason
+/// once it cannot (the embedded store's write-ahead log has failed, the
+/// server is shutting down, ClickHouse does not answer), so load balancers
+/// and orchestrators stop sending pushes to it.
 async fn ready(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
-    match state.storage.health() {
+    match blocking(move || Ok(state.store.ops().health())).await? {
         Ok(()) => Ok((StatusCode::OK, "ready\n")),
         Err(e) => Err(ApiError::unavailable(format!("not ready: {e}"))),
     }
 }
 
-/// Flushes every memtable to parts synchronously (Loki's `/flush`).
+/// Makes buffered data permanent (Loki's `/flush`): the embedded store
+/// flushes every memtable to parts synchronously; ClickHouse buffers nothing.
 async fn flush(State(state): State<Arc<AppState>>) -> Result<StatusCode, ApiError> {
-    blocking(move || state.storage.flush().map_err(ApiError::from)).await?;
+    blocking(move || state.store.ops().flush().map_err(ApiError::from)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The embedded store's statistics (501 on another backend).
 async fn storage_stats(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
-    let stats = blocking(move || Ok(state.storage.stats())).await?;
+    let stats =
+        blocking(move || Ok(state.store.embedded_for("/admin/storage/stats")?.stats())).await?;
     let body = serde_json::to_string(&stats).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(([(header::CONTENT_TYPE, "application/json")], body))
 }

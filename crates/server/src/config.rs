@@ -32,6 +32,17 @@ pub struct TenantOverrides {
     pub max_global_streams_per_user: Option<usize>,
 }
 
+/// Which store the server reads and writes (see `crate::store`).
+#[derive(Debug, Clone, Default)]
+pub enum BackendConfig {
+    /// The embedded columnar store under [`ServerConfig::data_dir`] (the default).
+    #[default]
+    Embedded,
+    /// A ClickHouse database over its HTTP interface (`docs/clickhouse.md`);
+    /// `data_dir` is not used.
+    ClickHouse(runakefli_clickhouse::Config),
+}
+
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
 /// Default of [`ServerConfig::max_query_points`].
@@ -44,7 +55,9 @@ pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 pub struct ServerConfig {
     /// Address to listen on (Loki's port by default).
     pub listen: SocketAddr,
-    /// Where data lives.
+    /// The store: embedded (under `data_dir`) or ClickHouse.
+    pub backend: BackendConfig,
+    /// Where data lives (the embedded store).
     pub data_dir: PathBuf,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
@@ -148,6 +161,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             listen: "127.0.0.1:3100".parse().expect("valid default address"),
+            backend: BackendConfig::Embedded,
             data_dir: PathBuf::from("./runakefli-data"),
             multi_tenant: false,
             auth_file: None,

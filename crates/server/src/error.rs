@@ -39,7 +39,7 @@ impl ApiError {
 
     /// The metric reason: the one set with [`ApiError::with_reason`], else one
     /// per status (`invalid`, `unauthorized`, `too_large`, `rate_limited`,
-    /// `unavailable`, `timeout`, `disk_full`, `internal`).
+    /// `unavailable`, `timeout`, `disk_full`, `not_implemented`, `internal`).
     pub fn reason(&self) -> &'static str {
         if let Some(r) = self.reason {
             return r;
@@ -48,6 +48,7 @@ impl ApiError {
             401 | 403 => "unauthorized",
             413 => "too_large",
             415 => "unsupported_media_type",
+            501 => "not_implemented",
             429 => "rate_limited",
             503 => "unavailable",
             504 => "timeout",
@@ -88,6 +89,12 @@ impl ApiError {
         Self::new(507, message)
     }
 
+    /// 501 Not Implemented: the configured backend does not offer this
+    /// endpoint (yet).
+    pub fn not_implemented(message: impl Into<String>) -> Self {
+        Self::new(501, message)
+    }
+
     /// Keeps the message; the parameter name is already part of Loki's texts.
     pub fn with_param(self, _name: &str) -> Self {
         self
@@ -122,8 +129,26 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<runakefli_model::StoreError> for ApiError {
+    /// One status per backend failure kind, 4xx only where the request is at
+    /// fault: 400 invalid, 413 too large, 503 unavailable (collectors retry),
+    /// 507 full, 504 timed out, 501 not offered by this backend, 500 other.
+    fn from(e: runakefli_model::StoreError) -> Self {
+        use runakefli_model::StoreError as K;
+        match e {
+            K::Invalid(m) => ApiError::bad_request(m),
+            K::TooLarge(m) => ApiError::too_large(m),
+            K::Unavailable(m) => ApiError::unavailable(m),
+            K::Full(m) => ApiError::insufficient_storage(m),
+            K::Timeout(m) => ApiError::new(504, m),
+            K::Unsupported(m) => ApiError::not_implemented(m),
+            K::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<runakefli_storage::StorageError> for ApiError {
-    /// One status per storage failure, 4xx only where the request is at fault:
+    /// Through the store's [`StoreError`](runakefli_model::StoreError) kinds:
     /// - 400: an invalid tenant, or a stream whose labels collide with another
     ///   stream's id (retrying cannot help, so collectors must not retry);
     /// - 413: a request too large for one WAL record;
@@ -132,18 +157,7 @@ impl From<runakefli_storage::StorageError> for ApiError {
     /// - 507: the disk (or quota) is full;
     /// - 500: corruption and other I/O failures.
     fn from(e: runakefli_storage::StorageError) -> Self {
-        use runakefli_storage::StorageError as S;
-        let message = e.to_string();
-        if e.is_disk_full() {
-            return ApiError::insufficient_storage(message);
-        }
-        match e {
-            S::InvalidTenant(_) | S::StreamIdCollision { .. } => ApiError::bad_request(message),
-            S::RecordTooLarge { .. } => ApiError::too_large(message),
-            S::Overloaded(_) | S::Closed | S::WalFailed { .. } => ApiError::unavailable(message),
-            S::Io { .. } | S::Corrupt { .. } | S::Locked(_) => ApiError::internal(message),
-            S::Cancelled => ApiError::new(504, message),
-        }
+        runakefli_model::StoreError::from(e).into()
     }
 }
 

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod otlp_api;
 pub mod query_gate;
 pub mod state;
+pub mod store;
 pub mod syslog;
 pub mod tenant;
 pub mod time_window;
@@ -26,6 +27,7 @@ pub mod units;
 
 pub use config::ServerConfig;
 pub use error::ApiError;
+pub use runakefli_clickhouse::Config as ClickHouseConfig;
 pub use state::AppState;
 
 use axum::Router;
@@ -54,7 +56,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Opens the store and serves HTTP until SIGINT or SIGTERM, then flushes and stops.
+/// Opens the backend and serves HTTP until SIGINT or SIGTERM, then flushes and stops.
 pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     let listen = config.listen;
     let state = tokio::task::spawn_blocking(move || AppState::open(config))

@@ -1,17 +1,19 @@
-//! What every handler shares: settings, the store, the query engine.
+//! What every handler shares: settings, the backend ([`Store`]), the query engine.
 
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::ingest_limits::{IngestLimits, TenantLimits};
 use crate::metrics::{Metrics, Protocol};
 use crate::query_gate::QueryGate;
+use crate::store::Store;
 use crate::time_window::TimeWindow;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
+use runakefli_model::StoreError;
 use runakefli_model::{PushRequest, TenantId};
 use runakefli_storage::retention::policy as retention;
-use runakefli_storage::{Storage, StorageConfig, StorageError};
+use runakefli_storage::StorageError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,9 +23,9 @@ const MIB: f64 = 1024.0 * 1024.0;
 pub struct AppState {
     /// Settings.
     pub config: ServerConfig,
-    /// The embedded store.
-    pub storage: Arc<Storage>,
-    /// The LogQL engine over the store.
+    /// The backend: reads, writes and operations behind the seam's traits.
+    pub store: Store,
+    /// The LogQL engine over the backend.
     pub engine: Engine,
     /// Limits applied to every push.
     pub push_limits: PushLimits,
@@ -50,6 +52,9 @@ pub enum OpenError {
     /// The store failed to open.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The ClickHouse backend could not be reached or its schema prepared.
+    #[error("clickhouse backend: {0}")]
+    ClickHouse(#[from] runakefli_clickhouse::Error),
     /// A setting is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -107,7 +112,8 @@ pub fn retention_config(config: &ServerConfig) -> Result<retention::RetentionCon
 }
 
 impl AppState {
-    /// Opens (or creates) the store under `config.data_dir`, replaying its WAL.
+    /// Opens the configured backend ([`Store::open`]: the embedded store
+    /// under `config.data_dir`, replaying its WAL, or ClickHouse).
     pub fn open(mut config: ServerConfig) -> Result<Arc<AppState>, OpenError> {
         let auth = match &config.auth_file {
             Some(path) => Some(Arc::new(crate::auth::Authenticator::load(path)?)),
@@ -115,18 +121,9 @@ impl AppState {
         };
         // With credentials the tenant is always the credential's.
         config.multi_tenant |= auth.is_some();
-        let mut sc = StorageConfig::new(config.data_dir.clone());
-        sc.retention = retention_config(&config)?;
-        sc.delete_cancel_period = config.delete_request_cancel_period;
-        sc.memtable_flush_bytes = config.memtable_bytes;
-        sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
-        sc.wal_fsync = config.wal_fsync;
-        sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
-        sc.wal_record_max_bytes = config.wal_record_max_bytes;
-        let storage = Storage::open(sc)?;
-        let backend: Arc<dyn runakefli_model::Backend> = storage.clone();
+        let store = Store::open(&config)?;
         let engine = Engine::new(
-            backend,
+            store.reads(),
             QueryLimits {
                 max_entries_limit_per_query: config.max_entries_per_query,
                 max_query_series: config.max_query_series,
@@ -187,7 +184,7 @@ impl AppState {
             ingest_limits,
             cancelled_queries: Default::default(),
             auth,
-            storage,
+            store,
             engine,
             push_limits,
             parse_limits,
@@ -202,7 +199,8 @@ impl AppState {
     }
 
     /// Appends a decoded push of `protocol` durably and counts it. Every
-    /// protocol's push reaches the store through here. A push over the
+    /// protocol's push reaches the backend
+    /// ([`Ingest`](runakefli_model::Ingest)) through here. A push over the
     /// tenant's ingestion rate is refused whole with 429; streams over its
     /// active-stream limit are left out and answered 429 once the others are
     /// stored ([`IngestLimits`], Loki's messages). Entries outside the
@@ -236,13 +234,12 @@ impl AppState {
         }
     }
 
-    /// An engine for one read request, over the store read through a
+    /// An engine for one read request, over the backend read through a
     /// [`CancellableBackend`](crate::cancel::CancellableBackend) on `flag`.
     pub fn request_engine(&self, flag: Arc<std::sync::atomic::AtomicBool>) -> Engine {
-        let backend: Arc<dyn runakefli_model::Backend> = self.storage.clone();
         Engine::new(
             Arc::new(crate::cancel::CancellableBackend::new(
-                backend,
+                self.store.reads(),
                 flag,
                 self.cancelled_queries.clone(),
             )),
@@ -278,7 +275,7 @@ impl AppState {
         if request.entry_count() == 0 {
             return Ok(());
         }
-        self.storage.append(tenant, request)?;
+        self.store.writes().push(tenant, request)?;
         let bytes: usize = request
             .streams
             .iter()
@@ -300,8 +297,9 @@ impl AppState {
         Ok(())
     }
 
-    /// Flushes in-memory data to parts before the process exits.
-    pub fn shutdown(&self) -> Result<(), StorageError> {
-        self.storage.flush()
+    /// Flushes buffered data (the embedded store's memtables) before the
+    /// process exits.
+    pub fn shutdown(&self) -> Result<(), StoreError> {
+        self.store.ops().flush()
     }
 }

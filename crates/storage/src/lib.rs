@@ -27,6 +27,7 @@ pub mod part;
 pub mod partition;
 pub mod quarantine;
 pub mod retention;
+mod seam;
 pub mod stats;
 mod storage;
 pub mod stream_index;

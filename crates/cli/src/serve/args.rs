@@ -53,6 +53,25 @@ fn tenant_period(s: &str) -> Result<(String, Duration), String> {
     Ok((t.trim().to_string(), duration(p)?))
 }
 
+/// `NAME=VALUE` of a ClickHouse setting.
+fn clickhouse_setting(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!(
+            "invalid clickhouse setting {s:?}: expected NAME=VALUE, e.g. max_threads=8"
+        )),
+    }
+}
+
+/// Where the server keeps its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    /// The embedded columnar store under --data-dir.
+    Embedded,
+    /// A ClickHouse database over its HTTP interface (--clickhouse-url).
+    Clickhouse,
+}
+
 /// How the server writes its own log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -74,9 +93,43 @@ pub struct ServeArgs {
     /// Address to listen on (Loki's port, so collector and Grafana configs work unchanged). Use 0.0.0.0:3100 to accept collectors on other hosts.
     #[arg(long, env = "RUNAKEFLI_LISTEN", default_value = "127.0.0.1:3100")]
     pub listen: SocketAddr,
-    /// Directory that holds all data (WAL, parts, indexes).
+    /// Where data lives: embedded (the columnar store under --data-dir) or clickhouse (a ClickHouse database, see --clickhouse-url; docs/clickhouse.md lists what it does not serve yet).
+    #[arg(
+        long,
+        env = "RUNAKEFLI_BACKEND",
+        value_enum,
+        default_value = "embedded"
+    )]
+    pub backend: BackendKind,
+    /// Directory that holds all data (WAL, parts, indexes) of the embedded backend.
     #[arg(long, env = "RUNAKEFLI_DATA_DIR", default_value = "./runakefli-data")]
     pub data_dir: PathBuf,
+    /// ClickHouse's HTTP interface for --backend clickhouse, e.g. http://HOST:8123 (https:// for TLS, checked against the Mozilla root certificates).
+    #[arg(
+        long,
+        env = "RUNAKEFLI_CLICKHOUSE_URL",
+        default_value = "http://127.0.0.1:8123"
+    )]
+    pub clickhouse_url: String,
+    /// The ClickHouse database that holds Rúnakefli's tables; it and its schema are created when missing.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_CLICKHOUSE_DATABASE",
+        default_value = "runakefli"
+    )]
+    pub clickhouse_database: String,
+    /// ClickHouse user (X-ClickHouse-User); unset: ClickHouse's default user.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_USER")]
+    pub clickhouse_user: Option<String>,
+    /// ClickHouse password (X-ClickHouse-Key); prefer the variable to the flag, which other users can see in the process list. --print-config leaves it out.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_PASSWORD", hide_env_values = true)]
+    pub clickhouse_password: Option<String>,
+    /// A ClickHouse setting sent with every request as NAME=VALUE, e.g. max_threads=8; repeatable.
+    #[arg(long = "clickhouse-setting", env = "RUNAKEFLI_CLICKHOUSE_SETTING", value_delimiter = ';', value_parser = clickhouse_setting)]
+    pub clickhouse_setting: Vec<(String, String)>,
+    /// Longest one HTTP request to ClickHouse may take (queries also stop at --query-timeout).
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_TIMEOUT", default_value = "5m", value_parser = duration)]
+    pub clickhouse_timeout: Duration,
     /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
     #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
     pub multi_tenant: bool,

@@ -29,6 +29,9 @@ use std::path::Path;
 /// Settings that never come from the file.
 const NOT_IN_FILE: &[&str] = &["config_file", "print_config", "help", "version"];
 
+/// Settings `--print-config` leaves out (printed as null): secrets.
+const SECRETS: &[&str] = &["clickhouse_password"];
+
 /// What the file adds to the command line.
 #[derive(Debug, Default)]
 pub struct FileSettings {
@@ -196,7 +199,8 @@ pub fn load(path: &Path, cmd: &Command, matches: &ArgMatches) -> anyhow::Result<
 }
 
 /// The effective settings as a config file: every flag's value as given
-/// (or its default), and the per-tenant overrides.
+/// (or its default; secrets such as `clickhouse_password` as null), and the
+/// per-tenant overrides.
 pub fn print(
     cmd: &Command,
     matches: &ArgMatches,
@@ -217,6 +221,7 @@ pub fn print(
                 Value::Sequence(raw.into_iter().map(Value::String).collect())
             }
             (0, _) => Value::Null,
+            _ if SECRETS.contains(&id) => Value::Null,
             _ => yaml_scalar(&raw[0]),
         };
         map.insert(Value::String(id.to_string()), value);

@@ -5,9 +5,9 @@ pub mod args;
 pub mod config_file;
 
 use anyhow::Context;
-use args::{LogFormat, ServeArgs};
+use args::{BackendKind, LogFormat, ServeArgs};
 use clap::{ArgMatches, Command};
-use runakefli_server::config::TenantOverrides;
+use runakefli_server::config::{BackendConfig, TenantOverrides};
 use runakefli_server::ServerConfig;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -22,8 +22,19 @@ fn server_config(
         overrides.entry(t).or_default().retention_period = Some(p);
     }
     let nonzero = |d: std::time::Duration| Some(d).filter(|d| !d.is_zero());
+    let backend = match args.backend {
+        BackendKind::Embedded => BackendConfig::Embedded,
+        BackendKind::Clickhouse => BackendConfig::ClickHouse(runakefli_server::ClickHouseConfig {
+            user: args.clickhouse_user,
+            password: args.clickhouse_password,
+            settings: args.clickhouse_setting,
+            timeout: args.clickhouse_timeout,
+            ..runakefli_server::ClickHouseConfig::new(args.clickhouse_url, args.clickhouse_database)
+        }),
+    };
     ServerConfig {
         listen: args.listen,
+        backend,
         data_dir: args.data_dir,
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,

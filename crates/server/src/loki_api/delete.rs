@@ -106,6 +106,9 @@ fn seconds(ns: i64) -> serde_json::Value {
     }
 }
 
+/// What a backend without delete requests answers 501 for.
+const DELETES: &str = "delete requests (/loki/api/v1/delete)";
+
 /// `POST|PUT /loki/api/v1/delete`.
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -116,8 +119,9 @@ pub async fn create(
     let tenant = tenant_of(&headers, state.config.multi_tenant)?;
     let params = raw_params(query, &headers, &body);
     blocking(move || {
+        let storage = state.store.embedded_for(DELETES)?;
         let req = parse_new(&state, &params)?;
-        let stored = state.storage.add_delete(&tenant, req)?;
+        let stored = storage.add_delete(&tenant, req)?;
         tracing::info!(tenant = %tenant.as_str(), request_id = %stored.id, query = %stored.query, "delete request accepted");
         Ok(())
     })
@@ -133,7 +137,8 @@ pub async fn list(
     let tenant = tenant_of(&headers, state.config.multi_tenant)?;
     let out = blocking(move || {
         let list: Vec<serde_json::Value> = state
-            .storage
+            .store
+            .embedded_for(DELETES)?
             .delete_requests(&tenant)
             .iter()
             .map(|r| {
@@ -168,7 +173,8 @@ pub async fn cancel(
             .filter(|s| !s.is_empty())
             .ok_or_else(|| ApiError::bad_request("request_id not set"))?;
         let force = params.get("force") == Some("true");
-        match state.storage.cancel_delete(&tenant, id, force)? {
+        let storage = state.store.embedded_for(DELETES)?;
+        match storage.cancel_delete(&tenant, id, force)? {
             Ok(()) => Ok(()),
             Err(CancelRefusal::NotFound) => Err(ApiError::new(
                 404,

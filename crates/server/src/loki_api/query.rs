@@ -162,15 +162,14 @@ where
     F: Fn(&runakefli_engine::Engine) -> Result<QueryResponse, EngineError>,
 {
     // The first run reads through the request's (cancellable) engine; the
-    // rerun without the series limit reads the store directly.
+    // rerun without the series limit reads the backend directly.
     match run(engine) {
         Err(EngineError::SeriesLimit(max)) if partial => {
             let limits = runakefli_engine::QueryLimits {
                 max_query_series: 0,
                 ..state.engine.limits().clone()
             };
-            let backend: Arc<dyn runakefli_model::Backend> = state.storage.clone();
-            let unbounded = runakefli_engine::Engine::new(backend, limits);
+            let unbounded = runakefli_engine::Engine::new(state.store.reads(), limits);
             let mut resp = run(&unbounded).map_err(engine_error)?;
             match &mut resp.result {
                 QueryResult::Matrix(s) => s.truncate(max),

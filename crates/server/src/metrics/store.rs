@@ -1,12 +1,16 @@
-//! The store's figures as metric families, read at scrape time.
+//! The embedded store's figures as metric families, read at scrape time
+//! (none on another backend).
 
 use super::Exposition;
 use crate::state::AppState;
 
 /// Writes the WAL, memtable, part, merge and disk families.
 pub(super) fn render(x: &mut Exposition, state: &AppState) {
-    let s = state.storage.stats();
-    let tenants = state.storage.tenant_stats();
+    let Some(storage) = state.store.embedded_store() else {
+        return;
+    };
+    let s = storage.stats();
+    let tenants = storage.tenant_stats();
     x.counter(
         "runakefli_wal_written_bytes_total",
         "Bytes of records written to the write-ahead log since start.",
@@ -27,7 +31,7 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
         "histogram",
         "Duration of the write-ahead log's group-commit fdatasync calls.",
     );
-    x.histogram(&[], &state.storage.wal_fsync_seconds());
+    x.histogram(&[], &storage.wal_fsync_seconds());
     x.gauge(
         "runakefli_memtable_bytes",
         "Approximate bytes held in memtables (active and being flushed).",

@@ -1,0 +1,222 @@
+//! The ClickHouse backend against the engine's in-memory reference backend
+//! (`MemBackend`, which executes no plan and prunes nothing) over generated
+//! workload data and the recorded conformance data: the same engine on
+//! either backend must give identical answers to log queries (both
+//! directions, small and large limits), metric queries (the ones ClickHouse
+//! answers in SQL and the ones it leaves to the engine), labels, label
+//! values and series.
+//!
+//! Runs on the ClickHouse 26.9 engine (chdb-core behind the test front of
+//! `crates/clickhouse/tests/`); without it the tests fail, naming
+//! `.ci/setup-clients.sh chdb`.
+
+#[allow(dead_code)]
+#[path = "../../clickhouse/tests/front/mod.rs"]
+mod front;
+mod store_states;
+
+use runakefli_clickhouse::{ClickHouseBackend, Client, Config};
+use runakefli_engine::testing::MemBackend;
+use runakefli_engine::{Engine, QueryLimits, QueryResult};
+use runakefli_model::{Backend, Direction, MatchOp, Matcher, PushRequest, TenantId};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use store_states::{conformance_pushes, time_range, workload_pushes};
+
+static NEXT_DB: AtomicU32 = AtomicU32::new(0);
+
+/// The two backends holding `pushes`: (ClickHouse, reference).
+fn backends(test: &str, pushes: &[PushRequest]) -> (Arc<dyn Backend>, Arc<dyn Backend>) {
+    let db = format!(
+        "equiv_{test}_{}_{}",
+        std::process::id(),
+        NEXT_DB.fetch_add(1, Ordering::Relaxed)
+    );
+    let ch = ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap();
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    (Arc::new(ch), Arc::new(mem))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// Same answer, floats equal up to rounding (sums in another order).
+fn same(a: &QueryResult, b: &QueryResult) -> bool {
+    match (a, b) {
+        (QueryResult::Matrix(x), QueryResult::Matrix(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(s, t)| {
+                    s.labels == t.labels
+                        && s.points.len() == t.points.len()
+                        && s.points
+                            .iter()
+                            .zip(&t.points)
+                            .all(|(p, q)| p.0 == q.0 && close(p.1, q.1))
+                })
+        }
+        (QueryResult::Vector(x), QueryResult::Vector(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(s, t)| {
+                    s.labels == t.labels && s.t_ms == t.t_ms && close(s.value, t.value)
+                })
+        }
+        _ => a == b,
+    }
+}
+
+fn nonempty(r: &QueryResult) -> bool {
+    match r {
+        QueryResult::Streams(s) => !s.is_empty(),
+        QueryResult::Matrix(m) => !m.is_empty(),
+        QueryResult::Vector(v) => !v.is_empty(),
+        _ => false,
+    }
+}
+
+/// Runs every query on both backends; panics on a difference. Returns how
+/// many answers held data.
+fn compare(
+    (ch, reference): (Arc<dyn Backend>, Arc<dyn Backend>),
+    queries: &[&str],
+    (start, end): (i64, i64),
+    step: i64,
+) -> usize {
+    let tenant = TenantId::default_tenant();
+    let engines = [
+        Engine::new(ch, QueryLimits::default()),
+        Engine::new(reference, QueryLimits::default()),
+    ];
+    let mut with_data = 0;
+    for q in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        let runs: &[(u32, Direction)] = if matches!(expr, runakefli_logql::Expr::Log(_)) {
+            &[
+                (100, Direction::Backward),
+                (7, Direction::Backward),
+                (100, Direction::Forward),
+                (3, Direction::Forward),
+            ]
+        } else {
+            &[(100, Direction::Backward)]
+        };
+        for &(limit, dir) in runs {
+            let answers: Vec<Result<QueryResult, String>> = engines
+                .iter()
+                .map(|e| {
+                    e.query_range(&tenant, &expr, start, end, step, limit, dir)
+                        .map(|r| r.result)
+                        .map_err(|e| e.to_string())
+                })
+                .collect();
+            let ok = match (&answers[0], &answers[1]) {
+                (Ok(a), Ok(b)) => same(a, b),
+                (a, b) => a == b,
+            };
+            assert!(
+                ok,
+                "limit={limit} {dir:?}: clickhouse and reference differ for {q}\nclickhouse: {:?}\nreference: {:?}",
+                answers[0], answers[1]
+            );
+            with_data += usize::from(answers[0].as_ref().is_ok_and(nonempty));
+        }
+    }
+    // Metadata over the whole range and over a part of it.
+    let all = [Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+    for (s, e) in [(start, end), (start, start + (end - start) / 3)] {
+        let [a, b] = &engines;
+        assert_eq!(
+            a.labels(&tenant, None, s, e).unwrap(),
+            b.labels(&tenant, None, s, e).unwrap()
+        );
+        assert_eq!(
+            a.labels(&tenant, Some(&all), s, e).unwrap(),
+            b.labels(&tenant, Some(&all), s, e).unwrap()
+        );
+        for name in ["app", "namespace", "level", "missing"] {
+            assert_eq!(
+                a.label_values(&tenant, name, None, s, e).unwrap(),
+                b.label_values(&tenant, name, None, s, e).unwrap(),
+                "values of {name}"
+            );
+        }
+        let sel = [all.to_vec()];
+        assert_eq!(
+            a.series(&tenant, &sel, s, e).unwrap(),
+            b.series(&tenant, &sel, s, e).unwrap()
+        );
+    }
+    with_data
+}
+
+#[test]
+fn workload_queries_answer_alike_on_clickhouse_and_the_reference() {
+    let end = 1_800_000_000_000_000_000;
+    let pushes = workload_pushes(11, 40, end, 8);
+    let (lo, hi) = time_range(&pushes);
+    let queries = [
+        r#"{app=~".+"}"#,
+        r#"{app=~".+"} |= "timeout""#,
+        r#"{app=~".+"} |= "connection timeout""#,
+        r#"{namespace=~".+"} |= "timeout" != "connection""#,
+        r#"{app=~".+"} |= `"level":"error"`"#,
+        r#"{app=~".+"} |~ `time.ut`"#,
+        r#"{namespace=~".+"} |~ `"msg":"[^"]*request`"#,
+        r#"{app=~".+"} !~ `"status":[45]`"#,
+        r#"{app=~"(?i)API.*"}"#,
+        r#"{namespace=~".+"} |= "error" | json | level="error""#,
+        r#"count_over_time({app=~".+"}[5m])"#,
+        r#"sum by (app) (count_over_time({app=~".+"} |= "timeout" [10m]))"#,
+        r#"sum by (app) (rate({app=~".+"}[5m]))"#,
+        r#"bytes_over_time({namespace=~".+"} |~ `time.ut` [10m])"#,
+        r#"sum(bytes_rate({app=~".+"}[10m]))"#,
+        r#"topk(3, sum by (app) (count_over_time({app=~".+"}[10m])))"#,
+        r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [10m]))"#,
+        r#"sum by (app) (rate({app=~".+"} | json | status >= 500 [10m]))"#,
+    ];
+    let with_data = compare(
+        backends("workload", &pushes),
+        &queries,
+        (lo + 120_000_000_000, hi + 1),
+        300_000_000_000,
+    );
+    assert!(
+        with_data * 2 >= queries.len(),
+        "most queries found nothing ({with_data})"
+    );
+}
+
+#[test]
+fn conformance_data_queries_answer_alike_on_clickhouse_and_the_reference() {
+    let pushes = conformance_pushes();
+    let (lo, hi) = time_range(&pushes);
+    let queries = [
+        r#"{app=~".+"}"#,
+        r#"{app=~".+"} |= "error""#,
+        r#"{app=~".+"} |= "Müller""#,
+        r#"{app=~".+"} |= "\\""#,
+        r#"{app=~".+"} |~ "INV-[0-9]+5 ""#,
+        r#"{app=~".+"} |~ `level=(error|warn)`"#,
+        r#"{app=~".+"} !~ `"level":"[^"]*o`"#,
+        r#"sum by (app) (count_over_time({app=~".+"} |~ `"msg":"[a-z ]*ed` [10m]))"#,
+        r#"sum(bytes_over_time({app=~".+"} |= "error" [10m]))"#,
+        r#"count_over_time({app=~".+"} |= "method" |= "GET" [10m])"#,
+        r#"sum by (app) (rate({app=~".+"} | json | __error__="" [10m]))"#,
+        r#"{app=~".+"} | logfmt | level="error""#,
+    ];
+    let with_data = compare(
+        backends("conformance", &pushes),
+        &queries,
+        (lo, hi + 1),
+        600_000_000_000,
+    );
+    assert!(
+        with_data * 2 >= queries.len(),
+        "most queries found nothing ({with_data})"
+    );
+}

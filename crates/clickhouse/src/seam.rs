@@ -1,0 +1,82 @@
+//! The server's write and operations seam ([`Ingest`], [`Operations`]) for
+//! [`ClickHouseBackend`], and ClickHouse's failures as [`StoreError`] kinds.
+
+use crate::{ClickHouseBackend, Error};
+use runakefli_model::{Ingest, Operations, PushRequest, StoreError, TenantId};
+
+/// ClickHouse error codes that say "not now": a retry may succeed and
+/// nothing was acknowledged (`TIMEOUT_EXCEEDED`, `TOO_MANY_SIMULTANEOUS_QUERIES`,
+/// `SOCKET_TIMEOUT`, `NETWORK_ERROR`, `MEMORY_LIMIT_EXCEEDED`,
+/// `TABLE_IS_READ_ONLY`, `TOO_MANY_PARTS`, `UNKNOWN_STATUS_OF_INSERT`,
+/// `ALL_CONNECTION_TRIES_FAILED`, `KEEPER_EXCEPTION`).
+const RETRYABLE_CODES: &[u32] = &[159, 202, 209, 210, 241, 242, 252, 319, 279, 999];
+
+impl From<Error> for StoreError {
+    /// No HTTP answer, an HTTP 503, or a retryable exception code is
+    /// [`StoreError::Unavailable`] (collectors retry; the retried insert
+    /// carries the same deduplication token only within one push, see
+    /// [`ClickHouseBackend::push`]); anything else is [`StoreError::Internal`]:
+    /// a push the server accepted is never ClickHouse's client error.
+    fn from(e: Error) -> Self {
+        let message = e.to_string();
+        match &e {
+            Error::Transport(_) => StoreError::Unavailable(message),
+            Error::Server { status, code, .. }
+                if *status == 503 || code.is_some_and(|c| RETRYABLE_CODES.contains(&c)) =>
+            {
+                StoreError::Unavailable(message)
+            }
+            Error::Unsupported(_) => StoreError::Unsupported(message),
+            _ => StoreError::Internal(message),
+        }
+    }
+}
+
+impl Ingest for ClickHouseBackend {
+    /// [`ClickHouseBackend::push`]: ClickHouse has written the rows.
+    fn push(&self, tenant: &TenantId, request: &PushRequest) -> Result<(), StoreError> {
+        Ok(ClickHouseBackend::push(self, tenant, request)?)
+    }
+}
+
+impl Operations for ClickHouseBackend {
+    fn name(&self) -> &'static str {
+        "clickhouse"
+    }
+
+    /// ClickHouse answers `SELECT 1` in the configured database.
+    fn health(&self) -> Result<(), StoreError> {
+        Ok(self.ping()?)
+    }
+
+    /// Nothing to do: a push is acknowledged only after ClickHouse wrote it.
+    fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(status: u16, code: Option<u32>) -> Error {
+        Error::Server {
+            status,
+            code,
+            message: "Code: 1. DB::Exception: x".into(),
+        }
+    }
+
+    #[test]
+    fn unreachable_or_busy_clickhouse_is_unavailable_else_internal() {
+        let unavailable = |e| matches!(StoreError::from(e), StoreError::Unavailable(_));
+        assert!(unavailable(Error::Transport("connection refused".into())));
+        assert!(unavailable(server(500, Some(252))));
+        assert!(unavailable(server(503, None)));
+        assert!(!unavailable(server(500, Some(60))));
+        assert!(matches!(
+            StoreError::from(Error::Decode("x".into())),
+            StoreError::Internal(_)
+        ));
+    }
+}

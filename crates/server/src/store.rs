@@ -1,0 +1,233 @@
+//! The backend the server reads and writes through.
+//!
+//! Handlers see a backend only through three traits: reads and metadata
+//! through [`model::Backend`](runakefli_model::Backend) (the engine answers
+//! queries, labels, label values, series, index stats and volumes from it),
+//! pushes through [`Ingest`], health and flushing through [`Operations`].
+//! Failures arrive as [`StoreError`](runakefli_model::StoreError) kinds, which
+//! `error.rs` maps to HTTP statuses. Endpoints that only the embedded store
+//! offers today (deletes, `/admin/storage/stats`, the store's `/metrics`
+//! families) ask for it with [`Store::embedded_for`], which answers 501 on
+//! another backend.
+
+use crate::config::{BackendConfig, ServerConfig};
+use crate::error::ApiError;
+use crate::state::OpenError;
+use runakefli_clickhouse::{ClickHouseBackend, Client};
+use runakefli_model::{Backend, Ingest, Operations};
+use runakefli_storage::{Storage, StorageConfig};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The configured backend, behind the seam's traits.
+pub struct Store {
+    reads: Arc<dyn Backend>,
+    writes: Arc<dyn Ingest>,
+    ops: Arc<dyn Operations>,
+    embedded: Option<Arc<Storage>>,
+}
+
+impl Store {
+    /// Any backend that implements the three traits.
+    pub fn new<B: Backend + Ingest + Operations + 'static>(backend: Arc<B>) -> Store {
+        Store {
+            reads: backend.clone(),
+            writes: backend.clone(),
+            ops: backend,
+            embedded: None,
+        }
+    }
+
+    /// The embedded store (which also serves the endpoints only it offers).
+    pub fn embedded(storage: Arc<Storage>) -> Store {
+        Store {
+            embedded: Some(storage.clone()),
+            ..Store::new(storage)
+        }
+    }
+
+    /// Opens the backend `config` names: the embedded store under
+    /// `config.data_dir` (replaying its WAL), or a ClickHouse database
+    /// (creating or migrating its schema).
+    pub fn open(config: &ServerConfig) -> Result<Store, OpenError> {
+        match &config.backend {
+            BackendConfig::Embedded => {
+                let mut sc = StorageConfig::new(config.data_dir.clone());
+                sc.retention = crate::state::retention_config(config)?;
+                sc.delete_cancel_period = config.delete_request_cancel_period;
+                sc.memtable_flush_bytes = config.memtable_bytes;
+                sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
+                sc.wal_fsync = config.wal_fsync;
+                sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
+                sc.wal_record_max_bytes = config.wal_record_max_bytes;
+                Ok(Store::embedded(Storage::open(sc)?))
+            }
+            BackendConfig::ClickHouse(c) => {
+                refuse_embedded_only_settings(config)?;
+                let backend = ClickHouseBackend::open(Client::new(c.clone()))?;
+                Ok(Store::new(Arc::new(backend)))
+            }
+        }
+    }
+
+    /// Reads and metadata, for the engine.
+    pub fn reads(&self) -> Arc<dyn Backend> {
+        self.reads.clone()
+    }
+
+    /// Pushes.
+    pub fn writes(&self) -> &dyn Ingest {
+        self.writes.as_ref()
+    }
+
+    /// Health and flushing.
+    pub fn ops(&self) -> &dyn Operations {
+        self.ops.as_ref()
+    }
+
+    /// The embedded store, when that is the backend.
+    pub fn embedded_store(&self) -> Option<&Arc<Storage>> {
+        self.embedded.as_ref()
+    }
+
+    /// The embedded store for an endpoint only it offers (`what` names the
+    /// endpoint); on another backend a 501 saying so.
+    pub fn embedded_for(&self, what: &str) -> Result<&Arc<Storage>, ApiError> {
+        self.embedded.as_ref().ok_or_else(|| {
+            ApiError::not_implemented(format!(
+                "{what}: not implemented for the {} backend yet",
+                self.ops.name()
+            ))
+        })
+    }
+}
+
+/// Settings the ClickHouse backend does not honour yet are refused at start
+/// rather than ignored (retention would silently keep data forever).
+fn refuse_embedded_only_settings(config: &ServerConfig) -> Result<(), OpenError> {
+    let retention = config.retention_period.is_some_and(|p| !p.is_zero())
+        || !config.retention_streams.is_empty()
+        || config.max_disk_bytes.is_some()
+        || config
+            .tenant_overrides
+            .values()
+            .any(|o| o.retention_period.is_some() || o.retention_stream.is_some());
+    if retention {
+        return Err(OpenError::Config(
+            "retention (retention_period, retention_stream, max_disk_bytes) is not implemented \
+             for the clickhouse backend yet; use a ClickHouse TTL on the logs table instead"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clickhouse_config() -> ServerConfig {
+        ServerConfig {
+            backend: BackendConfig::ClickHouse(runakefli_clickhouse::Config::new(
+                "http://127.0.0.1:1",
+                "x",
+            )),
+            ..ServerConfig::default()
+        }
+    }
+
+    #[test]
+    fn clickhouse_refuses_retention_settings_before_connecting() {
+        let mut c = clickhouse_config();
+        c.retention_period = Some(Duration::from_secs(86_400));
+        match Store::open(&c) {
+            Err(OpenError::Config(m)) => assert!(m.contains("retention"), "{m}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("opened"),
+        }
+    }
+
+    #[test]
+    fn an_unreachable_clickhouse_fails_the_start() {
+        match Store::open(&clickhouse_config()) {
+            Err(OpenError::ClickHouse(e)) => assert!(e.to_string().contains("unreachable"), "{e}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("opened"),
+        }
+    }
+
+    #[test]
+    fn embedded_only_endpoints_answer_501_elsewhere() {
+        struct Nothing;
+        impl Backend for Nothing {
+            fn streams(
+                &self,
+                _: &runakefli_model::TenantId,
+                _: &[runakefli_model::Matcher],
+                _: i64,
+                _: i64,
+            ) -> Result<Vec<runakefli_model::StreamInfo>, runakefli_model::BackendError>
+            {
+                Ok(Vec::new())
+            }
+            fn label_names(
+                &self,
+                _: &runakefli_model::TenantId,
+                _: i64,
+                _: i64,
+            ) -> Result<Vec<String>, runakefli_model::BackendError> {
+                Ok(Vec::new())
+            }
+            fn label_values(
+                &self,
+                _: &runakefli_model::TenantId,
+                _: &str,
+                _: &[runakefli_model::Matcher],
+                _: i64,
+                _: i64,
+            ) -> Result<Vec<String>, runakefli_model::BackendError> {
+                Ok(Vec::new())
+            }
+            fn scan(
+                &self,
+                _: &runakefli_model::ScanRequest,
+                _: &mut dyn FnMut(
+                    &runakefli_model::StreamInfo,
+                    runakefli_model::EntryBatch,
+                ) -> runakefli_model::ScanControl,
+            ) -> Result<(), runakefli_model::BackendError> {
+                Ok(())
+            }
+        }
+        impl Ingest for Nothing {
+            fn push(
+                &self,
+                _: &runakefli_model::TenantId,
+                _: &runakefli_model::PushRequest,
+            ) -> Result<(), runakefli_model::StoreError> {
+                Ok(())
+            }
+        }
+        impl Operations for Nothing {
+            fn name(&self) -> &'static str {
+                "nothing"
+            }
+            fn health(&self) -> Result<(), runakefli_model::StoreError> {
+                Ok(())
+            }
+            fn flush(&self) -> Result<(), runakefli_model::StoreError> {
+                Ok(())
+            }
+        }
+        let s = Store::new(Arc::new(Nothing));
+        let Err(e) = s.embedded_for("delete requests") else {
+            panic!("an embedded store")
+        };
+        assert_eq!(e.status, 501);
+        assert_eq!(
+            e.message,
+            "delete requests: not implemented for the nothing backend yet"
+        );
+        assert!(s.embedded_store().is_none());
+    }
+}

@@ -164,10 +164,10 @@ fn with_metadata(
                     .unwrap_or("unknown")
                     .to_string();
                 e.metadata.push(("detected_level".to_string(), level));
-                if collide && n % 7 == 0 {
+                if collide && n.is_multiple_of(7) {
                     e.metadata.push(("level".to_string(), "meta".to_string()));
                 }
-                if collide && n % 11 == 0 {
+                if collide && n.is_multiple_of(11) {
                     e.metadata.push(("path".to_string(), "/meta".to_string()));
                 }
             }

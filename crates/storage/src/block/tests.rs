@@ -125,7 +125,7 @@ fn metadata_round_trips() {
     let r = BlockReader::open(&buf).unwrap();
     let md = r.metadata().unwrap();
     assert_eq!(md.set_count(), 3);
-    let many: Vec<(i64, &str, Vec<(String, String)>)> = (0..50)
+    let many: Vec<Row<'_>> = (0..50)
         .map(|i| {
             let level = if i % 3 == 0 { "error" } else { "info" };
             (

@@ -188,6 +188,10 @@ fn workload_data_with_metadata_both_paths_agree() {
         r#"count_over_time({app="A"} | json | level="error" [10m])"#,
         r#"sum by (detected_level, level) (count_over_time({app=~".+"} | json [10m]))"#,
         r#"sum by (app) (count_over_time({app=~".+"} | json | detected_level="error" [10m]))"#,
+        // Without fields: metadata counts only through the group key.
+        r#"sum by (detected_level) (count_over_time({app=~".+"} [10m]))"#,
+        r#"sum by (app, level) (bytes_over_time({app=~".+"} [10m]))"#,
+        r#"count_over_time({app="A"} [10m])"#,
         r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1h]) by (app)"#,
     ]
     .iter()

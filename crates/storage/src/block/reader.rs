@@ -734,6 +734,28 @@ impl<'a> BlockReader<'a> {
         Ok(self.metadata.get().expect("just set"))
     }
 
+    /// The metadata names some row uses, read without decoding the rows
+    /// (version 2; version 1 decodes them).
+    pub fn metadata_names(&self) -> Result<Vec<String>, StorageError> {
+        if self.header.version < 2 {
+            let mut names: Vec<String> = self.metadata()?.names().map(str::to_string).collect();
+            names.sort_unstable();
+            names.dedup();
+            return Ok(names);
+        }
+        let frame = self.frame(FRAME_METADATA)?;
+        if frame.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = Cursor::new(&frame, "metadata");
+        let mut nm = c.len(c.remaining())?;
+        if nm == 0 && c.buf().get(c.pos()) == Some(&METADATA_FORM_SETS) {
+            c.u8()?;
+            nm = c.len(c.remaining())?;
+        }
+        (0..nm).map(|_| utf8(c.bytes()?)).collect()
+    }
+
     /// True when some row has structured metadata (version 2: from the
     /// header alone; version 1: from the decoded metadata).
     pub fn has_metadata(&self) -> bool {

@@ -200,11 +200,18 @@ fn run_unit(
     if !keep.iter().any(|&k| k) {
         return Ok(());
     }
-    let md: Option<&crate::block::RowMetadata> = if r.has_metadata() {
-        Some(r.metadata()?)
-    } else {
-        None
-    };
+    // Rows' metadata matters to a plan without fields only through the
+    // group key: not at all when no grouping label is a metadata name.
+    let md_needed = r.has_metadata()
+        && (ctx.q.fields().is_some()
+            || match &agg.plan.group_by {
+                GroupBy::Stream => true,
+                GroupBy::Labels(names) => {
+                    let md_names = r.metadata_names()?;
+                    names.iter().any(|n| md_names.contains(n))
+                }
+            });
+    let md: Option<&crate::block::RowMetadata> = if md_needed { Some(r.metadata()?) } else { None };
     let ts = r.timestamps();
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));
     let bytes = agg.plan.value == BucketValue::LineBytes;

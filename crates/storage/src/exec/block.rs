@@ -973,3 +973,25 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             .column_may_hold(c, test.start, test.end))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_stop_for_a_filter_that_lets_nearly_every_block_through() {
+        let mut p = ProbeStats::default();
+        p.reserve(2);
+        for i in 0..PROBE_TRIAL {
+            assert!(p.worth_probing(0) && p.worth_probing(1));
+            // Filter 0 lets every block through; filter 1 prunes one in four.
+            p.note(0, true);
+            p.note(1, i % 4 != 0);
+        }
+        assert!(!p.worth_probing(0), "a common word stops being probed");
+        assert!(
+            p.worth_probing(1),
+            "a filter that prunes keeps being probed"
+        );
+    }
+}

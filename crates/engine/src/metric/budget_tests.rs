@@ -2,62 +2,13 @@
 //! after the limit is passed instead of reading everything, and samples no
 //! step uses never count.
 
+use super::counting_backend::Counting;
 use super::*;
 use crate::testing::MemBackend;
-use runakefli_model::{
-    BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, PushStream, ScanControl,
-    ScanRequest, StreamInfo,
-};
-use std::sync::atomic::{AtomicU64, Ordering};
+use runakefli_model::{Entry, Labels, PushRequest, PushStream};
+use std::sync::atomic::Ordering;
 
 const S: i64 = 1_000_000_000;
-
-/// A backend that counts the entries it hands out.
-struct Counting {
-    inner: MemBackend,
-    entries: AtomicU64,
-}
-
-impl Backend for Counting {
-    fn streams(
-        &self,
-        t: &TenantId,
-        m: &[Matcher],
-        a: Timestamp,
-        b: Timestamp,
-    ) -> Result<Vec<StreamInfo>, BackendError> {
-        self.inner.streams(t, m, a, b)
-    }
-    fn label_names(
-        &self,
-        t: &TenantId,
-        a: Timestamp,
-        b: Timestamp,
-    ) -> Result<Vec<String>, BackendError> {
-        self.inner.label_names(t, a, b)
-    }
-    fn label_values(
-        &self,
-        t: &TenantId,
-        n: &str,
-        m: &[Matcher],
-        a: Timestamp,
-        b: Timestamp,
-    ) -> Result<Vec<String>, BackendError> {
-        self.inner.label_values(t, n, m, a, b)
-    }
-    fn scan(
-        &self,
-        r: &ScanRequest,
-        visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
-    ) -> Result<(), BackendError> {
-        self.inner.scan(r, &mut |info, batch| {
-            self.entries
-                .fetch_add(batch.entries.len() as u64, Ordering::Relaxed);
-            visit(info, batch)
-        })
-    }
-}
 
 /// `n` streams `{app="a", pod="<i>"}`, each with one entry at `ts(i)`.
 fn streams(n: usize, ts: impl Fn(usize) -> i64) -> (Counting, TenantId) {
@@ -79,13 +30,7 @@ fn streams(n: usize, ts: impl Fn(usize) -> i64) -> (Counting, TenantId) {
             .collect(),
     };
     b.push(&t, &req);
-    (
-        Counting {
-            inner: b,
-            entries: AtomicU64::new(0),
-        },
-        t,
-    )
+    (Counting::new(b), t)
 }
 
 fn limits(max: usize) -> QueryLimits {

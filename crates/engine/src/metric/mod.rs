@@ -5,6 +5,8 @@
 mod binary;
 #[cfg(test)]
 mod budget_tests;
+#[cfg(test)]
+mod counting_backend;
 pub(crate) mod points;
 #[cfg(test)]
 mod points_tests;

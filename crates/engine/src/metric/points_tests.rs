@@ -3,91 +3,15 @@
 //! collecting every sample; step values count exactly; samples and the
 //! inputs of an aggregation are given back once no longer held.
 
+use super::counting_backend::Counting;
 use super::*;
 use crate::columnar::plain_path_only;
 use crate::testing::MemBackend;
 use runakefli_logql::Expr;
-use runakefli_model::{
-    BackendError, ColumnBatch, ColumnRequest, ColumnRow, Entry, EntryBatch, Labels, Matcher,
-    PushRequest, PushStream, RowFields, ScanControl, ScanRequest, StreamInfo,
-};
-use std::sync::atomic::{AtomicU64, Ordering};
+use runakefli_model::{Entry, Labels, PushRequest, PushStream};
+use std::sync::atomic::Ordering;
 
 const S: i64 = 1_000_000_000;
-
-/// A backend that counts the entries it hands out and the column scans.
-struct Counting {
-    inner: MemBackend,
-    entries: AtomicU64,
-    column_scans: AtomicU64,
-}
-
-impl Backend for Counting {
-    fn streams(
-        &self,
-        t: &TenantId,
-        m: &[Matcher],
-        a: Timestamp,
-        b: Timestamp,
-    ) -> Result<Vec<StreamInfo>, BackendError> {
-        self.inner.streams(t, m, a, b)
-    }
-    fn label_names(
-        &self,
-        t: &TenantId,
-        a: Timestamp,
-        b: Timestamp,
-    ) -> Result<Vec<String>, BackendError> {
-        self.inner.label_names(t, a, b)
-    }
-    fn label_values(
-        &self,
-        t: &TenantId,
-        n: &str,
-        m: &[Matcher],
-        a: Timestamp,
-        b: Timestamp,
-    ) -> Result<Vec<String>, BackendError> {
-        self.inner.label_values(t, n, m, a, b)
-    }
-    fn scan(
-        &self,
-        r: &ScanRequest,
-        visit: &mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
-    ) -> Result<(), BackendError> {
-        self.inner.scan(r, &mut |info, batch| {
-            self.entries
-                .fetch_add(batch.entries.len() as u64, Ordering::Relaxed);
-            visit(info, batch)
-        })
-    }
-    fn scan_columns(
-        &self,
-        r: &ScanRequest,
-        _columns: &ColumnRequest,
-        visit: &mut dyn FnMut(&StreamInfo, ColumnBatch) -> ScanControl,
-    ) -> Result<(), BackendError> {
-        self.column_scans.fetch_add(1, Ordering::Relaxed);
-        self.scan(r, &mut |info, batch| {
-            let rows = batch
-                .entries
-                .into_iter()
-                .map(|e| ColumnRow {
-                    ts: e.ts,
-                    metadata: e.metadata,
-                    fields: RowFields::Line(e.line),
-                })
-                .collect();
-            visit(
-                info,
-                ColumnBatch {
-                    rows,
-                    json_line_bytes: 0,
-                },
-            )
-        })
-    }
-}
 
 /// `n` streams `{app="a", pod="<i>"}`, one entry each, between 60 s and 120 s.
 fn streams(n: usize) -> (Counting, TenantId) {
@@ -109,14 +33,7 @@ fn streams(n: usize) -> (Counting, TenantId) {
             .collect(),
     };
     b.push(&t, &req);
-    (
-        Counting {
-            inner: b,
-            entries: AtomicU64::new(0),
-            column_scans: AtomicU64::new(0),
-        },
-        t,
-    )
+    (Counting::new(b), t)
 }
 
 fn run(

@@ -10,11 +10,13 @@
 //! `crates/clickhouse/tests/`); without it the tests fail, naming
 //! `.ci/setup-clients.sh chdb`.
 
+mod answer_cmp;
 #[allow(dead_code)]
 #[path = "../../clickhouse/tests/front/mod.rs"]
 mod front;
 mod store_states;
 
+use answer_cmp::same;
 use runakefli_clickhouse::{ClickHouseBackend, Client, Config};
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
@@ -40,34 +42,6 @@ fn backends(test: &str, pushes: &[PushRequest]) -> (Arc<dyn Backend>, Arc<dyn Ba
         mem.push(&tenant, p);
     }
     (Arc::new(ch), Arc::new(mem))
-}
-
-fn close(a: f64, b: f64) -> bool {
-    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
-}
-
-/// Same answer, floats equal up to rounding (sums in another order).
-fn same(a: &QueryResult, b: &QueryResult) -> bool {
-    match (a, b) {
-        (QueryResult::Matrix(x), QueryResult::Matrix(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|(s, t)| {
-                    s.labels == t.labels
-                        && s.points.len() == t.points.len()
-                        && s.points
-                            .iter()
-                            .zip(&t.points)
-                            .all(|(p, q)| p.0 == q.0 && close(p.1, q.1))
-                })
-        }
-        (QueryResult::Vector(x), QueryResult::Vector(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|(s, t)| {
-                    s.labels == t.labels && s.t_ms == t.t_ms && close(s.value, t.value)
-                })
-        }
-        _ => a == b,
-    }
 }
 
 fn nonempty(r: &QueryResult) -> bool {

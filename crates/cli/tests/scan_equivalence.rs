@@ -10,8 +10,10 @@
 //! states: memtable only, row-wise flushed parts, columnar flushed parts,
 //! merged parts.
 
+mod answer_cmp;
 mod store_states;
 
+use answer_cmp::same;
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
 use runakefli_model::{Backend, Direction, PushRequest, TenantId};
@@ -48,34 +50,6 @@ fn member_values(pushes: &[PushRequest], key: &str, n: usize) -> Vec<String> {
         }
     }
     out
-}
-
-fn close(a: f64, b: f64) -> bool {
-    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
-}
-
-/// Same answer, floats equal up to rounding (sums in another order).
-fn same(a: &QueryResult, b: &QueryResult) -> bool {
-    match (a, b) {
-        (QueryResult::Matrix(x), QueryResult::Matrix(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|(s, t)| {
-                    s.labels == t.labels
-                        && s.points.len() == t.points.len()
-                        && s.points
-                            .iter()
-                            .zip(&t.points)
-                            .all(|(p, q)| p.0 == q.0 && close(p.1, q.1))
-                })
-        }
-        (QueryResult::Vector(x), QueryResult::Vector(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|(s, t)| {
-                    s.labels == t.labels && s.t_ms == t.t_ms && close(s.value, t.value)
-                })
-        }
-        _ => a == b,
-    }
 }
 
 /// Runs every query on the store and on the reference; panics on a difference.

@@ -73,6 +73,22 @@ impl SharedDict {
         Some(&self.data[start..end])
     }
 
+    /// False only when no entry contains `s` (a non-empty byte string):
+    /// one search over the entries' bytes, where a match across two
+    /// neighbouring entries counts too. Skeleton entries are searched for
+    /// each digit-free piece of `s` (every value holding `s` holds each
+    /// piece in its skeleton).
+    pub fn may_hold(&self, s: &[u8]) -> bool {
+        let has = |p: &[u8]| memchr::memmem::find(&self.data, p).is_some();
+        if !self.skeletons {
+            return has(s);
+        }
+        match super::digits::skeleton_pieces(s) {
+            Some(pieces) => pieces.into_iter().all(has),
+            None => true,
+        }
+    }
+
     fn push(&mut self, v: &[u8]) -> u32 {
         self.data.extend_from_slice(v);
         self.ends.push(self.data.len() as u32);
@@ -345,6 +361,38 @@ mod tests {
         let dicts = w.finish();
         assert_eq!(dicts.get(d).unwrap().get(0), Some(&b"hello"[..]));
         assert_eq!(dicts.get(d).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn may_hold_is_false_only_when_no_entry_contains_the_stretch() {
+        let mut w = SharedDictWriter::new();
+        let d = w.column(b"msg").unwrap();
+        let s = w.skeleton_column(b"path").unwrap();
+        let skel = |v: &[u8]| {
+            let mut out = Vec::new();
+            let mut digits = crate::block::digits::DigitWriter::default();
+            crate::block::digits::split(v, &mut out, &mut digits);
+            out
+        };
+        for _ in 0..2 {
+            for v in [&b"request completed"[..], b"connection timeout"] {
+                w.resolve(d, v);
+            }
+            w.resolve(s, &skel(b"/api/v2/users/42"));
+            w.next_block();
+        }
+        let dicts = w.finish();
+        let values = dicts.get(d).unwrap();
+        assert!(values.may_hold(b"timeout"));
+        assert!(values.may_hold(b"completed"));
+        assert!(!values.may_hold(b"refused"));
+        let skeletons = dicts.get(s).unwrap();
+        assert!(skeletons.holds_skeletons());
+        // A stretch with digits is judged by its digit-free pieces.
+        assert!(skeletons.may_hold(b"v7/users/1"));
+        assert!(skeletons.may_hold(b"users"));
+        assert!(!skeletons.may_hold(b"orders"));
+        assert!(!skeletons.may_hold(b"v2/orders/1"));
     }
 
     #[test]

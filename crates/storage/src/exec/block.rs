@@ -106,6 +106,29 @@ pub enum MemoKey {
 #[derive(Default)]
 pub struct SharedMemo {
     map: HashMap<(usize, MemoKey), Vec<u8>>,
+    /// Per (dictionary address, hash of a stretch): the stretch and whether
+    /// some entry of the dictionary may contain it ([`SharedDict::may_hold`]).
+    holds: HashMap<(usize, u64), (Box<[u8]>, bool)>,
+}
+
+impl SharedMemo {
+    /// Whether some entry of `dict` may contain `s`, searched once per
+    /// worker and dictionary.
+    fn dict_may_hold(&mut self, dict: &SharedDict, s: &[u8]) -> bool {
+        let key = (
+            dict as *const SharedDict as usize,
+            xxhash_rust::xxh3::xxh3_64(s),
+        );
+        match self.holds.get(&key) {
+            Some((k, v)) if &**k == s => *v,
+            Some(_) => dict.may_hold(s),
+            None => {
+                let v = dict.may_hold(s);
+                self.holds.insert(key, (s.into(), v));
+                v
+            }
+        }
+    }
 }
 
 /// A shared column's index part, and its own strings once needed.
@@ -967,6 +990,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         }
         if test.kind == TestKind::Equals && bytes.is_empty() {
             return Ok(true);
+        }
+        // A shared column without strings of its own holds only entries of
+        // the part's dictionary: none may contain the stretch, no value does.
+        if let (Some(sp), Some(dict)) = (self.r.header().columns[c].shared, self.r.shared_dict(c)) {
+            if sp.len == 0
+                && !bytes.is_empty()
+                && !self.memo.borrow_mut().dict_may_hold(dict, bytes)
+            {
+                return Ok(false);
+            }
         }
         Ok(sources
             .get_or_init(make)

@@ -1,7 +1,8 @@
 //! Live tail end to end: a real WebSocket client (tungstenite) on
 //! `/loki/api/v1/tail` of the real server receives lines pushed after the
 //! tail started within a second, in order, with their labels, in Loki's
-//! frame format; history since `start` comes first.
+//! frame format; history since `start` comes first; tails past the
+//! per-tenant cap are closed with Loki's error.
 
 mod common;
 
@@ -138,4 +139,98 @@ fn history_since_start_comes_first_within_limit() {
         &[("query", r#"{app="hist"}"#), ("delay_for", "6")],
     );
     assert_eq!(status, 400, "{body}");
+}
+
+/// Connects with an `X-Scope-OrgID` header.
+fn connect_as(
+    server: &TestServer,
+    tenant: &str,
+    query: &str,
+) -> WebSocket<MaybeTlsStream<TcpStream>> {
+    use tungstenite::client::IntoClientRequest;
+    let base = server.base.replacen("http://", "ws://", 1);
+    let q: String = query.bytes().map(|b| format!("%{b:02X}")).collect();
+    let mut req = format!("{base}/loki/api/v1/tail?query={q}")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("X-Scope-OrgID", tenant.parse().unwrap());
+    let (mut ws, resp) = tungstenite::connect(req).expect("websocket handshake");
+    assert_eq!(resp.status(), 101);
+    if let MaybeTlsStream::Plain(s) = ws.get_mut() {
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+    }
+    ws
+}
+
+/// The close frame the server sends first, if it closes within `wait`.
+fn close_within(
+    ws: &mut WebSocket<MaybeTlsStream<TcpStream>>,
+    wait: Duration,
+) -> Option<(u16, String)> {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        match ws.read() {
+            Ok(Message::Close(Some(f))) => return Some((u16::from(f.code), f.reason.to_string())),
+            Ok(Message::Close(None)) => return Some((1005, String::new())),
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("websocket: {e}"),
+        }
+    }
+    None
+}
+
+#[test]
+fn tails_past_the_per_tenant_cap_are_closed_with_lokis_error() {
+    let server = TestServer::start_with(&["--multi-tenant", "--max-concurrent-tail-requests", "2"]);
+    let q = r#"{app="capped"}"#;
+    let mut first = connect_as(&server, "team-a", q);
+    let mut second = connect_as(&server, "team-a", q);
+    let mut third = connect_as(&server, "team-a", q);
+    assert_eq!(
+        close_within(&mut third, Duration::from_secs(3)),
+        Some((
+            1011,
+            "rpc error: code = Code(400) desc = max concurrent tail requests limit exceeded, count > limit (3 > 2)"
+                .to_string()
+        ))
+    );
+    // Another tenant has its own slots.
+    let mut other = connect_as(&server, "team-b", q);
+    assert_eq!(close_within(&mut other, Duration::from_millis(500)), None);
+    // The two open tails still serve.
+    assert_eq!(close_within(&mut second, Duration::from_millis(300)), None);
+    // A tail that ends gives its slot back.
+    first.close(None).unwrap();
+    let _ = first.flush();
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut again = loop {
+        let mut ws = connect_as(&server, "team-a", q);
+        match close_within(&mut ws, Duration::from_millis(400)) {
+            None => break ws,
+            Some((1011, _)) if Instant::now() < deadline => {}
+            Some(other) => panic!("slot not given back: {other:?}"),
+        }
+    };
+    let ts = now_ns();
+    let (status, body) = server.post_with(
+        "/loki/api/v1/push",
+        "application/json",
+        None,
+        &[("X-Scope-OrgID", "team-a")],
+        json!({"streams": [{"stream": {"app": "capped"}, "values": [[ts.to_string(), "after the cap"]]}]})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(status, 204, "{body}");
+    let got = read_entries(&mut again, 1, Instant::now() + Duration::from_secs(3));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].3, "after the cap");
 }

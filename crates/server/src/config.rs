@@ -95,6 +95,10 @@ pub struct ServerConfig {
     pub max_concurrent_queries: usize,
     /// Read requests waiting for a slot beyond those; more are answered 429.
     pub max_queued_queries: usize,
+    /// Live tails (`/loki/api/v1/tail`) open at once per tenant (Loki's
+    /// `max_concurrent_tail_requests`); more are closed at once with Loki's
+    /// error. 0 for no limit.
+    pub max_concurrent_tail_requests: usize,
     /// Longest a read request waits for a slot before it is answered 429.
     pub query_queue_timeout: std::time::Duration,
     /// Wall-clock budget of one read request, metadata included (504 past it).
@@ -178,6 +182,8 @@ impl Default for ServerConfig {
             max_query_points: DEFAULT_MAX_QUERY_POINTS,
             max_concurrent_queries: 16,
             max_queued_queries: 256,
+            max_concurrent_tail_requests:
+                crate::loki_api::tail_slots::DEFAULT_MAX_CONCURRENT_TAIL_REQUESTS,
             query_queue_timeout: std::time::Duration::from_secs(30),
             query_timeout: std::time::Duration::from_secs(60),
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,

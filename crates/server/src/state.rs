@@ -3,6 +3,7 @@
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::ingest_limits::{IngestLimits, TenantLimits};
+use crate::loki_api::tail_slots::TailSlots;
 use crate::metrics::{Metrics, Protocol};
 use crate::query_gate::QueryGate;
 use crate::store::Store;
@@ -33,6 +34,8 @@ pub struct AppState {
     pub parse_limits: ParseLimits,
     /// Admission of read requests (concurrency limit and queue).
     pub query_gate: QueryGate,
+    /// Live tails open per tenant, and their cap.
+    pub tail_slots: TailSlots,
     /// The server's own counters for `/metrics`.
     pub metrics: Metrics,
     /// The accepted age of pushed entries.
@@ -189,6 +192,7 @@ impl AppState {
             push_limits,
             parse_limits,
             query_gate,
+            tail_slots: TailSlots::new(config.max_concurrent_tail_requests),
             metrics: Metrics::default(),
             window: TimeWindow {
                 max_age: config.reject_old_samples_max_age.filter(|d| !d.is_zero()),

@@ -179,6 +179,9 @@ pub struct ServeArgs {
     /// Read requests that may wait for a slot; further ones are answered 429 "too many outstanding requests".
     #[arg(long, env = "RUNAKEFLI_MAX_QUEUED_QUERIES", default_value_t = 256)]
     pub max_queued_queries: usize,
+    /// Live tails (/loki/api/v1/tail) open at once per tenant, as Loki's max_concurrent_tail_requests; one more is closed at once with code 1011 and Loki's "max concurrent tail requests limit exceeded". 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_CONCURRENT_TAIL_REQUESTS", default_value_t = runakefli_server::loki_api::tail_slots::DEFAULT_MAX_CONCURRENT_TAIL_REQUESTS)]
+    pub max_concurrent_tail_requests: usize,
     /// Longest a read request waits for a slot before it is answered 429.
     #[arg(long, alias = "query-queue-timeout-secs", env = "RUNAKEFLI_QUERY_QUEUE_TIMEOUT", default_value = "30s", value_parser = duration)]
     pub query_queue_timeout: Duration,

@@ -51,6 +51,7 @@ fn server_config(
         max_query_points: args.max_query_points,
         max_concurrent_queries: args.max_concurrent_queries,
         max_queued_queries: args.max_queued_queries,
+        max_concurrent_tail_requests: args.max_concurrent_tail_requests,
         query_queue_timeout: args.query_queue_timeout,
         query_timeout: args.query_timeout,
         max_query_bytes: args.max_query_bytes,

@@ -7,6 +7,7 @@ pub mod params;
 pub mod push;
 pub mod query;
 pub mod tail;
+pub mod tail_slots;
 
 use crate::state::AppState;
 use axum::routing::{get, post};

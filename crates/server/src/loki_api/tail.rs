@@ -14,10 +14,13 @@
 //! slow client only falls behind and catches up from the store (memory per
 //! tailer is one batch), and many tailers cost one small query per tick
 //! each. The server pings every [`PING_EVERY`]; a client that does not take
-//! a frame within [`SEND_TIMEOUT`] is disconnected.
+//! a frame within [`SEND_TIMEOUT`] is disconnected. At most
+//! `max_concurrent_tail_requests` tails per tenant are open at once
+//! ([`super::tail_slots`]); one more is closed at once with Loki's error.
 
 use super::params::{now_ns, parse_limit, parse_timestamp, RawParams};
 use super::query::{parse_query, raw_params};
+use super::tail_slots::TailSlot;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::tenant::tenant_of;
@@ -91,7 +94,22 @@ pub async fn tail(
     let tenant = tenant_of(&headers, state.config.multi_tenant)?;
     let params = raw_params(query, &headers, &Bytes::new());
     let req = parse(&state, tenant, &params)?;
-    Ok(ws.on_upgrade(move |socket| run(socket, state, req)))
+    match state.tail_slots.acquire(&req.tenant) {
+        Ok(slot) => Ok(ws.on_upgrade(move |socket| run(socket, state, req, slot))),
+        // Loki upgrades, then closes with its querier's error.
+        Err(e) => Ok(ws.on_upgrade(move |mut socket| async move {
+            let _ = send(&mut socket, close_frame(e.to_string())).await;
+        })),
+    }
+}
+
+/// A close frame with code 1011 (internal error), as Loki closes a tail it
+/// cannot serve.
+fn close_frame(reason: String) -> Message {
+    Message::Close(Some(axum::extract::ws::CloseFrame {
+        code: 1011,
+        reason: reason.into(),
+    }))
 }
 
 /// Where a tailer is: the newest timestamp sent and what was sent at it.
@@ -209,7 +227,8 @@ async fn send(socket: &mut WebSocket, msg: Message) -> bool {
     )
 }
 
-async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest) {
+/// Serves one tail until the client goes; `_slot` is given back on return.
+async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest, _slot: TailSlot) {
     let req = Arc::new(req);
     let mut cursor = Cursor {
         from: req.start,
@@ -228,10 +247,7 @@ async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest) {
                 let mut streams = match fetch(&state, &req, cursor.from, to, limit).await {
                     Ok(s) => s,
                     Err(e) => {
-                        let _ = send(&mut socket, Message::Close(Some(axum::extract::ws::CloseFrame {
-                            code: 1011,
-                            reason: e.message.clone().into(),
-                        }))).await;
+                        let _ = send(&mut socket, close_frame(e.message.clone())).await;
                         return;
                     }
                 };

@@ -60,6 +60,10 @@ enum TplNeedle {
     /// A row does when every test of one alternative holds: alternatives
     /// `first..end` of [`ContainsScratch::alt_ends`].
     Alts { first: usize, end: usize },
+    /// No alternative is possible in this block: no row holds the needle.
+    Never,
+    /// One alternative of one test: a row does when tester `id` holds.
+    One(usize),
 }
 
 /// Buffers of [`BlockEval::contains`], kept per worker so that a block
@@ -467,6 +471,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     .map
                     .entry((sc.dict as *const SharedDict as usize, key))
                     .or_insert_with(|| vec![0u8; sc.dict.len()]);
+                // Each of the block's shared entries is looked up (and, the
+                // first time the worker meets it, judged) once.
+                let mut by_entry = vec![0u8; g];
                 for r in first..end {
                     let e = entry_of[r];
                     if e == u32::MAX {
@@ -477,12 +484,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         need_local = true;
                         continue;
                     }
-                    let gid = sc.index.global(e)?;
-                    let m = &mut gm[gid as usize];
-                    if *m == 0 {
-                        *m = judge(sc.dict.get(gid).unwrap_or_default());
+                    let v = &mut by_entry[e];
+                    if *v == 0 {
+                        let gid = sc.index.global(e)?;
+                        let m = &mut gm[gid as usize];
+                        if *m == 0 {
+                            *m = judge(sc.dict.get(gid).unwrap_or_default());
+                        }
+                        *v = *m;
                     }
-                    out[r] = *m;
+                    out[r] = *v;
                 }
             }
             if need_local {
@@ -890,9 +901,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 }
                 sc.alt_ends.push(sc.alt_ids.len());
             }
-            sc.tpl.push(TplNeedle::Alts {
-                first,
-                end: sc.alt_ends.len(),
+            let end = sc.alt_ends.len();
+            let from = if first == 0 {
+                0
+            } else {
+                sc.alt_ends[first - 1]
+            };
+            sc.tpl.push(match end - first {
+                0 => TplNeedle::Never,
+                1 if sc.alt_ends[first] - from == 1 => TplNeedle::One(sc.alt_ids[from]),
+                _ => TplNeedle::Alts { first, end },
             });
         }
         // Each tester's verdict on the rows still open (memoized per entry).
@@ -932,6 +950,12 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     rebuild.get_or_insert_with(|| vec![false; rows.len()])[r] = true
                 }
                 TplNeedle::Always => hit[r] = true,
+                TplNeedle::Never => {}
+                TplNeedle::One(id) => {
+                    if verdicts[id][r] == 2 {
+                        hit[r] = true;
+                    }
+                }
                 TplNeedle::Alts { first, end } => {
                     let mut from = if first == 0 {
                         0

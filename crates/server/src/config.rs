@@ -110,6 +110,9 @@ pub struct ServerConfig {
     pub max_query_depth: usize,
     /// In-memory buffer size that triggers a flush to a part, in bytes.
     pub memtable_bytes: usize,
+    /// Memory for the rows rebuilt for log queries' answers, kept for the
+    /// next queries (embedded store; 0: off).
+    pub answer_cache_bytes: usize,
     /// Longest time data stays only in memory and the WAL.
     pub flush_interval: Duration,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
@@ -189,6 +192,7 @@ impl Default for ServerConfig {
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
+            answer_cache_bytes: runakefli_storage::config::DEFAULT_ANSWER_CACHE_BYTES,
             flush_interval: Duration::from_secs(30),
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,

@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Default of [`StorageConfig::answer_cache_bytes`]: 32 MiB.
+pub const DEFAULT_ANSWER_CACHE_BYTES: usize = 32 << 20;
+
 /// Flushed blocks and merged blocks stop growing at this many rows: large enough
 /// for good compression and cheap per-block overhead, small enough that one
 /// decoded block stays a few MiB.
@@ -95,6 +98,10 @@ pub struct StorageConfig {
     /// A delete request can be cancelled this long after it was made; then
     /// its rows are purged from disk (Loki's `delete_request_cancel_period`).
     pub delete_cancel_period: Duration,
+    /// Memory for the rows (lines and metadata) rebuilt for the answers of
+    /// log queries, kept for the next queries (see `exec::answer_cache`).
+    /// 0 turns the cache off.
+    pub answer_cache_bytes: usize,
     /// Run background flush and merge threads (tests may turn them off to drive
     /// everything by hand).
     pub background: bool,
@@ -120,6 +127,7 @@ impl StorageConfig {
             merge_idle_after: Duration::from_secs(5),
             retention: Default::default(),
             delete_cancel_period: Duration::from_secs(24 * 3600),
+            answer_cache_bytes: DEFAULT_ANSWER_CACHE_BYTES,
             background: true,
         }
     }

@@ -57,6 +57,7 @@ fn server_config(
         max_query_bytes: args.max_query_bytes,
         max_query_depth: args.max_query_depth,
         memtable_bytes: args.memtable_bytes,
+        answer_cache_bytes: args.answer_cache_bytes,
         flush_interval: args.flush_interval,
         wal_fsync: args.wal_fsync,
         wal_segment_bytes: args.wal_segment_bytes,

@@ -112,8 +112,11 @@ pub struct SharedMemo {
     map: HashMap<(usize, MemoKey), Vec<u8>>,
     /// Per (dictionary address, hash of a stretch): the stretch and whether
     /// some entry of the dictionary may contain it ([`SharedDict::may_hold`]).
-    holds: HashMap<(usize, u64), (Box<[u8]>, bool)>,
+    holds: HashMap<(usize, u64), StretchVerdict>,
 }
+
+/// A stretch of a needle, and whether a dictionary may hold it.
+type StretchVerdict = (Box<[u8]>, bool);
 
 impl SharedMemo {
     /// Whether some entry of `dict` may contain `s`, searched once per

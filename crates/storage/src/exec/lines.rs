@@ -247,15 +247,22 @@ fn rebuild_rows(
     block: &crate::part::BlockRef,
     rows: &[usize],
 ) -> Result<Vec<(usize, Entry)>, StorageError> {
+    let mut out = super::answer_cache::get(part.serial(), block.index, rows);
+    if out.len() == rows.len() {
+        return Ok(out);
+    }
     let r = part.reader(block)?;
     let mut want = vec![false; r.rows()];
     for &i in rows {
         want[i] = true;
     }
+    for (i, _) in &out {
+        want[*i] = false;
+    }
     let lines = r.lines_where(&want)?;
     let metadata = r.metadata()?;
     let ts = r.timestamps();
-    Ok(lines
+    let rebuilt: Vec<(usize, Entry)> = lines
         .into_iter()
         .enumerate()
         .filter_map(|(i, line)| {
@@ -268,7 +275,10 @@ fn rebuild_rows(
                 },
             ))
         })
-        .collect())
+        .collect();
+    super::answer_cache::put(part.serial(), block.index, &rebuilt);
+    out.extend(rebuilt);
+    Ok(out)
 }
 
 /// Adds the unit's rows that may make the answer to `col`, skipping the

@@ -15,6 +15,7 @@
 //! The store declines plans with a fields stage whose output is lines
 //! (parsers in log queries run in the engine).
 
+pub(crate) mod answer_cache;
 mod block;
 mod buckets;
 mod fields;

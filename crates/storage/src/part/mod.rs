@@ -119,6 +119,8 @@ pub struct Part {
     frames_verified: Vec<std::sync::atomic::AtomicU64>,
     /// Blocks found damaged when read, and where that is reported.
     damage: damage::DamageLog,
+    /// Unique for the process's life (see [`Part::serial`]).
+    serial: u64,
 }
 
 impl std::fmt::Debug for Part {
@@ -266,6 +268,7 @@ impl Part {
             bloom_checked,
             dicts,
             damage: damage::DamageLog::new(blocks_len),
+            serial: crate::exec::answer_cache::next_part_serial(),
         })
     }
 
@@ -315,6 +318,12 @@ impl Part {
     /// shared dictionaries.
     pub fn reader(&self, b: &BlockRef) -> Result<BlockReader<'_>, StorageError> {
         self.reader_with(b, self.header(b)?)
+    }
+
+    /// Unique for the process's life: keys this part's rows in the
+    /// [`answer_cache`](crate::exec::answer_cache).
+    pub fn serial(&self) -> u64 {
+        self.serial
     }
 
     /// Like [`Part::reader`], with the block's header already at hand.

@@ -10,6 +10,7 @@ pub mod ast;
 pub mod duration;
 pub mod errors;
 mod helpers;
+pub mod ip;
 pub mod lexer;
 mod parser;
 pub mod printer;

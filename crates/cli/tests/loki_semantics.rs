@@ -66,7 +66,10 @@ fn ip_filters_match_and_fail_as_in_loki() {
     // a short IPv6 address at the end of a label value is found
     let (status, body) = query(r#"{app=~"a|b"} | logfmt | client = ip("::1")"#);
     assert_eq!(status, 200);
-    assert!(body.contains("client=::1 ok") && !body.contains("10.1.2.3"), "{body}");
+    assert!(
+        body.contains("client=::1 ok") && !body.contains("10.1.2.3"),
+        "{body}"
+    );
     let (status, body) = query(r#"{app="a"} |~ ip("10.0.0.1")"#);
     assert_eq!(
         (status, body.trim()),
@@ -103,7 +106,10 @@ fn parameter_errors_carry_loki_texts() {
     );
     assert_eq!(
         range(&[("limit", "x")]),
-        (400, r#"strconv.Atoi: parsing "x": invalid syntax"#.to_string())
+        (
+            400,
+            r#"strconv.Atoi: parsing "x": invalid syntax"#.to_string()
+        )
     );
     assert_eq!(
         range(&[("direction", "UP")]),
@@ -111,7 +117,10 @@ fn parameter_errors_carry_loki_texts() {
     );
     let (status, body) = server.get(
         "/loki/api/v1/query",
-        &[("query", r#"count_over_time({app="a"}[5x])"#), ("time", END)],
+        &[
+            ("query", r#"count_over_time({app="a"}[5x])"#),
+            ("time", END),
+        ],
     );
     assert_eq!(
         (status, body.trim()),

@@ -379,16 +379,15 @@ mod tests {
             parse_prom_duration("-5m").unwrap_err().to_string(),
             "not a valid duration string: \"-5m\""
         );
-        assert_eq!(
-            parse_prom_duration("292y").unwrap(),
-            292 * NS_Y
-        );
+        assert_eq!(parse_prom_duration("292y").unwrap(), 292 * NS_Y);
         assert_eq!(
             parse_prom_duration("293y").unwrap_err().to_string(),
             "duration out of range"
         );
         assert_eq!(
-            parse_prom_duration("99999999999999999999s").unwrap_err().to_string(),
+            parse_prom_duration("99999999999999999999s")
+                .unwrap_err()
+                .to_string(),
             "not a valid duration string: \"99999999999999999999s\""
         );
         assert!(parse_prom_duration("5m1h").is_err());

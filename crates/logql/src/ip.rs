@@ -92,12 +92,7 @@ impl IpPattern {
         }
         parse_go_prefix(pattern)
             .or_else(|| parse_go_range(pattern))
-            .ok_or_else(|| {
-                format!(
-                    "ip: invalid pattern: {}",
-                    crate::printer::quote(pattern)
-                )
-            })
+            .ok_or_else(|| format!("ip: invalid pattern: {}", crate::printer::quote(pattern)))
     }
 
     /// True when `ip` is in range.

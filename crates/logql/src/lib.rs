@@ -25,7 +25,7 @@ pub use duration::{
 pub use errors::ParseError;
 pub use parser::{
     parse_expr, parse_expr_unvalidated, parse_expr_with, parse_log_selector,
-    parse_log_selector_with, parse_matchers, parse_matchers_unvalidated_with, parse_matchers_with, ParseLimits, DEFAULT_MAX_DEPTH,
-    MAX_INPUT_SIZE,
+    parse_log_selector_with, parse_matchers, parse_matchers_unvalidated_with, parse_matchers_with,
+    ParseLimits, DEFAULT_MAX_DEPTH, MAX_INPUT_SIZE,
 };
 pub use printer::quote;

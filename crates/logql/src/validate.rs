@@ -4,7 +4,8 @@
 //! need captures. Regular-expression errors are worded as Go words them.
 
 use crate::ast::{
-    Expr, LabelFilterExpr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr, Stage, VectorOp,
+    Expr, LabelFilterExpr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr,
+    Stage, VectorOp,
 };
 use crate::errors::ParseError;
 use crate::ip::IpPattern;

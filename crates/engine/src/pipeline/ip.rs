@@ -124,7 +124,9 @@ mod tests {
         assert!(IpMatcher::new("10.0.0.5-10.0.0.1").is_err());
         assert!(IpMatcher::new("10.0.0.1-::1").is_err());
         // a host address with a prefix is accepted and masked
-        assert!(IpMatcher::new("10.1.2.3/8").unwrap().matches_str("10.9.9.9"));
+        assert!(IpMatcher::new("10.1.2.3/8")
+            .unwrap()
+            .matches_str("10.9.9.9"));
         assert!(IpMatcher::new("::/0").unwrap().matches_str("::1"));
         // a zone is accepted on a single address, which then matches nothing
         let zoned = IpMatcher::new("fe80::1%eth0").unwrap();
@@ -135,6 +137,8 @@ mod tests {
         // whole text a zoned address, as in Go
         let r = IpMatcher::new("fe80::1-fe80::9%b").unwrap();
         assert!(r.matches_line("x fe80::5 y"));
-        assert!(!IpMatcher::new("fe80::1%a-fe80::9").unwrap().matches_line("fe80::5"));
+        assert!(!IpMatcher::new("fe80::1%a-fe80::9")
+            .unwrap()
+            .matches_line("fe80::5"));
     }
 }

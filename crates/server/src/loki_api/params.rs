@@ -476,7 +476,10 @@ mod tests {
             range(&format!("{b}&limit=4294967296")),
             "limit value 4294967296 is out of range [0, 4294967295]"
         );
-        assert_eq!(range(&format!("{b}&limit=0")), "limit must be a positive value");
+        assert_eq!(
+            range(&format!("{b}&limit=0")),
+            "limit must be a positive value"
+        );
         assert_eq!(
             range(&format!("{b}&direction=SIDEWAYS")),
             "invalid direction 'SIDEWAYS'"

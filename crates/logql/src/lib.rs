@@ -12,6 +12,7 @@ pub mod errors;
 mod helpers;
 pub mod ip;
 pub mod lexer;
+pub mod logfmt_expr;
 mod parser;
 pub mod printer;
 pub mod template;

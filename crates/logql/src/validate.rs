@@ -125,6 +125,25 @@ fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
                 }
             }
             Item::Stage(s) => match s {
+                Stage::Logfmt {
+                    strict,
+                    keep_empty,
+                    params,
+                } if !params.is_empty() => {
+                    for p in params {
+                        let e = crate::logfmt_expr::expression_of(p);
+                        if let Err(msg) = crate::logfmt_expr::logfmt_expression_key(e) {
+                            return Err(stage_error(
+                                &crate::logfmt_expr::logfmt_stage_text(
+                                    *strict,
+                                    *keep_empty,
+                                    params,
+                                ),
+                                &format!("cannot parse expression [{e}]: {msg}"),
+                            ));
+                        }
+                    }
+                }
                 Stage::LineFormat(t) => {
                     if let Err(e) = check_template("line", t) {
                         return Err(stage_error(
@@ -454,6 +473,20 @@ mod tests {
 
     fn err(q: &str) -> String {
         crate::parse_expr(q).unwrap_err().to_string()
+    }
+
+    /// A logfmt key expression Loki's grammar cannot read is a stage error.
+    #[test]
+    fn logfmt_expression_errors() {
+        assert_eq!(
+            err(r#"{app="a"} | logfmt --strict m="http.method", level"#),
+            r#"parse error : stage '| logfmt --strict m="http.method",level="level"' : cannot parse expression [http.method]: unexpected char ."#
+        );
+        assert_eq!(
+            err(r#"{app="a"} | logfmt m="1x""#),
+            r#"parse error : stage '| logfmt m="1x"' : cannot parse expression [1x]: syntax error: unexpected $end, expecting STRING or KEY"#
+        );
+        assert!(crate::parse_expr(r#"{app="a"} | logfmt m="\"level\"""#).is_ok());
     }
 
     /// `ip()` errors as Loki words them: the operation is checked first, the

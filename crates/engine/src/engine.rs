@@ -345,6 +345,51 @@ mod tests {
         assert_eq!(r.result, QueryResult::Scalar(4000, 512.0));
     }
 
+    /// Loki's unwrap (`streamLabelSampleExtractor.Process`): a row whose
+    /// label is missing or empty gives no sample and no error, even after a
+    /// parser error; a failing row's series keeps all its labels (grouping
+    /// and the unwrapped label included), and the series named is one failing
+    /// at the first step whose window holds a failure.
+    #[test]
+    fn unwrap_errors_and_missing_values_as_loki() {
+        let b = Arc::new(MemBackend::new());
+        let body = br#"{"streams":[
+            {"stream":{"app":"u","pod":"p1"},"values":[["1000000000","v=1"],["2000000000","v="],["3000000000","not=here"],["4000000000","{\"bad"],["9000000000","v=oops"]]},
+            {"stream":{"app":"u","pod":"p2"},"values":[["5000000000","v=2"],["6000000000","v=zz"]]}
+        ]}"#;
+        let t = TenantId::default_tenant();
+        b.push(&t, &MemBackend::parse_push_json(body).unwrap());
+        let e = Engine::new(b, QueryLimits::default());
+        // Before the failures: the empty, missing and unparsable-line rows
+        // add nothing and raise nothing.
+        let q = parse_expr(r#"sum_over_time({app="u"} | logfmt | unwrap v [4s]) by (pod)"#)
+            .unwrap_err();
+        assert!(q.to_string().contains("grouping not allowed"));
+        let q =
+            parse_expr(r#"max_over_time({app="u"} | logfmt --strict | unwrap v [4s]) by (pod)"#)
+                .unwrap();
+        let r = e
+            .query_instant(&t, &q, 4 * S, 100, Direction::Backward)
+            .unwrap();
+        let QueryResult::Vector(v) = r.result else {
+            panic!("vector expected")
+        };
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].labels.get("pod"), Some("p1"));
+        assert_eq!(v[0].value, 1.0);
+        // Over the whole range the first failure in time is p2's at 6 s.
+        let err = e
+            .query_range(&t, &q, 4 * S, 10 * S, S, 100, Direction::Backward)
+            .unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(
+            err.to_string().starts_with(
+                "pipeline error: 'SampleExtractionErr' for series: '{__error__=\"SampleExtractionErr\", __error_details__=\"strconv.ParseFloat: parsing \\\"zz\\\": invalid syntax\", app=\"u\", pod=\"p2\", v=\"zz\"}'"
+            ),
+            "{err}"
+        );
+    }
+
     #[test]
     fn timeout_stops_the_scan() {
         let limits = QueryLimits {

@@ -16,6 +16,14 @@ pub enum DurationError {
     /// Not of Prometheus' `1y2w3d4h5m6s7ms` form.
     #[error("not a valid duration string: {0:?}")]
     NotValid(String),
+    /// Prometheus' `model.ParseDuration`: a unit it does not know.
+    #[error("unknown unit {unit:?} in duration {input:?}")]
+    UnknownUnit {
+        /// The unit as written.
+        unit: String,
+        /// The whole input.
+        input: String,
+    },
     /// Too large for a signed 64-bit nanosecond count.
     #[error("duration out of range")]
     OutOfRange,
@@ -59,7 +67,10 @@ pub fn parse_duration(s: &str) -> Result<i64, DurationError> {
 
 /// Parses a Prometheus duration (`model.ParseDuration`): units y, w, d, h, m,
 /// s, ms, each at most once, in that order, integer amounts; `0` alone is
-/// allowed. This is the only form range selectors `[5m]` accept.
+/// allowed. This is the only form range selectors `[5m]` accept. Errors are
+/// Prometheus' texts: a unit is the whole run of non-digits after a number
+/// (`1.5h` has the unit `.`), units out of order are "not a valid duration
+/// string", and an amount above 2^63 / unit is "duration out of range".
 pub fn parse_prom_duration(s: &str) -> Result<i64, DurationError> {
     if s.is_empty() {
         return Err(DurationError::Empty);
@@ -68,19 +79,20 @@ pub fn parse_prom_duration(s: &str) -> Result<i64, DurationError> {
         return Ok(0);
     }
     let bad = || DurationError::NotValid(s.to_string());
-    const UNITS: [(&str, i64); 7] = [
-        ("y", NS_Y),
-        ("w", NS_W),
-        ("d", NS_D),
-        ("h", NS_H),
-        ("m", NS_M),
-        ("s", NS_S),
-        ("ms", NS_MS),
+    // (unit, position, nanoseconds); positions must increase.
+    const UNITS: [(&str, u8, u64); 7] = [
+        ("y", 1, NS_Y as u64),
+        ("w", 2, NS_W as u64),
+        ("d", 3, NS_D as u64),
+        ("h", 4, NS_H as u64),
+        ("m", 5, NS_M as u64),
+        ("s", 6, NS_S as u64),
+        ("ms", 7, NS_MS as u64),
     ];
     let b = s.as_bytes();
     let mut i = 0;
-    let mut next_unit = 0;
-    let mut total: i64 = 0;
+    let mut last_pos = 0u8;
+    let mut total: u64 = 0;
     while i < b.len() {
         let start = i;
         while i < b.len() && b[i].is_ascii_digit() {
@@ -89,24 +101,34 @@ pub fn parse_prom_duration(s: &str) -> Result<i64, DurationError> {
         if i == start {
             return Err(bad());
         }
-        let num: i64 = s[start..i].parse().map_err(|_| DurationError::OutOfRange)?;
+        let num: u64 = s[start..i].parse().map_err(|_| bad())?;
         let ustart = i;
-        while i < b.len() && b[i].is_ascii_alphabetic() {
+        while i < b.len() && !b[i].is_ascii_digit() {
             i += 1;
         }
+        if i == ustart {
+            return Err(bad());
+        }
         let unit = &s[ustart..i];
-        let idx = UNITS[next_unit..]
-            .iter()
-            .position(|(u, _)| *u == unit)
-            .ok_or_else(bad)?
-            + next_unit;
-        next_unit = idx + 1;
-        let add = num
-            .checked_mul(UNITS[idx].1)
-            .ok_or(DurationError::OutOfRange)?;
-        total = total.checked_add(add).ok_or(DurationError::OutOfRange)?;
+        let Some(&(_, pos, mult)) = UNITS.iter().find(|(u, _, _)| *u == unit) else {
+            return Err(DurationError::UnknownUnit {
+                unit: unit.to_string(),
+                input: s.to_string(),
+            });
+        };
+        if pos <= last_pos {
+            return Err(bad());
+        }
+        last_pos = pos;
+        if num > (1u64 << 63) / mult {
+            return Err(DurationError::OutOfRange);
+        }
+        total = total.saturating_add(num * mult);
+        if total > i64::MAX as u64 {
+            return Err(DurationError::OutOfRange);
+        }
     }
-    Ok(total)
+    Ok(total as i64)
 }
 
 /// Parses a Go duration (`time.ParseDuration`): optional sign, then one or
@@ -339,7 +361,34 @@ mod tests {
         assert_eq!(parse_prom_duration("0"), Ok(0));
         assert_eq!(
             parse_prom_duration("1.5h").unwrap_err().to_string(),
-            "not a valid duration string: \"1.5h\""
+            "unknown unit \".\" in duration \"1.5h\""
+        );
+        assert_eq!(
+            parse_prom_duration("5x").unwrap_err().to_string(),
+            "unknown unit \"x\" in duration \"5x\""
+        );
+        assert_eq!(
+            parse_prom_duration("5m1h").unwrap_err().to_string(),
+            "not a valid duration string: \"5m1h\""
+        );
+        assert_eq!(
+            parse_prom_duration("1h30").unwrap_err().to_string(),
+            "not a valid duration string: \"1h30\""
+        );
+        assert_eq!(
+            parse_prom_duration("-5m").unwrap_err().to_string(),
+            "not a valid duration string: \"-5m\""
+        );
+        assert_eq!(parse_prom_duration("292y").unwrap(), 292 * NS_Y);
+        assert_eq!(
+            parse_prom_duration("293y").unwrap_err().to_string(),
+            "duration out of range"
+        );
+        assert_eq!(
+            parse_prom_duration("99999999999999999999s")
+                .unwrap_err()
+                .to_string(),
+            "not a valid duration string: \"99999999999999999999s\""
         );
         assert!(parse_prom_duration("5m1h").is_err());
         assert!(parse_prom_duration("5").is_err());

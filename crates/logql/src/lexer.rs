@@ -872,7 +872,7 @@ mod tests {
             Tok::Error(ParseError::at(
                 1,
                 3,
-                "not a valid duration string: \"1.5h\""
+                "unknown unit \".\" in duration \"1.5h\""
             ))
         );
         assert!(matches!(

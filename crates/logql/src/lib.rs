@@ -10,7 +10,9 @@ pub mod ast;
 pub mod duration;
 pub mod errors;
 mod helpers;
+pub mod ip;
 pub mod lexer;
+pub mod logfmt_expr;
 mod parser;
 pub mod printer;
 pub mod template;
@@ -24,7 +26,7 @@ pub use duration::{
 pub use errors::ParseError;
 pub use parser::{
     parse_expr, parse_expr_unvalidated, parse_expr_with, parse_log_selector,
-    parse_log_selector_with, parse_matchers, parse_matchers_with, ParseLimits, DEFAULT_MAX_DEPTH,
-    MAX_INPUT_SIZE,
+    parse_log_selector_with, parse_matchers, parse_matchers_unvalidated_with, parse_matchers_with,
+    ParseLimits, DEFAULT_MAX_DEPTH, MAX_INPUT_SIZE,
 };
 pub use printer::quote;

@@ -4,9 +4,11 @@
 //! need captures. Regular-expression errors are worded as Go words them.
 
 use crate::ast::{
-    Expr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr, Stage, VectorOp,
+    Expr, LabelFilterExpr, LabelFormatOp, LineFilter, LineFilterOp, LineFilterValue, SampleExpr,
+    Stage, VectorOp,
 };
 use crate::errors::ParseError;
+use crate::ip::IpPattern;
 use crate::template::check_template;
 use regex_syntax::ast::ErrorKind as K;
 use runakefli_model::Matcher;
@@ -103,21 +105,45 @@ fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
     for item in order {
         match item {
             Item::Filters(fs) => {
-                for f in &fs {
-                    if !matches!(f.op, LineFilterOp::Match | LineFilterOp::NotMatch) {
-                        continue;
-                    }
-                    for v in &f.values {
-                        if let LineFilterValue::Str(re) = v {
-                            if let Some(e) = go_regex_error(re) {
-                                let text: Vec<String> = fs.iter().map(|f| f.to_string()).collect();
-                                return Err(stage_error(&text.join(" "), &e));
-                            }
-                        }
+                if let Some(e) = line_filters_error(&fs) {
+                    let text: Vec<String> = fs.iter().map(|f| loki_filter_text(f)).collect();
+                    return Err(stage_error(&text.join(" "), &e));
+                }
+            }
+            Item::Stage(Stage::LabelFilter(e)) => {
+                // Loki checks the pattern only of an `ip()` filter that is the
+                // whole stage (parentheses dropped); inside `and`/`or` a bad
+                // pattern matches nothing.
+                let mut e = e;
+                while let LabelFilterExpr::Paren(inner) = e {
+                    e = inner;
+                }
+                if let LabelFilterExpr::Ip { pattern, .. } = e {
+                    if let Err(msg) = IpPattern::parse(pattern) {
+                        return Err(stage_error(&format!("| {e}"), &msg));
                     }
                 }
             }
             Item::Stage(s) => match s {
+                Stage::Logfmt {
+                    strict,
+                    keep_empty,
+                    params,
+                } if !params.is_empty() => {
+                    for p in params {
+                        let e = crate::logfmt_expr::expression_of(p);
+                        if let Err(msg) = crate::logfmt_expr::logfmt_expression_key(e) {
+                            return Err(stage_error(
+                                &crate::logfmt_expr::logfmt_stage_text(
+                                    *strict,
+                                    *keep_empty,
+                                    params,
+                                ),
+                                &format!("cannot parse expression [{e}]: {msg}"),
+                            ));
+                        }
+                    }
+                }
                 Stage::LineFormat(t) => {
                     if let Err(e) = check_template("line", t) {
                         return Err(stage_error(
@@ -158,6 +184,69 @@ fn validate_pipeline(stages: &[Stage]) -> Result<(), ParseError> {
         }
     }
     Ok(())
+}
+
+/// The error Loki reports for a run of line filters combined into one stage:
+/// it builds them from the last to the first, the alternatives of one `|=`,
+/// `|~` or `|>` filter left to right, and a negated filter's alternatives
+/// (`!= "a" or "b"`, which it reads as `!= "a" != "b"`) from the last.
+fn line_filters_error(fs: &[&LineFilter]) -> Option<String> {
+    for f in fs.iter().rev() {
+        let negated = matches!(
+            f.op,
+            LineFilterOp::NotContains | LineFilterOp::NotMatch | LineFilterOp::NotPattern
+        );
+        let values: Vec<&LineFilterValue> = if negated {
+            f.values.iter().rev().collect()
+        } else {
+            f.values.iter().collect()
+        };
+        for v in values {
+            let err = match v {
+                LineFilterValue::Ip(p) => {
+                    if matches!(f.op, LineFilterOp::Contains | LineFilterOp::NotContains) {
+                        IpPattern::parse(p).err()
+                    } else {
+                        Some("ip: invalid operation".to_string())
+                    }
+                }
+                LineFilterValue::Str(re)
+                    if matches!(f.op, LineFilterOp::Match | LineFilterOp::NotMatch) =>
+                {
+                    go_regex_error(re)
+                }
+                LineFilterValue::Str(_) => None,
+            };
+            if err.is_some() {
+                return err;
+            }
+        }
+    }
+    None
+}
+
+/// A line filter as Loki prints it in a stage error: a negated filter's
+/// alternatives each with the operator (`!= "a" != "b"`), since Loki turns
+/// `!= "a" or "b"` into two filters.
+fn loki_filter_text(f: &LineFilter) -> String {
+    let negated = matches!(
+        f.op,
+        LineFilterOp::NotContains | LineFilterOp::NotMatch | LineFilterOp::NotPattern
+    );
+    if !negated || f.values.len() < 2 {
+        return f.to_string();
+    }
+    f.values
+        .iter()
+        .map(|v| {
+            LineFilter {
+                op: f.op,
+                values: vec![v.clone()],
+            }
+            .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn stage_error(stage: &str, msg: &str) -> ParseError {
@@ -381,6 +470,65 @@ pub(crate) fn check_pattern_parser(p: &str) -> Result<(), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn err(q: &str) -> String {
+        crate::parse_expr(q).unwrap_err().to_string()
+    }
+
+    /// A logfmt key expression Loki's grammar cannot read is a stage error.
+    #[test]
+    fn logfmt_expression_errors() {
+        assert_eq!(
+            err(r#"{app="a"} | logfmt --strict m="http.method", level"#),
+            r#"parse error : stage '| logfmt --strict m="http.method",level="level"' : cannot parse expression [http.method]: unexpected char ."#
+        );
+        assert_eq!(
+            err(r#"{app="a"} | logfmt m="1x""#),
+            r#"parse error : stage '| logfmt m="1x"' : cannot parse expression [1x]: syntax error: unexpected $end, expecting STRING or KEY"#
+        );
+        assert!(crate::parse_expr(r#"{app="a"} | logfmt m="\"level\"""#).is_ok());
+    }
+
+    /// `ip()` errors as Loki words them: the operation is checked first, the
+    /// pattern by Go's `netip`, the stage printed as Loki prints it.
+    #[test]
+    fn ip_filter_errors() {
+        assert_eq!(
+            err(r#"{app="a"} |= ip("foo")"#),
+            r#"parse error : stage '|= ip("foo")' : ip: invalid pattern: "foo""#
+        );
+        assert_eq!(
+            err(r#"{app="a"} |~ ip("10.0.0.1")"#),
+            r#"parse error : stage '|~ ip("10.0.0.1")' : ip: invalid operation"#
+        );
+        assert_eq!(
+            err(r#"{app="a"} |> ip("bad")"#),
+            r#"parse error : stage '|> ip("bad")' : ip: invalid operation"#
+        );
+        assert_eq!(
+            err(r#"{app="a"} != ip("10.0.0.1 - 10.0.0.5")"#),
+            r#"parse error : stage '!= ip("10.0.0.1 - 10.0.0.5")' : ip: invalid pattern: "10.0.0.1 - 10.0.0.5""#
+        );
+        assert_eq!(
+            err(r#"{app="a"} | json | addr = ip("300.0.0.1")"#),
+            r#"parse error : stage '| addr=ip("300.0.0.1")' : ip: invalid pattern: "300.0.0.1""#
+        );
+        assert_eq!(
+            err(r#"{app="a"} | json | (addr != ip("1.2.3.4/33"))"#),
+            r#"parse error : stage '| addr!=ip("1.2.3.4/33")' : ip: invalid pattern: "1.2.3.4/33""#
+        );
+        // inside and/or Loki does not check the pattern
+        assert!(crate::parse_expr(r#"{app="a"} | json | addr = ip("bad") or x="y""#).is_ok());
+        // filters combined into one stage are built from the last
+        assert_eq!(
+            err(r#"{app="a"} |= ip("bad1") | json != ip("bad2")"#),
+            r#"parse error : stage '|= ip("bad1") != ip("bad2")' : ip: invalid pattern: "bad2""#
+        );
+        assert_eq!(
+            err(r#"{app="a"} != "x" or "y" |~ "(a""#),
+            r#"parse error : stage '!= "x" != "y" |~ "(a"' : error parsing regexp: missing closing ): `(a`"#
+        );
+    }
 
     #[test]
     fn go_regex_messages() {

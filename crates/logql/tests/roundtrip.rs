@@ -52,11 +52,14 @@ fn selector() -> impl Strategy<Value = String> {
 }
 
 fn line_filter() -> impl Strategy<Value = String> {
+    // Loki's ip() line filter builds only after `|=` and `!=`.
     let value = prop_oneof![text(), Just(r#"ip("10.0.0.0/8")"#.to_string())];
     prop_oneof![
+        (select(vec!["|=", "!="]), prop::collection::vec(value, 1..3))
+            .prop_map(|(o, vs)| format!("{o} {}", vs.join(" or "))),
         (
-            select(vec!["|=", "!=", "|>", "!>"]),
-            prop::collection::vec(value, 1..3)
+            select(vec!["|>", "!>"]),
+            prop::collection::vec(text(), 1..3)
         )
             .prop_map(|(o, vs)| format!("{o} {}", vs.join(" or "))),
         (select(vec!["|~", "!~"]), regex()).prop_map(|(o, v)| format!("{o} {v}")),

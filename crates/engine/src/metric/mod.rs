@@ -268,10 +268,12 @@ pub fn eval_range(
             "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
         ));
     }
+    // Loki refuses more than 11,000 steps between start and end (so up to
+    // 11,001 points), with its text from `pkg/loghttp`.
     let n = (end.saturating_sub(start) / step).max(0) + 1;
-    if n > 11_000 {
+    if n > 11_001 {
         return Err(EngineError::BadRequest(
-            "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)".into(),
+            "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter".into(),
         ));
     }
     let steps: Vec<Timestamp> = (0..n)

@@ -33,6 +33,11 @@ pub(crate) fn reduce(
     grouping: Option<&Grouping>,
     unwrap_label: Option<&str>,
 ) -> LabelSet {
+    // A row with an error keeps all its labels, the unwrapped one too: Loki
+    // returns them before grouping so that the error is not lost.
+    if labels.get(ERROR_LABEL).is_some() {
+        return labels.clone();
+    }
     let keep_err = |k: &str| k == ERROR_LABEL || k == ERROR_DETAILS_LABEL;
     let pairs: Vec<(String, String)> = match grouping {
         Some(g) if !g.without => labels
@@ -73,7 +78,9 @@ pub(crate) fn eval(
             .charge(series.len().saturating_mul(ctx.steps.len()))?;
         return Ok(series);
     }
-    if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, false)? {
+    // Strict: a failing row's series carries all its labels (see `reduce`),
+    // which only the plain path keeps, so errors are left to it.
+    if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, true)? {
         return finish_held(ctx, op, r, param, series);
     }
     let shared: &Ctx = ctx;
@@ -176,29 +183,10 @@ fn scan_shard(
                         RangeOp::BytesOverTime | RangeOp::BytesRate => pipeline.line().len() as f64,
                         _ => 1.0,
                     },
-                    Some(u) => {
-                        let lbs = pipeline.labels_builder_mut();
-                        let text = lbs.get(&u.label).unwrap_or("").to_string();
-                        let conv = match u.conversion {
-                            UnwrapConversion::None => parse_float(&text),
-                            UnwrapConversion::Duration => {
-                                parse_duration(&text).map(|ns| ns as f64 / 1e9)
-                            }
-                            UnwrapConversion::Bytes => parse_bytes(&text).map(|b| b as f64),
-                        };
-                        let v = match conv {
-                            Ok(v) => v,
-                            Err(err) => {
-                                lbs.set_err(ERR_SAMPLE_EXTRACTION);
-                                lbs.set_err_details(&err);
-                                0.0
-                            }
-                        };
-                        if !post.iter().all(|f| f.keep(lbs)) {
-                            continue;
-                        }
-                        v
-                    }
+                    Some(_) => match emit_value(r, pipeline.labels_builder_mut(), &post) {
+                        Some(v) => v,
+                        None => continue,
+                    },
                 };
                 stats.post_filter_lines += 1;
                 let full = pipeline.intern_labels();
@@ -283,13 +271,34 @@ pub(crate) fn finish(
     param: Option<f64>,
     series: Vec<(LabelSet, Vec<(i64, f64)>)>,
 ) -> Result<Vec<StepSeries>, EngineError> {
-    let mut keys: Vec<&LabelSet> = series.iter().map(|(k, _)| k).collect();
-    keys.sort();
-    if let Some(bad) = keys.iter().find(|k| k.get(ERROR_LABEL).is_some()) {
-        return Err(pipeline_error(
-            bad.get(ERROR_LABEL).unwrap_or_default(),
-            bad,
-        ));
+    // Loki checks step by step and names a series with `__error__` of the
+    // first step whose window holds one (among several at that step its
+    // choice follows Go's map order; the smallest label set is taken here).
+    let mut bad: Vec<&(LabelSet, Vec<(i64, f64)>)> = series
+        .iter()
+        .filter(|(k, _)| k.get(ERROR_LABEL).is_some())
+        .collect();
+    if !bad.is_empty() {
+        bad.sort_by(|a, b| a.0.cmp(&b.0));
+        let in_window = |pts: &[(i64, f64)], t: Timestamp| {
+            let (a, b) = (
+                t.saturating_sub(r.range).saturating_sub(r.offset),
+                t.saturating_sub(r.offset),
+            );
+            let i = pts.partition_point(|p| p.0 <= a);
+            i < pts.len() && pts[i].0 <= b
+        };
+        // A failing row that no step's window reaches (a step longer than
+        // the range) is never looked at, as in Loki.
+        if let Some(first) = steps
+            .iter()
+            .find_map(|&t| bad.iter().find(|(_, pts)| in_window(pts, t)))
+        {
+            return Err(pipeline_error(
+                first.0.get(ERROR_LABEL).unwrap_or_default(),
+                &first.0,
+            ));
+        }
     }
     if op == RangeOp::AbsentOverTime {
         let mut values = Vec::with_capacity(steps.len());
@@ -353,6 +362,11 @@ pub(crate) fn emit_value(
         return Some(1.0);
     };
     let text = lbs.get(&u.label).unwrap_or("").to_string();
+    // Loki takes no sample from a row whose unwrapped label is missing or
+    // empty: no conversion error, whatever error an earlier stage left.
+    if text.is_empty() {
+        return None;
+    }
     let conv = match u.conversion {
         UnwrapConversion::None => parse_float(&text),
         UnwrapConversion::Duration => parse_duration(&text).map(|ns| ns as f64 / 1e9),

@@ -1,63 +1,27 @@
 //! IP matching for `|= ip("…")` line filters and `label = ip("…")` label
 //! filters: a single address, a CIDR range or an `a-b` range.
 
+use runakefli_logql::ip::IpPattern;
 use std::net::IpAddr;
 
 /// A compiled `ip("…")` operand.
 #[derive(Clone, Debug)]
 pub struct IpMatcher {
-    lo: (bool, u128),
-    hi: (bool, u128),
-}
-
-fn key(ip: IpAddr) -> (bool, u128) {
-    match ip {
-        IpAddr::V4(v4) => (false, u32::from(v4) as u128),
-        IpAddr::V6(v6) => (true, u128::from(v6)),
-    }
+    pattern: IpPattern,
 }
 
 impl IpMatcher {
-    /// Parses `addr`, `addr/prefix` or `addr-addr`.
+    /// Parses `addr`, `addr/prefix` or `addr-addr`; the error is Loki's text
+    /// (`ip: invalid pattern: "…"`).
     pub fn new(pattern: &str) -> Result<Self, String> {
-        let p = pattern.trim();
-        let bad = || format!("invalid ip pattern {p:?}");
-        if let Some((a, b)) = p.split_once('-') {
-            let lo = key(a.trim().parse::<IpAddr>().map_err(|_| bad())?);
-            let hi = key(b.trim().parse::<IpAddr>().map_err(|_| bad())?);
-            if lo.0 != hi.0 || lo.1 > hi.1 {
-                return Err(bad());
-            }
-            return Ok(IpMatcher { lo, hi });
-        }
-        if let Some((a, bits)) = p.split_once('/') {
-            let ip = a.parse::<IpAddr>().map_err(|_| bad())?;
-            let bits: u32 = bits.parse().map_err(|_| bad())?;
-            let (v6, v) = key(ip);
-            let width = if matches!(ip, IpAddr::V4(_)) { 32 } else { 128 };
-            if bits > width {
-                return Err(bad());
-            }
-            let width = if v6 { 128 } else { 32 };
-            let host_bits = width - bits.min(width);
-            let mask: u128 = if host_bits >= 128 {
-                u128::MAX
-            } else {
-                (1u128 << host_bits) - 1
-            };
-            return Ok(IpMatcher {
-                lo: (v6, v & !mask),
-                hi: (v6, v | mask),
-            });
-        }
-        let k = key(p.parse::<IpAddr>().map_err(|_| bad())?);
-        Ok(IpMatcher { lo: k, hi: k })
+        Ok(IpMatcher {
+            pattern: IpPattern::parse(pattern)?,
+        })
     }
 
     /// True when `ip` is in range.
     pub fn contains(&self, ip: IpAddr) -> bool {
-        let k = key(ip);
-        k.0 == self.lo.0 && k.1 >= self.lo.1 && k.1 <= self.hi.1
+        self.pattern.contains(ip)
     }
 
     /// True when `text` is an address in range.
@@ -76,6 +40,9 @@ impl IpMatcher {
         let b = line.as_bytes();
         let n = b.len();
         let hex = |c: u8| c.is_ascii_hexdigit();
+        // Bytes past the end read as 0, so the IPv6 hint is still evaluated
+        // for short addresses at the end of the line (`::1`), as in Loki.
+        let at = |i: usize| b.get(i).copied().unwrap_or(0);
         let mut i = 0;
         while i < n {
             let charset = if i + 3 < n
@@ -83,16 +50,15 @@ impl IpMatcher {
                 && (b[i + 1] == b'.' || b[i + 2] == b'.' || b[i + 3] == b'.')
             {
                 Some(V4)
-            } else if i + 4 < n
-                && ((b[i] == b':' && b[i + 1] == b':' && hex(b[i + 2]))
-                    || (hex(b[i]) && b[i + 1] == b':')
-                    || (hex(b[i]) && hex(b[i + 1]) && b[i + 2] == b':')
-                    || (hex(b[i]) && hex(b[i + 1]) && hex(b[i + 2]) && b[i + 3] == b':')
-                    || (hex(b[i])
-                        && hex(b[i + 1])
-                        && hex(b[i + 2])
-                        && hex(b[i + 3])
-                        && b[i + 4] == b':'))
+            } else if (at(i) == b':' && at(i + 1) == b':' && hex(at(i + 2)))
+                || (hex(at(i)) && at(i + 1) == b':')
+                || (hex(at(i)) && hex(at(i + 1)) && at(i + 2) == b':')
+                || (hex(at(i)) && hex(at(i + 1)) && hex(at(i + 2)) && at(i + 3) == b':')
+                || (hex(at(i))
+                    && hex(at(i + 1))
+                    && hex(at(i + 2))
+                    && hex(at(i + 3))
+                    && at(i + 4) == b':')
             {
                 Some(V6)
             } else {
@@ -126,5 +92,53 @@ mod tests {
         let v6 = IpMatcher::new("2001:db8::/32").unwrap();
         assert!(v6.matches_line("client 2001:db8::1 said"));
         assert!(IpMatcher::new("nope").is_err());
+    }
+
+    /// Loki evaluates the IPv6 hint past the end of the text too, so a
+    /// label value of just `::1` (or a line ending in it) is found.
+    #[test]
+    fn short_ipv6_at_the_end_is_found() {
+        let m = IpMatcher::new("::1").unwrap();
+        assert!(m.matches_line("::1"));
+        assert!(m.matches_line("client ::1"));
+        assert!(!m.matches_line("::2"));
+    }
+
+    /// Patterns are read as Go's `netip`/`netipx` read them; anything else
+    /// is Loki's error text.
+    #[test]
+    fn patterns_as_go_reads_them() {
+        let err = |p: &str| IpMatcher::new(p).unwrap_err();
+        assert_eq!(err("foo"), r#"ip: invalid pattern: "foo""#);
+        assert_eq!(err("300.0.0.1"), r#"ip: invalid pattern: "300.0.0.1""#);
+        // no trimming, no leading zeros, no signs
+        assert_eq!(
+            err("10.0.0.1 - 10.0.0.5"),
+            r#"ip: invalid pattern: "10.0.0.1 - 10.0.0.5""#
+        );
+        assert!(IpMatcher::new(" 10.0.0.1").is_err());
+        assert!(IpMatcher::new("010.0.0.1").is_err());
+        assert!(IpMatcher::new("10.0.0.0/08").is_err());
+        assert!(IpMatcher::new("10.0.0.0/+8").is_err());
+        assert!(IpMatcher::new("10.0.0.0/33").is_err());
+        assert!(IpMatcher::new("10.0.0.5-10.0.0.1").is_err());
+        assert!(IpMatcher::new("10.0.0.1-::1").is_err());
+        // a host address with a prefix is accepted and masked
+        assert!(IpMatcher::new("10.1.2.3/8")
+            .unwrap()
+            .matches_str("10.9.9.9"));
+        assert!(IpMatcher::new("::/0").unwrap().matches_str("::1"));
+        // a zone is accepted on a single address, which then matches nothing
+        let zoned = IpMatcher::new("fe80::1%eth0").unwrap();
+        assert!(!zoned.matches_line("fe80::1"));
+        assert!(IpMatcher::new("fe80::1%").is_err());
+        assert!(IpMatcher::new("fe80::/10%eth0").is_err());
+        // a zone is dropped from range ends; one on the first end makes the
+        // whole text a zoned address, as in Go
+        let r = IpMatcher::new("fe80::1-fe80::9%b").unwrap();
+        assert!(r.matches_line("x fe80::5 y"));
+        assert!(!IpMatcher::new("fe80::1%a-fe80::9")
+            .unwrap()
+            .matches_line("fe80::5"));
     }
 }

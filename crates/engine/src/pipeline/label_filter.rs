@@ -26,8 +26,10 @@ pub enum LabelFilter {
     Duration(String, CmpOp, i64),
     /// `name cmp bytes`.
     Bytes(String, CmpOp, u64),
-    /// `name (=|!=) ip("…")`.
-    Ip(String, bool, IpMatcher),
+    /// `name (=|!=) ip("…")`; `None` for a pattern Loki cannot read inside
+    /// `and`/`or` (a whole stage with one is a parse error), which matches
+    /// nothing.
+    Ip(String, bool, Option<IpMatcher>),
 }
 
 fn cmp<T: PartialOrd>(op: CmpOp, a: T, b: T) -> bool {
@@ -67,7 +69,7 @@ impl LabelFilter {
                 name,
                 negated,
                 pattern,
-            } => LabelFilter::Ip(name.clone(), *negated, IpMatcher::new(pattern)?),
+            } => LabelFilter::Ip(name.clone(), *negated, IpMatcher::new(pattern).ok()),
         })
     }
 
@@ -94,9 +96,9 @@ impl LabelFilter {
                 if lbs.has_err() {
                     return true;
                 }
-                match lbs.get(name) {
-                    None => false,
-                    Some(v) => m.matches_line(v) != *negated,
+                match (lbs.get(name), m) {
+                    (Some(v), Some(m)) => m.matches_line(v) != *negated,
+                    _ => false,
                 }
             }
         }

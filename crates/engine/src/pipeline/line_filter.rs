@@ -63,9 +63,17 @@ impl LineFilterStage {
         let mut alternatives = Vec::new();
         for v in &f.values {
             let t = match (f.op, v) {
-                (_, LineFilterValue::Ip(p)) => Test::Ip(
-                    IpMatcher::new(p).map_err(|e| format!("stage '{}' : {e}", stage_text(f)))?,
-                ),
+                // Loki's ip line filter knows only `|=` and `!=`, and checks
+                // the operation before the pattern.
+                (LineFilterOp::Contains | LineFilterOp::NotContains, LineFilterValue::Ip(p)) => {
+                    Test::Ip(
+                        IpMatcher::new(p)
+                            .map_err(|e| format!("stage '{}' : {e}", stage_text(f)))?,
+                    )
+                }
+                (_, LineFilterValue::Ip(_)) => {
+                    return Err(format!("stage '{}' : ip: invalid operation", stage_text(f)))
+                }
                 (LineFilterOp::Contains | LineFilterOp::NotContains, LineFilterValue::Str(s)) => {
                     Test::Contains(s.clone())
                 }

@@ -199,13 +199,15 @@ impl LogfmtParser {
         keep_empty: bool,
         params: &[runakefli_logql::LabelExtraction],
     ) -> Self {
+        // Keys are compared with the expression as Loki prints its parsed
+        // path; one it cannot parse was refused when the query was checked.
         let params = params
             .iter()
             .map(|p| {
-                (
-                    p.label.clone(),
-                    p.expression.clone().unwrap_or_else(|| p.label.clone()),
-                )
+                let e = runakefli_logql::logfmt_expr::expression_of(p);
+                let key = runakefli_logql::logfmt_expr::logfmt_expression_key(e)
+                    .unwrap_or_else(|_| e.to_string());
+                (p.label.clone(), key)
             })
             .collect();
         LogfmtParser {
@@ -220,11 +222,8 @@ impl LogfmtParser {
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
         self.seen.clear();
         if !self.params.is_empty() {
-            for (id, _) in &self.params {
-                if !lbs.base_has(id) {
-                    lbs.set(id, "");
-                }
-            }
+            self.process_params(line, lbs);
+            return;
         }
         let mut dec = Decoder::new(line.as_bytes());
         while !dec.eol() {
@@ -236,10 +235,60 @@ impl LogfmtParser {
             }
             let key = String::from_utf8_lossy(dec.key());
             let value = dec.value();
-            if value.is_none() && !self.keep_empty && self.params.is_empty() {
+            if value.is_none() && !self.keep_empty {
                 continue;
             }
+            // Loki replaces U+FFFD in a value with a space.
             let value = value
+                .map(|v| String::from_utf8_lossy(v).replace('\u{FFFD}', " "))
+                .unwrap_or_default();
+            let name = sanitize_cow(&key, true);
+            if name.is_empty() {
+                continue;
+            }
+            set_parsed(lbs, &mut self.seen, &name, &value);
+        }
+        if self.strict {
+            if let Some(e) = dec.err() {
+                lbs.set_err(ERR_LOGFMT);
+                lbs.set_err_details(e);
+            }
+        }
+    }
+}
+
+impl LogfmtParser {
+    /// `| logfmt label="key", …` as Loki's expression parser runs: every
+    /// label starts empty (unless it clashes), a line's sanitized keys are
+    /// compared with the expressions, a repeated key overwrites (last wins),
+    /// a clashing label is set once as `<label>_extracted` and a repeat of it
+    /// ends the line, `--keep-empty` changes nothing.
+    fn process_params(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+        for (id, _) in &self.params {
+            if !lbs.base_has(id) {
+                lbs.set(id, "");
+                self.seen.push(id.clone());
+            }
+        }
+        let mut dec = Decoder::new(line.as_bytes());
+        while !dec.eol() {
+            if !dec.scan_keyval() {
+                if self.strict {
+                    break;
+                }
+                continue;
+            }
+            let raw = String::from_utf8_lossy(dec.key());
+            let key = sanitize_cow(&raw, true);
+            if key.is_empty() {
+                continue;
+            }
+            let always = self.params.iter().any(|(id, _)| *id == key);
+            if !always && self.seen.iter().any(|s| *s == key) {
+                continue;
+            }
+            let value = dec
+                .value()
                 .map(|v| String::from_utf8_lossy(v).into_owned())
                 .unwrap_or_default();
             let value = if value.contains('\u{FFFD}') {
@@ -247,14 +296,25 @@ impl LogfmtParser {
             } else {
                 value
             };
-            if self.params.is_empty() {
-                let name = sanitize_cow(&key, true);
-                if name.is_empty() {
-                    continue;
+            let id = match self.params.iter().find(|(_, k)| *k == key) {
+                Some((id, _)) => id.clone(),
+                None => key.into_owned(),
+            };
+            if !self.params.iter().any(|(i, _)| *i == id) {
+                continue;
+            }
+            let name = if lbs.base_has(&id) {
+                let name = format!("{id}_extracted");
+                if self.seen.contains(&name) {
+                    break;
                 }
-                set_parsed(lbs, &mut self.seen, &name, &value);
-            } else if let Some((id, _)) = self.params.iter().find(|(_, k)| *k == key) {
-                set_parsed(lbs, &mut self.seen, id, &value);
+                name
+            } else {
+                id
+            };
+            lbs.set(&name, &value);
+            if !self.seen.contains(&name) {
+                self.seen.push(name);
             }
         }
         if self.strict {
@@ -450,6 +510,36 @@ mod tests {
         assert_eq!(s, r#"{a="1", app="x", b=""}"#);
         let s = run(|b| LogfmtParser::new(true, false, &[]).process("a=1 =x", b));
         assert!(s.contains("LogfmtParserErr"), "{s}");
+    }
+
+    fn extraction(label: &str, expression: Option<&str>) -> runakefli_logql::LabelExtraction {
+        runakefli_logql::LabelExtraction {
+            label: label.into(),
+            expression: expression.map(str::to_string),
+        }
+    }
+
+    /// Loki's `LogfmtExpressionParser`, checked line by line against it over
+    /// the whole corpus: a repeated key overwrites, keys are compared
+    /// sanitized, a clashing label is set once and its repeat ends the line,
+    /// a plain parser's U+FFFD becomes a space.
+    #[test]
+    fn logfmt_with_parameters_as_loki() {
+        let lvl = [extraction("l", Some("level"))];
+        let s = run(|b| LogfmtParser::new(false, false, &lvl).process("level=info level=warn", b));
+        assert_eq!(s, r#"{app="x", l="warn"}"#);
+        let s = run(|b| LogfmtParser::new(false, false, &lvl).process("msg=x", b));
+        assert_eq!(s, r#"{app="x", l=""}"#);
+        let app = [extraction("app", None), extraction("m", Some("msg"))];
+        let s =
+            run(|b| LogfmtParser::new(false, false, &app).process("app=a msg=1 app=b msg=2", b));
+        assert_eq!(s, r#"{app="x", app_extracted="a", m="1"}"#);
+        // a key is sanitized before it is compared (`user-id` is `user_id`)
+        let uid = [extraction("u", Some("user_id"))];
+        let s = run(|b| LogfmtParser::new(false, false, &uid).process("user-id=7", b));
+        assert_eq!(s, r#"{app="x", u="7"}"#);
+        let s = run(|b| LogfmtParser::new(false, false, &[]).process("a=x\u{FFFD}y", b));
+        assert_eq!(s, r#"{a="x y", app="x"}"#);
     }
 
     #[test]

@@ -125,6 +125,21 @@ pub fn parse_matchers_with(input: &str, limits: &ParseLimits) -> Result<Vec<Matc
     }
 }
 
+/// Parses a bare stream selector without validation, as Loki reads the
+/// `match[]` groups of a series request (`syntax.ParseMatchers(x, false)`):
+/// selectors that match the empty value (`{app=~".*"}`) and `{}` are accepted.
+pub fn parse_matchers_unvalidated_with(
+    input: &str,
+    limits: &ParseLimits,
+) -> Result<Vec<Matcher>, ParseError> {
+    match parse_unvalidated(input, limits)? {
+        Expr::Log(l) if l.pipeline.is_empty() => Ok(l.selector),
+        _ => Err(ParseError::Unsupported(
+            "only label matchers are supported".into(),
+        )),
+    }
+}
+
 /// What an expression parsed to before its context decides.
 #[derive(Debug)]
 pub(crate) enum Node {

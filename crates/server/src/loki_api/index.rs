@@ -88,22 +88,24 @@ pub async fn volume_range(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let (start, end) = parse_bounds(params)?;
         let a = volume_args(state, params)?;
-        let step = match params.get("step") {
-            None | Some("") => super::params::default_step(start, end),
-            Some(v) => super::params::parse_seconds_or_duration("step", v)?,
-        };
-        if step <= 0 {
-            return Err(ApiError::bad_request(
-                "zero or negative query resolution step widths are not accepted. Try a positive integer",
-            ));
-        }
+        // Loki reads the rest as a range query's parameters (bounds, step,
+        // resolution limit, interval), with the same errors.
+        let range = super::params::parse_range(params)?;
+        let (start, end, step) = (range.start, range.end, range.step);
         if step >= end - start {
             // One bucket: Loki answers as /index/volume does (a vector at `end`).
             let groups = state
                 .engine
-                .volume(tenant, &a.matchers, start, end, &a.targets, a.by_labels, a.limit)
+                .volume(
+                    tenant,
+                    &a.matchers,
+                    start,
+                    end,
+                    &a.targets,
+                    a.by_labels,
+                    a.limit,
+                )
                 .map_err(engine_error)?;
             let mut out = Vec::with_capacity(1024);
             runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
@@ -120,11 +122,19 @@ pub async fn volume_range(
         let mut b = start;
         while b < end {
             let e = b.saturating_add(step).min(end);
-            let t_ms = if e >= end { end / 1_000_000 } else { e / 1_000_000 - 1 };
+            let t_ms = if e >= end {
+                end / 1_000_000
+            } else {
+                e / 1_000_000 - 1
+            };
             let t = serde_json::Number::from_f64(t_ms as f64 / 1000.0)
                 .map(serde_json::Value::Number)
                 .unwrap_or(serde_json::Value::Null);
-            let t = if t_ms % 1000 == 0 { serde_json::json!(t_ms / 1000) } else { t };
+            let t = if t_ms % 1000 == 0 {
+                serde_json::json!(t_ms / 1000)
+            } else {
+                t
+            };
             for (labels, bytes) in run(b, e, usize::MAX)? {
                 if bytes == 0 {
                     continue;

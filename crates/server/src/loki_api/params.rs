@@ -2,6 +2,7 @@
 //! timestamps (`start`, `end`, `time`), `since`, `step`, `limit`, `direction`.
 
 use crate::error::ApiError;
+use runakefli_logql::parse_prom_duration;
 use runakefli_model::Direction;
 use std::collections::HashMap;
 
@@ -11,6 +12,9 @@ pub const DEFAULT_LIMIT: u32 = 100;
 pub const DEFAULT_SINCE_NS: i64 = 3_600_000_000_000;
 /// Loki refuses ranges with more points than this per series.
 pub const MAX_POINTS_PER_SERIES: i64 = 11_000;
+/// Loki's answer to a range of more than [`MAX_POINTS_PER_SERIES`] steps
+/// (`pkg/loghttp`; not Prometheus' "Try decreasing the query resolution").
+pub const ERR_STEP_TOO_SMALL: &str = "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter";
 
 /// Raw parameters: the query string and form body merged, keeping repeats.
 #[derive(Debug, Default, Clone)]
@@ -116,19 +120,19 @@ pub fn parse_timestamp(name: &str, value: Option<&str>, default: i64) -> Result<
 
 /// Go's `strconv.ParseInt(s, 10, 64)` with its error wording.
 fn parse_go_int(s: &str) -> Result<i64, String> {
+    parse_go_int_as(s, "strconv.ParseInt")
+}
+
+/// Go's `strconv.ParseInt`/`strconv.Atoi` (`func` names the one in the
+/// error, as Go does: Loki reads `limit` with `Atoi`, timestamps with
+/// `ParseInt`).
+fn parse_go_int_as(s: &str, func: &str) -> Result<i64, String> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(format!(
-            "strconv.ParseInt: parsing {}: invalid syntax",
-            go_quote(s)
-        ));
+        return Err(format!("{func}: parsing {}: invalid syntax", go_quote(s)));
     }
-    s.parse::<i64>().map_err(|_| {
-        format!(
-            "strconv.ParseInt: parsing {}: value out of range",
-            go_quote(s)
-        )
-    })
+    s.parse::<i64>()
+        .map_err(|_| format!("{func}: parsing {}: value out of range", go_quote(s)))
 }
 
 fn go_quote(s: &str) -> String {
@@ -211,57 +215,30 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// Parses `step`/`interval`: float seconds or a Prometheus duration (`30s`, `1m`, `1h30m`).
+/// Seconds are truncated to whole nanoseconds, as Go's `time.Duration(f)`
+/// does; NaN becomes Go's amd64 conversion result, the minimum, which the
+/// callers then refuse as not positive.
 pub fn parse_seconds_or_duration(name: &str, value: &str) -> Result<i64, ApiError> {
     if let Ok(f) = value.parse::<f64>() {
-        let ns = (f * 1e9).round();
-        if ns.is_finite() && ns.abs() < 9.2e18 {
-            return Ok(ns as i64);
+        if f.is_nan() {
+            return Ok(i64::MIN);
         }
-        return Err(ApiError::bad_request(format!(
-            "cannot parse {} to a valid duration. It overflows int64",
-            go_quote(value)
-        )));
+        let ns = f * 1e9;
+        if ns > i64::MAX as f64 || ns < i64::MIN as f64 {
+            return Err(ApiError::bad_request(format!(
+                "cannot parse {} to a valid duration. It overflows int64",
+                go_quote(value)
+            )));
+        }
+        return Ok(ns as i64);
     }
-    parse_prom_duration(value).ok_or_else(|| {
+    parse_prom_duration(value).map_err(|_| {
         ApiError::bad_request(format!(
             "cannot parse {} to a valid duration",
             go_quote(value)
         ))
         .with_param(name)
     })
-}
-
-/// Prometheus duration: units y, w, d, h, m, s, ms in descending order, integers.
-pub fn parse_prom_duration(s: &str) -> Option<i64> {
-    if s.is_empty() {
-        return None;
-    }
-    if s == "0" {
-        return Some(0);
-    }
-    let units: [(&str, i64); 7] = [
-        ("y", 365 * 86_400_000_000_000),
-        ("w", 7 * 86_400_000_000_000),
-        ("d", 86_400_000_000_000),
-        ("h", 3_600_000_000_000),
-        ("ms", 1_000_000),
-        ("m", 60_000_000_000),
-        ("s", 1_000_000_000),
-    ];
-    let mut rest = s;
-    let mut total: i64 = 0;
-    while !rest.is_empty() {
-        let n_end = rest.find(|c: char| !c.is_ascii_digit())?;
-        if n_end == 0 {
-            return None;
-        }
-        let n: i64 = rest[..n_end].parse().ok()?;
-        rest = &rest[n_end..];
-        let (unit, mult) = units.iter().find(|(u, _)| rest.starts_with(u))?;
-        rest = &rest[unit.len()..];
-        total = total.checked_add(n.checked_mul(*mult)?)?;
-    }
-    Some(total)
 }
 
 /// Parameters of a range query (`/query_range`) after defaults.
@@ -294,58 +271,72 @@ pub struct InstantParams {
     pub direction: Direction,
 }
 
-/// Parses `limit`.
+/// Parses `limit` as Loki does (`strconv.Atoi`, then positive and within
+/// 32 bits).
 pub fn parse_limit(p: &RawParams) -> Result<u32, ApiError> {
-    match p.get("limit") {
+    parse_positive_limit(p, "limit", "limit")
+}
+
+/// A positive 32-bit count read with `strconv.Atoi`; `label` names it in the
+/// out-of-range message (`line_limit value …`).
+pub fn parse_positive_limit(p: &RawParams, name: &str, label: &str) -> Result<u32, ApiError> {
+    match p.get(name) {
         None | Some("") => Ok(DEFAULT_LIMIT),
         Some(v) => {
-            let n = parse_go_int(v).map_err(ApiError::bad_request)?;
+            let n = parse_go_int_as(v, "strconv.Atoi").map_err(ApiError::bad_request)?;
             if n <= 0 {
                 return Err(ApiError::bad_request("limit must be a positive value"));
             }
-            Ok(n.min(u32::MAX as i64) as u32)
+            if n > u32::MAX as i64 {
+                return Err(ApiError::bad_request(format!(
+                    "{label} value {n} is out of range [0, {}]",
+                    u32::MAX
+                )));
+            }
+            Ok(n as u32)
         }
     }
 }
 
-/// Parses `direction` (case-insensitive `forward`/`backward`, default backward).
+/// Parses `direction` (case-insensitive `forward`/`backward`, default
+/// backward); the error quotes the value as given.
 pub fn parse_direction(p: &RawParams) -> Result<Direction, ApiError> {
-    match p.get("direction").map(|s| s.to_ascii_lowercase()) {
-        None => Ok(Direction::Backward),
-        Some(s) if s.is_empty() || s == "backward" => Ok(Direction::Backward),
-        Some(s) if s == "forward" => Ok(Direction::Forward),
+    match p.get("direction") {
+        None | Some("") => Ok(Direction::Backward),
+        Some(s) if s.eq_ignore_ascii_case("backward") => Ok(Direction::Backward),
+        Some(s) if s.eq_ignore_ascii_case("forward") => Ok(Direction::Forward),
         Some(s) => Err(ApiError::bad_request(format!("invalid direction '{s}'"))),
     }
 }
 
-/// Start and end with Loki's defaults: end = now, start = end - since (1h).
+/// Start and end with Loki's defaults: end = now, start = min(end, now) -
+/// since (1h). Read in Loki's order: `since`, `end`, `start`.
 pub fn parse_bounds(p: &RawParams) -> Result<(i64, i64), ApiError> {
     let now = now_ns();
-    let end = parse_timestamp("end", p.get("end"), now)?;
     let since = match p.get("since") {
         None | Some("") => DEFAULT_SINCE_NS,
-        Some(v) => parse_prom_duration(v).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "could not parse 'since' parameter: not a valid duration string: {}",
-                go_quote(v)
-            ))
+        Some(v) => parse_prom_duration(v).map_err(|e| {
+            ApiError::bad_request(format!("could not parse 'since' parameter: {e}"))
         })?,
     };
-    let start = parse_timestamp("start", p.get("start"), end - since)?;
+    let end = parse_timestamp("end", p.get("end"), now)?;
+    let start = parse_timestamp("start", p.get("start"), end.min(now).saturating_sub(since))?;
     Ok((start, end))
 }
 
-/// Parses a range query's parameters as Loki does.
+/// Parses a range query's parameters as Loki does, checking them in its
+/// order: bounds, end before start, limit, direction, step, step positive,
+/// resolution, interval.
 pub fn parse_range(p: &RawParams) -> Result<RangeParams, ApiError> {
     let (start, end) = parse_bounds(p)?;
-    let limit = parse_limit(p)?;
-    let direction = parse_direction(p)?;
-    let query = p.get("query").unwrap_or("").to_string();
     if end < start {
         return Err(ApiError::bad_request(
             "end timestamp must not be before or equal to start time",
         ));
     }
+    let limit = parse_limit(p)?;
+    let direction = parse_direction(p)?;
+    let query = p.get("query").unwrap_or("").to_string();
     let step = match p.get("step") {
         None | Some("") => default_step(start, end),
         Some(v) => parse_seconds_or_duration("step", v)?,
@@ -356,9 +347,14 @@ pub fn parse_range(p: &RawParams) -> Result<RangeParams, ApiError> {
         ));
     }
     if (end - start) / step > MAX_POINTS_PER_SERIES {
-        return Err(ApiError::bad_request(
-            "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)",
-        ));
+        return Err(ApiError::bad_request(ERR_STEP_TOO_SMALL));
+    }
+    let interval = match p.get("interval") {
+        None | Some("") => 0,
+        Some(v) => parse_seconds_or_duration("interval", v)?,
+    };
+    if interval < 0 {
+        return Err(ApiError::bad_request("interval must be >= 0"));
     }
     Ok(RangeParams {
         query,
@@ -376,13 +372,15 @@ pub fn default_step(start: i64, end: i64) -> i64 {
     secs.max(1) * 1_000_000_000
 }
 
-/// Parses an instant query's parameters as Loki does.
+/// Parses an instant query's parameters as Loki does, in its order: limit,
+/// time, direction.
 pub fn parse_instant(p: &RawParams) -> Result<InstantParams, ApiError> {
+    let limit = parse_limit(p)?;
     let time = parse_timestamp("time", p.get("time"), now_ns())?;
     Ok(InstantParams {
         query: p.get("query").unwrap_or("").to_string(),
         time,
-        limit: parse_limit(p)?,
+        limit,
         direction: parse_direction(p)?,
     })
 }
@@ -458,6 +456,84 @@ mod tests {
             parse_range(&raw("step=2.5&start=0&end=1000")).unwrap().step,
             2_500_000_000
         );
+    }
+
+    /// Loki's texts and order for bad parameters (`pkg/loghttp/params.go`,
+    /// `query.go`).
+    #[test]
+    fn parameter_errors_as_loki_words_them() {
+        let range = |q: &str| parse_range(&raw(q)).unwrap_err().message;
+        let b = "start=2026-11-29T00:00:00Z&end=2026-11-29T01:00:00Z";
+        assert_eq!(
+            range(&format!("{b}&limit=abc")),
+            "strconv.Atoi: parsing \"abc\": invalid syntax"
+        );
+        assert_eq!(
+            range(&format!("{b}&limit=99999999999999999999")),
+            "strconv.Atoi: parsing \"99999999999999999999\": value out of range"
+        );
+        assert_eq!(
+            range(&format!("{b}&limit=4294967296")),
+            "limit value 4294967296 is out of range [0, 4294967295]"
+        );
+        assert_eq!(
+            range(&format!("{b}&limit=0")),
+            "limit must be a positive value"
+        );
+        assert_eq!(
+            range(&format!("{b}&direction=SIDEWAYS")),
+            "invalid direction 'SIDEWAYS'"
+        );
+        assert_eq!(
+            parse_range(&raw(&format!("{b}&direction=FORWARD")))
+                .unwrap()
+                .direction,
+            Direction::Forward
+        );
+        assert_eq!(
+            range("start=2026-11-29T00:00:00Z&end=2026-12-29T00:00:00Z&step=60"),
+            "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
+        );
+        // exactly 11,000 steps are allowed
+        assert!(parse_range(&raw("start=0&end=11000&step=1")).is_ok());
+        assert_eq!(
+            range(&format!("{b}&step=abc")),
+            "cannot parse \"abc\" to a valid duration"
+        );
+        assert_eq!(
+            range(&format!("{b}&step=1e300")),
+            "cannot parse \"1e300\" to a valid duration. It overflows int64"
+        );
+        assert!(range(&format!("{b}&step=NaN")).starts_with("zero or negative"));
+        assert_eq!(range(&format!("{b}&interval=-1")), "interval must be >= 0");
+        assert_eq!(
+            range(&format!("{b}&interval=x")),
+            "cannot parse \"x\" to a valid duration"
+        );
+        assert_eq!(
+            range("since=5x"),
+            "could not parse 'since' parameter: unknown unit \"x\" in duration \"5x\""
+        );
+        assert_eq!(
+            range("since=1h30"),
+            "could not parse 'since' parameter: not a valid duration string: \"1h30\""
+        );
+        // since is read before end, end before start; end < start before limit
+        assert!(range("since=x&end=y").starts_with("could not parse 'since'"));
+        assert!(range("end=y&start=z").starts_with("could not parse 'end'"));
+        assert!(range("start=2&end=1&limit=x").starts_with("end timestamp"));
+        // instant: limit before time
+        let e = parse_instant(&raw("time=abc&limit=x")).unwrap_err().message;
+        assert_eq!(e, "strconv.Atoi: parsing \"x\": invalid syntax");
+    }
+
+    /// Without `start`, Loki counts `since` back from the end or from now,
+    /// whichever is earlier.
+    #[test]
+    fn default_start_counts_back_from_now_for_a_future_end() {
+        let (start, end) = parse_bounds(&raw("end=4000000000")).unwrap();
+        assert_eq!(end, 4_000_000_000_000_000_000);
+        assert!(start < now_ns() - DEFAULT_SINCE_NS + 60_000_000_000);
     }
 
     #[test]

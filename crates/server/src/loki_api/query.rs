@@ -48,6 +48,42 @@ pub(crate) fn parse_matchers_only(state: &AppState, text: &str) -> Result<Vec<Ma
         .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
+/// The matcher groups of a series request as Loki reads them
+/// (`loghttp.ParseSeriesQuery`, `logql.MatchForSeriesRequest`): `match` and
+/// `match[]` together, deduplicated and sorted, parsed without the
+/// empty-compatible check; a lone `{}` or no group at all lists every stream
+/// (one group without matchers), and a group of no matchers among others is
+/// refused.
+pub(crate) fn series_groups(
+    state: &AppState,
+    params: &RawParams,
+) -> Result<Vec<Vec<Matcher>>, ApiError> {
+    let mut texts: Vec<&str> = params
+        .get_all("match")
+        .into_iter()
+        .chain(params.get_all("match[]"))
+        .collect();
+    texts.sort_unstable();
+    texts.dedup();
+    if texts.len() == 1 && texts[0].replace(' ', "") == "{}" {
+        texts.clear();
+    }
+    if texts.is_empty() {
+        return Ok(vec![Vec::new()]);
+    }
+    texts
+        .into_iter()
+        .map(|t| {
+            let ms = runakefli_logql::parse_matchers_unvalidated_with(t, &state.parse_limits)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            if ms.is_empty() {
+                return Err(ApiError::bad_request(format!("0 matchers in group: {t}")));
+            }
+            Ok(ms)
+        })
+        .collect()
+}
+
 pub(crate) fn json_response(body: Vec<u8>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json; charset=UTF-8")],
@@ -322,19 +358,7 @@ pub async fn series(
         &body,
         |state, engine, tenant, params| {
             let (start, end) = parse_bounds(params)?;
-            let mut selectors = Vec::new();
-            for m in params
-                .get_all("match[]")
-                .into_iter()
-                .chain(params.get_all("match"))
-            {
-                selectors.push(parse_matchers_only(state, m)?);
-            }
-            if selectors.is_empty() {
-                return Err(ApiError::bad_request(
-                    "at least one match[] argument must be provided",
-                ));
-            }
+            let selectors = series_groups(state, params)?;
             let series = engine
                 .series(tenant, &selectors, start, end)
                 .map_err(engine_error)?;

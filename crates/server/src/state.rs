@@ -33,6 +33,8 @@ pub struct AppState {
     pub parse_limits: ParseLimits,
     /// Admission of read requests (concurrency limit and queue).
     pub query_gate: QueryGate,
+    /// Admission of HTTP push bodies by size ([`crate::push_gate`]).
+    pub push_gate: crate::push_gate::PushGate,
     /// The server's own counters for `/metrics`.
     pub metrics: Metrics,
     /// The accepted age of pushed entries.
@@ -189,6 +191,7 @@ impl AppState {
             push_limits,
             parse_limits,
             query_gate,
+            push_gate: crate::push_gate::PushGate::new(config.max_inflight_push_bytes),
             metrics: Metrics::default(),
             window: TimeWindow {
                 max_age: config.reject_old_samples_max_age.filter(|d| !d.is_zero()),

@@ -107,7 +107,8 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize)))
+    // Both are u64 on 64-bit Linux, narrower elsewhere.
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 #[cfg(test)]

@@ -5,9 +5,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(b) = runakefli_storage::block::decode_block(data) {
-        assert_eq!(b.ts.len(), b.lines.len());
-    }
-    let _ = runakefli_storage::part::raw_block::decode_raw_block(data);
-});
+fuzz_target!(|data: &[u8]| runakefli_fuzz::targets::block_decode(data));

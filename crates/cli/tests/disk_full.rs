@@ -217,6 +217,10 @@ fn a_full_disk_refuses_with_507_and_ingest_resumes_by_itself_when_space_frees() 
             "256KiB",
             "--max-entries-per-query",
             "100000",
+            // This test is about the disk filling up; the readiness
+            // threshold below it has its own test.
+            "--ready-min-free-disk",
+            "0",
         ],
     );
     let mut w = Writer {
@@ -290,4 +294,30 @@ fn a_full_disk_refuses_with_507_and_ingest_resumes_by_itself_when_space_frees() 
     );
     eprintln!("disk-full test took {:?}", t0.elapsed());
     drop(server);
+}
+
+#[test]
+fn ready_turns_503_below_the_free_space_threshold_and_back_when_space_frees() {
+    let fs = Tmpfs::mount(FS_SIZE);
+    let data = fs.dir.join("data");
+    let server = TestServer::start_on(&data, &["--ready-min-free-disk", "4MiB"]);
+    assert_eq!(server.get("/ready", &[]).0, 200);
+    // Leave 1 MiB free: below the threshold, not yet full.
+    let ballast = fs.dir.join("ballast");
+    fill(&ballast, 1 << 20);
+    let (status, body) = server.get("/ready", &[]);
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("below --ready-min-free-disk (4194304 bytes)") && body.contains("bytes free"),
+        "{body}"
+    );
+    // Unready is advice to load balancers: pushes are still taken while
+    // there is room.
+    let now = T0.to_string();
+    server.push_json(
+        &json!({"streams": [{"stream": {"app": "low"}, "values": [[now, "still taken"]]}]}),
+    );
+    std::fs::remove_file(&ballast).unwrap();
+    let (status, body) = server.get("/ready", &[]);
+    assert_eq!((status, body.as_str()), (200, "ready\n"));
 }

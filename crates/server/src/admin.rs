@@ -21,12 +21,37 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
 
 /// 200 `ready` while the backend can acknowledge writes; 503 with the reason
 /// once it cannot (the embedded store's write-ahead log has failed, the
-/// server is shutting down, ClickHouse does not answer), so load balancers
-/// and orchestrators stop sending pushes to it.
+/// server is shutting down, ClickHouse does not answer) or, for the embedded
+/// store, while its data directory's file system has less free space than
+/// `--ready-min-free-disk`, so load balancers and orchestrators stop sending
+/// pushes to it before the disk is full.
 async fn ready(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
-    match blocking(move || Ok(state.store.ops().health())).await? {
-        Ok(()) => Ok((StatusCode::OK, "ready\n")),
-        Err(e) => Err(ApiError::unavailable(format!("not ready: {e}"))),
+    blocking(move || {
+        state
+            .store
+            .ops()
+            .health()
+            .map_err(|e| ApiError::unavailable(format!("not ready: {e}")))?;
+        low_disk(&state).map_or(Ok(()), |m| Err(ApiError::unavailable(m)))
+    })
+    .await?;
+    Ok((StatusCode::OK, "ready\n"))
+}
+
+/// Why the data directory's free space makes the server unready, if it does.
+fn low_disk(state: &AppState) -> Option<String> {
+    let min = state.config.ready_min_free_disk_bytes;
+    let storage = state.store.embedded_store().filter(|_| min > 0)?;
+    match storage.free_disk_bytes() {
+        Ok(free) if free < min => Some(format!(
+            "not ready: {free} bytes free on the file system of {}, below --ready-min-free-disk ({min} bytes)",
+            state.config.data_dir.display()
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "not ready: free space of {} unknown: {e}",
+            state.config.data_dir.display()
+        )),
     }
 }
 

@@ -47,6 +47,12 @@ pub enum BackendConfig {
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
 /// Default of [`ServerConfig::max_query_points`].
 pub const DEFAULT_MAX_QUERY_POINTS: usize = runakefli_engine::limits::DEFAULT_MAX_QUERY_POINTS;
+/// Default of [`ServerConfig::max_inflight_push_bytes`]: four bodies of the
+/// largest accepted size.
+pub const DEFAULT_MAX_INFLIGHT_PUSH_BYTES: usize = 256 << 20;
+/// Default free space below which `/ready` answers 503: room for about one
+/// default memtable's flush.
+pub const DEFAULT_READY_MIN_FREE_DISK_BYTES: u64 = 64 << 20;
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 
@@ -68,6 +74,12 @@ pub struct ServerConfig {
     pub auth_file: Option<PathBuf>,
     /// Largest accepted push body, compressed, in bytes.
     pub max_push_body_bytes: usize,
+    /// Bytes of HTTP push bodies in flight at once; past it pushes answer 503
+    /// ([`crate::push_gate`]). 0: no limit.
+    pub max_inflight_push_bytes: usize,
+    /// `/ready` answers 503 while the data directory's file system has less
+    /// free space than this (embedded store). 0: not checked.
+    pub ready_min_free_disk_bytes: u64,
     /// Largest accepted push body after decompression, in bytes.
     pub max_push_decompressed_bytes: usize,
     /// Most entries one push may expand to (OTLP log records); 0 for no limit.
@@ -173,6 +185,8 @@ impl Default for ServerConfig {
             multi_tenant: false,
             auth_file: None,
             max_push_body_bytes: 64 << 20,
+            max_inflight_push_bytes: DEFAULT_MAX_INFLIGHT_PUSH_BYTES,
+            ready_min_free_disk_bytes: DEFAULT_READY_MIN_FREE_DISK_BYTES,
             max_push_decompressed_bytes: 256 << 20,
             max_push_entries: 1_000_000,
             max_push_expanded_bytes: 256 << 20,

@@ -17,6 +17,7 @@ pub mod jsonline_api;
 pub mod loki_api;
 pub mod metrics;
 pub mod otlp_api;
+pub mod push_gate;
 pub mod query_gate;
 pub mod state;
 pub mod store;
@@ -35,12 +36,21 @@ use std::sync::Arc;
 
 /// Builds the router over an opened state.
 pub fn router(state: Arc<AppState>) -> Router {
+    // Every HTTP push route, behind the in-flight push budget.
+    let pushes = Router::new()
+        .merge(loki_api::push_routes())
+        .merge(otlp_api::routes())
+        .merge(es_api::bulk_routes())
+        .merge(jsonline_api::routes())
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            push_gate::limit,
+        ));
     Router::new()
         .merge(loki_api::routes(state.clone()))
         .merge(admin::routes(state.clone()))
-        .merge(otlp_api::routes())
+        .merge(pushes)
         .merge(es_api::routes())
-        .merge(jsonline_api::routes())
         .route("/metrics", axum::routing::get(metrics::metrics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -32,6 +32,18 @@ pub const MEMTABLE_ENTRY_OVERHEAD: usize = 64;
 /// ingest.
 pub const MEMTABLE_BACKPRESSURE_FACTOR: usize = 2;
 
+/// A bucket plan holding more than this many bytes of residual rows (rows of
+/// memtables and unmerged parts it hands back whole for the engine to
+/// evaluate) is declined, and the engine's scan, which holds one batch at a
+/// time, evaluates the query instead: the rows of a busy memtable and its
+/// unflushed parts would otherwise be copied into one answer.
+pub const PLAN_RESIDUAL_MAX_BYTES: usize = 32 << 20;
+
+/// A bucket plan making more groups than this (on one worker) is declined
+/// for the engine's scan, where the series and points limits apply while it
+/// runs (`sum by (request_id)` would otherwise make a group per row).
+pub const PLAN_MAX_GROUPS: usize = 100_000;
+
 /// An append waits at most this long for a flush to make room in the memtable
 /// before it fails, so a failing disk surfaces as errors rather than hangs.
 pub const BACKPRESSURE_MAX_WAIT: Duration = Duration::from_secs(30);

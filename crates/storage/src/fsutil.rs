@@ -96,6 +96,21 @@ pub fn tree_bytes(dir: &Path) -> u64 {
     n
 }
 
+/// Bytes an unprivileged process may still write on the file system holding
+/// `path` (`statvfs`: available blocks times the fragment size).
+pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statvfs.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // Both are u64 on 64-bit Linux, narrower elsewhere.
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +121,12 @@ mod tests {
         // file or directory": the grandparent of `data/tenants` is "".
         assert_eq!(Path::new("data").parent(), Some(Path::new("")));
         fsync_dir(Path::new("")).unwrap();
+    }
+
+    #[test]
+    fn free_bytes_of_a_directory_and_of_a_missing_path() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(free_bytes(dir.path()).unwrap() > 0);
+        assert!(free_bytes(&dir.path().join("missing")).is_err());
     }
 }

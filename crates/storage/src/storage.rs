@@ -270,6 +270,12 @@ impl Storage {
         self.inner.wal.health()
     }
 
+    /// Bytes still free for the store on the file system of its data
+    /// directory (what an unprivileged writer may use).
+    pub fn free_disk_bytes(&self) -> std::io::Result<u64> {
+        crate::fsutil::free_bytes(&self.inner.cfg.data_dir)
+    }
+
     /// Current statistics.
     pub fn stats(&self) -> StorageStats {
         self.inner.stats()

@@ -139,6 +139,9 @@ pub struct ServeArgs {
     /// Largest accepted push body as received.
     #[arg(long, env = "RUNAKEFLI_MAX_PUSH_BODY_BYTES", default_value = "64MiB", value_parser = bytes_usize)]
     pub max_push_body_bytes: usize,
+    /// Bytes of HTTP push bodies received and being stored at once; a push past it is answered 503 with Retry-After (collectors retry), so many writers cannot grow memory. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_MAX_INFLIGHT_PUSH_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
+    pub max_inflight_push_bytes: usize,
     /// Largest accepted push body after decompression.
     #[arg(long, env = "RUNAKEFLI_MAX_PUSH_DECOMPRESSED_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
     pub max_push_decompressed_bytes: usize,
@@ -224,6 +227,9 @@ pub struct ServeArgs {
     /// Keep everything on disk under this size by dropping the oldest days first, e.g. 50GiB; 0 for no budget.
     #[arg(long, env = "RUNAKEFLI_MAX_DISK_BYTES", default_value = "0", value_parser = bytes)]
     pub max_disk_bytes: u64,
+    /// /ready answers 503 while the data directory's file system has less free space than this (pushes are still taken until the disk is full); 0 to not check.
+    #[arg(long, env = "RUNAKEFLI_READY_MIN_FREE_DISK", default_value = "64MiB", value_parser = bytes)]
+    pub ready_min_free_disk: u64,
     /// How often retention runs.
     #[arg(long, env = "RUNAKEFLI_RETENTION_INTERVAL", default_value = "10m", value_parser = duration)]
     pub retention_interval: Duration,

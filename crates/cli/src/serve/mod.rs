@@ -39,6 +39,8 @@ fn server_config(
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,
         max_push_body_bytes: args.max_push_body_bytes,
+        max_inflight_push_bytes: args.max_inflight_push_bytes,
+        ready_min_free_disk_bytes: args.ready_min_free_disk,
         max_push_decompressed_bytes: args.max_push_decompressed_bytes,
         max_push_entries: args.max_push_entries,
         max_push_expanded_bytes: args.max_push_expanded_bytes,

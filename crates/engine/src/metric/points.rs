@@ -15,6 +15,11 @@
 use crate::error::EngineError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// What a new series of a scan costs besides its samples, in points (its
+/// key, index entry and vector: about 128 bytes), so that a query making a
+/// series of nearly every line (`sum by (id)`) is stopped by the limit too.
+pub(crate) const SERIES_POINTS: usize = 8;
+
 /// The points held by one query; shared by its parallel scans.
 #[derive(Debug, Default)]
 pub(crate) struct PointBudget {

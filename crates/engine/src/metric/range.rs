@@ -2,6 +2,7 @@
 //! `*_over_time` family, `rate_counter` and `absent_over_time`. Windows are
 //! `(t - range - offset, t - offset]` for every step `t`.
 
+use super::points;
 use super::{Ctx, SeriesBudget, StepSeries};
 use crate::columnar::SeriesPoints;
 use crate::error::EngineError;
@@ -85,10 +86,20 @@ pub(crate) fn eval(
     }
     let shared: &Ctx = ctx;
     let parts = map_shards(|shard| scan_shard(shared, op, r, grouping, shard));
+    // Each shard's series were charged [`points::SERIES_POINTS`] while it
+    // scanned; given back with the samples once the step values are made.
+    let overhead = parts
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .map(|(s, _)| s.len())
+        .sum::<usize>()
+        .saturating_mul(points::SERIES_POINTS);
     let mut stats = QueryStats::default();
     let series = merge_shards(parts, &mut stats)?;
     ctx.stats.add(&stats);
-    finish_held(ctx, op, r, param, series)
+    let out = finish_held(ctx, op, r, param, series);
+    ctx.points.give_back(overhead);
+    out
 }
 
 /// [`finish`] under the query's point budget
@@ -197,8 +208,14 @@ fn scan_shard(
                         let i = *series_index.entry(key.clone()).or_insert_with(|| {
                             series.push((key, Vec::new()));
                             budget.add_series();
+                            samples += points::SERIES_POINTS;
                             series.len() - 1
                         });
+                        // A cache: bounded like the pipeline's (dropping the
+                        // held sets is safe, no stale identity stays behind).
+                        if by_full.len() >= crate::pipeline::INTERN_CAP {
+                            by_full.clear();
+                        }
                         // Keep `full` alive so its identity stays unique.
                         by_full.insert(full.id(), (full, i));
                         i

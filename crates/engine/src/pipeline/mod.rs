@@ -127,6 +127,12 @@ pub(crate) fn hir_required_literals(hir: &regex_syntax::hir::Hir) -> Vec<String>
 
 const ANSI: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\x07)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PRZcf-ntqry=><~]))";
 
+/// Most label sets [`Pipeline::intern_labels`] keeps for sharing; past it
+/// the table starts afresh. A query whose every line makes its own label set
+/// (`| json` over lines with a counter or an id) would otherwise hold one set
+/// per line scanned, whatever its limits.
+pub const INTERN_CAP: usize = 16_384;
+
 /// A compiled pipeline with its reusable buffers.
 #[derive(Debug)]
 pub struct Pipeline {
@@ -134,6 +140,8 @@ pub struct Pipeline {
     lbs: LabelsBuilder,
     line: String,
     interned: FastMap<u64, Vec<LabelSet>>,
+    /// Sets in `interned`.
+    interned_len: usize,
 }
 
 impl Pipeline {
@@ -168,6 +176,7 @@ impl Pipeline {
             lbs: LabelsBuilder::default(),
             line: String::new(),
             interned: FastMap::default(),
+            interned_len: 0,
         })
     }
 
@@ -274,18 +283,27 @@ impl Pipeline {
         &mut self.lbs
     }
 
-    /// The final label set of the last run, shared with equal earlier sets.
+    /// The final label set of the last run, shared with equal earlier sets
+    /// (among the last [`INTERN_CAP`] distinct ones at least).
     pub fn intern_labels(&mut self) -> LabelSet {
         if self.lbs.is_base() {
             return self.lbs.base().clone();
         }
         let h = self.lbs.view_hash();
-        let bucket = self.interned.entry(h).or_default();
-        if let Some(l) = bucket.iter().find(|l| self.lbs.view_eq(l)) {
+        if let Some(l) = self
+            .interned
+            .get(&h)
+            .and_then(|b| b.iter().find(|l| self.lbs.view_eq(l)))
+        {
             return l.clone();
         }
+        if self.interned_len >= INTERN_CAP {
+            self.interned.clear();
+            self.interned_len = 0;
+        }
         let l = self.lbs.labels();
-        bucket.push(l.clone());
+        self.interned.entry(h).or_default().push(l.clone());
+        self.interned_len += 1;
         l
     }
 }
@@ -322,6 +340,25 @@ mod tests {
         let base = LabelSet::new(vec![("app".into(), "x".into())]);
         let (line, _) = p.process(1, "\x1b[31mred\x1b[0m", &base, &[]).unwrap();
         assert_eq!(line, "red");
+    }
+
+    #[test]
+    fn interned_label_sets_stay_bounded_and_shared() {
+        // Regression: `| json` over lines with a counter interned one label
+        // set per line scanned (1.2 GB in the overload test).
+        let mut p = Pipeline::new(&[Stage::Json(vec![])]).unwrap();
+        let base = LabelSet::new(vec![("app".into(), "x".into())]);
+        let mut last = None;
+        for n in 0..3 * INTERN_CAP {
+            assert!(p.run(1, &format!(r#"{{"n":{n}}}"#), &base, &[]));
+            last = Some(p.intern_labels());
+            assert!(p.interned_len <= INTERN_CAP);
+        }
+        assert!(p.interned.values().map(Vec::len).sum::<usize>() <= INTERN_CAP);
+        // An equal set seen lately is still the same one.
+        let n = 3 * INTERN_CAP - 1;
+        assert!(p.run(1, &format!(r#"{{"n":{n}}}"#), &base, &[]));
+        assert_eq!(p.intern_labels().id(), last.unwrap().id());
     }
 }
 

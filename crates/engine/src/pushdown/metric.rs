@@ -158,7 +158,10 @@ pub(crate) fn range_series(
         let nb = bucket.buckets();
         for rows in answer.residual {
             let base = LabelSet::from(rows.stream.labels.as_ref());
-            for e in rows.entries {
+            for (i, e) in rows.entries.into_iter().enumerate() {
+                if i % 4096 == 0 && std::time::Instant::now() > ctx.deadline {
+                    return Err(EngineError::Timeout);
+                }
                 let Some(b) = bucket.bucket_of(e.ts) else {
                     continue;
                 };

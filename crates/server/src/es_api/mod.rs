@@ -23,7 +23,23 @@ pub const PREFIXES: &[&str] = &["", "/insert/elasticsearch"];
 /// The product header the official clients require on every answer.
 pub const PRODUCT_HEADER: &str = "x-elastic-product";
 
-/// Routes of the Elasticsearch API under every prefix of [`PREFIXES`].
+/// The `_bulk` routes under every prefix of [`PREFIXES`], which the router
+/// puts behind the push budget.
+pub fn bulk_routes() -> Router<Arc<AppState>> {
+    let mut r = Router::new();
+    for p in PREFIXES {
+        r = r
+            .route(&format!("{p}/_bulk"), post(bulk::bulk).put(bulk::bulk))
+            .route(
+                &format!("{p}/{{index}}/_bulk"),
+                post(bulk::bulk_index).put(bulk::bulk_index),
+            );
+    }
+    r.layer(axum::middleware::map_response(add_product_header))
+}
+
+/// The other routes of the Elasticsearch API (its start-up calls) under
+/// every prefix of [`PREFIXES`].
 pub fn routes() -> Router<Arc<AppState>> {
     let mut r = Router::new();
     for p in PREFIXES {
@@ -34,11 +50,6 @@ pub fn routes() -> Router<Arc<AppState>> {
         };
         r = r
             .route(&root, get(meta::info))
-            .route(&format!("{p}/_bulk"), post(bulk::bulk).put(bulk::bulk))
-            .route(
-                &format!("{p}/{{index}}/_bulk"),
-                post(bulk::bulk_index).put(bulk::bulk_index),
-            )
             .route(&format!("{p}/_license"), get(meta::license))
             .route(&format!("{p}/_xpack"), get(meta::xpack))
             .route(&format!("{p}/_nodes"), get(meta::nodes))

@@ -14,13 +14,19 @@ use axum::routing::{get, post};
 use axum::Router;
 use std::sync::Arc;
 
-/// Routes under `/loki/api/v1/`.
+/// The push routes (`/loki/api/v1/push`, `/api/prom/push`), which the
+/// router puts behind the push budget.
+pub fn push_routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/loki/api/v1/push", post(push::push))
+        .route("/api/prom/push", post(push::push))
+}
+
+/// Routes under `/loki/api/v1/` but the push routes ([`push_routes`]).
 pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         .merge(drilldown::routes())
-        .route("/loki/api/v1/push", post(push::push))
         .route("/loki/api/v1/tail", get(tail::tail))
-        .route("/api/prom/push", post(push::push))
         .route(
             "/loki/api/v1/query_range",
             get(query::query_range).post(query::query_range),

@@ -214,6 +214,11 @@ impl Metrics {
             "Read requests waiting for a query slot now.",
             state.query_gate.waiting() as f64,
         );
+        x.gauge(
+            "runakefli_push_inflight_bytes",
+            "Bytes of HTTP push bodies being received or stored now (limit: --max-inflight-push-bytes).",
+            state.push_gate.in_flight() as f64,
+        );
         store::render(&mut x, state);
         x.gauge(
             "runakefli_uptime_seconds",

@@ -75,6 +75,7 @@ pub fn run(
             let Some(u) = units.get(i) else { break };
             ctx.check_deadline()?;
             run_unit(ctx, u, &mut agg, &mut cache).map_err(|e| ctx.unit_failed(u, e))?;
+            ctx.over_bounds(agg.groups.len())?;
         }
         Ok(agg)
     });
@@ -172,6 +173,7 @@ fn run_unit(
         let rows = filtered_rows(ctx, u, lo, hi, &mut agg.stats)?;
         if ctx.q.fields().is_some() {
             if !rows.is_empty() {
+                ctx.note_residual(&rows);
                 agg.residual.entry(u.stream).or_default().extend(rows);
             }
             return Ok(());

@@ -832,6 +832,7 @@ pub fn run<'e>(
         }
         let lines = ev.rebuild(&want)?;
         let out = agg.residual.entry(stream).or_default();
+        let before = out.len();
         for (i, line) in lines.into_iter().enumerate() {
             if let Some(line) = line {
                 out.push(Entry {
@@ -841,6 +842,7 @@ pub fn run<'e>(
                 });
             }
         }
+        ctx.note_residual(&out[before..]);
     }
     Ok(())
 }

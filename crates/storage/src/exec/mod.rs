@@ -48,6 +48,11 @@ pub(crate) struct Context<'p> {
     name_sigs: Vec<std::sync::OnceLock<u64>>,
     /// A block was found damaged and reported while the plan ran.
     damaged: std::sync::atomic::AtomicBool,
+    /// Bytes of residual rows the plan holds (all workers).
+    residual_bytes: std::sync::atomic::AtomicUsize,
+    /// The plan grew past a bound ([`Context::over_bounds`]): the engine's
+    /// scan evaluates the query instead.
+    declined: std::sync::atomic::AtomicBool,
 }
 
 impl Context<'_> {
@@ -92,6 +97,38 @@ impl Context<'_> {
     pub fn order_arc(&self, i: usize) -> Arc<str> {
         self.order(i);
         self.orders[i].get().expect("just set").clone()
+    }
+
+    /// Counts residual rows handed back whole.
+    pub fn note_residual(&self, rows: &[runakefli_model::Entry]) {
+        let bytes: usize = rows
+            .iter()
+            .map(|e| {
+                e.line.len()
+                    + 48
+                    + e.metadata
+                        .iter()
+                        .map(|(k, v)| k.len() + v.len() + 48)
+                        .sum::<usize>()
+            })
+            .sum();
+        self.residual_bytes
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Fails (and marks the plan declined) once its residual rows or one
+    /// worker's `groups` pass their bounds
+    /// ([`crate::config::PLAN_RESIDUAL_MAX_BYTES`],
+    /// [`crate::config::PLAN_MAX_GROUPS`]).
+    pub fn over_bounds(&self, groups: usize) -> Result<(), StorageError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.residual_bytes.load(Relaxed) > crate::config::PLAN_RESIDUAL_MAX_BYTES
+            || groups > crate::config::PLAN_MAX_GROUPS
+        {
+            self.declined.store(true, Relaxed);
+            return Err(StorageError::Cancelled);
+        }
+        Ok(())
     }
 
     /// Fails once the plan's deadline has passed.
@@ -183,6 +220,8 @@ impl Storage {
             orders,
             name_sigs,
             damaged: std::sync::atomic::AtomicBool::new(false),
+            residual_bytes: Default::default(),
+            declined: Default::default(),
         };
         let answer = match &plan.output {
             PlanOutput::Lines { limit, direction } => lines::run(&ctx, units, *limit, *direction),
@@ -192,6 +231,8 @@ impl Storage {
             // A damaged block was reported: the scan path skips it (and so
             // do later plans), so the answer leaves out exactly that block.
             Err(_) if ctx.damaged.load(std::sync::atomic::Ordering::Relaxed) => Ok(None),
+            // Too large to hold whole: left to the engine's scan.
+            Err(_) if ctx.declined.load(std::sync::atomic::Ordering::Relaxed) => Ok(None),
             a => a.map(Some),
         }
     }

@@ -50,6 +50,31 @@ struct VolumeArgs {
     limit: usize,
 }
 
+impl VolumeArgs {
+    /// The volume of the selected streams over `[start, end]`, at most `limit` groups.
+    fn volume(
+        &self,
+        state: &AppState,
+        tenant: &runakefli_model::TenantId,
+        start: i64,
+        end: i64,
+        limit: usize,
+    ) -> Result<Vec<(runakefli_engine::LabelSet, u64)>, ApiError> {
+        state
+            .engine
+            .volume(
+                tenant,
+                &self.matchers,
+                start,
+                end,
+                &self.targets,
+                self.by_labels,
+                limit,
+            )
+            .map_err(engine_error)
+    }
+}
+
 fn volume_args(state: &AppState, params: &RawParams) -> Result<VolumeArgs, ApiError> {
     let matchers = selector(state, params)?;
     let targets: Vec<String> = params
@@ -95,28 +120,12 @@ pub async fn volume_range(
         let (start, end, step) = (range.start, range.end, range.step);
         if step >= end - start {
             // One bucket: Loki answers as /index/volume does (a vector at `end`).
-            let groups = state
-                .engine
-                .volume(
-                    tenant,
-                    &a.matchers,
-                    start,
-                    end,
-                    &a.targets,
-                    a.by_labels,
-                    a.limit,
-                )
-                .map_err(engine_error)?;
+            let groups = a.volume(state, tenant, start, end, a.limit)?;
             let mut out = Vec::with_capacity(1024);
             runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
             return Ok(out);
         }
-        let run = |s: i64, e: i64, limit: usize| {
-            state
-                .engine
-                .volume(tenant, &a.matchers, s, e, &a.targets, a.by_labels, limit)
-                .map_err(engine_error)
-        };
+        let run = |s: i64, e: i64, limit: usize| a.volume(state, tenant, s, e, limit);
         let groups = run(start, end, a.limit)?;
         let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
         let mut b = start;
@@ -179,18 +188,7 @@ pub async fn volume(
     answer_json(state, query, &headers, &body, |state, tenant, params| {
         let (start, end) = parse_bounds(params)?;
         let a = volume_args(state, params)?;
-        let groups = state
-            .engine
-            .volume(
-                tenant,
-                &a.matchers,
-                start,
-                end,
-                &a.targets,
-                a.by_labels,
-                a.limit,
-            )
-            .map_err(engine_error)?;
+        let groups = a.volume(state, tenant, start, end, a.limit)?;
         let mut out = Vec::with_capacity(1024);
         runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
         Ok(out)

@@ -21,6 +21,27 @@ fn now_ns() -> i64 {
 }
 
 fn connect(server: &TestServer, query: &str, extra: &str) -> WebSocket<MaybeTlsStream<TcpStream>> {
+    open_tail(server, None, query, extra)
+}
+
+/// Connects with an `X-Scope-OrgID` header.
+fn connect_as(
+    server: &TestServer,
+    tenant: &str,
+    query: &str,
+) -> WebSocket<MaybeTlsStream<TcpStream>> {
+    open_tail(server, Some(tenant), query, "")
+}
+
+/// Opens a tail of `query` (parameters `extra` appended), as `tenant` when
+/// given; reads time out after 100 ms (see [`next_message`]).
+fn open_tail(
+    server: &TestServer,
+    tenant: Option<&str>,
+    query: &str,
+    extra: &str,
+) -> WebSocket<MaybeTlsStream<TcpStream>> {
+    use tungstenite::client::IntoClientRequest;
     let base = server.base.replacen("http://", "ws://", 1);
     let mut url = format!("{base}/loki/api/v1/tail?query=");
     for b in query.bytes() {
@@ -31,13 +52,34 @@ fn connect(server: &TestServer, query: &str, extra: &str) -> WebSocket<MaybeTlsS
         }
     }
     url.push_str(extra);
-    let (mut ws, resp) = tungstenite::connect(url).expect("websocket handshake");
+    let mut req = url.into_client_request().unwrap();
+    if let Some(t) = tenant {
+        req.headers_mut()
+            .insert("X-Scope-OrgID", t.parse().unwrap());
+    }
+    let (mut ws, resp) = tungstenite::connect(req).expect("websocket handshake");
     assert_eq!(resp.status(), 101);
     if let MaybeTlsStream::Plain(s) = ws.get_mut() {
         s.set_read_timeout(Some(Duration::from_millis(100)))
             .unwrap();
     }
     ws
+}
+
+/// The next message, or `None` when none came within the read timeout.
+fn next_message(ws: &mut WebSocket<MaybeTlsStream<TcpStream>>) -> Option<Message> {
+    match ws.read() {
+        Ok(m) => Some(m),
+        Err(tungstenite::Error::Io(e))
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            None
+        }
+        Err(e) => panic!("websocket: {e}"),
+    }
 }
 
 /// Reads frames until `want` entries arrived or `deadline`; returns
@@ -49,28 +91,19 @@ fn read_entries(
 ) -> Vec<(Instant, Value, String, String)> {
     let mut got = Vec::new();
     while got.len() < want && Instant::now() < deadline {
-        match ws.read() {
-            Ok(Message::Text(t)) => {
-                let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                assert!(v.get("dropped_entries").is_some(), "Loki's frame: {v}");
-                for s in v["streams"].as_array().unwrap() {
-                    for e in s["values"].as_array().unwrap() {
-                        got.push((
-                            Instant::now(),
-                            s["stream"].clone(),
-                            e[0].as_str().unwrap().to_string(),
-                            e[1].as_str().unwrap().to_string(),
-                        ));
-                    }
+        if let Some(Message::Text(t)) = next_message(ws) {
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            assert!(v.get("dropped_entries").is_some(), "Loki's frame: {v}");
+            for s in v["streams"].as_array().unwrap() {
+                for e in s["values"].as_array().unwrap() {
+                    got.push((
+                        Instant::now(),
+                        s["stream"].clone(),
+                        e[0].as_str().unwrap().to_string(),
+                        e[1].as_str().unwrap().to_string(),
+                    ));
                 }
             }
-            Ok(_) => {}
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => panic!("websocket: {e}"),
         }
     }
     got
@@ -141,29 +174,6 @@ fn history_since_start_comes_first_within_limit() {
     assert_eq!(status, 400, "{body}");
 }
 
-/// Connects with an `X-Scope-OrgID` header.
-fn connect_as(
-    server: &TestServer,
-    tenant: &str,
-    query: &str,
-) -> WebSocket<MaybeTlsStream<TcpStream>> {
-    use tungstenite::client::IntoClientRequest;
-    let base = server.base.replacen("http://", "ws://", 1);
-    let q: String = query.bytes().map(|b| format!("%{b:02X}")).collect();
-    let mut req = format!("{base}/loki/api/v1/tail?query={q}")
-        .into_client_request()
-        .unwrap();
-    req.headers_mut()
-        .insert("X-Scope-OrgID", tenant.parse().unwrap());
-    let (mut ws, resp) = tungstenite::connect(req).expect("websocket handshake");
-    assert_eq!(resp.status(), 101);
-    if let MaybeTlsStream::Plain(s) = ws.get_mut() {
-        s.set_read_timeout(Some(Duration::from_millis(100)))
-            .unwrap();
-    }
-    ws
-}
-
 /// The close frame the server sends first, if it closes within `wait`.
 fn close_within(
     ws: &mut WebSocket<MaybeTlsStream<TcpStream>>,
@@ -171,16 +181,12 @@ fn close_within(
 ) -> Option<(u16, String)> {
     let deadline = Instant::now() + wait;
     while Instant::now() < deadline {
-        match ws.read() {
-            Ok(Message::Close(Some(f))) => return Some((u16::from(f.code), f.reason.to_string())),
-            Ok(Message::Close(None)) => return Some((1005, String::new())),
-            Ok(_) => {}
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => panic!("websocket: {e}"),
+        match next_message(ws) {
+            Some(Message::Close(Some(f))) => {
+                return Some((u16::from(f.code), f.reason.to_string()))
+            }
+            Some(Message::Close(None)) => return Some((1005, String::new())),
+            _ => {}
         }
     }
     None

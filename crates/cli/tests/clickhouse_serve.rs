@@ -26,20 +26,13 @@ static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
 /// A server on a fresh ClickHouse database of its own, and that database.
 fn clickhouse_server(test: &str, extra: &[&str]) -> (TestServer, String) {
-    let url = front::url();
     let db = format!(
         "serve_{test}_{}_{}",
         std::process::id(),
         NEXT_DB.fetch_add(1, Ordering::Relaxed)
     );
-    let mut args = vec![
-        "--backend",
-        "clickhouse",
-        "--clickhouse-url",
-        &url,
-        "--clickhouse-database",
-        &db,
-    ];
+    let owned = front::serve_args(&db);
+    let mut args: Vec<&str> = owned.iter().map(String::as_str).collect();
     args.extend_from_slice(extra);
     (TestServer::start_with(&args), db)
 }

@@ -320,16 +320,8 @@ fn loki_conformance_corpus() {
 /// cases must pass, with the same exceptions.
 #[test]
 fn loki_conformance_corpus_on_clickhouse() {
-    let url = front::url();
-    let db = format!("conformance_{}", std::process::id());
-    run_corpus(&[
-        "--backend",
-        "clickhouse",
-        "--clickhouse-url",
-        &url,
-        "--clickhouse-database",
-        &db,
-    ]);
+    let args = front::serve_args(&format!("conformance_{}", std::process::id()));
+    run_corpus(&args.iter().map(String::as_str).collect::<Vec<_>>());
 }
 
 fn run_corpus(extra: &[&str]) {

@@ -74,16 +74,8 @@ fn grafana_conformance_corpus() {
 /// naming `.ci/setup-clients.sh chdb` when chdb-core is missing).
 #[test]
 fn grafana_conformance_corpus_on_clickhouse() {
-    let url = front::url();
-    let db = format!("grafana_{}", std::process::id());
-    run_corpus(&[
-        "--backend",
-        "clickhouse",
-        "--clickhouse-url",
-        &url,
-        "--clickhouse-database",
-        &db,
-    ]);
+    let args = front::serve_args(&format!("grafana_{}", std::process::id()));
+    run_corpus(&args.iter().map(String::as_str).collect::<Vec<_>>());
 }
 
 fn run_corpus(extra: &[&str]) {

@@ -99,6 +99,22 @@ pub fn url() -> String {
     }
 }
 
+/// The `runakefli serve` flags that put a server on the front, in database
+/// `database`.
+#[allow(dead_code)] // used by the cli crate's tests, which include this module
+pub fn serve_args(database: &str) -> Vec<String> {
+    [
+        "--backend",
+        "clickhouse",
+        "--clickhouse-url",
+        &url(),
+        "--clickhouse-database",
+        database,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
 /// A client of a fresh database of its own (named after `test`).
 pub fn client(test: &str) -> Client {
     let n = NEXT_DB.fetch_add(1, Ordering::Relaxed);

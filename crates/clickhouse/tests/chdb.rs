@@ -75,6 +75,7 @@ fn plan(selector: &str, filters: Vec<LineFilter>, output: PlanOutput) -> QueryPl
         fields: None,
         output,
         deadline: None,
+        cancel: None,
     }
 }
 

@@ -22,6 +22,14 @@ impl Engine {
         Engine { backend, limits }
     }
 
+    /// An engine over the same backend with other `limits`.
+    pub fn with_limits(&self, limits: QueryLimits) -> Self {
+        Engine {
+            backend: self.backend.clone(),
+            limits,
+        }
+    }
+
     /// The configured limits.
     pub fn limits(&self) -> &QueryLimits {
         &self.limits

@@ -69,6 +69,10 @@ pub struct QueryPlan {
     pub output: PlanOutput,
     /// Give up with [`BackendError::Cancelled`](crate::BackendError) after this.
     pub deadline: Option<Instant>,
+    /// Give up with [`BackendError::Cancelled`](crate::BackendError) once
+    /// this flag is raised (the client of the request went away); checked
+    /// where the deadline is.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// How a line filter matches, before negation.

@@ -6,8 +6,8 @@
 //! every scan at its next batch (at most [`runakefli_model`]'s batch of rows
 //! per stream later) with [`BackendError::Cancelled`], so the blocking work
 //! ends and frees its query slot instead of computing an answer no one
-//! reads. Plans the store executes whole (`Backend::execute`) are checked
-//! before they start only; they end at their own deadline.
+//! reads. Plans the store executes whole (`Backend::execute`) get the flag
+//! in [`QueryPlan::cancel`] and stop where they check their deadline.
 
 use runakefli_model::plan::{PlanAnswer, QueryPlan};
 use runakefli_model::{
@@ -76,12 +76,12 @@ impl CancellableBackend {
     ) -> Result<T, BackendError> {
         self.check()?;
         let stop = || self.flag.load(Ordering::Relaxed);
-        let out = run(&stop)?;
+        let out = run(&stop);
         if stop() {
             self.cancelled.fetch_add(1, Ordering::Relaxed);
             return Err(BackendError::Cancelled);
         }
-        Ok(out)
+        out
     }
 }
 
@@ -135,7 +135,11 @@ impl Backend for CancellableBackend {
     }
 
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {
-        self.guarded(|_| self.inner.execute(plan))
+        // The store checks the flag where it checks the deadline (before
+        // each stream's block or memtable run), so a plan stops part-way.
+        let mut plan = plan.clone();
+        plan.cancel = Some(self.flag.clone());
+        self.guarded(|_| self.inner.execute(&plan))
     }
 
     fn scan_columns(

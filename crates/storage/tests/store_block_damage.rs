@@ -285,6 +285,7 @@ fn a_query_plan_reports_a_damaged_block_and_later_plans_skip_it() {
             direction: Direction::Forward,
         },
         deadline: None,
+        cancel: None,
     };
     let first = s.execute(&plan).expect("no failure");
     assert!(first.is_none(), "declined once the damage is reported");

@@ -255,6 +255,7 @@ mod tests {
             fields: None,
             output,
             deadline: None,
+            cancel: None,
         }
     }
 

@@ -43,6 +43,7 @@ pub fn run(
         fields: None,
         output: PlanOutput::Lines { limit, direction },
         deadline: Some(deadline),
+        cancel: None,
     };
     let answer = match crate::parallel::install(|| backend.execute(&plan)) {
         Ok(Some(a)) => a,

@@ -103,6 +103,7 @@ pub(crate) fn range_series(
         fields: pieces.fields,
         output: PlanOutput::Buckets(bucket.clone()),
         deadline: Some(ctx.deadline),
+        cancel: None,
     };
     let backend = ctx.backend;
     let answer = match crate::parallel::install(|| backend.execute(&plan)) {

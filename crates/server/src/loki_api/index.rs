@@ -2,7 +2,7 @@
 //! `/index/stats`, `/index/volume`, `/index/volume_range` (a matrix per `step`).
 
 use super::params::{parse_bounds, RawParams};
-use super::query::{answer_json, engine_error, parse_matchers_only};
+use super::query::{answer_json_cancellable, engine_error, parse_matchers_only};
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::body::Bytes;
@@ -28,17 +28,22 @@ pub async fn stats(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let (start, end) = parse_bounds(params)?;
-        let matchers = selector(state, params)?;
-        let st = state
-            .engine
-            .index_stats(tenant, &matchers, start, end)
-            .map_err(engine_error)?;
-        let mut out = Vec::with_capacity(128);
-        runakefli_engine::json::write_index_stats(&st, &mut out);
-        Ok(out)
-    })
+    answer_json_cancellable(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let (start, end) = parse_bounds(params)?;
+            let matchers = selector(state, params)?;
+            let st = engine
+                .index_stats(tenant, &matchers, start, end)
+                .map_err(engine_error)?;
+            let mut out = Vec::with_capacity(128);
+            runakefli_engine::json::write_index_stats(&st, &mut out);
+            Ok(out)
+        },
+    )
     .await
 }
 
@@ -54,14 +59,13 @@ impl VolumeArgs {
     /// The volume of the selected streams over `[start, end]`, at most `limit` groups.
     fn volume(
         &self,
-        state: &AppState,
+        engine: &runakefli_engine::Engine,
         tenant: &runakefli_model::TenantId,
         start: i64,
         end: i64,
         limit: usize,
     ) -> Result<Vec<(runakefli_engine::LabelSet, u64)>, ApiError> {
-        state
-            .engine
+        engine
             .volume(
                 tenant,
                 &self.matchers,
@@ -112,69 +116,76 @@ pub async fn volume_range(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let a = volume_args(state, params)?;
-        // Loki reads the rest as a range query's parameters (bounds, step,
-        // resolution limit, interval), with the same errors.
-        let range = super::params::parse_range(params)?;
-        let (start, end, step) = (range.start, range.end, range.step);
-        if step >= end - start {
-            // One bucket: Loki answers as /index/volume does (a vector at `end`).
-            let groups = a.volume(state, tenant, start, end, a.limit)?;
-            let mut out = Vec::with_capacity(1024);
-            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
-            return Ok(out);
-        }
-        let run = |s: i64, e: i64, limit: usize| a.volume(state, tenant, s, e, limit);
-        let groups = run(start, end, a.limit)?;
-        let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
-        let mut b = start;
-        while b < end {
-            let e = b.saturating_add(step).min(end);
-            let t_ms = if e >= end {
-                end / 1_000_000
-            } else {
-                e / 1_000_000 - 1
-            };
-            let t = serde_json::Number::from_f64(t_ms as f64 / 1000.0)
-                .map(serde_json::Value::Number)
-                .unwrap_or(serde_json::Value::Null);
-            let t = if t_ms % 1000 == 0 {
-                serde_json::json!(t_ms / 1000)
-            } else {
-                t
-            };
-            for (labels, bytes) in run(b, e, usize::MAX)? {
-                if bytes == 0 {
-                    continue;
-                }
-                if let Some(i) = groups.iter().position(|(l, _)| *l == labels) {
-                    series[i].push(serde_json::json!([t.clone(), bytes.to_string()]));
-                }
+    answer_json_cancellable(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let a = volume_args(state, params)?;
+            // Loki reads the rest as a range query's parameters (bounds, step,
+            // resolution limit, interval), with the same errors.
+            let range = super::params::parse_range(params)?;
+            let (start, end, step) = (range.start, range.end, range.step);
+            if step >= end - start {
+                // One bucket: Loki answers as /index/volume does (a vector at `end`).
+                let groups = a.volume(engine, tenant, start, end, a.limit)?;
+                let mut out = Vec::with_capacity(1024);
+                runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+                return Ok(out);
             }
-            b = e;
-        }
-        let result: Vec<serde_json::Value> = groups
-            .iter()
-            .zip(series)
-            .filter(|(_, values)| !values.is_empty())
-            .map(|((labels, _), values)| {
-                let metric: serde_json::Map<String, serde_json::Value> = labels
-                    .pairs()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), serde_json::json!(v)))
-                    .collect();
-                serde_json::json!({"metric": metric, "values": values})
-            })
-            .collect();
-        let body = serde_json::json!({
-            "status": "success",
-            "data": {"resultType": "matrix", "result": result},
-        });
-        let mut out = serde_json::to_vec(&body).map_err(|e| ApiError::internal(e.to_string()))?;
-        out.push(b'\n');
-        Ok(out)
-    })
+            let run = |s: i64, e: i64, limit: usize| a.volume(engine, tenant, s, e, limit);
+            let groups = run(start, end, a.limit)?;
+            let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
+            let mut b = start;
+            while b < end {
+                let e = b.saturating_add(step).min(end);
+                let t_ms = if e >= end {
+                    end / 1_000_000
+                } else {
+                    e / 1_000_000 - 1
+                };
+                let t = serde_json::Number::from_f64(t_ms as f64 / 1000.0)
+                    .map(serde_json::Value::Number)
+                    .unwrap_or(serde_json::Value::Null);
+                let t = if t_ms % 1000 == 0 {
+                    serde_json::json!(t_ms / 1000)
+                } else {
+                    t
+                };
+                for (labels, bytes) in run(b, e, usize::MAX)? {
+                    if bytes == 0 {
+                        continue;
+                    }
+                    if let Some(i) = groups.iter().position(|(l, _)| *l == labels) {
+                        series[i].push(serde_json::json!([t.clone(), bytes.to_string()]));
+                    }
+                }
+                b = e;
+            }
+            let result: Vec<serde_json::Value> = groups
+                .iter()
+                .zip(series)
+                .filter(|(_, values)| !values.is_empty())
+                .map(|((labels, _), values)| {
+                    let metric: serde_json::Map<String, serde_json::Value> = labels
+                        .pairs()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+                        .collect();
+                    serde_json::json!({"metric": metric, "values": values})
+                })
+                .collect();
+            let body = serde_json::json!({
+                "status": "success",
+                "data": {"resultType": "matrix", "result": result},
+            });
+            let mut out =
+                serde_json::to_vec(&body).map_err(|e| ApiError::internal(e.to_string()))?;
+            out.push(b'\n');
+            Ok(out)
+        },
+    )
     .await
 }
 
@@ -185,13 +196,19 @@ pub async fn volume(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let (start, end) = parse_bounds(params)?;
-        let a = volume_args(state, params)?;
-        let groups = a.volume(state, tenant, start, end, a.limit)?;
-        let mut out = Vec::with_capacity(1024);
-        runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
-        Ok(out)
-    })
+    answer_json_cancellable(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let (start, end) = parse_bounds(params)?;
+            let a = volume_args(state, params)?;
+            let groups = a.volume(engine, tenant, start, end, a.limit)?;
+            let mut out = Vec::with_capacity(1024);
+            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+            Ok(out)
+        },
+    )
     .await
 }

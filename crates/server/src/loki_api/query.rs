@@ -125,29 +125,6 @@ where
     Ok(json_response(out?))
 }
 
-/// [`answer_json_cancellable`] for an `answer` that reads through
-/// `state.engine`: the same admission and blocking pool, without
-/// cancellation on disconnect (the request still ends at its deadline).
-pub(crate) async fn answer_json<F>(
-    state: Arc<AppState>,
-    query: Option<String>,
-    headers: &HeaderMap,
-    body: &Bytes,
-    answer: F,
-) -> Result<Response, ApiError>
-where
-    F: FnOnce(&AppState, &TenantId, &RawParams) -> Result<Vec<u8>, ApiError> + Send + 'static,
-{
-    answer_json_cancellable(
-        state,
-        query,
-        headers,
-        body,
-        move |state, _, tenant, params| answer(state, tenant, params),
-    )
-    .await
-}
-
 /// The optional `query` selector of the labels endpoints.
 fn optional_selector(
     state: &AppState,
@@ -197,15 +174,14 @@ fn with_partial<F>(
 where
     F: Fn(&runakefli_engine::Engine) -> Result<QueryResponse, EngineError>,
 {
-    // The first run reads through the request's (cancellable) engine; the
-    // rerun without the series limit reads the backend directly.
+    // Both runs read through the request's (cancellable) backend.
     match run(engine) {
         Err(EngineError::SeriesLimit(max)) if partial => {
             let limits = runakefli_engine::QueryLimits {
                 max_query_series: 0,
                 ..state.engine.limits().clone()
             };
-            let unbounded = runakefli_engine::Engine::new(state.store.reads(), limits);
+            let unbounded = engine.with_limits(limits);
             let mut resp = run(&unbounded).map_err(engine_error)?;
             match &mut resp.result {
                 QueryResult::Matrix(s) => s.truncate(max),

@@ -131,8 +131,14 @@ impl Context<'_> {
         Ok(())
     }
 
-    /// Fails once the plan's deadline has passed.
+    /// Fails once the plan's deadline has passed or its cancel flag (the
+    /// client went away) is raised.
     pub fn check_deadline(&self) -> Result<(), StorageError> {
+        if let Some(c) = &self.q.plan.cancel {
+            if c.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(StorageError::Cancelled);
+            }
+        }
         match self.q.plan.deadline {
             Some(d) if std::time::Instant::now() > d => Err(StorageError::Cancelled),
             _ => Ok(()),

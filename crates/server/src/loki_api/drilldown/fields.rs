@@ -8,7 +8,7 @@
 use super::{count_param, to_body, window};
 use crate::error::ApiError;
 use crate::loki_api::params::RawParams;
-use crate::loki_api::query::{answer_json, engine_error, parse_query};
+use crate::loki_api::query::{answer_json_cancellable, engine_error, parse_query};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
@@ -28,6 +28,7 @@ pub const DEFAULT_LIMIT: usize = 1000;
 /// The detected fields of a request, and its `limit`.
 fn detect(
     state: &AppState,
+    engine: &runakefli_engine::Engine,
     tenant: &TenantId,
     params: &RawParams,
 ) -> Result<(Vec<DetectedField>, usize), ApiError> {
@@ -40,8 +41,7 @@ fn detect(
             "only log queries are supported for detected fields",
         ));
     };
-    let fields = state
-        .engine
+    let fields = engine
         .detected_fields(tenant, &log, start, end, line_limit)
         .map_err(engine_error)?;
     Ok((fields, limit))
@@ -74,11 +74,17 @@ pub async fn detected_fields(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
-        let (fields, limit) = detect(state, tenant, params)?;
-        let list: Vec<Value> = fields.iter().take(limit).map(field_json).collect();
-        to_body(&json!({ "fields": list, "limit": limit }))
-    })
+    answer_json_cancellable(
+        state,
+        query,
+        &headers,
+        &body,
+        |state, engine, tenant, params| {
+            let (fields, limit) = detect(state, engine, tenant, params)?;
+            let list: Vec<Value> = fields.iter().take(limit).map(field_json).collect();
+            to_body(&json!({ "fields": list, "limit": limit }))
+        },
+    )
     .await
 }
 
@@ -91,13 +97,13 @@ pub async fn field_values(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(
+    answer_json_cancellable(
         state,
         query,
         &headers,
         &body,
-        move |state, tenant, params| {
-            let (fields, limit) = detect(state, tenant, params)?;
+        move |state, engine, tenant, params| {
+            let (fields, limit) = detect(state, engine, tenant, params)?;
             match fields.iter().find(|f| f.label == name) {
                 Some(f) if !f.values.is_empty() => {
                     let values: Vec<&String> = f.values.iter().take(limit).collect();

@@ -2,7 +2,7 @@
 
 use super::{to_body, window};
 use crate::error::ApiError;
-use crate::loki_api::query::{answer_json, engine_error, parse_matchers_only};
+use crate::loki_api::query::{answer_json_cancellable, engine_error, parse_matchers_only};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -17,15 +17,13 @@ pub async fn detected_labels(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
+    answer_json_cancellable(state, query, &headers, &body, |state, engine, tenant, params| {
         let (start, end) = window(params)?;
         let matchers = match params.get("query") {
             Some(q) if !q.trim().is_empty() => parse_matchers_only(state, q)?,
             _ => Vec::new(),
         };
-        let found = state
-            .engine
-            .detected_labels(tenant, &matchers, start, end)
+        let found = engine.detected_labels(tenant, &matchers, start, end)
             .map_err(engine_error)?;
         let list: Vec<serde_json::Value> = found
             .into_iter()

@@ -6,7 +6,7 @@
 use super::{to_body, window};
 use crate::error::ApiError;
 use crate::loki_api::params::{default_step, parse_seconds_or_duration};
-use crate::loki_api::query::{answer_json, engine_error, parse_query};
+use crate::loki_api::query::{answer_json_cancellable, engine_error, parse_query};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -23,7 +23,7 @@ pub async fn patterns(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    answer_json(state, query, &headers, &body, |state, tenant, params| {
+    answer_json_cancellable(state, query, &headers, &body, |state, engine, tenant, params| {
         let expr = parse_query(state, params.get("query").unwrap_or(""))?;
         let (start, end) = window(params)?;
         let step = match params.get("step") {
@@ -38,9 +38,7 @@ pub async fn patterns(
         let Expr::Log(log) = expr else {
             return Err(ApiError::bad_request("only log queries are supported for patterns"));
         };
-        let found = state
-            .engine
-            .patterns(tenant, &log, start, end, step)
+        let found = engine.patterns(tenant, &log, start, end, step)
             .map_err(engine_error)?;
         let data: Vec<serde_json::Value> = found
             .iter()

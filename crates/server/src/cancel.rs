@@ -44,21 +44,25 @@ impl Drop for CancelOnDrop {
 }
 
 /// A backend that fails every read with [`BackendError::Cancelled`] once its
-/// flag is raised, stopping scans in progress; it counts what it stopped.
+/// flag is raised, stopping scans in progress; it counts a stopped request
+/// once, however many of its scans ran.
 pub struct CancellableBackend {
     inner: Arc<dyn Backend>,
     flag: Arc<AtomicBool>,
     cancelled: Arc<AtomicU64>,
+    /// Set once this request is counted, so parallel scans count it once.
+    counted: AtomicBool,
 }
 
 impl CancellableBackend {
-    /// Reads `inner` until `flag` is raised; each stopped request adds one
-    /// to `cancelled`.
+    /// Reads `inner` until `flag` is raised; a stopped request (the one this
+    /// backend serves) adds one to `cancelled`.
     pub fn new(inner: Arc<dyn Backend>, flag: Arc<AtomicBool>, cancelled: Arc<AtomicU64>) -> Self {
         CancellableBackend {
             inner,
             flag,
             cancelled,
+            counted: AtomicBool::new(false),
         }
     }
 
@@ -78,7 +82,9 @@ impl CancellableBackend {
         let stop = || self.flag.load(Ordering::Relaxed);
         let out = run(&stop);
         if stop() {
-            self.cancelled.fetch_add(1, Ordering::Relaxed);
+            if !self.counted.swap(true, Ordering::Relaxed) {
+                self.cancelled.fetch_add(1, Ordering::Relaxed);
+            }
             return Err(BackendError::Cancelled);
         }
         out

@@ -568,3 +568,112 @@ fn protocol_errors_in_each_protocols_format() {
     assert_eq!(v["errors"], false);
     assert_eq!(v["items"][0]["create"]["status"], 201);
 }
+
+/// `runakefli_rejected_requests_total{protocol="syslog",reason="inflight_limit"}`.
+fn syslog_refused(server: &TestServer) -> f64 {
+    let (_, text) = server.get("/metrics", &[]);
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix(
+                r#"runakefli_rejected_requests_total{protocol="syslog",reason="inflight_limit"} "#,
+            )
+        })
+        .map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
+/// Syslog messages are charged to `--max-inflight-push-bytes` like HTTP
+/// pushes: while an HTTP push that never sends its body holds the whole
+/// 2 KiB budget, UDP datagrams are dropped and counted, and TCP messages
+/// wait (none stored, none counted); once the HTTP client goes away, the
+/// waiting TCP messages are all stored and new datagrams are stored.
+#[test]
+fn syslog_is_charged_to_the_inflight_push_budget() {
+    let (tcp, udp) = (free_port(), free_udp_port());
+    let tcp_addr = format!("127.0.0.1:{tcp}");
+    let udp_addr = format!("127.0.0.1:{udp}");
+    let server = TestServer::start_with(&[
+        "--syslog-tcp-listen",
+        &tcp_addr,
+        "--syslog-udp-listen",
+        &udp_addr,
+        "--max-inflight-push-bytes",
+        "2KiB",
+    ]);
+    const N: usize = 20;
+    let msg =
+        |app: &str, i: usize| format!("<14>1 - host {app} - - - message {i} {}", "p".repeat(90));
+    let count = |app: &str| {
+        let v = server.get_json(
+            "/loki/api/v1/query",
+            &[
+                (
+                    "query",
+                    &format!(r#"sum(count_over_time({{service_name="{app}"}}[1d]))"#),
+                ),
+                ("time", &(now_ns() + 1_000_000_000).to_string()),
+            ],
+        );
+        v["data"]["result"][0]["value"][1]
+            .as_str()
+            .map_or(0, |s| s.parse::<usize>().unwrap())
+    };
+    let gauge = || {
+        let (_, text) = server.get("/metrics", &[]);
+        text.lines()
+            .find_map(|l| l.strip_prefix("runakefli_push_inflight_bytes "))
+            .map_or(0.0, |v| v.trim().parse::<f64>().unwrap())
+    };
+    let wait_for = |what: &str, ok: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ok() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // An HTTP push announcing the whole budget and sending no body.
+    let base = server.base.trim_start_matches("http://").to_string();
+    let mut stalled = std::net::TcpStream::connect(&base).unwrap();
+    write!(
+        stalled,
+        "POST /loki/api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2048\r\n\r\n"
+    )
+    .unwrap();
+    wait_for("the stalled push's charge", &|| gauge() >= 2048.0);
+    // UDP: dropped and counted.
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..N {
+        sock.send_to(msg("budgetudp", i).as_bytes(), &udp_addr)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    wait_for("the datagrams to be counted", &|| {
+        syslog_refused(&server) as usize == N
+    });
+    // TCP: waits for room.
+    let tcp_thread = std::thread::spawn(move || {
+        let mut conn = std::net::TcpStream::connect(&tcp_addr).unwrap();
+        for i in 0..N {
+            let m = msg("budgettcp", i);
+            write!(conn, "{} {m}", m.len()).unwrap();
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(count("budgetudp"), 0, "a refused datagram was stored");
+    assert_eq!(count("budgettcp"), 0, "TCP messages passed a spent budget");
+    assert_eq!(
+        syslog_refused(&server) as usize,
+        N,
+        "TCP messages are not refused"
+    );
+    // The HTTP client goes away: its charge is given back.
+    drop(stalled);
+    tcp_thread.join().unwrap();
+    wait_for("the waiting TCP messages", &|| count("budgettcp") == N);
+    for i in 0..N {
+        sock.send_to(msg("budgetudp", i).as_bytes(), &udp_addr)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    wait_for("the later datagrams", &|| count("budgetudp") == N);
+    assert_eq!(syslog_refused(&server) as usize, N);
+}

@@ -1,4 +1,4 @@
-//! The in-flight push budget: the bodies of HTTP pushes being received,
+//! The in-flight push budget: the bodies of pushes being received,
 //! decoded and appended at one moment may hold at most `max_bytes` between
 //! them. A push that does not fit is answered 503 at once (collectors retry
 //! with backoff) instead of waiting in memory, so many writers beyond the
@@ -15,6 +15,13 @@
 //! What one in-flight byte costs in memory: the body, plus what decoding
 //! makes of it (decompressed and decoded entries, the WAL record), so the
 //! memory of pushes in flight is a small multiple of the budget.
+//!
+//! Syslog messages are charged their frame's bytes while they wait in a
+//! batch and until the batch's append ends: the TCP listener waits for room
+//! (stops reading the connection, so the sender is slowed by TCP flow
+//! control); the UDP listener drops a datagram that does not fit and counts
+//! it as `runakefli_rejected_requests_total{protocol="syslog",
+//! reason="inflight_limit"}`.
 
 use crate::error::ErrorReason;
 use crate::state::AppState;
@@ -107,6 +114,26 @@ impl PushGate {
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 Err(Refusal::Busy)
             }
+        }
+    }
+
+    /// Charges `bytes` more to `charge`, waiting until the budget has room
+    /// (for the syslog TCP listener, whose senders are slowed by TCP flow
+    /// control instead of being answered 503).
+    pub async fn charge_waiting(&self, charge: &mut PushCharge, bytes: usize) {
+        if self.max_bytes == 0 || bytes == 0 {
+            return;
+        }
+        let held: usize = charge._permits.iter().map(|p| p.num_permits()).sum();
+        let cap = self.max_bytes.clamp(1, Semaphore::MAX_PERMITS);
+        let n = bytes.min(cap.saturating_sub(held));
+        if n == 0 {
+            return;
+        }
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        // The semaphore is never closed, so acquiring only waits.
+        if let Ok(p) = self.budget.clone().acquire_many_owned(n).await {
+            charge._permits.push(p);
         }
     }
 

@@ -216,7 +216,7 @@ impl Metrics {
         );
         x.gauge(
             "runakefli_push_inflight_bytes",
-            "Bytes of HTTP push bodies being received or stored now (limit: --max-inflight-push-bytes).",
+            "Bytes of push bodies (HTTP) and syslog messages being received or stored now (limit: --max-inflight-push-bytes).",
             state.push_gate.in_flight() as f64,
         );
         store::render(&mut x, state);

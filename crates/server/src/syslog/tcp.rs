@@ -44,6 +44,7 @@ async fn connection(mut stream: TcpStream, peer: String, state: Arc<AppState>) {
             }
             Some(Ok(0)) => {
                 if let Some(last) = framer.finish() {
+                    batch.admit(last.len(), true, &state).await;
                     batch.add(&last, &state, &peer);
                 }
                 break;
@@ -52,7 +53,10 @@ async fn connection(mut stream: TcpStream, peer: String, state: Arc<AppState>) {
                 framer.push(&buf[..n]);
                 loop {
                     match framer.next_frame() {
-                        Ok(Some(frame)) => batch.add(&frame, &state, &peer),
+                        Ok(Some(frame)) => {
+                            batch.admit(frame.len(), true, &state).await;
+                            batch.add(&frame, &state, &peer)
+                        }
                         Ok(None) => break,
                         Err(e) => {
                             tracing::warn!(peer, error = %e, "syslog tcp connection closed");

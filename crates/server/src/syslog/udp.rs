@@ -26,6 +26,9 @@ pub(super) async fn serve(socket: UdpSocket, state: Arc<AppState>) {
                 deadline = None;
             }
             Some(Ok((n, peer))) => {
+                if !batch.admit(n, false, &state).await {
+                    continue;
+                }
                 batch.add(&buf[..n], &state, &peer.to_string());
                 if batch.len() >= MAX_BATCH {
                     batch.flush(&state).await;

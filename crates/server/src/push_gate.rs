@@ -87,7 +87,9 @@ impl PushGate {
         self.max_bytes.clamp(1, Semaphore::MAX_PERMITS) - self.budget.available_permits()
     }
 
-    /// Pushes refused because the budget was spent, since the start.
+    /// Charges refused because the budget was spent, since the start (HTTP
+    /// pushes and syslog datagrams refused, and syslog TCP reads that then
+    /// waited for room).
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
     }

@@ -111,23 +111,24 @@ fn unpack_bits_map<T>(
         } else {
             0
         };
-        for i in 0..direct {
+        // `extend` over a counted range: no capacity check per value.
+        out.extend((0..direct).map(|i| {
             let bit = i * bits;
             let byte = bit / 8;
             let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
-            out.push(f((word >> (bit % 8)) & mask));
-        }
+            f((word >> (bit % 8)) & mask)
+        }));
         if direct < n {
             let from = (direct * bits / 8).min(src.len());
             let mut tail = [0u8; 24];
             let k = (src.len() - from).min(16);
             tail[..k].copy_from_slice(&src[from..from + k]);
-            for i in direct..n {
+            out.extend((direct..n).map(|i| {
                 let bit = i * bits;
                 let byte = bit / 8 - from;
                 let word = u64::from_le_bytes(tail[byte..byte + 8].try_into().expect("8 bytes"));
-                out.push(f((word >> (bit % 8)) & mask));
-            }
+                f((word >> (bit % 8)) & mask)
+            }));
         }
         return;
     }

@@ -1354,6 +1354,11 @@ impl RowMetadata {
         self.sets.iter().flatten().map(|(k, _)| k.as_str())
     }
 
+    /// Whether no row has any pair.
+    pub fn all_empty(&self) -> bool {
+        self.sets.iter().all(|s| s.is_empty())
+    }
+
     /// How many distinct sets there are.
     pub fn set_count(&self) -> usize {
         self.sets.len()

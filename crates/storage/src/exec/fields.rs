@@ -235,13 +235,15 @@ pub fn run<'e>(
     // Which templates the kept rows use, and whether any row has metadata.
     let stream_sig = ctx.name_sig(stream);
     let mut used = vec![false; nt];
-    let mut any_md = false;
     for i in ev.first..ev.end {
         if keep[i] {
             used[row_tpl[i] as usize] = true;
-            any_md |= !row_md(i).is_empty();
         }
     }
+    // Most blocks have no metadata at all: no per-row look then.
+    let any_md = md.is_some_and(|m| {
+        !m.all_empty() && (ev.first..ev.end).any(|i| keep[i] && !m.row(i).is_empty())
+    });
     let resolve = |cache: &mut TemplateCache, t: usize, sig: u64, mdr: &[(String, String)]| {
         infos[t].fields.as_ref().map(|tf| {
             cache

@@ -28,6 +28,34 @@ const TIMEOUT_EXCEEDED: u32 = 159;
 pub struct ClickHouseBackend {
     client: Client,
     next_seq: AtomicU64,
+    counters: Counters,
+}
+
+/// How much of the queries so far ran in SQL: plans ClickHouse answered,
+/// plans declined (so the engine scanned), and the rows each path shipped
+/// from ClickHouse. Counted since the backend was opened; for the bench's
+/// "how much ran in SQL" column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SqlStats {
+    /// Plans answered by SQL (`Backend::execute` returned an answer).
+    pub plans_answered: u64,
+    /// Plans declined: the SQL cannot express them exactly, the engine scans.
+    pub plans_declined: u64,
+    /// Answer rows of answered plans (lines, or (group, bucket) rows).
+    pub plan_rows: u64,
+    /// Scans (`Backend::scan`) served.
+    pub scans: u64,
+    /// Log rows shipped to the engine by scans.
+    pub scan_rows: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    plans_answered: AtomicU64,
+    plans_declined: AtomicU64,
+    plan_rows: AtomicU64,
+    scans: AtomicU64,
+    scan_rows: AtomicU64,
 }
 
 impl ClickHouseBackend {
@@ -42,7 +70,21 @@ impl ClickHouseBackend {
         Ok(ClickHouseBackend {
             client,
             next_seq: AtomicU64::new(now << 12),
+            counters: Counters::default(),
         })
+    }
+
+    /// How much of the queries since [`ClickHouseBackend::open`] ran in SQL.
+    pub fn sql_stats(&self) -> SqlStats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        SqlStats {
+            plans_answered: get(&c.plans_answered),
+            plans_declined: get(&c.plans_declined),
+            plan_rows: get(&c.plan_rows),
+            scans: get(&c.scans),
+            scan_rows: get(&c.scan_rows),
+        }
     }
 
     /// Stores a push; ClickHouse has written it when this returns `Ok`. A
@@ -121,6 +163,9 @@ impl ClickHouseBackend {
         let data = match &plan.output {
             PlanOutput::Lines { .. } => {
                 let rows = self.rows(&sql::lines_query(plan)?, plan.deadline)?;
+                self.counters
+                    .plan_rows
+                    .fetch_add(rows.len() as u64, Ordering::Relaxed);
                 let mut out = Vec::with_capacity(rows.len());
                 for r in &rows {
                     out.push(LineRow {
@@ -133,6 +178,9 @@ impl ClickHouseBackend {
             PlanOutput::Buckets(b) => {
                 debug_assert_eq!(b.group_by, GroupBy::Stream);
                 let rows = self.rows(&sql::buckets_query(plan)?, plan.deadline)?;
+                self.counters
+                    .plan_rows
+                    .fetch_add(rows.len() as u64, Ordering::Relaxed);
                 let mut groups: Vec<BucketGroup> = Vec::new();
                 let mut index: HashMap<GroupKey, usize> = HashMap::new();
                 for r in &rows {
@@ -322,6 +370,10 @@ impl Backend for ClickHouseBackend {
             Ok((streams, self.rows(&q, None)?))
         };
         let (streams, rows) = run().map_err(backend_error)?;
+        self.counters.scans.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .scan_rows
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
         // Rows arrive grouped by stream, in the scan's order within each.
         let mut i = 0;
         while i < rows.len() {
@@ -354,9 +406,12 @@ impl Backend for ClickHouseBackend {
             PlanOutput::Buckets(_) => sql::buckets_query(plan).is_ok(),
         };
         if !translatable {
+            self.counters.plans_declined.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         }
-        self.answer(plan).map(Some).map_err(backend_error)
+        let answer = self.answer(plan).map_err(backend_error)?;
+        self.counters.plans_answered.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(answer))
     }
 }
 

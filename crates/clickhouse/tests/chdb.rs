@@ -584,4 +584,20 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
         },
     );
     assert!(b.execute(&digits).unwrap().is_none());
+
+    // The SQL share is counted: two scans shipped 4 + 3 rows (the `(?i)`
+    // matcher is checked on the labels here, so ClickHouse ships all four rows
+    // and two are dropped), two plans answered (2 lines; 3 (stream, bucket)
+    // rows), one declined.
+    let stats = b.sql_stats();
+    assert_eq!(
+        stats,
+        runakefli_clickhouse::SqlStats {
+            plans_answered: 2,
+            plans_declined: 1,
+            plan_rows: 2 + 3,
+            scans: 2,
+            scan_rows: 4 + 3,
+        }
+    );
 }

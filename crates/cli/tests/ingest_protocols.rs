@@ -357,17 +357,26 @@ fn logger(args: &[&str], lines: &[String]) {
     );
 }
 
-#[test]
-fn syslog_from_logger_over_tcp_and_udp() {
+/// A server listening for syslog on a free TCP and a free UDP port (the
+/// ports returned), with `extra` flags.
+fn start_with_syslog(extra: &[&str]) -> (TestServer, u16, u16) {
     let (tcp, udp) = (free_port(), free_udp_port());
     let tcp_addr = format!("127.0.0.1:{tcp}");
     let udp_addr = format!("127.0.0.1:{udp}");
-    let server = TestServer::start_with(&[
+    let mut args = vec![
         "--syslog-tcp-listen",
         &tcp_addr,
         "--syslog-udp-listen",
         &udp_addr,
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let server = TestServer::start_with(&args);
+    (server, tcp, udp)
+}
+
+#[test]
+fn syslog_from_logger_over_tcp_and_udp() {
+    let (server, tcp, udp) = start_with_syslog(&[]);
     let host = hostname();
     let cases: [(&str, &str, Vec<&str>); 3] = [
         (
@@ -588,17 +597,9 @@ fn syslog_refused(server: &TestServer) -> f64 {
 /// waiting TCP messages are all stored and new datagrams are stored.
 #[test]
 fn syslog_is_charged_to_the_inflight_push_budget() {
-    let (tcp, udp) = (free_port(), free_udp_port());
+    let (server, tcp, udp) = start_with_syslog(&["--max-inflight-push-bytes", "2KiB"]);
     let tcp_addr = format!("127.0.0.1:{tcp}");
     let udp_addr = format!("127.0.0.1:{udp}");
-    let server = TestServer::start_with(&[
-        "--syslog-tcp-listen",
-        &tcp_addr,
-        "--syslog-udp-listen",
-        &udp_addr,
-        "--max-inflight-push-bytes",
-        "2KiB",
-    ]);
     const N: usize = 20;
     let msg =
         |app: &str, i: usize| format!("<14>1 - host {app} - - - message {i} {}", "p".repeat(90));

@@ -762,9 +762,7 @@ impl<'a> BlockReader<'a> {
         if self.header.version >= 2 {
             return self.header.frames[FRAME_METADATA].raw_len > 0;
         }
-        self.metadata
-            .get()
-            .is_some_and(|m| m.sets.iter().any(|r| !r.is_empty()))
+        self.metadata.get().is_some_and(|m| !m.all_empty())
     }
 
     /// Field names of the block's JSON lines (dotted paths, raw key text), in

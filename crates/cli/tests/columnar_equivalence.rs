@@ -202,6 +202,10 @@ fn workload_data_with_metadata_both_paths_agree() {
         r#"sum by (app, level) (bytes_over_time({app=~".+"} [10m]))"#,
         r#"count_over_time({app="A"} [10m])"#,
         r#"quantile_over_time(0.99, {app=~".+"} | json | unwrap duration_ms [1h]) by (app)"#,
+        // A metadata name the query never reads, but which renames the
+        // field `| json` extracts: the block's metadata still matters.
+        r#"sum(count_over_time({app=~".+"} | json | level_extracted="error" [10m]))"#,
+        r#"sum by (level_extracted) (count_over_time({app=~".+"} | json [10m]))"#,
     ]
     .iter()
     .map(|q| q.replace("\"A\"", "\"checkout-api\""))

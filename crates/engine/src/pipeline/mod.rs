@@ -125,7 +125,13 @@ pub(crate) fn hir_required_literals(hir: &regex_syntax::hir::Hir) -> Vec<String>
     out
 }
 
+/// The escape sequences `| decolorize` removes.
 const ANSI: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\x07)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PRZcf-ntqry=><~]))";
+
+/// [`ANSI`], compiled once for the process: compiling it costs more than a
+/// small query's whole scan, and most pipelines never use it.
+static ANSI_RE: std::sync::LazyLock<Regex> =
+    std::sync::LazyLock::new(|| Regex::new(ANSI).expect("the ANSI pattern compiles"));
 
 /// Most label sets [`Pipeline::intern_labels`] keeps for sharing; past it
 /// the table starts afresh. A query whose every line makes its own label set
@@ -148,7 +154,6 @@ impl Pipeline {
     /// Compiles stages; the error is Loki's text after `parse error : `.
     pub fn new(stages: &[Stage]) -> Result<Self, String> {
         let mut out = Vec::with_capacity(stages.len());
-        let ansi = Regex::new(ANSI).map_err(|e| e.to_string())?;
         for s in reorder(stages) {
             out.push(match &s {
                 Stage::LineFilter(f) => Compiled::LineFilter(LineFilterStage::new(f)?),
@@ -165,7 +170,7 @@ impl Pipeline {
                 Stage::LabelFilter(e) => Compiled::LabelFilter(LabelFilter::new(e)?),
                 Stage::LineFormat(t) => Compiled::LineFormat(LineFormat::new(t)?),
                 Stage::LabelFormat(ops) => Compiled::LabelFormat(LabelFormat::new(ops)?),
-                Stage::Decolorize => Compiled::Decolorize(ansi.clone()),
+                Stage::Decolorize => Compiled::Decolorize(ANSI_RE.clone()),
                 Stage::Drop(items) => Compiled::Drop(items.clone()),
                 Stage::Keep(items) => Compiled::Keep(items.clone()),
                 Stage::Distinct(l) => Compiled::Distinct(select::Distinct::new(l)),

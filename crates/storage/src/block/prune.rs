@@ -263,6 +263,12 @@ pub struct NeedleProbe {
     bytes: Vec<u8>,
     /// Per run: start, end, left bounded, right bounded, token classes.
     runs: Vec<(usize, usize, bool, bool, u8)>,
+    /// Per needle byte: its [`alphabet_bit`](super::tokens::alphabet_bit)
+    /// (a fragment's alphabet is their union: no byte classified per block).
+    byte_bits: Vec<u64>,
+    /// Per needle byte: its bit in a header's `boundaries` mask (0 when it
+    /// is no boundary byte).
+    boundary_bit: Vec<u16>,
 }
 
 impl NeedleProbe {
@@ -285,6 +291,16 @@ impl NeedleProbe {
         NeedleProbe {
             bytes: needle.to_vec(),
             runs,
+            byte_bits: needle.iter().map(|&b| alphabet(&[b])).collect(),
+            boundary_bit: needle
+                .iter()
+                .map(|b| {
+                    BOUNDARY_BYTES
+                        .iter()
+                        .position(|x| x == b)
+                        .map_or(0, |i| 1 << i)
+                })
+                .collect(),
         }
     }
 
@@ -296,16 +312,10 @@ impl NeedleProbe {
         }
         let bloom = Bloom::new(bloom);
         let needle = &self.bytes;
-        let is_boundary = |b: u8| {
-            BOUNDARY_BYTES
-                .iter()
-                .position(|&x| x == b)
-                .is_some_and(|i| header.boundaries & (1 << i) != 0)
-        };
         let mut start = 0usize;
         let mut i = 0usize;
         while i <= needle.len() {
-            let cut = i == needle.len() || is_boundary(needle[i]);
+            let cut = i == needle.len() || header.boundaries & self.boundary_bit[i] != 0;
             if cut {
                 if i > start && !self.fragment_fits(header, &bloom, start, i) {
                     return false;
@@ -340,7 +350,7 @@ impl NeedleProbe {
             return true;
         }
         let frag = &self.bytes[a..b];
-        let letters = alphabet(frag);
+        let letters = self.byte_bits[a..b].iter().fold(0, |m, &x| m | x);
         header.columns.iter().enumerate().any(|(c, col)| {
             letters & !col.alphabet == 0
                 && runs.iter().filter(in_frag).all(|r| {

@@ -203,16 +203,17 @@ fn run_unit(
         return Ok(());
     }
     // Rows' metadata matters to a plan without fields only through the
-    // group key: not at all when no grouping label is a metadata name.
+    // group key: not at all when no grouping label is a metadata name; to a
+    // fields plan also through the labels it reads (see `metadata_matters`).
     let md_needed = r.has_metadata()
-        && (ctx.q.fields().is_some()
-            || match &agg.plan.group_by {
-                GroupBy::Stream => true,
-                GroupBy::Labels(names) => {
-                    let md_names = r.metadata_names()?;
-                    names.iter().any(|n| md_names.contains(n))
-                }
-            });
+        && match (&agg.plan.group_by, ctx.q.fields()) {
+            (GroupBy::Stream, _) => true,
+            (GroupBy::Labels(_), Some(_)) => super::fields::metadata_matters(ctx, &ev)?,
+            (GroupBy::Labels(names), None) => {
+                let md_names = r.metadata_names()?;
+                names.iter().any(|n| md_names.contains(n))
+            }
+        };
     let md: Option<&crate::block::RowMetadata> = if md_needed { Some(r.metadata()?) } else { None };
     let ts = r.timestamps();
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));

@@ -208,7 +208,34 @@ fn call(test: &runakefli_model::plan::FieldTest, args: &[Option<&[u8]>]) -> Filt
     test(&strs)
 }
 
+/// Whether a block's structured metadata can change what the fields stage
+/// computes for a plan grouped by labels, judged from the metadata names
+/// alone (no row decoded): only when a metadata name is a label the plan
+/// reads, or one a template of the block would extract (the extracted label
+/// is then renamed). Rows handed back to the engine get their metadata
+/// either way ([`run`] reads it for them).
+pub(super) fn metadata_matters(
+    ctx: &Context<'_>,
+    ev: &BlockEval<'_, '_>,
+) -> Result<bool, StorageError> {
+    let stage = ctx.q.fields().expect("fields stage");
+    let names = &ctx.q.labels.labels;
+    let md_names = ev.r.metadata_names()?;
+    Ok(md_names.iter().any(|n| {
+        names.iter().any(|l| l == n)
+            || ev.infos.iter().any(|info| {
+                info.fields.as_ref().is_some_and(|tf| match &stage.parser {
+                    JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
+                    JsonParser::Keys(params) => params.iter().any(|p| p.label == *n),
+                })
+            })
+    }))
+}
+
 /// Runs the fields stage over the kept rows of `ev`, adding to `agg`.
+///
+/// `md` is the block's metadata when it can matter to the plan (see
+/// [`metadata_matters`]), else `None`.
 #[allow(clippy::too_many_arguments)]
 pub fn run<'e>(
     ctx: &'e Context<'_>,
@@ -833,6 +860,13 @@ pub fn run<'e>(
             }
         }
         let lines = ev.rebuild(&want)?;
+        // The engine evaluates these rows whole: they keep their metadata.
+        let md = match md {
+            Some(m) => Some(m),
+            None if ev.r.has_metadata() => Some(ev.r.metadata()?),
+            None => None,
+        };
+        let row_md = |i: usize| md.map_or(no_md, |m| m.row(i));
         let out = agg.residual.entry(stream).or_default();
         let before = out.len();
         for (i, line) in lines.into_iter().enumerate() {

@@ -102,6 +102,27 @@ fn unpack_bits_map<T>(
         out.extend((0..n).map(|_| f(0)));
         return;
     }
+    if bits <= 8 && src.len() >= (n * bits).div_ceil(8) {
+        // Eight values fill exactly `bits` bytes: one load per eight values.
+        let mask = (1u64 << bits) - 1;
+        let groups = n / 8;
+        for chunk in src.chunks_exact(bits).take(groups) {
+            let mut w = [0u8; 8];
+            w[..bits].copy_from_slice(chunk);
+            let word = u64::from_le_bytes(w);
+            out.extend((0..8).map(|k| f((word >> (k * bits)) & mask)));
+        }
+        let done = groups * 8;
+        if done < n {
+            let mut w = [0u8; 8];
+            let rest = &src[groups * bits..];
+            let k = rest.len().min(8);
+            w[..k].copy_from_slice(&rest[..k]);
+            let word = u64::from_le_bytes(w);
+            out.extend((0..n - done).map(|k| f((word >> (k * bits)) & mask)));
+        }
+        return;
+    }
     if bits <= 56 {
         // One unaligned 8-byte load per value: straight from `src` while
         // 8 bytes remain, then from a zero-padded copy of the tail.

@@ -304,6 +304,11 @@ impl NeedleProbe {
         }
     }
 
+    /// The needle.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Whether some line of the block may contain the needle (the same
     /// answer as [`needle_sources_in`] being `Some`, without allocating).
     pub fn may_match(&self, header: &BlockHeader<'_>, bloom: &[u8]) -> bool {

@@ -191,10 +191,13 @@ impl SharedIndexView<'_> {
     pub fn entries_all(&self) -> Result<Vec<u32>, StorageError> {
         let n = self.values;
         let buf = &self.frame[self.base..self.base + self.len];
-        let out = self
-            .idx
-            .all(buf, n, |v| u32::try_from(v).unwrap_or(u32::MAX));
-        if out.iter().any(|&e| e as usize >= self.entries) {
+        let entries = self.entries as u64;
+        let mut out_of_range = false;
+        let out = self.idx.all(buf, n, |v| {
+            out_of_range |= v >= entries;
+            v as u32
+        });
+        if out_of_range {
             return Err(bad("shared column entry out of range"));
         }
         Ok(out)

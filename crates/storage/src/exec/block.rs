@@ -31,6 +31,47 @@ pub struct TemplateCache {
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     /// Buffers [`BlockEval::contains`] reuses from block to block.
     scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
+    /// Per label filter of the fields stage that reads one label: its
+    /// outcome code by the label's text (`None`: absent), kept from block
+    /// to block, since a filter's outcome depends on the value alone.
+    pub filter_outcomes: Vec<FilterOutcomes>,
+    /// Per (part serial, needle probe): the part's kept block verdicts.
+    verdicts: HashMap<(u64, usize), crate::part::needle_memo::Verdicts>,
+}
+
+/// One label filter's outcome codes, by the text of the label it reads.
+#[derive(Default)]
+pub struct FilterOutcomes {
+    /// When the label is absent.
+    pub absent: Option<u8>,
+    /// By the label's text.
+    pub by_text: HashMap<Vec<u8>, u8>,
+}
+
+impl FilterOutcomes {
+    /// The code known for `text`.
+    pub fn get(&self, text: Option<&[u8]>) -> Option<u8> {
+        match text {
+            None => self.absent,
+            Some(t) => self.by_text.get(t).copied(),
+        }
+    }
+
+    /// Most texts remembered: a filter on a label with a value per row
+    /// (an id) would otherwise keep every value the query meets.
+    pub const MAX_TEXTS: usize = 4096;
+
+    /// Remembers `code` for `text` (while fewer than [`Self::MAX_TEXTS`]
+    /// texts are kept).
+    pub fn insert(&mut self, text: Option<&[u8]>, code: u8) {
+        match text {
+            None => self.absent = Some(code),
+            Some(t) if self.by_text.len() < Self::MAX_TEXTS => {
+                self.by_text.insert(t.to_vec(), code);
+            }
+            Some(_) => {}
+        }
+    }
 }
 
 /// Per row of a block: the index of its value in one column.
@@ -260,6 +301,7 @@ pub fn header_if_may_match<'p>(
     b: &crate::part::BlockRef,
     cache: &mut TemplateCache,
 ) -> Result<Option<crate::block::HeaderRef<'p>>, StorageError> {
+    use crate::part::needle_memo;
     let h = part.header(b)?;
     let stats = &mut cache.probes;
     stats.reserve(q.filters.len());
@@ -272,19 +314,58 @@ pub fn header_if_may_match<'p>(
     if !(0..q.filters.len()).any(|f| probed(stats, f)) {
         return Ok(Some(h));
     }
-    part.check_bloom(b, &h)?;
-    let src = part.block_self_checked(b)?;
-    let bloom = h.bloom_bytes(src);
-    let may = |n: usize| q.probes[n].may_match(&h, bloom);
+    // Verdicts the part kept from earlier probes answer without the bloom;
+    // the bloom is checked and read only for a needle new to the block.
+    let mut bloom: Option<&[u8]> = None;
+    let block = b.index as usize;
+    let mut may = |n: usize, cache: &mut TemplateCache| -> Result<bool, StorageError> {
+        let v = cache
+            .verdicts
+            .entry((part.serial(), n))
+            .or_insert_with(|| part.needle_verdicts(q.probes[n].bytes()));
+        match needle_memo::get(v, block) {
+            needle_memo::NO => return Ok(false),
+            needle_memo::MAYBE => return Ok(true),
+            _ => {}
+        }
+        let bits = match bloom {
+            Some(bits) => bits,
+            None => {
+                part.check_bloom(b, &h)?;
+                let bits = h.bloom_bytes(part.block_self_checked(b)?);
+                bloom = Some(bits);
+                bits
+            }
+        };
+        let ok = q.probes[n].may_match(&h, bits);
+        needle_memo::set(v, block, ok);
+        Ok(ok)
+    };
     for f in 0..q.filters.len() {
-        if !probed(stats, f) {
+        if !probed(&cache.probes, f) {
             continue;
         }
-        let ok = match &q.filters[f] {
-            FilterPlan::AnyOf { needles, .. } => needles.iter().any(|&n| may(n)),
-            FilterPlan::Test { required, .. } => required.iter().all(|&n| may(n)),
-        };
-        stats.note(f, ok);
+        let mut ok = true;
+        match &q.filters[f] {
+            FilterPlan::AnyOf { needles, .. } => {
+                ok = false;
+                for &n in needles {
+                    if may(n, cache)? {
+                        ok = true;
+                        break;
+                    }
+                }
+            }
+            FilterPlan::Test { required, .. } => {
+                for &n in required {
+                    if !may(n, cache)? {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+        }
+        cache.probes.note(f, ok);
         if !ok {
             return Ok(None);
         }

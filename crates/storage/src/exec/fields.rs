@@ -687,6 +687,10 @@ pub fn run<'e>(
         let arg = &lu.filters[fi];
         if arg.len() == 1 {
             let mut memo = Memo::new(ids.meta_base as usize + ids.meta_text.len(), 0u8);
+            if cache.filter_outcomes.len() <= fi {
+                cache.filter_outcomes.resize_with(fi + 1, Default::default);
+            }
+            let outcomes = &mut cache.filter_outcomes[fi];
             let col = &lab[arg[0]];
             for p in 0..n {
                 if !alive[p] {
@@ -695,7 +699,15 @@ pub fn run<'e>(
                 let id = col[p];
                 let m = memo.get(id);
                 if *m == 0 {
-                    *m = outcome_code(call(&f.test, &[ids.text(id)]));
+                    let text = ids.text(id);
+                    *m = match outcomes.get(text) {
+                        Some(code) => code,
+                        None => {
+                            let code = outcome_code(call(&f.test, &[text]));
+                            outcomes.insert(text, code);
+                            code
+                        }
+                    };
                 }
                 match *m {
                     1 => {}

@@ -9,6 +9,7 @@
 //! the block's [`BlockMeta`]). See `docs/storage-format.md`.
 
 mod damage;
+pub mod needle_memo;
 pub mod raw_block;
 mod writer;
 
@@ -121,6 +122,8 @@ pub struct Part {
     damage: damage::DamageLog,
     /// Unique for the process's life (see [`Part::serial`]).
     serial: u64,
+    /// Blocks' answers to needle probes, kept across queries.
+    needle_memo: needle_memo::NeedleMemo,
 }
 
 impl std::fmt::Debug for Part {
@@ -269,6 +272,7 @@ impl Part {
             dicts,
             damage: damage::DamageLog::new(blocks_len),
             serial: crate::exec::answer_cache::next_part_serial(),
+            needle_memo: Default::default(),
         })
     }
 
@@ -324,6 +328,12 @@ impl Part {
     /// [`answer_cache`](crate::exec::answer_cache).
     pub fn serial(&self) -> u64 {
         self.serial
+    }
+
+    /// What this part's blocks answered to `needle`'s bloom probe so far
+    /// (see [`needle_memo`]).
+    pub fn needle_verdicts(&self, needle: &[u8]) -> needle_memo::Verdicts {
+        self.needle_memo.verdicts(needle, self.blocks.len())
     }
 
     /// Like [`Part::reader`], with the block's header already at hand.

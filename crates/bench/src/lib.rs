@@ -1,8 +1,10 @@
 //! Benchmark tooling for Rúnakefli: the deterministic reference-workload generator
 //! (with its information floor), the push encoders of every ingest protocol, and the ingest and query
-//! benchmark drivers that exercise a running server over HTTP.
+//! benchmark drivers that exercise a running server over HTTP, among them the
+//! side-by-side run of the embedded store and ClickHouse ([`side_by_side`]).
 #![deny(missing_docs)]
 
+pub mod chdb_front;
 pub mod data_marker;
 pub mod dist;
 pub mod generator;
@@ -20,6 +22,7 @@ pub mod query_bench;
 pub mod query_report;
 pub mod query_set;
 pub mod rng;
+pub mod side_by_side;
 pub mod text;
 pub mod vocab;
 
@@ -35,3 +38,4 @@ pub use protocol::Protocol;
 pub use query_bench::{run_query_bench, QueryBenchConfig};
 pub use query_report::QueryReport;
 pub use query_set::QuerySet;
+pub use side_by_side::{run_side_by_side, SideBySideConfig, SideBySideReport};

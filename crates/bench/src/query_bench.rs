@@ -116,7 +116,8 @@ impl QueryBenchConfig {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// Median of `v` (sorted in place); 0 for none.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

@@ -204,12 +204,12 @@ fn mib(b: u64) -> f64 {
 }
 
 /// Markdown cell text: pipes escaped, newlines flattened.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
 /// Rounds milliseconds for the table: one decimal below 100, none above.
-fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     if v < 100.0 {
         format!("{v:.1}")
     } else {

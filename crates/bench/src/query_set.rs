@@ -1,6 +1,8 @@
 //! The query sets `bench query` can time: the seven queries of the reference
 //! workload (`shared/workload.md`) and the fourteen queries of issue 7, each of the
 //! latter with the VictoriaLogs time the issue reports and our target (half of it).
+//! The nine queries `bench clickhouse` times on both backends are
+//! [`crate::side_by_side::side_by_side_queries`].
 
 use serde::Serialize;
 

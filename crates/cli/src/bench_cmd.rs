@@ -5,14 +5,19 @@
 //! everything: server CPU, peak RSS, bytes written and disk use come from /proc
 //! and the data directory of that child process. The query benchmark restarts that
 //! server before each query's cold run, and with `--data-dir` reuses a directory
-//! that already holds the same push.
+//! that already holds the same push. `bench clickhouse` starts two servers, one on
+//! the embedded store and one on ClickHouse (chdb behind its Python front unless
+//! given a ClickHouse URL), and times the same queries on both.
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
+use runakefli_bench::chdb_front::{self, ChdbFront};
 use runakefli_bench::data_marker::{self, DataDirState};
+use runakefli_bench::side_by_side::Servers;
 use runakefli_bench::{
-    generate, run_ingest_bench, run_query_bench, GeneratorConfig, IngestBenchConfig, OutputFormat,
-    OwnServer, Protocol, QueryBenchConfig, QuerySet, ServerProcess,
+    generate, run_ingest_bench, run_query_bench, run_side_by_side, GeneratorConfig,
+    IngestBenchConfig, OutputFormat, OwnServer, Protocol, QueryBenchConfig, QuerySet,
+    ServerProcess, SideBySideConfig,
 };
 use std::path::PathBuf;
 
@@ -25,6 +30,10 @@ pub enum BenchCommand {
     Ingest(IngestArgs),
     /// Push the workload, then time the reference LogQL queries.
     Query(QueryArgs),
+    /// Push the workload into an embedded-store server and a ClickHouse-backed one
+    /// (on chdb, started here, unless --clickhouse-url), then time nine queries on both
+    /// side by side: medians, ratio, identical answers, how much ran in SQL.
+    Clickhouse(ClickhouseArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -174,6 +183,96 @@ pub struct QueryArgs {
     warm_runs: usize,
 }
 
+/// `bench clickhouse`.
+#[derive(Args, Debug)]
+pub struct ClickhouseArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// ClickHouse HTTP interface to put the ClickHouse-backed server on; without it the
+    /// bench starts chdb behind its Python front (from .venv-chdb or RUNAKEFLI_CHDB_PYTHON).
+    #[arg(long)]
+    clickhouse_url: Option<String>,
+    /// Database of the ClickHouse-backed server.
+    #[arg(long, default_value = "runakefli_bench")]
+    clickhouse_database: String,
+    /// Extra flags for both self-started servers, e.g. --server-arg=--query-timeout=10m.
+    #[arg(long = "server-arg", allow_hyphen_values = true)]
+    server_args: Vec<String>,
+    /// Concurrent push connections.
+    #[arg(long, default_value_t = 2)]
+    concurrency: usize,
+    /// Lines per push request.
+    #[arg(long, default_value_t = 1_000)]
+    batch_lines: usize,
+    /// Range-query step in seconds.
+    #[arg(long, default_value_t = 60)]
+    step_secs: u64,
+    /// Timed runs per query and server after the first (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    warm_runs: usize,
+    /// Write the report as JSON to this file too.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Runs `bench clickhouse`.
+fn run_clickhouse(a: ClickhouseArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("locating the runakefli binary")?;
+    // Declared first, dropped last: the servers stop before their ClickHouse.
+    let mut front = None;
+    let (url, engine) = match &a.clickhouse_url {
+        Some(url) => (url.clone(), format!("the ClickHouse server at {url}")),
+        None => {
+            let python = chdb_front::python();
+            let f = ChdbFront::start(&python, &std::env::temp_dir())?;
+            let version = chdb_front::chdb_version(&python).unwrap_or_else(|| "?".into());
+            let engine = format!(
+                "chdb {version} (ClickHouse in-process, {}) behind the Python HTTP front of \
+                 crates/clickhouse/tests/chdb_http.py, one query at a time: not a clickhouse-server",
+                python.display()
+            );
+            let url = f.url().to_string();
+            front = Some(f);
+            (url, engine)
+        }
+    };
+    let embedded = OwnServer::start(exe.clone(), None, a.server_args.clone())?;
+    let mut ch_args = a.server_args.clone();
+    ch_args.extend(
+        [
+            "--backend",
+            "clickhouse",
+            "--clickhouse-url",
+            &url,
+            "--clickhouse-database",
+            &a.clickhouse_database,
+        ]
+        .map(str::to_string),
+    );
+    let clickhouse = OwnServer::start(exe, None, ch_args)?;
+    let config = SideBySideConfig {
+        lines: a.workload.lines.unwrap_or(200_000),
+        streams: a.workload.streams,
+        seed: a.workload.seed,
+        span_secs: a.workload.span_secs,
+        end_ns: a.workload.end_ns,
+        concurrency: a.concurrency,
+        batch_lines: a.batch_lines,
+        step_secs: a.step_secs,
+        warm_runs: a.warm_runs,
+        ..SideBySideConfig::default()
+    };
+    let servers = Servers {
+        embedded: embedded.url().to_string(),
+        clickhouse: clickhouse.url().to_string(),
+    };
+    let report = run_side_by_side(&config, &servers, &engine)?;
+    println!("{report}");
+    write_json(&a.json, &report)?;
+    drop((clickhouse, embedded, front));
+    Ok(())
+}
+
 fn start_own_server(target: &TargetArgs) -> anyhow::Result<OwnServer> {
     let exe = std::env::current_exe().context("locating the runakefli binary")?;
     OwnServer::start(exe, target.data_dir.clone(), target.server_args.clone())
@@ -267,6 +366,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             println!("{report}");
             write_json(&a.target.json, &report)
         }
+        BenchCommand::Clickhouse(a) => run_clickhouse(a),
         BenchCommand::Query(a) => {
             let mut config = QueryBenchConfig {
                 url: a.target.url.clone().unwrap_or_default(),

@@ -302,6 +302,35 @@ fn clickhouse_answers_like_the_embedded_store() {
         "{api}"
     );
     assert!(checked > 50, "{checked} requests compared");
+    // /metrics tells how much of it ran in SQL: plain selectors and line
+    // filters are answered there, `| json` stages are declined (the engine
+    // scans), and both ship rows; the embedded server has no such family.
+    let (status, page) = ch.get("/metrics", &[]);
+    assert_eq!(status, 200, "{page}");
+    let counter = |name: &str| -> f64 {
+        page.lines()
+            .filter(|l| l.starts_with(name))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    assert!(
+        counter("runakefli_clickhouse_plans_answered_total ") > 0.0,
+        "{page}"
+    );
+    assert!(
+        counter("runakefli_clickhouse_plans_declined_total ") > 0.0,
+        "{page}"
+    );
+    assert!(
+        counter("runakefli_clickhouse_rows_shipped_total{path=\"plan\"}") > 0.0,
+        "{page}"
+    );
+    assert!(
+        counter("runakefli_clickhouse_rows_shipped_total{path=\"scan\"}") > 0.0,
+        "{page}"
+    );
+    let (_, page) = embedded.get("/metrics", &[]);
+    assert!(!page.contains("runakefli_clickhouse_"), "{page}");
 }
 
 #[test]

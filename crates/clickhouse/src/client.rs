@@ -5,6 +5,7 @@
 //! or a 200 carrying `X-ClickHouse-Exception-Code`, is [`Error::Server`].
 
 use crate::Error;
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 /// Where and how to reach ClickHouse. `Debug` leaves the password out.
@@ -158,14 +159,23 @@ fn header_code(resp: &ureq::Response) -> Option<u32> {
         .and_then(|c| c.trim().parse().ok())
 }
 
+/// The whole body of an answer as text. Not `Response::into_string`, which
+/// refuses bodies over 10 MiB: a scan or a series answer over many streams
+/// is larger.
+fn body_text(resp: ureq::Response) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    resp.into_reader()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Transport(format!("reading the answer: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| Error::Decode(format!("answer is not UTF-8: {e}")))
+}
+
 fn read(resp: Result<ureq::Response, ureq::Error>) -> Result<String, Error> {
     match resp {
         Ok(resp) => {
             let code = header_code(&resp);
             let status = resp.status();
-            let body = resp
-                .into_string()
-                .map_err(|e| Error::Transport(format!("reading the answer: {e}")))?;
+            let body = body_text(resp)?;
             match code {
                 Some(c) if c != 0 => Err(Error::from_exception(status, Some(c), &body)),
                 _ => Ok(body),
@@ -208,5 +218,43 @@ mod tests {
             },
         );
         assert_eq!(r.unwrap_err().code(), Some(159));
+    }
+
+    #[test]
+    fn answers_over_ten_mebibytes_are_read_whole() {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let body = "x".repeat(11 << 20);
+        let sent = body.clone();
+        std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                let h = h.trim_end().to_ascii_lowercase();
+                if h.is_empty() {
+                    break;
+                }
+                if let Some(v) = h.strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut sql = vec![0u8; len];
+            reader.read_exact(&mut sql).unwrap();
+            let mut w = conn;
+            write!(
+                w,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
+                sent.len()
+            )
+            .unwrap();
+            w.write_all(sent.as_bytes()).unwrap();
+        });
+        let c = Client::new(Config::new(url, "x"));
+        let got = c.query("SELECT big", &Request::default()).unwrap();
+        assert_eq!(got.len(), body.len());
     }
 }

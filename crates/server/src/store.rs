@@ -25,6 +25,7 @@ pub struct Store {
     writes: Arc<dyn Ingest>,
     ops: Arc<dyn Operations>,
     embedded: Option<Arc<Storage>>,
+    clickhouse: Option<Arc<ClickHouseBackend>>,
 }
 
 impl Store {
@@ -35,6 +36,7 @@ impl Store {
             writes: backend.clone(),
             ops: backend,
             embedded: None,
+            clickhouse: None,
         }
     }
 
@@ -43,6 +45,14 @@ impl Store {
         Store {
             embedded: Some(storage.clone()),
             ..Store::new(storage)
+        }
+    }
+
+    /// The ClickHouse backend (whose SQL counters `/metrics` shows).
+    pub fn clickhouse(backend: Arc<ClickHouseBackend>) -> Store {
+        Store {
+            clickhouse: Some(backend.clone()),
+            ..Store::new(backend)
         }
     }
 
@@ -66,7 +76,7 @@ impl Store {
             BackendConfig::ClickHouse(c) => {
                 refuse_embedded_only_settings(config)?;
                 let backend = ClickHouseBackend::open(Client::new(c.clone()))?;
-                Ok(Store::new(Arc::new(backend)))
+                Ok(Store::clickhouse(Arc::new(backend)))
             }
         }
     }
@@ -89,6 +99,11 @@ impl Store {
     /// The embedded store, when that is the backend.
     pub fn embedded_store(&self) -> Option<&Arc<Storage>> {
         self.embedded.as_ref()
+    }
+
+    /// The ClickHouse backend, when that is the backend.
+    pub fn clickhouse_backend(&self) -> Option<&Arc<ClickHouseBackend>> {
+        self.clickhouse.as_ref()
     }
 
     /// The embedded store for an endpoint only it offers (`what` names the

@@ -8,7 +8,9 @@
 //!   route, which classifies the request path and reads the failure reason
 //!   the error left in the response ([`crate::error::ErrorReason`]);
 //! - everything about the store (WAL, memtable, parts, merges, disk): read
-//!   from [`runakefli_storage::Storage`] when `/metrics` is scraped.
+//!   from [`runakefli_storage::Storage`] when `/metrics` is scraped;
+//! - on the ClickHouse backend, plans answered in SQL or declined and rows
+//!   shipped: read from its `SqlStats` at scrape time.
 //!
 //! Names follow Prometheus conventions: counters end in `_total`, durations
 //! are `_seconds`, sizes `_bytes`.
@@ -220,6 +222,7 @@ impl Metrics {
             state.push_gate.in_flight() as f64,
         );
         store::render(&mut x, state);
+        clickhouse::render(&mut x, state);
         x.gauge(
             "runakefli_uptime_seconds",
             "Seconds since the server started.",
@@ -229,6 +232,7 @@ impl Metrics {
     }
 }
 
+mod clickhouse;
 mod store;
 
 /// `GET /metrics`.

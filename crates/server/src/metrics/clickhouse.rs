@@ -1,0 +1,82 @@
+//! The ClickHouse backend's SQL counters ([`SqlStats`]) as metric families,
+//! read at scrape time (none on another backend): how many query plans
+//! ClickHouse answered in SQL, how many the backend declined (the engine then
+//! scanned and evaluated them itself), and the rows each path shipped.
+
+use super::Exposition;
+use crate::state::AppState;
+use runakefli_clickhouse::SqlStats;
+
+/// Writes the `runakefli_clickhouse_*` families when the backend is ClickHouse.
+pub(super) fn render(x: &mut Exposition, state: &AppState) {
+    if let Some(backend) = state.store.clickhouse_backend() {
+        render_stats(x, &backend.sql_stats());
+    }
+}
+
+/// Writes the families of one reading of the counters.
+fn render_stats(x: &mut Exposition, s: &SqlStats) {
+    x.counter(
+        "runakefli_clickhouse_plans_answered_total",
+        "Query plans ClickHouse answered in SQL.",
+        s.plans_answered as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_plans_declined_total",
+        "Query plans the SQL cannot express exactly; the engine scanned and evaluated them.",
+        s.plans_declined as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_scans_total",
+        "Scans ClickHouse served to the engine (declined plans and queries without a plan form).",
+        s.scans as f64,
+    );
+    x.family(
+        "runakefli_clickhouse_rows_shipped_total",
+        "counter",
+        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan).",
+    );
+    x.sample("", &[("path", "plan")], s.plan_rows as f64);
+    x.sample("", &[("path", "scan")], s.scan_rows as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sql_counters_are_exposed_as_counters() {
+        let mut x = Exposition::default();
+        let stats = SqlStats {
+            plans_answered: 3,
+            plans_declined: 2,
+            plan_rows: 120,
+            scans: 4,
+            scan_rows: 5_000,
+        };
+        render_stats(&mut x, &stats);
+        let text = x.finish();
+        let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            samples,
+            [
+                "runakefli_clickhouse_plans_answered_total 3",
+                "runakefli_clickhouse_plans_declined_total 2",
+                "runakefli_clickhouse_scans_total 4",
+                "runakefli_clickhouse_rows_shipped_total{path=\"plan\"} 120",
+                "runakefli_clickhouse_rows_shipped_total{path=\"scan\"} 5000",
+            ]
+        );
+        for family in [
+            "runakefli_clickhouse_plans_answered_total",
+            "runakefli_clickhouse_plans_declined_total",
+            "runakefli_clickhouse_scans_total",
+            "runakefli_clickhouse_rows_shipped_total",
+        ] {
+            assert!(
+                text.contains(&format!("# TYPE {family} counter\n")),
+                "{family}: {text}"
+            );
+        }
+    }
+}

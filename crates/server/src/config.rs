@@ -125,6 +125,9 @@ pub struct ServerConfig {
     /// Memory for the rows rebuilt for log queries' answers, kept for the
     /// next queries (embedded store; 0: off).
     pub answer_cache_bytes: usize,
+    /// Memory for blocks' decoded columns and row timestamps, kept for the
+    /// next queries (embedded store; 0: off).
+    pub decoded_cache_bytes: usize,
     /// Longest time data stays only in memory and the WAL.
     pub flush_interval: Duration,
     /// fsync the WAL before acknowledging pushes (turning it off loses durability).
@@ -207,6 +210,7 @@ impl Default for ServerConfig {
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
             answer_cache_bytes: runakefli_storage::config::DEFAULT_ANSWER_CACHE_BYTES,
+            decoded_cache_bytes: runakefli_storage::config::DEFAULT_DECODED_CACHE_BYTES,
             flush_interval: Duration::from_secs(30),
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,

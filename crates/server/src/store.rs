@@ -67,6 +67,7 @@ impl Store {
                 sc.delete_cancel_period = config.delete_request_cancel_period;
                 sc.memtable_flush_bytes = config.memtable_bytes;
                 sc.answer_cache_bytes = config.answer_cache_bytes;
+                sc.decoded_cache_bytes = config.decoded_cache_bytes;
                 sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
                 sc.wal_fsync = config.wal_fsync;
                 sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);

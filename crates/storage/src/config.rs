@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Default of [`StorageConfig::decoded_cache_bytes`]: 64 MiB.
+pub const DEFAULT_DECODED_CACHE_BYTES: usize = crate::exec::decoded_cache::DEFAULT_BUDGET_BYTES;
+
 /// Default of [`StorageConfig::answer_cache_bytes`]: 32 MiB.
 pub const DEFAULT_ANSWER_CACHE_BYTES: usize = 32 << 20;
 
@@ -114,6 +117,9 @@ pub struct StorageConfig {
     /// log queries, kept for the next queries (see `exec::answer_cache`).
     /// 0 turns the cache off.
     pub answer_cache_bytes: usize,
+    /// Memory for blocks' decoded columns and row timestamps, kept for the
+    /// next queries (see `exec::decoded_cache`). 0 turns the cache off.
+    pub decoded_cache_bytes: usize,
     /// Run background flush and merge threads (tests may turn them off to drive
     /// everything by hand).
     pub background: bool,
@@ -140,6 +146,7 @@ impl StorageConfig {
             retention: Default::default(),
             delete_cancel_period: Duration::from_secs(24 * 3600),
             answer_cache_bytes: DEFAULT_ANSWER_CACHE_BYTES,
+            decoded_cache_bytes: DEFAULT_DECODED_CACHE_BYTES,
             background: true,
         }
     }

@@ -76,6 +76,7 @@ impl Storage {
     pub fn open(cfg: StorageConfig) -> Result<Arc<Storage>, StorageError> {
         let data = cfg.data_dir.clone();
         crate::exec::answer_cache::set_budget(cfg.answer_cache_bytes);
+        crate::exec::decoded_cache::set_budget(cfg.decoded_cache_bytes);
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;
         let quarantine = Arc::new(Quarantine::new(&data));

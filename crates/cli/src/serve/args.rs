@@ -203,6 +203,9 @@ pub struct ServeArgs {
     /// Memory for the rows rebuilt for log queries' answers (lines and metadata), kept so the same rows asked again (a dashboard refresh) are not rebuilt from their blocks. 0 turns it off.
     #[arg(long, env = "RUNAKEFLI_ANSWER_CACHE_BYTES", default_value = "32MiB", value_parser = bytes_usize)]
     pub answer_cache_bytes: usize,
+    /// Memory for blocks' decoded columns and row timestamps, kept so that the same blocks read again (a dashboard refresh) are not decoded again. 0 turns it off.
+    #[arg(long, env = "RUNAKEFLI_DECODED_CACHE_BYTES", default_value = "64MiB", value_parser = bytes_usize)]
+    pub decoded_cache_bytes: usize,
     /// Longest time data stays only in memory and the WAL before a flush.
     #[arg(long, alias = "flush-interval-secs", env = "RUNAKEFLI_FLUSH_INTERVAL", default_value = "30s", value_parser = duration)]
     pub flush_interval: Duration,

@@ -60,6 +60,7 @@ fn server_config(
         max_query_depth: args.max_query_depth,
         memtable_bytes: args.memtable_bytes,
         answer_cache_bytes: args.answer_cache_bytes,
+        decoded_cache_bytes: args.decoded_cache_bytes,
         flush_interval: args.flush_interval,
         wal_fsync: args.wal_fsync,
         wal_segment_bytes: args.wal_segment_bytes,

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::encoding::{decode_column_where, decode_shared_strings, Encoding, Stats, Values};
 use super::ints::{get_ints, IntsLayout};
@@ -110,8 +111,9 @@ pub struct BlockReader<'a> {
     payload_base: usize,
     templates: OnceCell<Vec<Template>>,
     row_tpl: Vec<u32>,
-    /// Row timestamps, decoded on first use of [`Self::timestamps`].
-    ts: OnceCell<Vec<i64>>,
+    /// Row timestamps, decoded on first use of [`Self::timestamps`] (or
+    /// given by [`Self::set_timestamps`]).
+    ts: OnceCell<Arc<[i64]>>,
     /// Version 2: where the row timestamps lie in the directory, to read
     /// the newest rows' without decoding all.
     ts_layout: Option<TsLayout<'a>>,
@@ -361,6 +363,29 @@ impl<'a> BlockReader<'a> {
         Ok(r)
     }
 
+    /// Where column `id`'s payload is: from the header in version 2 (whose
+    /// places the directory check vouched for), from the directory in 1.
+    #[inline]
+    fn dir(&self, id: usize) -> ColumnDir {
+        if self.header.version < 2 {
+            return self.columns[id].clone();
+        }
+        let head = &self.header.columns[id];
+        let p = head
+            .place
+            .expect("version 2 column places are checked with the directory");
+        ColumnDir {
+            kind: head.kind,
+            encoding: head.encoding,
+            values: p.values,
+            frame: p.frame,
+            offset: p.offset,
+            len: p.len,
+            stats: p.stats,
+            shared: head.shared,
+        }
+    }
+
     /// The decompressed frame `i` (checked and decompressed on first use).
     fn frame(&self, i: usize) -> Result<FrameRef<'a>, StorageError> {
         if let Some(f) = self.frames.borrow().get(i).and_then(|f| f.clone()) {
@@ -440,7 +465,11 @@ impl<'a> BlockReader<'a> {
             return Err(c.err("trailing bytes"));
         }
         // Templates name each column at most once (checked with the header).
-        self.columns.reserve_exact(self.header.columns.len());
+        // Version 2 column places are read from the header when asked for
+        // (see `dir`): a checked directory costs no pass over the columns.
+        if checked {
+            return Ok(());
+        }
         let mut expected = vec![
             0usize;
             if checked {
@@ -477,16 +506,6 @@ impl<'a> BlockReader<'a> {
                     return Err(bad("shared column without its part's dictionary"));
                 }
             }
-            self.columns.push(ColumnDir {
-                kind: head.kind,
-                encoding: head.encoding,
-                values: p.values,
-                frame: p.frame,
-                offset: p.offset,
-                len: p.len,
-                stats: p.stats,
-                shared: head.shared,
-            });
         }
         if let (Some(v), false) = (self.verified, checked) {
             v.fetch_or(DIRECTORY_CHECKED, Ordering::Relaxed);
@@ -524,7 +543,7 @@ impl<'a> BlockReader<'a> {
         self.row_tpl = read_row_templates(&mut c, rows, nt)?;
         let _ = self
             .ts
-            .set(read_row_timestamps(&mut c, rows, self.header.min_ts)?);
+            .set(read_row_timestamps(&mut c, rows, self.header.min_ts)?.into());
         let metadata = read_metadata(&mut c, rows)?;
         // How many values each column must hold, from the templates.
         let mut per_tpl = vec![0usize; nt];
@@ -607,17 +626,38 @@ impl<'a> BlockReader<'a> {
 
     /// Row timestamps, nanoseconds, in row order.
     pub fn timestamps(&self) -> &[i64] {
+        self.timestamps_shared()
+    }
+
+    /// [`Self::timestamps`], shared (for keeping them past this reader).
+    pub fn timestamps_shared(&self) -> &Arc<[i64]> {
         self.ts.get_or_init(|| match &self.ts_layout {
             Some(l) => {
                 let mut prev = self.header.min_ts;
                 let g = l.gcd;
-                l.deltas.all(&l.frame, self.rows(), |d| {
-                    prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
-                    prev
-                })
+                l.deltas
+                    .all(&l.frame, self.rows(), |d| {
+                        prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
+                        prev
+                    })
+                    .into()
             }
-            None => Vec::new(),
+            None => Vec::new().into(),
         })
+    }
+
+    /// Whether the row timestamps were decoded (or given) already.
+    pub fn has_timestamps(&self) -> bool {
+        self.ts.get().is_some()
+    }
+
+    /// Gives the row timestamps, decoded earlier from this very block, so
+    /// that they are not decoded again; ignored when already decoded or
+    /// when their count is not the block's row count.
+    pub fn set_timestamps(&self, ts: Arc<[i64]>) {
+        if ts.len() == self.rows() {
+            let _ = self.ts.set(ts);
+        }
     }
 
     /// The timestamp of row `r` (below [`Self::rows`]). Rows read by
@@ -791,14 +831,14 @@ impl<'a> BlockReader<'a> {
                 })
                 .collect();
         }
-        let mut names = vec![None; self.columns.len()];
+        let mut names = vec![None; self.column_count()];
         for t in self.templates().unwrap_or(&[]) {
             let Some(slots) = template_slots(&t.text) else {
                 continue;
             };
             for (&col, (name, _)) in t.slots.iter().zip(slots) {
                 let n = &mut names[col as usize];
-                if n.is_none() && self.columns[col as usize].kind == ColumnKind::Field {
+                if n.is_none() && self.dir(col as usize).kind == ColumnKind::Field {
                     *n = Some(String::from_utf8_lossy(&name).into_owned());
                 }
             }
@@ -812,7 +852,7 @@ impl<'a> BlockReader<'a> {
 
     /// How the named field is stored, and its min/max when numeric.
     pub fn column_info(&self, name: &str) -> Option<(Encoding, Option<Stats>)> {
-        let c = &self.columns[self.column_id(name)?];
+        let c = &self.dir(self.column_id(name)?);
         Some((c.encoding, c.stats))
     }
 
@@ -843,7 +883,7 @@ impl<'a> BlockReader<'a> {
         if tpl
             .slots
             .iter()
-            .any(|&c| self.columns[c as usize].kind != ColumnKind::Field)
+            .any(|&c| self.dir(c as usize).kind != ColumnKind::Field)
         {
             return None;
         }
@@ -862,29 +902,33 @@ impl<'a> BlockReader<'a> {
 
     /// Number of columns.
     pub fn column_count(&self) -> usize {
-        self.columns.len()
+        if self.header.version < 2 {
+            self.columns.len()
+        } else {
+            self.header.columns.len()
+        }
     }
 
     /// What column `id` holds (must be below [`Self::column_count`]).
     pub fn column_kind(&self, id: usize) -> ColumnKind {
-        self.columns[id].kind
+        self.dir(id).kind
     }
 
     /// Encoding and prefix (PrefixedDecimal only, else empty) of column `id`
     /// (must be below [`Self::column_count`]).
     pub fn column_head(&self, id: usize) -> (Encoding, &[u8]) {
-        (self.columns[id].encoding, &self.header.columns[id].prefix)
+        (self.dir(id).encoding, &self.header.columns[id].prefix)
     }
 
     /// Number of values of column `id`.
     pub fn column_len(&self, id: usize) -> usize {
-        self.columns[id].values
+        self.dir(id).values
     }
 
     /// For a Hex column: upper case or not, and the longest run of digits
     /// between dashes of its values. Reads only the column's layout.
     pub(super) fn hex_digit_runs(&self, id: usize) -> Option<(bool, usize)> {
-        if self.columns[id].encoding != Encoding::Hex {
+        if self.dir(id).encoding != Encoding::Hex {
             return None;
         }
         super::encoding::hex_digit_runs(&self.column_payload(id).ok()?)
@@ -892,7 +936,7 @@ impl<'a> BlockReader<'a> {
 
     /// The encoded payload of column `id` (its frame decompressed).
     pub fn column_payload(&self, id: usize) -> Result<Cow<'_, [u8]>, StorageError> {
-        let col = &self.columns[id];
+        let col = &self.dir(id);
         let (frame, base) = if self.header.version == 1 && col.frame == 0 {
             (self.frame(0)?, self.payload_base)
         } else {
@@ -911,7 +955,7 @@ impl<'a> BlockReader<'a> {
         id: usize,
         f: impl FnOnce(&[u8]) -> Result<R, StorageError>,
     ) -> Result<R, StorageError> {
-        let col = &self.columns[id];
+        let col = &self.dir(id);
         let (frame, base) = if self.header.version == 1 && col.frame == 0 {
             (self.frame(0)?, self.payload_base)
         } else {
@@ -932,7 +976,7 @@ impl<'a> BlockReader<'a> {
 
     /// How column `id` is stored; `None` when out of range.
     pub fn column_encoding(&self, id: usize) -> Option<Encoding> {
-        self.columns.get(id).map(|c| c.encoding)
+        (id < self.column_count()).then(|| self.dir(id).encoding)
     }
 
     /// Reads the named field for every row; `Ok(None)` when no line of the
@@ -947,7 +991,7 @@ impl<'a> BlockReader<'a> {
     /// Reads column `id` (a position in the header's column list) for every
     /// row, like [`Self::column`].
     pub fn column_at(&self, id: usize) -> Result<Column, StorageError> {
-        if id >= self.columns.len() {
+        if id >= self.column_count() {
             return Err(bad("column id out of range"));
         }
         let values = self.values_where(id, None)?;
@@ -974,7 +1018,7 @@ impl<'a> BlockReader<'a> {
             }
         }
         Ok(Column {
-            encoding: self.columns[id].encoding,
+            encoding: self.dir(id).encoding,
             values,
             row_value,
             quoted,
@@ -983,7 +1027,7 @@ impl<'a> BlockReader<'a> {
 
     /// Timestamps of the rows holding a value of column `id`.
     fn column_row_ts(&self, id: usize) -> Vec<i64> {
-        let mut out = Vec::with_capacity(self.columns[id].values);
+        let mut out = Vec::with_capacity(self.dir(id).values);
         let holds: Vec<bool> = self
             .slot_columns()
             .iter()
@@ -1015,7 +1059,7 @@ impl<'a> BlockReader<'a> {
 
     /// The shared dictionary an [`Encoding::Shared`] column refers to.
     pub fn shared_dict(&self, id: usize) -> Option<&'a SharedDict> {
-        let sp = self.columns.get(id)?.shared?;
+        let sp = (id < self.column_count()).then(|| self.dir(id))?.shared?;
         self.dicts?.get(sp.dict)
     }
 
@@ -1023,7 +1067,7 @@ impl<'a> BlockReader<'a> {
     /// column `id`: its entries' shared ids, its own strings' count, and each
     /// value's entry (and digit runs), read in place. Reads no string.
     pub fn shared_index_view(&self, id: usize) -> Result<SharedIndexView<'a>, StorageError> {
-        let col = &self.columns[id];
+        let col = &self.dir(id);
         let dict = self
             .shared_dict(id)
             .ok_or_else(|| bad("column is not shared"))?;
@@ -1056,7 +1100,8 @@ impl<'a> BlockReader<'a> {
         id: usize,
         locals: usize,
     ) -> Result<(Vec<u8>, Vec<u32>), StorageError> {
-        let sp = self.columns[id]
+        let sp = self
+            .dir(id)
             .shared
             .ok_or_else(|| bad("column is not shared"))?;
         if locals == 0 && sp.len == 0 {
@@ -1113,7 +1158,7 @@ impl<'a> BlockReader<'a> {
     /// Decodes column `id`'s values, printing only the `wanted` values of
     /// typed columns (see [`decode_column_where`]).
     pub fn values_where(&self, id: usize, wanted: Option<&[bool]>) -> Result<Values, StorageError> {
-        let col = &self.columns[id];
+        let col = &self.dir(id);
         if col.encoding.is_shared() {
             return self.shared_values(id);
         }
@@ -1143,17 +1188,15 @@ impl<'a> BlockReader<'a> {
         }
         let templates = self.templates()?;
         // Per column, which of its values the kept rows use.
-        let mut wanted: Vec<Vec<bool>> = self
-            .columns
-            .iter()
-            .map(|c| Vec::with_capacity(c.values))
+        let mut wanted: Vec<Vec<bool>> = (0..self.column_count())
+            .map(|c| Vec::with_capacity(self.dir(c).values))
             .collect();
         for (&t, &k) in self.row_tpl.iter().zip(keep) {
             for &c in &templates[t as usize].slots {
                 wanted[c as usize].push(k);
             }
         }
-        let cols: Vec<Option<Values>> = (0..self.columns.len())
+        let cols: Vec<Option<Values>> = (0..self.column_count())
             .map(|i| {
                 if !wanted[i].iter().any(|&w| w) {
                     return Ok(None);

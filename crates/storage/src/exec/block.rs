@@ -211,7 +211,10 @@ pub struct BlockEval<'r, 'a> {
     pub first: usize,
     /// One past the last row in the time range.
     pub end: usize,
-    values: Vec<Option<Values>>,
+    values: Vec<Option<std::sync::Arc<Values>>>,
+    /// (part serial, block index): where decoded columns are kept across
+    /// queries (see [`super::decoded_cache`]); `None`: not kept.
+    cache_key: Option<(u64, u32)>,
     vidx: Vec<Option<ValueIndex>>,
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     shared: Vec<Option<SharedColumn<'a>>>,
@@ -415,6 +418,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             first,
             end,
             values: (0..ncols).map(|_| None).collect(),
+            cache_key: None,
             vidx: (0..ncols).map(|_| None).collect(),
             identity: cache.identity.clone(),
             shared: (0..ncols).map(|_| None).collect(),
@@ -437,11 +441,30 @@ impl<'r, 'a> BlockEval<'r, 'a> {
 
     /// Column `c`'s decoded values.
     pub fn values(&mut self, c: usize) -> Result<&Values, StorageError> {
+        use super::decoded_cache;
         if self.values[c].is_none() {
-            let v = self.r.values_where(c, None)?;
+            let kept = self
+                .cache_key
+                .and_then(|(part, block)| decoded_cache::values(part, block, c));
+            let v = match kept {
+                Some(v) => v,
+                None => {
+                    let v = std::sync::Arc::new(self.r.values_where(c, None)?);
+                    if let Some((part, block)) = self.cache_key {
+                        decoded_cache::keep_values(part, block, c, &v);
+                    }
+                    v
+                }
+            };
             self.values[c] = Some(v);
         }
-        Ok(self.values[c].as_ref().expect("just set"))
+        Ok(self.values[c].as_deref().expect("just set"))
+    }
+
+    /// Keeps the columns this evaluation decodes, and reads those kept
+    /// earlier, as block `block` of the part with serial `part`.
+    pub fn keep_decoded_as(&mut self, part: u64, block: u32) {
+        self.cache_key = Some((part, block));
     }
 
     /// Per row: the index of its value in column `c` (`u32::MAX`: absent).
@@ -605,7 +628,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             // Open rows: test their values, rebuilt from the skeletons.
             self.values(c)?;
             let vidx = self.vidx[c].as_ref().expect("computed").as_slice();
-            let vals = self.values[c].as_ref().expect("decoded");
+            let vals = self.values[c].as_deref().expect("decoded");
             for r in first..end {
                 if out[r] == MAYBE {
                     out[r] = verdict(test(vals.get(vidx[r] as usize)));
@@ -615,7 +638,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         }
         self.values(c)?;
         let vidx = self.vidx[c].as_ref().expect("computed").as_slice();
-        let vals = self.values[c].as_ref().expect("decoded");
+        let vals = self.values[c].as_deref().expect("decoded");
         let mut memo: Vec<u8> = match vals {
             Values::Const { .. } => vec![0],
             Values::Dict { ends, .. } => vec![0; ends.len()],
@@ -649,7 +672,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
 
     /// Column `c`'s values, already decoded by [`Self::values`].
     pub fn values_ro(&self, c: usize) -> &Values {
-        self.values[c].as_ref().expect("column decoded first")
+        self.values[c].as_deref().expect("column decoded first")
     }
 
     /// Column `c`'s value indices, already computed by [`Self::value_index`].

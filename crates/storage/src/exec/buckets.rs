@@ -189,9 +189,11 @@ fn run_unit(
         return Ok(());
     };
     let r = part.reader_with(block, header)?;
+    let primed = super::decoded_cache::prime(part, block, &r);
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };
+    ev.keep_decoded_as(part.serial(), block.index);
     let nrows = ev.rows();
     let mut keep = vec![false; nrows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
@@ -216,6 +218,7 @@ fn run_unit(
         };
     let md: Option<&crate::block::RowMetadata> = if md_needed { Some(r.metadata()?) } else { None };
     let ts = r.timestamps();
+    super::decoded_cache::keep_decoded(part, block, &r, primed);
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));
     let bytes = agg.plan.value == BucketValue::LineBytes;
     if bytes {

@@ -327,9 +327,11 @@ fn run_unit(
         return Ok(None);
     };
     let r = part.reader_with(block, header)?;
+    let primed = super::decoded_cache::prime(part, block, &r);
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(None);
     };
+    ev.keep_decoded_as(part.serial(), block.index);
     let rows = ev.rows();
     let mut keep = vec![false; rows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
@@ -399,6 +401,7 @@ fn run_unit(
             });
         }
     }
+    super::decoded_cache::keep_decoded(part, block, &r, primed);
     if taken >= cap && cap < col.limit && at < order.len() {
         return Ok(Some((at, r.row_ts(order[at]))));
     }

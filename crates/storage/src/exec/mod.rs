@@ -18,6 +18,7 @@
 pub(crate) mod answer_cache;
 mod block;
 mod buckets;
+pub(crate) mod decoded_cache;
 mod fields;
 mod lines;
 mod needle;

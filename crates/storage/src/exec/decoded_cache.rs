@@ -1,0 +1,217 @@
+//! A bounded cache of decoded block columns and row timestamps, kept from
+//! query to query.
+//!
+//! A metric query over `| json | level="error"` decodes, in every block it
+//! opens, the row timestamps and the one or two columns its labels come
+//! from; a dashboard asks the same question again at every refresh. Parts
+//! never change, so what a block decodes to never changes either: the
+//! decoded forms are kept here, keyed by (part serial, block, column), and
+//! a later query reads them instead of unpacking the block again. A part's
+//! serial is unique for the process's life, so a merged-away part's entries
+//! are never served for another part; they age out like any other.
+//!
+//! The budget (`--decoded-cache-bytes`, 0 turns the cache off) bounds the
+//! bytes kept. Eviction is a clock: entries are queued in insertion order,
+//! and an entry read since it last reached the queue's head gets another
+//! turn instead of leaving.
+
+use crate::block::encoding::Values;
+use crate::block::hash::FastMap;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Default budget: 64 MiB.
+pub const DEFAULT_BUDGET_BYTES: usize = 64 << 20;
+
+/// Bytes charged per entry on top of its data (key, map slot, queue slot).
+const ENTRY_OVERHEAD: usize = 96;
+
+/// The `column` of a block's row timestamps.
+const TIMESTAMPS: u32 = u32::MAX;
+
+static BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_BUDGET_BYTES);
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// What a block column decodes to.
+#[derive(Clone)]
+enum Item {
+    Values(Arc<Values>),
+    Timestamps(Arc<[i64]>),
+}
+
+/// (part serial, block index, column or [`TIMESTAMPS`]).
+type Key = (u64, u32, u32);
+
+#[derive(Default)]
+struct Cache {
+    map: FastMap<Key, (Item, usize, bool)>,
+    queue: VecDeque<Key>,
+    bytes: usize,
+}
+
+/// Sets the budget in bytes (0 turns the cache off and empties it).
+pub fn set_budget(bytes: usize) {
+    BUDGET.store(bytes, Ordering::Relaxed);
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    match c.as_mut() {
+        Some(cache) if bytes > 0 => cache.shrink_to(bytes),
+        _ => *c = None,
+    }
+}
+
+/// The bytes kept now.
+#[cfg(test)]
+fn bytes() -> usize {
+    let c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    c.as_ref().map_or(0, |c| c.bytes)
+}
+
+/// Column `column` of block `block` of the part with serial `part`, when kept.
+pub fn values(part: u64, block: u32, column: usize) -> Option<Arc<Values>> {
+    match get((part, block, column as u32))? {
+        Item::Values(v) => Some(v),
+        Item::Timestamps(_) => None,
+    }
+}
+
+/// Keeps a block column's decoded values.
+pub fn keep_values(part: u64, block: u32, column: usize, v: &Arc<Values>) {
+    let bytes = values_bytes(v);
+    put((part, block, column as u32), Item::Values(v.clone()), bytes);
+}
+
+/// A block's row timestamps, when kept.
+pub fn timestamps(part: u64, block: u32) -> Option<Arc<[i64]>> {
+    match get((part, block, TIMESTAMPS))? {
+        Item::Timestamps(t) => Some(t),
+        Item::Values(_) => None,
+    }
+}
+
+/// Keeps a block's row timestamps.
+pub fn keep_timestamps(part: u64, block: u32, ts: &Arc<[i64]>) {
+    put(
+        (part, block, TIMESTAMPS),
+        Item::Timestamps(ts.clone()),
+        ts.len() * 8,
+    );
+}
+
+/// Gives `r` (block `block` of `part`) the row timestamps kept for it;
+/// `true` when there were some.
+pub(super) fn prime(
+    part: &crate::part::Part,
+    block: &crate::part::BlockRef,
+    r: &crate::block::BlockReader<'_>,
+) -> bool {
+    match timestamps(part.serial(), block.index) {
+        Some(ts) => {
+            r.set_timestamps(ts);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Keeps `r`'s row timestamps when it decoded them (and was not given them
+/// by [`prime`]).
+pub(super) fn keep_decoded(
+    part: &crate::part::Part,
+    block: &crate::part::BlockRef,
+    r: &crate::block::BlockReader<'_>,
+    primed: bool,
+) {
+    if !primed && r.has_timestamps() {
+        keep_timestamps(part.serial(), block.index, r.timestamps_shared());
+    }
+}
+
+fn get(key: Key) -> Option<Item> {
+    if BUDGET.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let (item, _, used) = c.as_mut()?.map.get_mut(&key)?;
+    *used = true;
+    Some(item.clone())
+}
+
+fn put(key: Key, item: Item, bytes: usize) {
+    let budget = BUDGET.load(Ordering::Relaxed);
+    let bytes = bytes + ENTRY_OVERHEAD;
+    // An entry larger than an eighth of the budget would push out many.
+    if budget == 0 || bytes > budget / 8 {
+        return;
+    }
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = c.get_or_insert_with(Cache::default);
+    if cache.map.contains_key(&key) {
+        return;
+    }
+    cache.map.insert(key, (item, bytes, false));
+    cache.queue.push_back(key);
+    cache.bytes += bytes;
+    cache.shrink_to(budget);
+}
+
+impl Cache {
+    /// Evicts until at most `budget` bytes are kept.
+    fn shrink_to(&mut self, budget: usize) {
+        while self.bytes > budget {
+            let Some(key) = self.queue.pop_front() else {
+                break;
+            };
+            let Some(entry) = self.map.get_mut(&key) else {
+                continue;
+            };
+            if entry.2 {
+                entry.2 = false;
+                self.queue.push_back(key);
+                continue;
+            }
+            let (_, bytes, _) = self.map.remove(&key).expect("present");
+            self.bytes -= bytes;
+        }
+    }
+}
+
+fn values_bytes(v: &Values) -> usize {
+    match v {
+        Values::Const { value, .. } => value.len(),
+        Values::Dict { data, ends, idx } => data.len() + 4 * (ends.len() + idx.len()),
+        Values::Flat { data, ends } => data.len() + 4 * ends.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache is process-wide: these steps run as one test.
+    #[test]
+    fn keeps_evicts_by_clock_and_turns_off() {
+        set_budget(0);
+        set_budget(8 * 1024);
+        let ts: Arc<[i64]> = (0..100).collect::<Vec<i64>>().into();
+        keep_timestamps(7, 1, &ts);
+        assert_eq!(timestamps(7, 1).as_deref(), Some(&ts[..]));
+        assert!(timestamps(7, 2).is_none() && values(7, 1, 0).is_none());
+        let v = Arc::new(Values::Flat {
+            data: b"abc".to_vec(),
+            ends: vec![1, 3],
+        });
+        keep_values(7, 1, 0, &v);
+        assert!(values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
+        // Filling the budget evicts what is not read again (an entry read
+        // since it was queued gets one more turn first).
+        for b in 10..200 {
+            keep_timestamps(7, b, &ts);
+        }
+        assert!(bytes() <= 8 * 1024);
+        assert!(values(7, 1, 0).is_none(), "not read again: evicted");
+        set_budget(0);
+        assert!(timestamps(7, 1).is_none() && bytes() == 0);
+        set_budget(DEFAULT_BUDGET_BYTES);
+    }
+}

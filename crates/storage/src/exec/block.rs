@@ -215,6 +215,8 @@ pub struct BlockEval<'r, 'a> {
     /// (part serial, block index): where decoded columns are kept across
     /// queries (see [`super::decoded_cache`]); `None`: not kept.
     cache_key: Option<(u64, u32)>,
+    /// Decoded columns enter the decoded cache.
+    admit: bool,
     vidx: Vec<Option<ValueIndex>>,
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     shared: Vec<Option<SharedColumn<'a>>>,
@@ -419,6 +421,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             end,
             values: (0..ncols).map(|_| None).collect(),
             cache_key: None,
+            admit: false,
             vidx: (0..ncols).map(|_| None).collect(),
             identity: cache.identity.clone(),
             shared: (0..ncols).map(|_| None).collect(),
@@ -450,7 +453,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 Some(v) => v,
                 None => {
                     let v = std::sync::Arc::new(self.r.values_where(c, None)?);
-                    if let Some((part, block)) = self.cache_key {
+                    if let (Some((part, block)), true) = (self.cache_key, self.admit) {
                         decoded_cache::keep_values(part, block, c, &v);
                     }
                     v
@@ -461,10 +464,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         Ok(self.values[c].as_deref().expect("just set"))
     }
 
-    /// Keeps the columns this evaluation decodes, and reads those kept
-    /// earlier, as block `block` of the part with serial `part`.
-    pub fn keep_decoded_as(&mut self, part: u64, block: u32) {
+    /// Reads the columns kept for block `block` of the part with serial
+    /// `part`, and keeps those it decodes when `admit`.
+    pub fn keep_decoded_as(&mut self, part: u64, block: u32, admit: bool) {
         self.cache_key = Some((part, block));
+        self.admit = admit;
     }
 
     /// Per row: the index of its value in column `c` (`u32::MAX`: absent).

@@ -193,7 +193,7 @@ fn run_unit(
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };
-    ev.keep_decoded_as(part.serial(), block.index);
+    ev.keep_decoded_as(part.serial(), block.index, ctx.admit_decoded);
     let nrows = ev.rows();
     let mut keep = vec![false; nrows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
@@ -218,7 +218,9 @@ fn run_unit(
         };
     let md: Option<&crate::block::RowMetadata> = if md_needed { Some(r.metadata()?) } else { None };
     let ts = r.timestamps();
-    super::decoded_cache::keep_decoded(part, block, &r, primed);
+    if ctx.admit_decoded {
+        super::decoded_cache::keep_decoded(part, block, &r, primed);
+    }
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));
     let bytes = agg.plan.value == BucketValue::LineBytes;
     if bytes {

@@ -98,6 +98,19 @@ pub fn keep_timestamps(part: u64, block: u32, ts: &Arc<[i64]>) {
     );
 }
 
+/// Bytes a plan is expected to keep per row it reads: its timestamp and
+/// about one column's value index.
+const BYTES_PER_ROW: u64 = 12;
+
+/// Whether a plan reading `rows` rows of columnar blocks may fill the cache:
+/// only while what it would keep fits in half the budget. A larger plan would
+/// evict its own entries before any later query could read them, and push
+/// out those of the smaller queries that do profit.
+pub fn admits(rows: u64) -> bool {
+    let budget = BUDGET.load(Ordering::Relaxed) as u64;
+    rows.saturating_mul(BYTES_PER_ROW) <= budget / 2
+}
+
 /// Gives `r` (block `block` of `part`) the row timestamps kept for it;
 /// `true` when there were some.
 pub(super) fn prime(

@@ -331,7 +331,7 @@ fn run_unit(
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(None);
     };
-    ev.keep_decoded_as(part.serial(), block.index);
+    ev.keep_decoded_as(part.serial(), block.index, ctx.admit_decoded);
     let rows = ev.rows();
     let mut keep = vec![false; rows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
@@ -401,7 +401,9 @@ fn run_unit(
             });
         }
     }
-    super::decoded_cache::keep_decoded(part, block, &r, primed);
+    if ctx.admit_decoded {
+        super::decoded_cache::keep_decoded(part, block, &r, primed);
+    }
     if taken >= cap && cap < col.limit && at < order.len() {
         return Ok(Some((at, r.row_ts(order[at]))));
     }

@@ -54,6 +54,10 @@ pub(crate) struct Context<'p> {
     /// The plan grew past a bound ([`Context::over_bounds`]): the engine's
     /// scan evaluates the query instead.
     declined: std::sync::atomic::AtomicBool,
+    /// What this plan decodes may enter the decoded cache: false when the
+    /// plan reads more rows than the cache could hold, so that a scan over
+    /// everything neither churns it nor pays for filling it.
+    pub admit_decoded: bool,
 }
 
 impl Context<'_> {
@@ -221,7 +225,15 @@ impl Storage {
         let name_sigs = (0..streams.len())
             .map(|_| std::sync::OnceLock::new())
             .collect();
+        let columnar_rows: u64 = units
+            .iter()
+            .map(|u| match &u.data {
+                units::UnitData::Columnar { block, .. } => u64::from(block.meta.rows),
+                _ => 0,
+            })
+            .sum();
         let ctx = Context {
+            admit_decoded: decoded_cache::admits(columnar_rows),
             q,
             streams,
             orders,

@@ -8,12 +8,6 @@ mod serve;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-/// The process's allocator: the query path allocates many small, short-lived
-/// buffers per block, and mimalloc's thread-local free lists serve them for a
-/// fraction of glibc malloc's instructions (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Rúnakefli — a Loki-compatible columnar log database.
 #[derive(Parser, Debug)]
 #[command(name = "runakefli", version, about, long_about = None)]

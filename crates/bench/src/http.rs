@@ -132,6 +132,21 @@ pub fn spawn_server(
     Ok(child)
 }
 
+/// A reply body, trimmed and cut to at most 200 bytes (ending in `…` when
+/// cut), for reports.
+pub fn short_message(body: &str) -> String {
+    let mut message = body.trim().to_string();
+    if message.len() > 200 {
+        let mut cut = 200;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push('…');
+    }
+    message
+}
+
 #[cfg(test)]
 pub(crate) mod testserver {
     //! A tiny HTTP/1.1 server for driver tests: answers every request with a fixed

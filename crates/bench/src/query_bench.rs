@@ -143,15 +143,7 @@ fn run_once(
     })?;
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     if !reply.ok() {
-        let mut message = reply.body.trim().to_string();
-        if message.len() > 200 {
-            let mut cut = 200;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push('…');
-        }
+        let message = http::short_message(&reply.body);
         return Err(QueryOutcome::Unsupported {
             status: reply.status,
             message,

@@ -221,15 +221,26 @@ pub(super) fn metadata_matters(
     let stage = ctx.q.fields().expect("fields stage");
     let names = &ctx.q.labels.labels;
     let md_names = ev.r.metadata_names()?;
-    Ok(md_names.iter().any(|n| {
-        names.iter().any(|l| l == n)
-            || ev.infos.iter().any(|info| {
-                info.fields.as_ref().is_some_and(|tf| match &stage.parser {
-                    JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
-                    JsonParser::Keys(params) => params.iter().any(|p| p.label == *n),
-                })
+    Ok(md_names
+        .iter()
+        .any(|n| name_is_seen(n, names, stage, ev.infos.iter())))
+}
+
+/// Whether metadata name `n` is a label the plan reads (`names`) or one the
+/// stage's `| json` extracts from one of `templates` (and so renames).
+fn name_is_seen<'t>(
+    n: &str,
+    names: &[String],
+    stage: &runakefli_model::plan::FieldStage,
+    mut templates: impl Iterator<Item = &'t super::query::SharedTemplate>,
+) -> bool {
+    names.iter().any(|l| l == n)
+        || templates.any(|info| {
+            info.fields.as_ref().is_some_and(|tf| match &stage.parser {
+                JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
+                JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
             })
-    }))
+        })
 }
 
 /// Runs the fields stage over the kept rows of `ev`, adding to `agg`.
@@ -289,16 +300,8 @@ pub fn run<'e>(
         && md.is_some_and(|m| {
             matches!(agg.plan.group_by, GroupBy::Stream)
                 || m.names().any(|n| {
-                    names.iter().any(|l| l == n)
-                        || (0..nt).filter(|&t| used[t]).any(|t| {
-                            infos[t]
-                                .fields
-                                .as_ref()
-                                .is_some_and(|tf| match &stage.parser {
-                                    JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
-                                    JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
-                                })
-                        })
+                    let used_templates = (0..nt).filter(|&t| used[t]).map(|t| &infos[t]);
+                    name_is_seen(n, names, stage, used_templates)
                 })
         });
     // Uniform blocks (the common case): no metadata that matters, and every

@@ -26,7 +26,17 @@ pub struct StreamEntry {
     pub labels: Arc<Labels>,
     /// Inclusive (min, max) timestamp per day partition with data.
     pub days: BTreeMap<i64, (i64, i64)>,
+    /// [`names_signature`] of its labels (where `| json` adds `_extracted`
+    /// depends on the label names; kept so plans need not hash them).
+    pub names_sig: u64,
     persisted: bool,
+}
+
+/// A hash of the names of `labels` (not their values).
+pub fn names_signature(labels: &Labels) -> u64 {
+    labels.pairs().iter().fold(0x6e61_6d65u64, |h, (k, _)| {
+        (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes())).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    })
 }
 
 /// The index of one tenant.
@@ -64,6 +74,7 @@ impl StreamIndex {
         self.streams.insert(
             sid,
             StreamEntry {
+                names_sig: names_signature(&labels),
                 labels,
                 days: BTreeMap::new(),
                 persisted,
@@ -183,18 +194,23 @@ impl StreamIndex {
     /// Streams whose labels satisfy every matcher and that may have data in
     /// `[lo, hi]`, sorted by labels.
     pub fn matching(&self, matchers: &[Matcher], lo: i64, hi: i64) -> Vec<(StreamId, Arc<Labels>)> {
-        let mut out = self.matching_unsorted(matchers, lo, hi);
+        let mut out: Vec<(StreamId, Arc<Labels>)> = self
+            .matching_unsorted(matchers, lo, hi)
+            .into_iter()
+            .map(|(s, l, _)| (s, l))
+            .collect();
         out.sort_by(|a, b| a.1.cmp(&b.1));
         out
     }
 
-    /// [`StreamIndex::matching`] in no particular order.
+    /// [`StreamIndex::matching`] in no particular order, each stream with
+    /// its [`names_signature`].
     pub fn matching_unsorted(
         &self,
         matchers: &[Matcher],
         lo: i64,
         hi: i64,
-    ) -> Vec<(StreamId, Arc<Labels>)> {
+    ) -> Vec<(StreamId, Arc<Labels>, u64)> {
         // Narrow with the most selective equality matcher on a non-empty value.
         let mut candidates: Option<&Vec<StreamId>> = None;
         let mut by_eq: Option<usize> = None;
@@ -240,7 +256,7 @@ impl StreamIndex {
         // share a namespace or app).
         let mut memo: Vec<crate::block::hash::FastMap<&str, bool>> =
             vec![Default::default(); matchers.len()];
-        let mut check = |sid: &StreamId| -> Option<(StreamId, Arc<Labels>)> {
+        let mut check = |sid: &StreamId| -> Option<(StreamId, Arc<Labels>, u64)> {
             let e = self.streams.get(sid)?;
             for (i, (m, memo)) in matchers.iter().zip(memo.iter_mut()).enumerate() {
                 if decided == Some(i) {
@@ -259,7 +275,7 @@ impl StreamIndex {
                     return None;
                 }
             }
-            Self::entry_overlaps(e, lo, hi).then(|| (*sid, e.labels.clone()))
+            Self::entry_overlaps(e, lo, hi).then(|| (*sid, e.labels.clone(), e.names_sig))
         };
         if decided.is_some() && candidates.is_none() {
             return owned.iter().filter_map(&mut check).collect();

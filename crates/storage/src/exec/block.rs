@@ -113,8 +113,13 @@ enum TplNeedle {
 struct ContainsScratch {
     /// The (column, test) pairs the block's alternatives use.
     testers: Vec<(usize, ValueTest)>,
-    /// Tester id of each pair (`usize::MAX`: the column cannot pass).
-    tester_of: HashMap<(usize, ValueTest), usize>,
+    /// Per column: the tester id of each test met on it (`usize::MAX`: the
+    /// column cannot pass); a few tests per column at most, so a short list
+    /// searched in order beats hashing (this is looked up per template slot
+    /// of every block).
+    tester_of: Vec<Vec<(ValueTest, usize)>>,
+    /// Columns with entries in `tester_of`, to clear.
+    touched: Vec<usize>,
     /// Per template.
     tpl: Vec<TplNeedle>,
     /// The tester ids of every alternative, concatenated.
@@ -128,7 +133,9 @@ struct ContainsScratch {
 impl ContainsScratch {
     fn clear(&mut self) {
         self.testers.clear();
-        self.tester_of.clear();
+        for c in self.touched.drain(..) {
+            self.tester_of[c].clear();
+        }
         self.tpl.clear();
         self.alt_ids.clear();
         self.alt_ends.clear();
@@ -218,6 +225,9 @@ pub struct BlockEval<'r, 'a> {
     /// Decoded columns enter the decoded cache.
     admit: bool,
     vidx: Vec<Option<ValueIndex>>,
+    /// Per column: a bit per template (at most 64) that holds it, made on
+    /// first use; `None` inside when the block has more templates.
+    tpl_masks: std::cell::OnceCell<Option<Vec<u64>>>,
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     shared: Vec<Option<SharedColumn<'a>>>,
     memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
@@ -423,6 +433,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             cache_key: None,
             admit: false,
             vidx: (0..ncols).map(|_| None).collect(),
+            tpl_masks: std::cell::OnceCell::new(),
             identity: cache.identity.clone(),
             shared: (0..ncols).map(|_| None).collect(),
             memo: cache.shared.clone(),
@@ -477,7 +488,34 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             let heads = self.r.template_heads();
             let rows = self.rows();
             let col = c as u32;
-            if heads.iter().all(|h| h.slots.contains(&col)) {
+            // Which templates hold the column: one pass over every
+            // template's slots per block, not one per column.
+            let ncols = self.vidx.len();
+            let masks = self.tpl_masks.get_or_init(|| {
+                (heads.len() <= 64).then(|| {
+                    let mut m = vec![0u64; ncols];
+                    for (t, h) in heads.iter().enumerate() {
+                        for &s in &h.slots {
+                            if let Some(x) = m.get_mut(s as usize) {
+                                *x |= 1 << t;
+                            }
+                        }
+                    }
+                    m
+                })
+            });
+            let all = match masks {
+                Some(m) => {
+                    let full = if heads.len() == 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << heads.len()) - 1
+                    };
+                    m[c] == full
+                }
+                None => heads.iter().all(|h| h.slots.contains(&col)),
+            };
+            if all {
                 // Every row holds the column: value i is row i's.
                 let mut id = self.identity.borrow_mut();
                 if id.len() < rows {
@@ -486,7 +524,10 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 }
                 self.vidx[c] = Some(ValueIndex::Identity(id.clone(), rows));
             } else {
-                let holds: Vec<bool> = heads.iter().map(|h| h.slots.contains(&col)).collect();
+                let holds: Vec<bool> = match masks {
+                    Some(m) => (0..heads.len()).map(|t| m[c] >> t & 1 == 1).collect(),
+                    None => heads.iter().map(|h| h.slots.contains(&col)).collect(),
+                };
                 let mut out = Vec::with_capacity(rows);
                 let mut next = 0u32;
                 for &t in self.r.row_templates() {
@@ -555,26 +596,22 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             let sc = self.shared[c].as_mut().expect("just set");
             let g = sc.index.global_count;
             // The entry of each wanted row (decoded at once when most are).
-            let wanted = (first..end)
-                .filter(|&r| want[r] && vidx[r] != u32::MAX)
-                .count();
+            let wanted = want[first..end].iter().filter(|&&w| w).count();
             let values = self.r.column_len(c);
             let bulk = if wanted * 8 > values {
                 Some(sc.index.entries_all()?)
             } else {
                 None
             };
-            let mut entry_of = vec![u32::MAX; n];
-            for r in first..end {
-                let vi = vidx[r];
-                if !want[r] || vi == u32::MAX {
-                    continue;
-                }
-                entry_of[r] = match &bulk {
-                    Some(all) => all[vi as usize],
-                    None => sc.index.entry(vi as usize)? as u32,
-                };
-            }
+            let entry_at = |vi: u32| -> Result<usize, StorageError> {
+                Ok(match &bulk {
+                    Some(all) => all[vi as usize] as usize,
+                    None => sc.index.entry(vi as usize)?,
+                })
+            };
+            // Rows whose entry is one of the block's own strings, judged
+            // after the shared ones.
+            const LOCAL: u8 = 0xff;
             let mut need_local = false;
             {
                 let mut memo = self.memo.borrow_mut();
@@ -583,16 +620,18 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     .entry((sc.dict as *const SharedDict as usize, key))
                     .or_insert_with(|| vec![0u8; sc.dict.len()]);
                 // Each of the block's shared entries is looked up (and, the
-                // first time the worker meets it, judged) once.
+                // first time the worker meets it, judged) once; one pass
+                // over the rows.
                 let mut by_entry = vec![0u8; g];
                 for r in first..end {
-                    let e = entry_of[r];
-                    if e == u32::MAX {
+                    let vi = vidx[r];
+                    if !want[r] || vi == u32::MAX {
                         continue;
                     }
-                    let e = e as usize;
+                    let e = entry_at(vi)?;
                     if e >= g {
                         need_local = true;
+                        out[r] = LOCAL;
                         continue;
                     }
                     let v = &mut by_entry[e];
@@ -614,11 +653,10 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 let (data, ends) = sc.locals.as_ref().expect("just set");
                 let mut lm = vec![0u8; ends.len()];
                 for r in first..end {
-                    let e = entry_of[r];
-                    if e == u32::MAX || (e as usize) < g {
+                    if out[r] != LOCAL {
                         continue;
                     }
-                    let l = e as usize - g;
+                    let l = entry_at(vidx[r])? - g;
                     if lm[l] == 0 {
                         let start = if l == 0 { 0 } else { ends[l - 1] as usize };
                         lm[l] = judge(&data[start..ends[l] as usize]);
@@ -988,8 +1026,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 let mark = sc.alt_ids.len();
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
-                    let id = match sc.tester_of.get(&(c, test)) {
-                        Some(&id) => id,
+                    if sc.tester_of.len() <= c {
+                        sc.tester_of.resize_with(c + 1, Vec::new);
+                    }
+                    let known = sc.tester_of[c]
+                        .iter()
+                        .find(|(t, _)| *t == test)
+                        .map(|&(_, id)| id);
+                    let id = match known {
+                        Some(id) => id,
                         None => {
                             let src = || {
                                 LazySources::new(header, header.bloom_bytes(self.r.src()), needle)
@@ -1000,7 +1045,10 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                             } else {
                                 usize::MAX
                             };
-                            sc.tester_of.insert((c, test), id);
+                            if sc.tester_of[c].is_empty() {
+                                sc.touched.push(c);
+                            }
+                            sc.tester_of[c].push((test, id));
                             id
                         }
                     };

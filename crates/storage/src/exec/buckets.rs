@@ -29,6 +29,11 @@ pub(super) struct Agg<'b> {
     groups: Vec<(GroupKey, BucketData)>,
     pub residual: HashMap<usize, Vec<Entry>>,
     pub stats: PlanStats,
+    /// The bucket of the last row added: the first guess for the next one.
+    last_bucket: usize,
+    /// Per stream of the plan: the group of its rows without metadata
+    /// (`usize::MAX`: not looked up yet).
+    stream_groups: Vec<usize>,
 }
 
 impl Agg<'_> {
@@ -46,9 +51,57 @@ impl Agg<'_> {
         i
     }
 
+    /// The group of stream `stream`'s rows that have no metadata.
+    pub fn stream_group(&mut self, stream: usize, labels: &std::sync::Arc<Labels>) -> usize {
+        if self.stream_groups.len() <= stream {
+            self.stream_groups.resize(stream + 1, usize::MAX);
+        }
+        if self.stream_groups[stream] == usize::MAX {
+            self.stream_groups[stream] = self.group(base_key(self.plan, &[], labels));
+        }
+        self.stream_groups[stream]
+    }
+
+    /// Counts the rows `i` of `first..end` with `pass(i)` into group `g`
+    /// (a [`BucketValue::Count`] plan), `ts` ascending over the range as in
+    /// a block; returns how many passed. Rows are taken a bucket's run at a
+    /// time, and `pass` is added, not branched on.
+    #[inline]
+    pub fn count_rows(
+        &mut self,
+        g: usize,
+        ts: &[i64],
+        first: usize,
+        end: usize,
+        pass: impl Fn(usize) -> bool,
+    ) -> u64 {
+        let mut passed = 0u64;
+        let mut i = first;
+        while i < end {
+            let Some(b) = self.plan.bucket_of_near(ts[i], self.last_bucket) else {
+                passed += u64::from(pass(i));
+                i += 1;
+                continue;
+            };
+            self.last_bucket = b;
+            let (lo, hi) = (self.plan.bounds[b], self.plan.bounds[b + 1]);
+            let mut n = 0u64;
+            let mut j = i;
+            while j < end && ts[j] > lo && ts[j] <= hi {
+                n += u64::from(pass(j));
+                j += 1;
+            }
+            self.groups[g].1.add_count(b, n);
+            passed += n;
+            i = j.max(i + 1);
+        }
+        passed
+    }
+
     /// Adds a row at `ts` with value `v` to group `g`.
     pub fn add(&mut self, g: usize, ts: i64, v: f64) {
-        if let Some(b) = self.plan.bucket_of(ts) {
+        if let Some(b) = self.plan.bucket_of_near(ts, self.last_bucket) {
+            self.last_bucket = b;
             self.groups[g].1.add(b, ts, v);
         }
     }
@@ -68,6 +121,8 @@ pub fn run(
             groups: Vec::new(),
             residual: HashMap::default(),
             stats: PlanStats::default(),
+            last_bucket: 0,
+            stream_groups: Vec::new(),
         };
         let mut cache = TemplateCache::default();
         loop {
@@ -229,7 +284,13 @@ fn run_unit(
     if ctx.q.fields().is_none() {
         let constant = md
             .is_none()
-            .then(|| agg.group(base_key(agg.plan, &[], &stream.labels)));
+            .then(|| agg.stream_group(u.stream, &stream.labels));
+        if let (Some(g), BucketValue::Count) = (constant, agg.plan.value) {
+            let n = agg.count_rows(g, ts, ev.first, ev.end, |i| keep[i]);
+            agg.stats.rows_kept += n;
+            agg.stats.rows_from_columns += n;
+            return Ok(());
+        }
         // Rows share a few metadata sets: one group lookup per set.
         let mut group_of_set = vec![usize::MAX; md.map_or(0, |m| m.set_count())];
         for i in ev.first..ev.end {
@@ -290,4 +351,59 @@ pub(super) fn line_len(ev: &BlockEval<'_, '_>, i: usize) -> usize {
         n += ev.value_ro(c as usize, i).len();
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agg(plan: &BucketPlan) -> Agg<'_> {
+        Agg {
+            plan,
+            index: HashMap::default(),
+            groups: Vec::new(),
+            residual: HashMap::default(),
+            stats: PlanStats::default(),
+            last_bucket: 0,
+            stream_groups: Vec::new(),
+        }
+    }
+
+    /// Counting a block's rows a bucket run at a time gives what adding
+    /// them one by one gives, rows outside every bucket included.
+    #[test]
+    fn count_rows_matches_adding_row_by_row() {
+        let plan = BucketPlan {
+            bounds: vec![10, 20, 30, 45, 60],
+            group_by: GroupBy::Labels(Vec::new()),
+            value: BucketValue::Count,
+        };
+        let ts: Vec<i64> = vec![
+            0, 5, 10, 11, 12, 20, 20, 21, 29, 30, 31, 44, 45, 46, 59, 60, 61, 70,
+        ];
+        for (first, end) in [(0, ts.len()), (3, 9), (8, 17), (5, 5)] {
+            for every in 1..4 {
+                let pass = |i: usize| i % every == 0;
+                let mut a = agg(&plan);
+                let g = a.group(GroupKey::Labels(Vec::new()));
+                // Start from a stale guess, as a later block would.
+                a.last_bucket = 3;
+                let n = a.count_rows(g, &ts, first, end, pass);
+                let mut b = agg(&plan);
+                let h = b.group(GroupKey::Labels(Vec::new()));
+                let mut m = 0;
+                for i in first..end {
+                    if pass(i) {
+                        m += 1;
+                        b.add(h, ts[i], 1.0);
+                    }
+                }
+                assert_eq!(n, m, "rows {first}..{end} every {every}");
+                let counts = |x: &Agg<'_>| -> Vec<u64> {
+                    (0..plan.buckets()).map(|k| x.groups[0].1.rows(k)).collect()
+                };
+                assert_eq!(counts(&a), counts(&b), "rows {first}..{end} every {every}");
+            }
+        }
+    }
 }

@@ -470,6 +470,12 @@ pub fn run<'e>(
         ranges,
     };
     let total = next as usize;
+    if let Some(srcs) = &uniform {
+        if let Some(fast) = FastBlock::plan(ctx, agg, srcs, &ids, &col_fact, &infos, &heads, &used)
+        {
+            return fast.run(ctx, ev, keep, agg, stream, ts, md, cache, &mut ids);
+        }
+    }
     let mut fact = Memo::new(total, 0u8);
     let mut get_fact = |ids: &Ids<'e>, id: u32| -> u8 {
         let f = fact.get(id);
@@ -896,4 +902,300 @@ pub fn run<'e>(
         ctx.note_residual(&out[before..]);
     }
     Ok(())
+}
+
+/// Where the fused pass finds one label for every row of a uniform block.
+#[derive(Clone, Copy)]
+enum FastSource<'e> {
+    /// The same id for every row.
+    Const(u32),
+    /// A dictionary column of `entries` entries: `base + idx[vidx[row]]`.
+    Dict {
+        base: u32,
+        entries: u32,
+        idx: &'e [u32],
+        vidx: &'e [u32],
+    },
+    /// A column of values spelled out: `base + vidx[row]`.
+    Flat { base: u32, vidx: &'e [u32] },
+}
+
+impl FastSource<'_> {
+    #[inline(always)]
+    fn id(&self, r: usize) -> u32 {
+        match *self {
+            FastSource::Const(id) => id,
+            FastSource::Dict {
+                base, idx, vidx, ..
+            } => base + idx[vidx[r] as usize],
+            FastSource::Flat { base, vidx } => base + vidx[r],
+        }
+    }
+}
+
+/// The common shape of a fields plan over a uniform block, run in one pass
+/// over the rows with no per-row arrays: every label is the stream's, absent,
+/// or one column's value that needs no per-value check (the header vouches
+/// that no value needs unescaping, and unquoted ones are JSON scalars), no
+/// unwrap, rows counted into groups of labels. Rows a label filter fails on
+/// with an error go back to the engine, as on the general path.
+struct FastBlock<'e> {
+    /// Per label of [`super::query::LabelUse::labels`].
+    srcs: Vec<FastSource<'e>>,
+}
+
+impl<'e> FastBlock<'e> {
+    /// The fused pass for this block, when the plan and block have its shape.
+    #[allow(clippy::too_many_arguments)]
+    fn plan(
+        ctx: &Context<'_>,
+        agg: &Agg<'_>,
+        placed: &[PlacedLabel],
+        ids: &Ids<'e>,
+        col_fact: &[u8],
+        infos: &[super::query::SharedTemplate],
+        heads: &[crate::block::layout::TemplateHead],
+        used: &[bool],
+    ) -> Option<FastBlock<'e>> {
+        let stage = ctx.q.fields()?;
+        if stage.unwrap.is_some()
+            || agg.plan.value != BucketValue::Count
+            || !matches!(agg.plan.group_by, GroupBy::Labels(_))
+            || ctx.q.labels.filters.iter().any(|f| f.len() != 1)
+        {
+            return None;
+        }
+        // Unquoted values `| json` might reject need a per-value look.
+        for t in (0..infos.len()).filter(|&t| used[t]) {
+            for &k in &infos[t].unquoted_slots {
+                let c = heads[t].slots[k] as usize;
+                if ids.col_base[c] != u32::MAX && col_fact[c] & BAD != 0 {
+                    return None;
+                }
+            }
+        }
+        let mut srcs = Vec::with_capacity(placed.len());
+        for (j, (src, col)) in placed.iter().enumerate() {
+            srcs.push(match (src, col) {
+                (LabelSource::Json(_), Some((c, quoted)))
+                | (LabelSource::Key(Some(_)), Some((c, quoted))) => {
+                    let f = col_fact[*c];
+                    let key = matches!(src, LabelSource::Key(_));
+                    // Quoted values that may need unescaping, unquoted ones
+                    // that may not be members (json) or may be `null` (a
+                    // parameter reads it as ""): the general path.
+                    if (*quoted && f & ESCAPED != 0) || (!*quoted && (key || f & MEMBER == 0)) {
+                        return None;
+                    }
+                    let base = ids.col_base[*c];
+                    let vidx = ids.vidx[*c]?;
+                    match ids.values[*c]? {
+                        Values::Const { .. } => FastSource::Const(base),
+                        Values::Dict { idx, ends, .. } => FastSource::Dict {
+                            base,
+                            entries: ends.len() as u32,
+                            idx: idx.as_slice(),
+                            vidx,
+                        },
+                        Values::Flat { .. } => FastSource::Flat { base, vidx },
+                    }
+                }
+                (LabelSource::Key(None), _) => return None,
+                (LabelSource::Json(_) | LabelSource::Key(Some(_)), None) => return None,
+                _ => FastSource::Const(ids.stream(j)),
+            });
+        }
+        Some(FastBlock { srcs })
+    }
+
+    /// Counts the kept rows that pass the label filters into their groups.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        self,
+        ctx: &'e Context<'_>,
+        ev: &'e BlockEval<'_, '_>,
+        keep: &[bool],
+        agg: &mut Agg<'_>,
+        stream: usize,
+        ts: &[i64],
+        md: Option<&'e crate::block::RowMetadata>,
+        cache: &mut TemplateCache,
+        ids: &mut Ids<'e>,
+    ) -> Result<(), StorageError> {
+        let stage = ctx.q.fields().expect("fields stage");
+        let lu = &ctx.q.labels;
+        let nids = ids.meta_base as usize;
+        if cache.filter_outcomes.len() < stage.filters.len() {
+            cache
+                .filter_outcomes
+                .resize_with(stage.filters.len(), Default::default);
+        }
+        // Per filter: its label's source and the outcome code per id.
+        let filters: Vec<(FastSource<'e>, usize)> =
+            lu.filters.iter().map(|a| (self.srcs[a[0]], a[0])).collect();
+        let mut memo: Vec<Vec<u8>> = vec![vec![0u8; nids]; filters.len()];
+        let group: Vec<FastSource<'e>> = lu.group.iter().map(|&j| self.srcs[j]).collect();
+        let constant_group = group.iter().all(|s| matches!(s, FastSource::Const(_)));
+        let mut constant: Option<usize> = None;
+        let mut group_memo: Vec<usize> = if group.len() == 1 && !constant_group {
+            vec![usize::MAX; nids]
+        } else {
+            Vec::new()
+        };
+        let mut group_map: HashMap<Vec<u32>, usize> = HashMap::default();
+        let mut args: Vec<u32> = Vec::new();
+        let key_of = |ids: &Ids<'e>, args: &[u32]| {
+            GroupKey::Labels(
+                args.iter()
+                    .map(|&id| {
+                        ids.text(id)
+                            .map(|b| String::from_utf8_lossy(b).into_owned())
+                    })
+                    .collect(),
+            )
+        };
+        // Stream groups and at most one filter over few values (the common
+        // case): every value's outcome is looked up before the rows, which
+        // are then counted without a branch on the outcome.
+        if constant_group && filters.len() <= 1 {
+            let ids_of_filter = match filters.first() {
+                None => Some(0..0),
+                Some((FastSource::Const(id), _)) => Some(*id..*id + 1),
+                Some((FastSource::Dict { base, entries, .. }, _)) => Some(*base..*base + *entries),
+                Some((FastSource::Flat { .. }, _)) => None,
+            };
+            let ready = ids_of_filter.is_some_and(|range| {
+                range.into_iter().all(|id| {
+                    let text = ids.text(id);
+                    let outcomes = &mut cache.filter_outcomes[0];
+                    let code = match outcomes.get(text) {
+                        Some(code) => code,
+                        None => {
+                            let code = outcome_code(call(&stage.filters[0].test, &[text]));
+                            outcomes.insert(text, code);
+                            code
+                        }
+                    };
+                    memo[0][id as usize] = code;
+                    code != 3
+                })
+            });
+            if ready {
+                let g = agg.stream_group(stream, &ctx.streams[stream].labels);
+                let (first, end) = (ev.first, ev.end);
+                let n = match filters.first().map(|f| f.0) {
+                    None => agg.count_rows(g, ts, first, end, |r| keep[r]),
+                    Some(FastSource::Const(id)) if memo[0][id as usize] == 1 => {
+                        agg.count_rows(g, ts, first, end, |r| keep[r])
+                    }
+                    Some(FastSource::Const(_)) => 0,
+                    Some(FastSource::Dict {
+                        base,
+                        entries,
+                        idx,
+                        vidx,
+                    }) => {
+                        // Whether each of the block's entries passes.
+                        let pass: Vec<bool> = memo[0][base as usize..(base + entries) as usize]
+                            .iter()
+                            .map(|&m| m == 1)
+                            .collect();
+                        agg.count_rows(g, ts, first, end, |r| {
+                            keep[r] && pass[idx[vidx[r] as usize] as usize]
+                        })
+                    }
+                    Some(FastSource::Flat { .. }) => unreachable!("not ready"),
+                };
+                agg.stats.rows_kept += n;
+                agg.stats.rows_from_columns += n;
+                return Ok(());
+            }
+        }
+        let mut dead: Vec<u32> = Vec::new();
+        let mut kept = 0u64;
+        'rows: for r in ev.first..ev.end {
+            if !keep[r] {
+                continue;
+            }
+            for (fi, (src, _)) in filters.iter().enumerate() {
+                let id = src.id(r);
+                let m = &mut memo[fi][id as usize];
+                if *m == 0 {
+                    let text = ids.text(id);
+                    let outcomes = &mut cache.filter_outcomes[fi];
+                    *m = match outcomes.get(text) {
+                        Some(code) => code,
+                        None => {
+                            let code = outcome_code(call(&stage.filters[fi].test, &[text]));
+                            outcomes.insert(text, code);
+                            code
+                        }
+                    };
+                }
+                match *m {
+                    1 => {}
+                    2 => continue 'rows,
+                    _ => {
+                        dead.push(r as u32);
+                        continue 'rows;
+                    }
+                }
+            }
+            kept += 1;
+            let g = if constant_group {
+                // Each group label is the stream's (or absent): the
+                // stream's group, looked up once per query and worker.
+                *constant
+                    .get_or_insert_with(|| agg.stream_group(stream, &ctx.streams[stream].labels))
+            } else if group.len() == 1 {
+                let id = group[0].id(r);
+                let slot = &mut group_memo[id as usize];
+                if *slot == usize::MAX {
+                    *slot = agg.group(key_of(ids, &[id]));
+                }
+                *slot
+            } else {
+                args.clear();
+                args.extend(group.iter().map(|s| s.id(r)));
+                match group_map.get(&args) {
+                    Some(&g) => g,
+                    None => {
+                        let g = agg.group(key_of(ids, &args));
+                        group_map.insert(args.clone(), g);
+                        g
+                    }
+                }
+            };
+            agg.add(g, ts[r], 1.0);
+        }
+        agg.stats.rows_kept += kept;
+        agg.stats.rows_from_columns += kept;
+        if dead.is_empty() {
+            return Ok(());
+        }
+        // Rows a filter failed on with an error: the engine evaluates them whole.
+        let mut want = vec![false; keep.len()];
+        for &r in &dead {
+            want[r as usize] = true;
+        }
+        let lines = ev.rebuild(&want)?;
+        let md = match md {
+            Some(m) => Some(m),
+            None if ev.r.has_metadata() => Some(ev.r.metadata()?),
+            None => None,
+        };
+        let out = agg.residual.entry(stream).or_default();
+        let before = out.len();
+        for (i, line) in lines.into_iter().enumerate() {
+            if let Some(line) = line {
+                out.push(Entry {
+                    ts: ts[i],
+                    line,
+                    metadata: md.map_or(&[][..], |m| m.row(i)).to_vec(),
+                });
+            }
+        }
+        ctx.note_residual(&out[before..]);
+        Ok(())
+    }
 }

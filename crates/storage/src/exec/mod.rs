@@ -45,8 +45,8 @@ pub(crate) struct Context<'p> {
     /// it), made when first needed.
     orders: Vec<std::sync::OnceLock<Arc<str>>>,
     /// Each stream's label names, hashed (where `| json` adds `_extracted`
-    /// depends on them), made when first needed.
-    name_sigs: Vec<std::sync::OnceLock<u64>>,
+    /// depends on them; kept in the stream index).
+    name_sigs: Vec<u64>,
     /// A block was found damaged and reported while the plan ran.
     damaged: std::sync::atomic::AtomicBool,
     /// Bytes of residual rows the plan holds (all workers).
@@ -86,16 +86,7 @@ impl Context<'_> {
 
     /// Stream `i`'s label names, hashed.
     pub fn name_sig(&self, i: usize) -> u64 {
-        *self.name_sigs[i].get_or_init(|| {
-            self.streams[i]
-                .labels
-                .pairs()
-                .iter()
-                .fold(0x6e61_6d65u64, |h, (k, _)| {
-                    (h ^ xxhash_rust::xxh3::xxh3_64(k.as_bytes()))
-                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                })
-        })
+        self.name_sigs[i]
     }
 
     /// [`Context::order`], shared.
@@ -200,15 +191,16 @@ impl Storage {
             if !deletes.is_empty()
                 && matching
                     .iter()
-                    .any(|(_, l)| deletes.iter().any(|d| d.touches(l, lo, hi)))
+                    .any(|(_, l, _)| deletes.iter().any(|d| d.touches(l, lo, hi)))
             {
                 return Ok(None);
             }
         }
         let mut streams = Vec::with_capacity(matching.len());
         let mut orders = Vec::with_capacity(matching.len());
+        let mut name_sigs = Vec::with_capacity(matching.len());
         let mut units: Vec<Unit> = Vec::new();
-        for (i, (id, labels)) in matching.into_iter().enumerate() {
+        for (i, (id, labels, sig)) in matching.into_iter().enumerate() {
             let info = StreamInfo { id, labels };
             units::stream_units(
                 i,
@@ -220,11 +212,9 @@ impl Storage {
                 &mut units,
             );
             orders.push(std::sync::OnceLock::new());
+            name_sigs.push(sig);
             streams.push(info);
         }
-        let name_sigs = (0..streams.len())
-            .map(|_| std::sync::OnceLock::new())
-            .collect();
         let columnar_rows: u64 = units
             .iter()
             .map(|u| match &u.data {

@@ -128,6 +128,8 @@ struct ContainsScratch {
     alt_ends: Vec<usize>,
     /// Rows still open.
     want: Vec<bool>,
+    /// Per template: some open row uses it.
+    used: Vec<bool>,
 }
 
 impl ContainsScratch {
@@ -411,17 +413,22 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         }
         let heads = r.template_heads();
         let mut infos = Vec::with_capacity(heads.len());
-        if heads.iter().any(|h| !cache.map.contains_key(&h.id)) {
+        for h in heads {
+            match cache.map.get(&h.id) {
+                Some(info) => infos.push(info.clone()),
+                None => break,
+            }
+        }
+        if infos.len() < heads.len() {
+            // A template new to this worker: derived once, kept for later blocks.
             let templates = r.templates()?;
-            for (h, t) in heads.iter().zip(templates) {
-                cache
+            for (h, t) in heads.iter().zip(templates).skip(infos.len()) {
+                let info = cache
                     .map
                     .entry(h.id)
                     .or_insert_with(|| Arc::new(q.template_info(t)));
+                infos.push(info.clone());
             }
-        }
-        for h in heads {
-            infos.push(cache.map[&h.id].clone());
         }
         let ncols = r.column_count();
         Ok(Some(BlockEval {
@@ -598,8 +605,20 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             // The entry of each wanted row (decoded at once when most are).
             let wanted = want[first..end].iter().filter(|&&w| w).count();
             let values = self.r.column_len(c);
-            let bulk = if wanted * 8 > values {
-                Some(sc.index.entries_all()?)
+            let bulk: Option<std::sync::Arc<[u32]>> = if wanted * 8 > values {
+                let kept = self
+                    .cache_key
+                    .and_then(|(part, block)| super::decoded_cache::entries(part, block, c));
+                Some(match kept {
+                    Some(e) => e,
+                    None => {
+                        let e: std::sync::Arc<[u32]> = sc.index.entries_all()?.into();
+                        if let (Some((part, block)), true) = (self.cache_key, self.admit) {
+                            super::decoded_cache::keep_entries(part, block, c, &e);
+                        }
+                        e
+                    }
+                })
             } else {
                 None
             };
@@ -1011,8 +1030,28 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let mut guard = scratch.borrow_mut();
         let sc = &mut *guard;
         sc.clear();
+        // Templates of the open rows: a log query past its cutoff looks at
+        // a few rows of most blocks, and planning every template of the
+        // block for them would cost more than the rows.
+        // (With many open rows every template is taken: the pass would
+        // not pay.)
+        let row_tpl = self.r.row_templates();
+        sc.used.clear();
+        let few = self.end - self.first <= 4 * self.infos.len().max(8);
+        sc.used.resize(self.infos.len(), !few);
+        if few {
+            for r in self.first..self.end {
+                if rows[r] && !hit[r] {
+                    sc.used[row_tpl[r] as usize] = true;
+                }
+            }
+        }
         // Per template: how its rows are decided; alternatives as tester ids.
         for t in 0..self.infos.len() {
+            if !sc.used[t] {
+                sc.tpl.push(TplNeedle::Never);
+                continue;
+            }
             let Some(plan) = &self.infos[t].needles[n] else {
                 sc.tpl.push(TplNeedle::Rebuild);
                 continue;
@@ -1098,7 +1137,6 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             })?;
             verdicts.push(v);
         }
-        let row_tpl = self.r.row_templates();
         let mut rebuild: Option<Vec<bool>> = None;
         for r in first_row..end_row {
             if !sc.want[r] {

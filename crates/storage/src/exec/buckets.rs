@@ -63,9 +63,10 @@ impl Agg<'_> {
     }
 
     /// Counts the rows `i` of `first..end` with `pass(i)` into group `g`
-    /// (a [`BucketValue::Count`] plan), `ts` ascending over the range as in
-    /// a block; returns how many passed. Rows are taken a bucket's run at a
-    /// time, and `pass` is added, not branched on.
+    /// (a [`BucketValue::Count`] plan), `ts` ascending as in a block (see
+    /// block/FORMAT.md); returns how many passed. Each bucket's run of rows
+    /// is found by binary search, and `pass` is summed over it without a
+    /// branch.
     #[inline]
     pub fn count_rows(
         &mut self,
@@ -84,16 +85,13 @@ impl Agg<'_> {
                 continue;
             };
             self.last_bucket = b;
-            let (lo, hi) = (self.plan.bounds[b], self.plan.bounds[b + 1]);
-            let mut n = 0u64;
-            let mut j = i;
-            while j < end && ts[j] > lo && ts[j] <= hi {
-                n += u64::from(pass(j));
-                j += 1;
-            }
+            let hi = self.plan.bounds[b + 1];
+            // Rows after `i` are no older: the run ends at the first row past `hi`.
+            let j = i + 1 + ts[i + 1..end].partition_point(|&t| t <= hi);
+            let n: u64 = (i..j).map(|r| u64::from(pass(r))).sum();
             self.groups[g].1.add_count(b, n);
             passed += n;
-            i = j.max(i + 1);
+            i = j;
         }
         passed
     }

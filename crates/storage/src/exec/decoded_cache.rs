@@ -33,11 +33,17 @@ const TIMESTAMPS: u32 = u32::MAX;
 static BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_BUDGET_BYTES);
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
+/// Added to a column's number for the key of its shared-entry numbers.
+const ENTRIES: u32 = 1 << 31;
+
 /// What a block column decodes to.
 #[derive(Clone)]
 enum Item {
     Values(Arc<Values>),
     Timestamps(Arc<[i64]>),
+    /// A shared column's dictionary entry per value (line filters judge
+    /// these columns by entry, without decoding their values).
+    Entries(Arc<[u32]>),
 }
 
 /// (part serial, block index, column or [`TIMESTAMPS`]).
@@ -71,8 +77,26 @@ fn bytes() -> usize {
 pub fn values(part: u64, block: u32, column: usize) -> Option<Arc<Values>> {
     match get((part, block, column as u32))? {
         Item::Values(v) => Some(v),
-        Item::Timestamps(_) => None,
+        _ => None,
     }
+}
+
+/// The shared-dictionary entry of each value of shared column `column`,
+/// when kept.
+pub fn entries(part: u64, block: u32, column: usize) -> Option<Arc<[u32]>> {
+    match get((part, block, column as u32 | ENTRIES))? {
+        Item::Entries(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// Keeps a shared column's entry numbers.
+pub fn keep_entries(part: u64, block: u32, column: usize, e: &Arc<[u32]>) {
+    put(
+        (part, block, column as u32 | ENTRIES),
+        Item::Entries(e.clone()),
+        e.len() * 4,
+    );
 }
 
 /// Keeps a block column's decoded values.
@@ -85,7 +109,7 @@ pub fn keep_values(part: u64, block: u32, column: usize, v: &Arc<Values>) {
 pub fn timestamps(part: u64, block: u32) -> Option<Arc<[i64]>> {
     match get((part, block, TIMESTAMPS))? {
         Item::Timestamps(t) => Some(t),
-        Item::Values(_) => None,
+        _ => None,
     }
 }
 

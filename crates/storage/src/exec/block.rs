@@ -1116,7 +1116,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         sc.want.clear();
         sc.want.resize(rows.len(), false);
         for r in first_row..end_row {
-            sc.want[r] = rows[r] && !hit[r];
+            sc.want[r] = rows[r] & !hit[r];
         }
         let mut verdicts: Vec<Vec<u8>> = Vec::with_capacity(sc.testers.len());
         for &(col, test) in &sc.testers {
@@ -1148,11 +1148,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 }
                 TplNeedle::Always => hit[r] = true,
                 TplNeedle::Never => {}
-                TplNeedle::One(id) => {
-                    if verdicts[id][r] == 2 {
-                        hit[r] = true;
-                    }
-                }
+                TplNeedle::One(id) => hit[r] |= verdicts[id][r] == 2,
                 TplNeedle::Alts { first, end } => {
                     let mut from = if first == 0 {
                         0

@@ -64,9 +64,8 @@ impl Agg<'_> {
 
     /// Counts the rows `i` of `first..end` with `pass(i)` into group `g`
     /// (a [`BucketValue::Count`] plan), `ts` ascending as in a block (see
-    /// block/FORMAT.md); returns how many passed. Each bucket's run of rows
-    /// is found by binary search, and `pass` is summed over it without a
-    /// branch.
+    /// block/FORMAT.md); returns how many passed. `pass` is summed over
+    /// each bucket's run of rows without a branch.
     #[inline]
     pub fn count_rows(
         &mut self,
@@ -86,8 +85,14 @@ impl Agg<'_> {
             };
             self.last_bucket = b;
             let hi = self.plan.bounds[b + 1];
-            // Rows after `i` are no older: the run ends at the first row past `hi`.
-            let j = i + 1 + ts[i + 1..end].partition_point(|&t| t <= hi);
+            // Rows after `i` are no older: the run ends at the first row
+            // past `hi` (found by walking: runs are short, and a binary
+            // search's scattered reads miss the cache on a block's
+            // timestamps).
+            let mut j = i + 1;
+            while j < end && ts[j] <= hi {
+                j += 1;
+            }
             let n: u64 = (i..j).map(|r| u64::from(pass(r))).sum();
             self.groups[g].1.add_count(b, n);
             passed += n;

@@ -240,6 +240,13 @@ mod tests {
         });
         keep_values(7, 1, 0, &v);
         assert!(values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
+        // A column's entry numbers are kept apart from its values.
+        let e: Arc<[u32]> = vec![3, 1, 3].into();
+        assert!(entries(7, 1, 0).is_none());
+        keep_entries(7, 1, 0, &e);
+        assert_eq!(entries(7, 1, 0).as_deref(), Some(&[3, 1, 3][..]));
+        assert!(values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
+        assert!(entries(7, 1, 1).is_none() && values(7, 1, 1).is_none());
         // Filling the budget evicts what is not read again (an entry read
         // since it was queued gets one more turn first).
         for b in 10..200 {

@@ -36,7 +36,20 @@ pub(super) struct Agg<'b> {
     stream_groups: Vec<usize>,
 }
 
-impl Agg<'_> {
+impl<'b> Agg<'b> {
+    /// No groups yet.
+    pub fn new(plan: &'b BucketPlan) -> Self {
+        Agg {
+            plan,
+            index: HashMap::default(),
+            groups: Vec::new(),
+            residual: HashMap::default(),
+            stats: PlanStats::default(),
+            last_bucket: 0,
+            stream_groups: Vec::new(),
+        }
+    }
+
     /// The index of the group with `key` (created empty when new).
     pub fn group(&mut self, key: GroupKey) -> usize {
         if let Some(&i) = self.index.get(&key) {
@@ -118,15 +131,7 @@ pub fn run(
 ) -> Result<PlanAnswer, StorageError> {
     let next = AtomicUsize::new(0);
     let results = on_workers(|| -> Result<Agg<'_>, StorageError> {
-        let mut agg = Agg {
-            plan,
-            index: HashMap::default(),
-            groups: Vec::new(),
-            residual: HashMap::default(),
-            stats: PlanStats::default(),
-            last_bucket: 0,
-            stream_groups: Vec::new(),
-        };
+        let mut agg = Agg::new(plan);
         let mut cache = TemplateCache::default();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -360,18 +365,6 @@ pub(super) fn line_len(ev: &BlockEval<'_, '_>, i: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn agg(plan: &BucketPlan) -> Agg<'_> {
-        Agg {
-            plan,
-            index: HashMap::default(),
-            groups: Vec::new(),
-            residual: HashMap::default(),
-            stats: PlanStats::default(),
-            last_bucket: 0,
-            stream_groups: Vec::new(),
-        }
-    }
-
     /// Counting a block's rows a bucket run at a time gives what adding
     /// them one by one gives, rows outside every bucket included.
     #[test]
@@ -386,19 +379,19 @@ mod tests {
         ];
         for (first, end) in [(0, ts.len()), (3, 9), (8, 17), (5, 5)] {
             for every in 1..4 {
-                let pass = |i: usize| i % every == 0;
-                let mut a = agg(&plan);
+                let pass = |i: usize| i.is_multiple_of(every);
+                let mut a = Agg::new(&plan);
                 let g = a.group(GroupKey::Labels(Vec::new()));
                 // Start from a stale guess, as a later block would.
                 a.last_bucket = 3;
                 let n = a.count_rows(g, &ts, first, end, pass);
-                let mut b = agg(&plan);
+                let mut b = Agg::new(&plan);
                 let h = b.group(GroupKey::Labels(Vec::new()));
                 let mut m = 0;
-                for i in first..end {
+                for (i, &t) in ts.iter().enumerate().take(end).skip(first) {
                     if pass(i) {
                         m += 1;
-                        b.add(h, ts[i], 1.0);
+                        b.add(h, t, 1.0);
                     }
                 }
                 assert_eq!(n, m, "rows {first}..{end} every {every}");

@@ -200,6 +200,56 @@ fn outcome_code(o: FilterOutcome) -> u8 {
     }
 }
 
+/// Hands the rows with `want[r]` back to the engine whole (their lines
+/// rebuilt, with their metadata), for rows the store cannot decide.
+fn hand_back(
+    ctx: &Context<'_>,
+    ev: &BlockEval<'_, '_>,
+    want: &[bool],
+    agg: &mut Agg<'_>,
+    stream: usize,
+    ts: &[i64],
+    md: Option<&crate::block::RowMetadata>,
+) -> Result<(), StorageError> {
+    let lines = ev.rebuild(want)?;
+    // The engine evaluates these rows whole: they keep their metadata.
+    let md = match md {
+        Some(m) => Some(m),
+        None if ev.r.has_metadata() => Some(ev.r.metadata()?),
+        None => None,
+    };
+    let out = agg.residual.entry(stream).or_default();
+    let before = out.len();
+    for (i, line) in lines.into_iter().enumerate() {
+        if let Some(line) = line {
+            out.push(Entry {
+                ts: ts[i],
+                line,
+                metadata: md.map_or(&[][..], |m| m.row(i)).to_vec(),
+            });
+        }
+    }
+    ctx.note_residual(&out[before..]);
+    Ok(())
+}
+
+/// The outcome code of a one-label filter on `text`, from the codes kept
+/// across blocks (computed and kept when new).
+fn outcome_by_text(
+    outcomes: &mut super::block::FilterOutcomes,
+    test: &runakefli_model::plan::FieldTest,
+    text: Option<&[u8]>,
+) -> u8 {
+    match outcomes.get(text) {
+        Some(code) => code,
+        None => {
+            let code = outcome_code(call(test, &[text]));
+            outcomes.insert(text, code);
+            code
+        }
+    }
+}
+
 fn call(test: &runakefli_model::plan::FieldTest, args: &[Option<&[u8]>]) -> FilterOutcome {
     let strs: Vec<Option<&str>> = args
         .iter()
@@ -708,15 +758,7 @@ pub fn run<'e>(
                 let id = col[p];
                 let m = memo.get(id);
                 if *m == 0 {
-                    let text = ids.text(id);
-                    *m = match outcomes.get(text) {
-                        Some(code) => code,
-                        None => {
-                            let code = outcome_code(call(&f.test, &[text]));
-                            outcomes.insert(text, code);
-                            code
-                        }
-                    };
+                    *m = outcome_by_text(outcomes, &f.test, ids.text(id));
                 }
                 match *m {
                     1 => {}
@@ -880,26 +922,7 @@ pub fn run<'e>(
                 want[order[p] as usize] = true;
             }
         }
-        let lines = ev.rebuild(&want)?;
-        // The engine evaluates these rows whole: they keep their metadata.
-        let md = match md {
-            Some(m) => Some(m),
-            None if ev.r.has_metadata() => Some(ev.r.metadata()?),
-            None => None,
-        };
-        let row_md = |i: usize| md.map_or(no_md, |m| m.row(i));
-        let out = agg.residual.entry(stream).or_default();
-        let before = out.len();
-        for (i, line) in lines.into_iter().enumerate() {
-            if let Some(line) = line {
-                out.push(Entry {
-                    ts: ts[i],
-                    line,
-                    metadata: row_md(i).to_vec(),
-                });
-            }
-        }
-        ctx.note_residual(&out[before..]);
+        hand_back(ctx, ev, &want, agg, stream, ts, md)?;
     }
     Ok(())
 }
@@ -1066,16 +1089,11 @@ impl<'e> FastBlock<'e> {
             };
             let ready = ids_of_filter.is_some_and(|range| {
                 range.into_iter().all(|id| {
-                    let text = ids.text(id);
-                    let outcomes = &mut cache.filter_outcomes[0];
-                    let code = match outcomes.get(text) {
-                        Some(code) => code,
-                        None => {
-                            let code = outcome_code(call(&stage.filters[0].test, &[text]));
-                            outcomes.insert(text, code);
-                            code
-                        }
-                    };
+                    let code = outcome_by_text(
+                        &mut cache.filter_outcomes[0],
+                        &stage.filters[0].test,
+                        ids.text(id),
+                    );
                     memo[0][id as usize] = code;
                     code != 3
                 })
@@ -1121,16 +1139,11 @@ impl<'e> FastBlock<'e> {
                 let id = src.id(r);
                 let m = &mut memo[fi][id as usize];
                 if *m == 0 {
-                    let text = ids.text(id);
-                    let outcomes = &mut cache.filter_outcomes[fi];
-                    *m = match outcomes.get(text) {
-                        Some(code) => code,
-                        None => {
-                            let code = outcome_code(call(&stage.filters[fi].test, &[text]));
-                            outcomes.insert(text, code);
-                            code
-                        }
-                    };
+                    *m = outcome_by_text(
+                        &mut cache.filter_outcomes[fi],
+                        &stage.filters[fi].test,
+                        ids.text(id),
+                    );
                 }
                 match *m {
                     1 => {}
@@ -1178,24 +1191,7 @@ impl<'e> FastBlock<'e> {
         for &r in &dead {
             want[r as usize] = true;
         }
-        let lines = ev.rebuild(&want)?;
-        let md = match md {
-            Some(m) => Some(m),
-            None if ev.r.has_metadata() => Some(ev.r.metadata()?),
-            None => None,
-        };
-        let out = agg.residual.entry(stream).or_default();
-        let before = out.len();
-        for (i, line) in lines.into_iter().enumerate() {
-            if let Some(line) = line {
-                out.push(Entry {
-                    ts: ts[i],
-                    line,
-                    metadata: md.map_or(&[][..], |m| m.row(i)).to_vec(),
-                });
-            }
-        }
-        ctx.note_residual(&out[before..]);
+        hand_back(ctx, ev, &want, agg, stream, ts, md)?;
         Ok(())
     }
 }

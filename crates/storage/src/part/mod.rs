@@ -254,9 +254,23 @@ impl Part {
         let frames_verified = (0..blocks.len())
             .map(|_| std::sync::atomic::AtomicU64::new(0))
             .collect();
-        // Reading every header faulted in most of the file: drop those pages
-        // from the resident set (they stay in the page cache).
-        release_pages(&map, 0, map.len());
+        // Reading every header faulted in most of the file. Keep mapped what
+        // most queries read of each columnar block — header, bloom and
+        // directory frame — and drop the rest (column frames, raw blocks, the
+        // dictionaries and index already read into memory) from the resident
+        // set; it stays in the page cache. A first query after a restart then
+        // does not fault a page in for every block it prunes or opens.
+        let keep: Vec<(usize, usize)> = blocks
+            .iter()
+            .zip(&headers)
+            .filter_map(|(b, h): (&BlockRef, &Option<Arc<BlockHeader<'static>>>)| {
+                let h = h.as_ref()?;
+                let dir_end = h.body_start.saturating_add(h.frames.first()?.stored_len);
+                let start = b.offset as usize;
+                Some((start, start.saturating_add(dir_end.min(b.len as usize))))
+            })
+            .collect();
+        release_outside(&map, keep);
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -565,6 +579,31 @@ impl Part {
     }
 }
 
+/// Drops this process's mapping of every whole page of `map` outside the
+/// byte ranges `keep` (a page holding any kept byte stays mapped).
+fn release_outside(map: &Mmap, keep: Vec<(usize, usize)>) {
+    for (from, end) in page_gaps(map.len(), keep, 4096) {
+        release_pages(map, from, end);
+    }
+}
+
+/// The runs of whole `page`-sized pages of `[0, len)` that hold no byte of
+/// the ranges `keep` (half-open; they may overlap and come in any order).
+fn page_gaps(len: usize, mut keep: Vec<(usize, usize)>, page: usize) -> Vec<(usize, usize)> {
+    keep.sort_unstable();
+    let mut gaps = Vec::new();
+    let mut from = 0usize;
+    for (start, end) in keep.into_iter().chain([(len, len)]) {
+        let gap_start = from.next_multiple_of(page);
+        let gap_end = start.min(len) / page * page;
+        if gap_end > gap_start {
+            gaps.push((gap_start, gap_end));
+        }
+        from = from.max(end);
+    }
+    gaps
+}
+
 /// Drops this process's mapping of the whole pages of `map[from..end]`
 /// (`from` page-aligned); they stay in the page cache.
 fn release_pages(map: &Mmap, from: usize, end: usize) {
@@ -598,6 +637,31 @@ impl Drop for Part {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_gaps_leave_every_page_with_a_kept_byte() {
+        // Nothing kept: every whole page goes, the partial last one stays.
+        assert_eq!(page_gaps(10_000, vec![], 4096), vec![(0, 8192)]);
+        // A kept range inside page 1 keeps that page only.
+        assert_eq!(
+            page_gaps(5 * 4096, vec![(4100, 4200)], 4096),
+            vec![(0, 4096), (8192, 5 * 4096)]
+        );
+        // Ranges out of order, overlapping, and one spanning a boundary.
+        assert_eq!(
+            page_gaps(
+                10 * 4096,
+                vec![(6 * 4096 + 10, 7 * 4096 + 1), (100, 200), (150, 4096)],
+                4096
+            ),
+            vec![(4096, 6 * 4096), (8 * 4096, 10 * 4096)]
+        );
+        // A range reaching the end leaves nothing after it.
+        assert_eq!(
+            page_gaps(3 * 4096, vec![(4096, 3 * 4096)], 4096),
+            vec![(0, 4096)]
+        );
+    }
     use runakefli_model::Entry;
 
     fn entry(ts: i64, line: &str) -> Entry {

@@ -110,7 +110,7 @@ pub struct BlockReader<'a> {
     /// Version 1: start of the payload area in frame 0.
     payload_base: usize,
     templates: OnceCell<Vec<Template>>,
-    row_tpl: Vec<u32>,
+    row_tpl: Arc<[u32]>,
     /// Row timestamps, decoded on first use of [`Self::timestamps`] (or
     /// given by [`Self::set_timestamps`]).
     ts: OnceCell<Arc<[i64]>>,
@@ -309,6 +309,54 @@ impl<'a> BlockReader<'a> {
         dicts: Option<&'a SharedDicts>,
         verified: Option<&'a AtomicU64>,
     ) -> Result<Self, StorageError> {
+        let v1 = header.version == 1;
+        let mut r = Self::unread(src, header, dicts, verified)?;
+        let frame0 = r.frame(FRAME_DIRECTORY)?;
+        if v1 {
+            r.read_directory_v1(&frame0)?;
+        } else {
+            r.read_directory_v2(frame0)?;
+        }
+        Ok(r)
+    }
+
+    /// Like [`BlockReader::with_context`], given the row templates and row
+    /// timestamps an earlier reader of this very block decoded
+    /// ([`Self::row_templates_shared`], [`Self::timestamps_shared`]): a
+    /// version-2 block whose directory has been checked (`verified`) is then
+    /// opened without reading its directory frame again. Otherwise (or when
+    /// the counts do not match the block's rows) the directory is read as
+    /// by `with_context`.
+    pub fn with_directory(
+        src: &'a [u8],
+        header: HeaderRef<'a>,
+        dicts: Option<&'a SharedDicts>,
+        verified: Option<&'a AtomicU64>,
+        row_tpl: Arc<[u32]>,
+        ts: Arc<[i64]>,
+    ) -> Result<Self, StorageError> {
+        let rows = header.rows;
+        let checked = header.version >= 2
+            && verified.is_some_and(|v| v.load(Ordering::Relaxed) & DIRECTORY_CHECKED != 0);
+        if !checked || row_tpl.len() != rows || ts.len() != rows {
+            let r = Self::with_context(src, header, dicts, verified)?;
+            r.set_timestamps(ts);
+            return Ok(r);
+        }
+        let mut r = Self::unread(src, header, dicts, verified)?;
+        r.row_tpl = row_tpl;
+        let _ = r.ts.set(ts);
+        Ok(r)
+    }
+
+    /// A reader of the block's frames with its bounds checked and its
+    /// directory not read yet (row templates and timestamps empty).
+    fn unread(
+        src: &'a [u8],
+        header: HeaderRef<'a>,
+        dicts: Option<&'a SharedDicts>,
+        verified: Option<&'a AtomicU64>,
+    ) -> Result<Self, StorageError> {
         let body_start = header.body_start;
         let body_len: usize = header
             .frames
@@ -337,14 +385,14 @@ impl<'a> BlockReader<'a> {
             at += f.stored_len;
         }
         let nframes = header.frames.len();
-        let mut r = BlockReader {
+        let r = BlockReader {
             src,
             header,
             frame_starts,
             frames: RefCell::new(vec![None; nframes]),
             payload_base: 0,
             templates: OnceCell::new(),
-            row_tpl: Vec::new(),
+            row_tpl: Arc::from(Vec::new()),
             ts: OnceCell::new(),
             ts_layout: None,
             ts_tail: RefCell::new((usize::MAX, Vec::new())),
@@ -354,12 +402,6 @@ impl<'a> BlockReader<'a> {
             dicts,
             verified,
         };
-        let frame0 = r.frame(FRAME_DIRECTORY)?;
-        if v1 {
-            r.read_directory_v1(&frame0)?;
-        } else {
-            r.read_directory_v2(frame0)?;
-        }
         Ok(r)
     }
 
@@ -425,7 +467,7 @@ impl<'a> BlockReader<'a> {
             .verified
             .is_some_and(|v| v.load(Ordering::Relaxed) & DIRECTORY_CHECKED != 0);
         let mut per_tpl = vec![0usize; nt.max(1)];
-        self.row_tpl = match nt {
+        let row_tpl: Vec<u32> = match nt {
             0 | 1 => vec![0; rows],
             _ if checked => {
                 let l = IntsLayout::read(&mut c, rows)?;
@@ -448,6 +490,7 @@ impl<'a> BlockReader<'a> {
                 t
             }
         };
+        self.row_tpl = row_tpl.into();
         if nt == 1 {
             per_tpl[0] = rows;
         }
@@ -540,14 +583,14 @@ impl<'a> BlockReader<'a> {
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
         }
-        self.row_tpl = read_row_templates(&mut c, rows, nt)?;
+        self.row_tpl = read_row_templates(&mut c, rows, nt)?.into();
         let _ = self
             .ts
             .set(read_row_timestamps(&mut c, rows, self.header.min_ts)?.into());
         let metadata = read_metadata(&mut c, rows)?;
         // How many values each column must hold, from the templates.
         let mut per_tpl = vec![0usize; nt];
-        for &t in &self.row_tpl {
+        for &t in self.row_tpl.iter() {
             per_tpl[t as usize] += 1;
         }
         let mut expected = vec![0usize; ncols];
@@ -872,6 +915,11 @@ impl<'a> BlockReader<'a> {
 
     /// The template of each row, an index below [`Self::template_count`].
     pub fn row_templates(&self) -> &[u32] {
+        &self.row_tpl
+    }
+
+    /// [`Self::row_templates`], shared (for keeping them past this reader).
+    pub fn row_templates_shared(&self) -> &Arc<[u32]> {
         &self.row_tpl
     }
 

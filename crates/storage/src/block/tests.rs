@@ -389,6 +389,54 @@ fn timestamps_read_backward_match_the_full_decode() {
 }
 
 #[test]
+fn a_reader_given_the_kept_directory_reads_what_a_fresh_one_does() {
+    let mut w = Workload::new(9);
+    let mut b = BlockBuilder::new();
+    for i in 0..200i64 {
+        let (_, l) = w.line();
+        // Lines of two shapes: more than one template.
+        let l = if i % 7 == 0 { format!("plain {i}") } else { l };
+        b.push(1_000 + i * 13, &l, &[]);
+    }
+    let mut buf = Vec::new();
+    b.finish(3, &mut buf);
+    let verified = std::sync::atomic::AtomicU64::new(0);
+    let header = || HeaderRef::Owned(layout::BlockHeader::decode(&buf).unwrap());
+    let fresh = BlockReader::with_context(&buf, header(), None, Some(&verified)).unwrap();
+    let (tpl, ts) = (
+        fresh.row_templates_shared().clone(),
+        fresh.timestamps_shared().clone(),
+    );
+    assert!(fresh.template_count() > 1);
+    // The directory was checked by `fresh`: the frame is not read again.
+    let given = BlockReader::with_directory(
+        &buf,
+        header(),
+        None,
+        Some(&verified),
+        tpl.clone(),
+        ts.clone(),
+    )
+    .unwrap();
+    assert!(std::ptr::eq(given.row_templates(), &tpl[..]));
+    assert!(std::ptr::eq(given.timestamps(), &ts[..]));
+    assert_eq!(given.lines().unwrap(), fresh.lines().unwrap());
+    // Counts that do not fit the block, or a directory never checked, make
+    // the reader read the directory itself.
+    let short: std::sync::Arc<[u32]> = tpl[..10].to_vec().into();
+    let wrong =
+        BlockReader::with_directory(&buf, header(), None, Some(&verified), short, ts.clone())
+            .unwrap();
+    assert_eq!(wrong.row_templates(), &tpl[..]);
+    let unchecked = std::sync::atomic::AtomicU64::new(0);
+    let zeros: std::sync::Arc<[u32]> = vec![0; tpl.len()].into();
+    let read =
+        BlockReader::with_directory(&buf, header(), None, Some(&unchecked), zeros, ts).unwrap();
+    assert_eq!(read.row_templates(), &tpl[..]);
+    assert_eq!(read.lines().unwrap(), fresh.lines().unwrap());
+}
+
+#[test]
 fn shared_dictionary_blocks_round_trip() {
     let mut w = Workload::new(9);
     let blocks: Vec<Vec<String>> = (0..12)

@@ -251,8 +251,7 @@ fn run_unit(
     let Some(header) = super::block::header_if_may_match(&ctx.q, part, block, cache)? else {
         return Ok(());
     };
-    let r = part.reader_with(block, header)?;
-    let primed = super::decoded_cache::prime(part, block, &r);
+    let (r, primed) = super::decoded_cache::open_reader(part, block, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };

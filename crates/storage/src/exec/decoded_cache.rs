@@ -1,8 +1,8 @@
-//! A bounded cache of decoded block columns and row timestamps, kept from
-//! query to query.
+//! A bounded cache of decoded block columns and block directories (row
+//! templates and row timestamps), kept from query to query.
 //!
 //! A metric query over `| json | level="error"` decodes, in every block it
-//! opens, the row timestamps and the one or two columns its labels come
+//! opens, the row templates and timestamps and the one or two columns its labels come
 //! from; a dashboard asks the same question again at every refresh. Parts
 //! never change, so what a block decodes to never changes either: the
 //! decoded forms are kept here, keyed by (part serial, block, column), and
@@ -27,8 +27,8 @@ pub const DEFAULT_BUDGET_BYTES: usize = 64 << 20;
 /// Bytes charged per entry on top of its data (key, map slot, queue slot).
 const ENTRY_OVERHEAD: usize = 96;
 
-/// The `column` of a block's row timestamps.
-const TIMESTAMPS: u32 = u32::MAX;
+/// The `column` of a block's directory (row templates and timestamps).
+const DIRECTORY: u32 = u32::MAX;
 
 static BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_BUDGET_BYTES);
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
@@ -40,13 +40,15 @@ const ENTRIES: u32 = 1 << 31;
 #[derive(Clone)]
 enum Item {
     Values(Arc<Values>),
-    Timestamps(Arc<[i64]>),
+    /// A block's row templates and row timestamps (its directory frame
+    /// decoded): a reader given them does not read the frame again.
+    Directory(Arc<[u32]>, Arc<[i64]>),
     /// A shared column's dictionary entry per value (line filters judge
     /// these columns by entry, without decoding their values).
     Entries(Arc<[u32]>),
 }
 
-/// (part serial, block index, column or [`TIMESTAMPS`]).
+/// (part serial, block index, column or [`DIRECTORY`]).
 type Key = (u64, u32, u32);
 
 #[derive(Default)]
@@ -105,26 +107,29 @@ pub fn keep_values(part: u64, block: u32, column: usize, v: &Arc<Values>) {
     put((part, block, column as u32), Item::Values(v.clone()), bytes);
 }
 
-/// A block's row timestamps, when kept.
-pub fn timestamps(part: u64, block: u32) -> Option<Arc<[i64]>> {
-    match get((part, block, TIMESTAMPS))? {
-        Item::Timestamps(t) => Some(t),
+/// A block's decoded directory: each row's template and timestamp.
+pub type Directory = (Arc<[u32]>, Arc<[i64]>);
+
+/// A block's row templates and row timestamps, when kept.
+pub fn directory(part: u64, block: u32) -> Option<Directory> {
+    match get((part, block, DIRECTORY))? {
+        Item::Directory(tpl, ts) => Some((tpl, ts)),
         _ => None,
     }
 }
 
-/// Keeps a block's row timestamps.
-pub fn keep_timestamps(part: u64, block: u32, ts: &Arc<[i64]>) {
+/// Keeps a block's row templates and row timestamps.
+pub fn keep_directory(part: u64, block: u32, tpl: &Arc<[u32]>, ts: &Arc<[i64]>) {
     put(
-        (part, block, TIMESTAMPS),
-        Item::Timestamps(ts.clone()),
-        ts.len() * 8,
+        (part, block, DIRECTORY),
+        Item::Directory(tpl.clone(), ts.clone()),
+        tpl.len() * 4 + ts.len() * 8,
     );
 }
 
-/// Bytes a plan is expected to keep per row it reads: its timestamp and
-/// about one column's value index.
-const BYTES_PER_ROW: u64 = 12;
+/// Bytes a plan is expected to keep per row it reads: its timestamp, its
+/// template and about one column's value index.
+const BYTES_PER_ROW: u64 = 16;
 
 /// Whether a plan reading `rows` rows of columnar blocks may fill the cache:
 /// only while what it would keep fits in half the budget. A larger plan would
@@ -135,24 +140,22 @@ pub fn admits(rows: u64) -> bool {
     rows.saturating_mul(BYTES_PER_ROW) <= budget / 2
 }
 
-/// Gives `r` (block `block` of `part`) the row timestamps kept for it;
-/// `true` when there were some.
-pub(super) fn prime(
-    part: &crate::part::Part,
+/// A reader of block `block` of `part`, given the row templates and
+/// timestamps kept for it (then it does not read its directory frame);
+/// `true` with it when they were kept.
+pub(super) fn open_reader<'p>(
+    part: &'p crate::part::Part,
     block: &crate::part::BlockRef,
-    r: &crate::block::BlockReader<'_>,
-) -> bool {
-    match timestamps(part.serial(), block.index) {
-        Some(ts) => {
-            r.set_timestamps(ts);
-            true
-        }
-        None => false,
+    header: crate::block::HeaderRef<'p>,
+) -> Result<(crate::block::BlockReader<'p>, bool), crate::StorageError> {
+    match directory(part.serial(), block.index) {
+        Some((tpl, ts)) => Ok((part.reader_with_directory(block, header, tpl, ts)?, true)),
+        None => Ok((part.reader_with(block, header)?, false)),
     }
 }
 
-/// Keeps `r`'s row timestamps when it decoded them (and was not given them
-/// by [`prime`]).
+/// Keeps `r`'s row templates and timestamps when it decoded them (and was
+/// not opened with them by [`open_reader`]).
 pub(super) fn keep_decoded(
     part: &crate::part::Part,
     block: &crate::part::BlockRef,
@@ -160,7 +163,12 @@ pub(super) fn keep_decoded(
     primed: bool,
 ) {
     if !primed && r.has_timestamps() {
-        keep_timestamps(part.serial(), block.index, r.timestamps_shared());
+        keep_directory(
+            part.serial(),
+            block.index,
+            r.row_templates_shared(),
+            r.timestamps_shared(),
+        );
     }
 }
 
@@ -231,9 +239,11 @@ mod tests {
         set_budget(0);
         set_budget(8 * 1024);
         let ts: Arc<[i64]> = (0..100).collect::<Vec<i64>>().into();
-        keep_timestamps(7, 1, &ts);
-        assert_eq!(timestamps(7, 1).as_deref(), Some(&ts[..]));
-        assert!(timestamps(7, 2).is_none() && values(7, 1, 0).is_none());
+        let tpl: Arc<[u32]> = vec![0; 100].into();
+        keep_directory(7, 1, &tpl, &ts);
+        let (got_tpl, got_ts) = directory(7, 1).expect("kept");
+        assert_eq!((&got_tpl[..], &got_ts[..]), (&tpl[..], &ts[..]));
+        assert!(directory(7, 2).is_none() && values(7, 1, 0).is_none());
         let v = Arc::new(Values::Flat {
             data: b"abc".to_vec(),
             ends: vec![1, 3],
@@ -250,12 +260,12 @@ mod tests {
         // Filling the budget evicts what is not read again (an entry read
         // since it was queued gets one more turn first).
         for b in 10..200 {
-            keep_timestamps(7, b, &ts);
+            keep_directory(7, b, &tpl, &ts);
         }
         assert!(bytes() <= 8 * 1024);
         assert!(values(7, 1, 0).is_none(), "not read again: evicted");
         set_budget(0);
-        assert!(timestamps(7, 1).is_none() && bytes() == 0);
+        assert!(directory(7, 1).is_none() && bytes() == 0);
         set_budget(DEFAULT_BUDGET_BYTES);
     }
 }

@@ -364,6 +364,26 @@ impl Part {
         )
     }
 
+    /// Like [`Part::reader_with`], given the block's row templates and row
+    /// timestamps as an earlier reader decoded them (see
+    /// [`BlockReader::with_directory`]).
+    pub fn reader_with_directory<'p>(
+        &'p self,
+        b: &BlockRef,
+        header: HeaderRef<'p>,
+        row_tpl: Arc<[u32]>,
+        ts: Arc<[i64]>,
+    ) -> Result<BlockReader<'p>, StorageError> {
+        BlockReader::with_directory(
+            self.block_slice(b)?,
+            header,
+            Some(&self.dicts),
+            self.frames_verified.get(b.index as usize),
+            row_tpl,
+            ts,
+        )
+    }
+
     /// The decoded header of a columnar block, kept since the part opened
     /// (decoded now, and checked, when it was not).
     pub fn header(&self, b: &BlockRef) -> Result<HeaderRef<'_>, StorageError> {

@@ -60,6 +60,9 @@ pub struct QueryBenchConfig {
     pub step_secs: u64,
     /// Warm runs per query (the median is reported).
     pub warm_runs: usize,
+    /// Cold runs per query, each after its own restart when the benchmark
+    /// restarts the server (the median is reported; at least 1).
+    pub cold_runs: usize,
     /// `limit` of log queries.
     pub limit: u32,
     /// Per-request timeout, seconds.
@@ -93,6 +96,7 @@ impl Default for QueryBenchConfig {
             settle_timeout_secs: 600,
             step_secs: 60,
             warm_runs: 5,
+            cold_runs: 1,
             limit: 100,
             timeout_secs: 300,
             tenant: None,
@@ -332,29 +336,58 @@ pub fn run_query_bench(
         cold.page_cache_note = Some("not tried (turned off)".into());
     }
     let mut queries = Vec::new();
+    // Extra cold runs (each after its own restart) answer no more than the
+    // first run of `time_query`: no warm runs.
+    let cold_only = QueryBenchConfig {
+        warm_runs: 0,
+        ..config.clone()
+    };
+    let cold_runs = if restart { config.cold_runs.max(1) } else { 1 };
+    // Restarts the server when the benchmark controls it; the PID answering.
+    let mut restart_server = |url: &mut String| -> anyhow::Result<Option<u32>> {
+        if let (true, Some(s)) = (restart, server.as_deref_mut()) {
+            s.restart(&mut || {
+                if cache_tried && !cold.page_cache_dropped {
+                    return;
+                }
+                cache_tried = true;
+                match drop_page_cache() {
+                    Ok(()) => cold.page_cache_dropped = true,
+                    Err(e) => cold.page_cache_note = Some(e),
+                }
+            })?;
+            *url = s.url().to_string();
+        }
+        Ok(server.as_ref().map(|s| s.pid()).or(config.pid))
+    };
     for spec in specs {
         for &mode in config.set.modes() {
-            if let (true, Some(s)) = (restart, server.as_deref_mut()) {
-                s.restart(&mut || {
-                    if cache_tried && !cold.page_cache_dropped {
-                        return;
-                    }
-                    cache_tried = true;
-                    match drop_page_cache() {
-                        Ok(()) => cold.page_cache_dropped = true,
-                        Err(e) => cold.page_cache_note = Some(e),
-                    }
-                })?;
-                url = s.url().to_string();
+            let mut extra_cold = Vec::new();
+            for _ in 1..cold_runs {
+                restart_server(&mut url)?;
+                let target = Target {
+                    base: &url,
+                    start_ns,
+                    end_ns,
+                };
+                if let QueryOutcome::Answered { cold_ms, .. } =
+                    time_query(&cold_only, &agent, &spec, mode, &target)
+                {
+                    extra_cold.push(cold_ms);
+                }
             }
+            let pid = restart_server(&mut url)?;
             let target = Target {
                 base: &url,
                 start_ns,
                 end_ns,
             };
-            let pid = server.as_ref().map(|s| s.pid()).or(config.pid);
             let sampler = pid.map(|p| AnonPeakSampler::start(p, Duration::from_millis(10)));
-            let outcome = time_query(config, &agent, &spec, mode, &target);
+            let mut outcome = time_query(config, &agent, &spec, mode, &target);
+            if let QueryOutcome::Answered { cold_ms, .. } = &mut outcome {
+                extra_cold.push(*cold_ms);
+                *cold_ms = median(&mut extra_cold);
+            }
             let peak_anon = sampler.and_then(AnonPeakSampler::stop);
             queries.push(QueryTiming::new(
                 spec.clone(),
@@ -532,5 +565,26 @@ mod tests {
         assert!(report.ingest.is_none());
         assert!(matches!(report.data, DataSource::Reused { .. }));
         assert_eq!(report.needles, Some(needles));
+
+        // Three cold runs: three restarts per query, their median reported.
+        let before = server.restarts;
+        let three = QueryBenchConfig {
+            cold_runs: 3,
+            ..reuse
+        };
+        let report = run_query_bench(&three, Some(&mut server)).unwrap();
+        assert_eq!(server.restarts - before, 3 * 14);
+        let colds: Vec<f64> = report
+            .queries
+            .iter()
+            .filter_map(|q| match q.outcome {
+                QueryOutcome::Answered { cold_ms, .. } => Some(cold_ms),
+                _ => None,
+            })
+            .collect();
+        assert!(!colds.is_empty() && colds.iter().all(|&c| c > 0.0));
+        assert!(report
+            .to_string()
+            .contains("cold = median of 3 first runs, each after its own server restart"));
     }
 }

@@ -276,7 +276,12 @@ impl std::fmt::Display for QueryReport {
                     self.cold.page_cache_note.as_deref().unwrap_or("not tried")
                 )
             };
-            format!("first run after a server restart ({cache})")
+            match c.cold_runs {
+                0 | 1 => format!("first run after a server restart ({cache})"),
+                n => {
+                    format!("median of {n} first runs, each after its own server restart ({cache})")
+                }
+            }
         } else {
             "first run (server not restarted, page cache not dropped)".to_string()
         };

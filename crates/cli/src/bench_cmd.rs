@@ -181,6 +181,10 @@ pub struct QueryArgs {
     /// Warm runs per query (the median is reported).
     #[arg(long, default_value_t = 5)]
     warm_runs: usize,
+    /// Cold runs per query, each after its own server restart (the median is
+    /// reported): one cold run on this noisy a machine is one sample.
+    #[arg(long, default_value_t = 1)]
+    cold_runs: usize,
 }
 
 /// `bench clickhouse`.
@@ -380,6 +384,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 batch_lines: a.target.batch_lines,
                 step_secs: a.step_secs,
                 warm_runs: a.warm_runs,
+                cold_runs: a.cold_runs,
                 cold_restart: !a.no_cold_restart,
                 drop_page_cache: !a.no_drop_page_cache,
                 pid: a.target.pid,

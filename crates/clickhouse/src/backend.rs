@@ -19,7 +19,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// ClickHouse's `TIMEOUT_EXCEEDED`.
 const TIMEOUT_EXCEEDED: u32 = 159;
@@ -29,6 +29,35 @@ pub struct ClickHouseBackend {
     client: Client,
     next_seq: AtomicU64,
     counters: Counters,
+    retry: PushRetry,
+    push_retries: AtomicU64,
+}
+
+/// How [`ClickHouseBackend::push`] retries an insert that failed in a way
+/// that may pass ([`Error::is_retryable`]): the same body with the same
+/// deduplication token, so an insert ClickHouse wrote but whose answer was
+/// lost is not written twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PushRetry {
+    /// Inserts tried in all per push, first tries included (1: no retry).
+    pub attempts: u32,
+    /// Wait before the first retry; doubled before each later one.
+    pub backoff: Duration,
+    /// No retry starts once this long has passed since the push began (a
+    /// collector waiting longer than this has likely given up and re-sends
+    /// the push itself, which the token deduplicates too).
+    pub budget: Duration,
+}
+
+impl Default for PushRetry {
+    /// Four tries in all, 100 ms, 200 ms and 400 ms apart, within 10 s.
+    fn default() -> Self {
+        PushRetry {
+            attempts: 4,
+            backoff: Duration::from_millis(100),
+            budget: Duration::from_secs(10),
+        }
+    }
 }
 
 /// How much of the queries so far ran in SQL: plans ClickHouse answered,
@@ -71,7 +100,20 @@ impl ClickHouseBackend {
             client,
             next_seq: AtomicU64::new(now << 12),
             counters: Counters::default(),
+            retry: PushRetry::default(),
+            push_retries: AtomicU64::new(0),
         })
+    }
+
+    /// The backend with `retry` instead of [`PushRetry::default`].
+    pub fn with_push_retry(mut self, retry: PushRetry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Inserts retried by [`ClickHouseBackend::push`] since the backend was opened.
+    pub fn push_retries(&self) -> u64 {
+        self.push_retries.load(Ordering::Relaxed)
     }
 
     /// How much of the queries since [`ClickHouseBackend::open`] ran in SQL.
@@ -87,13 +129,21 @@ impl ClickHouseBackend {
         }
     }
 
-    /// Stores a push; ClickHouse has written it when this returns `Ok`. A
-    /// retry of the same push is deduplicated by ClickHouse only when it
-    /// carries the same `seq` numbers, i.e. within this call.
+    /// Stores a push; ClickHouse has written it when this returns `Ok`.
+    ///
+    /// Each insert's deduplication token depends only on the pushed content
+    /// ([`crate::insert`]), so sending the same push again (a collector
+    /// re-sending after a 503, a timeout or a restart of Rúnakefli) stores
+    /// nothing more while the first insert is within the table's
+    /// deduplication window. A retryable failure is retried here first, as
+    /// [`PushRetry`] says; the last failure is returned.
     pub fn push(&self, tenant: &TenantId, push: &PushRequest) -> Result<(), Error> {
         let n = push.entry_count() as u64;
         let first = self.next_seq.fetch_add(n, Ordering::Relaxed);
         let ins = encode_push(tenant, push, first);
+        let began = Instant::now();
+        let mut tries = 0u32;
+        let mut backoff = self.retry.backoff;
         for (stmt, body) in [(INSERT_STREAMS, &ins.streams), (INSERT_LOGS, &ins.logs)] {
             if body.data.is_empty() {
                 continue;
@@ -102,7 +152,22 @@ impl ClickHouseBackend {
                 settings: vec![("insert_deduplication_token", body.token.clone())],
                 ..Request::default()
             };
-            self.client.insert(stmt, &body.data, &r)?;
+            loop {
+                tries += 1;
+                match self.client.insert(stmt, &body.data, &r) {
+                    Ok(()) => break,
+                    Err(e)
+                        if e.is_retryable()
+                            && tries < self.retry.attempts
+                            && began.elapsed() + backoff < self.retry.budget =>
+                    {
+                        std::thread::sleep(backoff);
+                        backoff = backoff.saturating_mul(2);
+                        self.push_retries.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
         }
         Ok(())
     }

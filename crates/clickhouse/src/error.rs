@@ -53,7 +53,28 @@ impl Error {
             _ => None,
         }
     }
+
+    /// Whether the same request may succeed later: no HTTP answer
+    /// ([`Error::Transport`]), an HTTP 503, or a [`RETRYABLE_CODES`] exception.
+    /// An insert that failed so may still have been written (e.g. the answer
+    /// was lost), which its deduplication token makes harmless to retry.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Transport(_) => true,
+            Error::Server { status, code, .. } => {
+                *status == 503 || code.is_some_and(|c| RETRYABLE_CODES.contains(&c))
+            }
+            _ => false,
+        }
+    }
 }
+
+/// ClickHouse error codes that say "not now": a retry may succeed
+/// (`TIMEOUT_EXCEEDED`, `TOO_MANY_SIMULTANEOUS_QUERIES`, `SOCKET_TIMEOUT`,
+/// `NETWORK_ERROR`, `MEMORY_LIMIT_EXCEEDED`, `TABLE_IS_READ_ONLY`,
+/// `TOO_MANY_PARTS`, `UNKNOWN_STATUS_OF_INSERT`, `ALL_CONNECTION_TRIES_FAILED`,
+/// `KEEPER_EXCEPTION`).
+pub const RETRYABLE_CODES: &[u32] = &[159, 202, 209, 210, 241, 242, 252, 319, 279, 999];
 
 /// The `N` of the first `Code: N.` in an exception text.
 fn exception_code(body: &str) -> Option<u32> {
@@ -90,5 +111,22 @@ mod tests {
             Error::from_exception(500, Some(62), "boom").code(),
             Some(62)
         );
+    }
+
+    #[test]
+    fn unreachable_busy_or_overloaded_is_retryable_else_not() {
+        let server = |status, code| Error::Server {
+            status,
+            code,
+            message: "x".into(),
+        };
+        assert!(Error::Transport("refused".into()).is_retryable());
+        assert!(server(503, None).is_retryable());
+        assert!(server(500, Some(252)).is_retryable(), "TOO_MANY_PARTS");
+        assert!(server(500, Some(159)).is_retryable(), "TIMEOUT_EXCEEDED");
+        assert!(!server(500, Some(60)).is_retryable(), "UNKNOWN_TABLE");
+        assert!(!server(400, Some(62)).is_retryable(), "SYNTAX_ERROR");
+        assert!(!Error::Decode("x".into()).is_retryable());
+        assert!(!Error::Unsupported("x".into()).is_retryable());
     }
 }

@@ -3,8 +3,11 @@
 //! Timestamps go as decimal seconds with nine fraction digits, which
 //! `DateTime64(9)` reads exactly; `seq` numbers the request's entries in
 //! push order from the caller's `first_seq`. Each body has a deduplication
-//! token (a hash of tenant and body): a retried insert with the same token
-//! is a no-op in ClickHouse.
+//! token that depends only on what was pushed (table, tenant and the rows
+//! *without* their `seq`): the same push sent again, by a retry inside the
+//! backend or by a collector after a lost answer or a restart of Rúnakefli
+//! (which numbers it anew), carries the same token and is a no-op in
+//! ClickHouse within the table's `non_replicated_deduplication_window`.
 
 use runakefli_model::{PushRequest, TenantId, Timestamp};
 use std::collections::BTreeSet;
@@ -19,7 +22,8 @@ pub const INSERT_STREAMS: &str = "INSERT INTO streams FORMAT JSONEachRow";
 pub struct InsertBody {
     /// The rows, one JSON object a line.
     pub data: Vec<u8>,
-    /// `insert_deduplication_token` for it.
+    /// `insert_deduplication_token` for it: equal for equal pushed content,
+    /// whatever `seq` numbers the rows carry.
     pub token: String,
 }
 
@@ -82,12 +86,26 @@ fn json_pairs(out: &mut String, pairs: &[(String, String)]) {
     out.push('}');
 }
 
-fn token(table: &str, tenant: &TenantId, data: &[u8]) -> String {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(tenant.as_str().as_bytes());
-    h.update(&[0]);
-    h.update(data);
-    format!("{table}-{:032x}", h.digest128())
+/// A content hash for a deduplication token: the table and the tenant, then
+/// the bytes the caller feeds it.
+struct TokenHash {
+    table: &'static str,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl TokenHash {
+    fn new(table: &'static str, tenant: &TenantId) -> Self {
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
+        hash.update(table.as_bytes());
+        hash.update(&[0]);
+        hash.update(tenant.as_str().as_bytes());
+        hash.update(&[0]);
+        TokenHash { table, hash }
+    }
+
+    fn token(&self) -> String {
+        format!("{}-{:032x}", self.table, self.hash.digest128())
+    }
 }
 
 /// Encodes `push` for `tenant`, numbering entries from `first_seq`.
@@ -95,6 +113,7 @@ pub fn encode_push(tenant: &TenantId, push: &PushRequest, first_seq: u64) -> Pus
     let mut logs = String::new();
     let mut streams = String::new();
     let mut seq = first_seq;
+    let mut logs_hash = TokenHash::new("logs", tenant);
     for s in &push.streams {
         let id = s.labels.stream_id();
         let days: BTreeSet<i64> = s.entries.iter().map(|e| e.ts.div_euclid(DAY)).collect();
@@ -111,29 +130,39 @@ pub fn encode_push(tenant: &TenantId, push: &PushRequest, first_seq: u64) -> Pus
             streams.push_str("}\n");
         }
         for e in &s.entries {
+            // The row is hashed without its `seq` field: the token is the
+            // pushed content's, not this numbering's. Each part is JSON (or
+            // fixed text) and rows end in `\n`, so the hashed text still
+            // tells rows and fields apart.
+            let row = logs.len();
             logs.push_str("{\"tenant\":");
             json_str(&mut logs, tenant.as_str());
             logs.push_str(&format!(
-                ",\"stream_id\":{id},\"timestamp\":\"{}\",\"seq\":{seq},\"line\":",
+                ",\"stream_id\":{id},\"timestamp\":\"{}\",",
                 ts_text(e.ts)
             ));
+            logs_hash.hash.update(&logs.as_bytes()[row..]);
+            logs.push_str(&format!("\"seq\":{seq},"));
+            let rest = logs.len();
+            logs.push_str("\"line\":");
             json_str(&mut logs, &e.line);
             logs.push_str(",\"metadata\":");
             json_pairs(&mut logs, &e.metadata);
             logs.push_str("}\n");
+            logs_hash.hash.update(&logs.as_bytes()[rest..]);
             seq += 1;
         }
     }
-    let logs = logs.into_bytes();
-    let streams = streams.into_bytes();
+    let mut streams_hash = TokenHash::new("streams", tenant);
+    streams_hash.hash.update(streams.as_bytes());
     PushInserts {
         logs: InsertBody {
-            token: token("logs", tenant, &logs),
-            data: logs,
+            token: logs_hash.token(),
+            data: logs.into_bytes(),
         },
         streams: InsertBody {
-            token: token("streams", tenant, &streams),
-            data: streams,
+            token: streams_hash.token(),
+            data: streams.into_bytes(),
         },
         entries: seq - first_seq,
     }
@@ -202,5 +231,68 @@ mod tests {
             encode_push(&TenantId::new("u"), &push, 7).logs.token,
             ins.logs.token
         );
+    }
+
+    #[test]
+    fn tokens_depend_on_the_pushed_content_not_on_seq() {
+        let entry = |ts: i64, line: &str, md: &[(&str, &str)]| Entry {
+            ts,
+            line: line.into(),
+            metadata: md
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let push = |labels: &str, entries: Vec<Entry>| PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(labels).unwrap(),
+                entries,
+            }],
+        };
+        let t = TenantId::new("t");
+        let base = push(
+            r#"{app="api"}"#,
+            vec![entry(5, "a", &[("k", "v")]), entry(6, "b", &[])],
+        );
+        let first = encode_push(&t, &base, 1);
+        // Numbered anew (another process, a collector's re-send): rows differ
+        // in `seq` only, the tokens are the same.
+        let again = encode_push(&t, &base, 1 << 40);
+        assert_ne!(first.logs.data, again.logs.data);
+        assert_eq!(first.logs.token, again.logs.token);
+        assert_eq!(first.streams, again.streams);
+        assert!(
+            first.logs.token.starts_with("logs-"),
+            "{}",
+            first.logs.token
+        );
+        assert!(first.streams.token.starts_with("streams-"));
+        // Any change of content is another token.
+        let others = [
+            push(r#"{app="web"}"#, base.streams[0].entries.clone()),
+            push(
+                r#"{app="api"}"#,
+                vec![entry(5, "a", &[("k", "v")]), entry(7, "b", &[])],
+            ),
+            push(
+                r#"{app="api"}"#,
+                vec![entry(5, "a", &[("k", "w")]), entry(6, "b", &[])],
+            ),
+            push(
+                r#"{app="api"}"#,
+                vec![entry(5, "a", &[("k", "v")]), entry(6, "b ", &[])],
+            ),
+            push(r#"{app="api"}"#, vec![entry(5, "a", &[("k", "v")])]),
+            // Same entries in another order: another body, another token.
+            push(
+                r#"{app="api"}"#,
+                vec![entry(6, "b", &[]), entry(5, "a", &[("k", "v")])],
+            ),
+        ];
+        for other in &others {
+            assert_ne!(encode_push(&t, other, 1).logs.token, first.logs.token);
+        }
+        // The logs token is not the streams token of the same push.
+        assert_ne!(first.logs.token[5..], first.streams.token[8..]);
     }
 }

@@ -23,6 +23,6 @@ mod seam;
 mod selector;
 pub mod sql;
 
-pub use backend::{ClickHouseBackend, SqlStats};
+pub use backend::{ClickHouseBackend, PushRetry, SqlStats};
 pub use client::{Client, Config};
-pub use error::Error;
+pub use error::{Error, RETRYABLE_CODES};

@@ -4,28 +4,19 @@
 use crate::{ClickHouseBackend, Error};
 use runakefli_model::{Ingest, Operations, PushRequest, StoreError, TenantId};
 
-/// ClickHouse error codes that say "not now": a retry may succeed and
-/// nothing was acknowledged (`TIMEOUT_EXCEEDED`, `TOO_MANY_SIMULTANEOUS_QUERIES`,
-/// `SOCKET_TIMEOUT`, `NETWORK_ERROR`, `MEMORY_LIMIT_EXCEEDED`,
-/// `TABLE_IS_READ_ONLY`, `TOO_MANY_PARTS`, `UNKNOWN_STATUS_OF_INSERT`,
-/// `ALL_CONNECTION_TRIES_FAILED`, `KEEPER_EXCEPTION`).
-const RETRYABLE_CODES: &[u32] = &[159, 202, 209, 210, 241, 242, 252, 319, 279, 999];
-
 impl From<Error> for StoreError {
-    /// No HTTP answer, an HTTP 503, or a retryable exception code is
-    /// [`StoreError::Unavailable`] (collectors retry; the retried insert
-    /// carries the same deduplication token only within one push, see
-    /// [`ClickHouseBackend::push`]); anything else is [`StoreError::Internal`]:
-    /// a push the server accepted is never ClickHouse's client error.
+    /// A retryable failure ([`Error::is_retryable`]: no HTTP answer, an HTTP
+    /// 503, or a retryable exception code) is [`StoreError::Unavailable`]
+    /// (collectors retry; a re-sent push carries the same deduplication
+    /// tokens, see [`ClickHouseBackend::push`]); anything else is
+    /// [`StoreError::Internal`]: a push the server accepted is never
+    /// ClickHouse's client error.
     fn from(e: Error) -> Self {
         let message = e.to_string();
+        if e.is_retryable() {
+            return StoreError::Unavailable(message);
+        }
         match &e {
-            Error::Transport(_) => StoreError::Unavailable(message),
-            Error::Server { status, code, .. }
-                if *status == 503 || code.is_some_and(|c| RETRYABLE_CODES.contains(&c)) =>
-            {
-                StoreError::Unavailable(message)
-            }
             Error::Unsupported(_) => StoreError::Unsupported(message),
             _ => StoreError::Internal(message),
         }

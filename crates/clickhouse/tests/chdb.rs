@@ -601,3 +601,198 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
         }
     );
 }
+
+/// `SELECT count() FROM logs` (of every tenant) through `c`.
+fn log_rows(c: &Client) -> u64 {
+    let r = c
+        .rows("SELECT count() AS n FROM logs", &Request::default())
+        .unwrap();
+    r[0]["n"].as_u64().unwrap()
+}
+
+/// A push of `lines` lines to `{app="api"}`, from `first_ts` (ns after `T0`)
+/// one second apart.
+fn numbered_push(prefix: &str, lines: usize, first_ts: i64) -> PushRequest {
+    PushRequest {
+        streams: vec![PushStream {
+            labels: Labels::parse(API).unwrap(),
+            entries: (0..lines)
+                .map(|i| Entry {
+                    ts: T0 + first_ts + i as i64 * 1_000_000_000,
+                    line: format!("{prefix} {i}"),
+                    metadata: vec![],
+                })
+                .collect(),
+        }],
+    }
+}
+
+#[test]
+fn a_push_sent_again_is_stored_once_even_by_another_process() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    let c = front::client("resend");
+    let t = TenantId::new("t");
+    // 2023-11-14T22:13:20Z + 6,400 s is midnight: two day partitions,
+    // so the insert is two parts, both deduplicated.
+    let push = numbered_push("resent", 10, 6_400 * 1_000_000_000 - 5_000_000_000);
+    let first = ClickHouseBackend::open(c.clone()).unwrap();
+    first.push(&t, &push).unwrap();
+    assert_eq!(log_rows(&c), 10);
+    let parts = c
+        .rows(
+            "SELECT uniqExact(toDate(timestamp)) AS days FROM logs",
+            &Request::default(),
+        )
+        .unwrap();
+    assert_eq!(parts[0]["days"], 2, "the push spans two days");
+    // The same push again, in this process (new seq numbers) and from a
+    // backend opened anew (as after a restart of Rúnakefli): nothing more.
+    first.push(&t, &push).unwrap();
+    let restarted = ClickHouseBackend::open(c.clone()).unwrap();
+    restarted.push(&t, &push).unwrap();
+    assert_eq!(log_rows(&c), 10);
+    let seqs = c
+        .rows(
+            "SELECT uniqExact(seq) AS n, count() AS rows FROM logs",
+            &Request::default(),
+        )
+        .unwrap();
+    assert_eq!(seqs[0]["n"], 10, "rows numbered once: {seqs:?}");
+    // Other content (another line, another tenant) is stored.
+    restarted.push(&t, &numbered_push("other", 10, 0)).unwrap();
+    restarted.push(&TenantId::new("u"), &push).unwrap();
+    assert_eq!(log_rows(&c), 30);
+    assert_eq!(first.push_retries() + restarted.push_retries(), 0);
+}
+
+/// A TCP relay to the front that can cut the answer of the next insert into
+/// `logs` (after ClickHouse wrote it: the front answers only then), or go
+/// down (refuse new connections, cut the requests of open ones).
+struct LossyRelay {
+    url: String,
+    cut_logs_answers: Arc<std::sync::atomic::AtomicU32>,
+    cut: Arc<std::sync::atomic::AtomicU32>,
+    down: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl LossyRelay {
+    fn start() -> LossyRelay {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+        let target = front::url().trim_start_matches("http://").to_string();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let relay = LossyRelay {
+            url: format!("http://{}", listener.local_addr().unwrap()),
+            cut_logs_answers: Arc::new(AtomicU32::new(0)),
+            cut: Arc::new(AtomicU32::new(0)),
+            down: Arc::new(AtomicBool::new(false)),
+        };
+        let (budget, cut, down) = (
+            relay.cut_logs_answers.clone(),
+            relay.cut.clone(),
+            relay.down.clone(),
+        );
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { continue };
+                if down.load(SeqCst) {
+                    continue; // dropped: the connection closes unanswered
+                }
+                let Ok(mut upstream) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let cut_this = Arc::new(AtomicBool::new(false));
+                let (mut up_read, mut client_write) =
+                    (upstream.try_clone().unwrap(), client.try_clone().unwrap());
+                let (flag, cut) = (cut_this.clone(), cut.clone());
+                std::thread::spawn(move || {
+                    let mut buf = vec![0u8; 64 << 10];
+                    while let Ok(n) = up_read.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        if flag.load(SeqCst) {
+                            // The insert is written; its answer is lost.
+                            cut.fetch_add(1, SeqCst);
+                            break;
+                        }
+                        if client_write.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = client_write.shutdown(Shutdown::Both);
+                    let _ = up_read.shutdown(Shutdown::Both);
+                });
+                let (budget, down) = (budget.clone(), down.clone());
+                std::thread::spawn(move || {
+                    let mut buf = vec![0u8; 64 << 10];
+                    while let Ok(n) = client.read(&mut buf) {
+                        if n == 0 || down.load(SeqCst) {
+                            // Down: kept-alive connections are cut too.
+                            let _ = client.shutdown(Shutdown::Both);
+                            break;
+                        }
+                        let text = String::from_utf8_lossy(&buf[..n]);
+                        if (text.contains("INTO+logs") || text.contains("INTO%20logs"))
+                            && budget
+                                .fetch_update(SeqCst, SeqCst, |b| b.checked_sub(1))
+                                .is_ok()
+                        {
+                            cut_this.store(true, SeqCst);
+                        }
+                        if upstream.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = upstream.shutdown(Shutdown::Write);
+                });
+            }
+        });
+        relay
+    }
+}
+
+#[test]
+fn a_retried_insert_whose_answer_was_lost_is_stored_once() {
+    use runakefli_clickhouse::{ClickHouseBackend, PushRetry};
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::time::Duration;
+    let relay = LossyRelay::start();
+    let direct = front::client("lost_answer");
+    let via_relay = Client::new(Config::new(
+        relay.url.clone(),
+        direct.config().database.clone(),
+    ));
+    let b = ClickHouseBackend::open(via_relay)
+        .unwrap()
+        .with_push_retry(PushRetry {
+            attempts: 3,
+            backoff: Duration::from_millis(20),
+            budget: Duration::from_secs(10),
+        });
+    let t = TenantId::new("t");
+    // ClickHouse writes the rows, the answer never arrives, the backend
+    // retries with the same token: acknowledged, and stored once.
+    relay.cut_logs_answers.store(1, SeqCst);
+    b.push(&t, &numbered_push("lost", 25, 0)).unwrap();
+    assert_eq!(relay.cut.load(SeqCst), 1, "the relay cut one answer");
+    assert_eq!(b.push_retries(), 1);
+    assert_eq!(log_rows(&direct), 25);
+
+    // ClickHouse gone: tried `attempts` times, then the transport error,
+    // which the server answers 503.
+    relay.down.store(true, SeqCst);
+    let e = b.push(&t, &numbered_push("down", 5, 0)).unwrap_err();
+    assert!(matches!(e, Error::Transport(_)), "{e:?}");
+    assert!(e.is_retryable());
+    assert_eq!(b.push_retries(), 1 + 2);
+    relay.down.store(false, SeqCst);
+
+    // A failure a retry cannot mend (the table is gone) is not retried.
+    direct.execute("DROP TABLE logs").unwrap();
+    let e = b.push(&t, &numbered_push("no table", 5, 0)).unwrap_err();
+    assert_eq!(e.code(), Some(60), "{e:?}");
+    assert!(!e.is_retryable());
+    assert_eq!(b.push_retries(), 3);
+}

@@ -1,5 +1,7 @@
 //! The ClickHouse engine for tests: chdb-core behind `tests/chdb_http.py`,
-//! started once per test process on a loopback port.
+//! started once per test process on a loopback port ([`url`]), or, for tests
+//! that kill and restart ClickHouse, one of a test's own on a data path it
+//! keeps ([`OwnFront`]).
 //!
 //! The Python comes from `.venv-chdb` (`.ci/setup-clients.sh chdb` makes it;
 //! `RUNAKEFLI_CHDB_PYTHON` overrides). When it is missing the harness runs
@@ -7,7 +9,7 @@
 
 use runakefli_clickhouse::{Client, Config};
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -45,7 +47,13 @@ pub struct Front {
     url: String,
 }
 
-fn start() -> Result<Front, String> {
+/// Makes `.venv-chdb` when chdb cannot be imported (once per process).
+fn ensure_chdb() -> Result<(), String> {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    READY.get_or_init(setup_chdb).clone()
+}
+
+fn setup_chdb() -> Result<(), String> {
     if !chdb_ready() && std::env::var_os("RUNAKEFLI_CHDB_PYTHON").is_none() {
         let out = Command::new("bash")
             .arg(workspace_root().join(".ci/setup-clients.sh"))
@@ -62,11 +70,18 @@ fn start() -> Result<Front, String> {
     if !chdb_ready() {
         return Err(format!("{} cannot import chdb", python().display()));
     }
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Starts `chdb_http.py` on `path` and `port` (0: any); the process and its port.
+fn spawn(path: &Path, port: u16) -> Result<(Child, u16), String> {
+    ensure_chdb()?;
     let mut child = Command::new(python())
         .arg(workspace_root().join("crates/clickhouse/tests/chdb_http.py"))
         .arg("--path")
-        .arg(dir.path().join("chdb"))
+        .arg(path)
+        .arg("--port")
+        .arg(port.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -77,15 +92,92 @@ fn start() -> Result<Front, String> {
     BufReader::new(stdout)
         .read_line(&mut line)
         .map_err(|e| e.to_string())?;
-    let port = line
+    match line
         .strip_prefix("listening ")
         .and_then(|p| p.trim().parse::<u16>().ok())
-        .ok_or_else(|| format!("the chdb front said {line:?}"))?;
+    {
+        Some(port) => Ok((child, port)),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(format!("the chdb front said {line:?}"))
+        }
+    }
+}
+
+fn start() -> Result<Front, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (child, port) = spawn(&dir.path().join("chdb"), 0)?;
     Ok(Front {
         _child: child,
         _dir: dir,
         url: format!("http://127.0.0.1:{port}"),
     })
+}
+
+/// A front of a test's own on a data path the test keeps, to kill (as a
+/// ClickHouse that crashes) and start again on the same data and port.
+/// Dropping it kills the process.
+#[allow(dead_code)] // used by the cli crate's kill tests, which include this module
+pub struct OwnFront {
+    child: Option<Child>,
+    path: PathBuf,
+    port: u16,
+}
+
+#[allow(dead_code)]
+impl OwnFront {
+    /// Starts a front on `path` (created by chdb when missing); panics
+    /// (failing the test) naming what to install when chdb is missing.
+    pub fn start(path: &Path) -> OwnFront {
+        match spawn(path, 0) {
+            Ok((child, port)) => OwnFront {
+                child: Some(child),
+                path: path.to_path_buf(),
+                port,
+            },
+            Err(e) => panic!("{INSTALL}\n({e})"),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`; the same after [`OwnFront::start_again`].
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILLs the front mid-whatever (no shutdown of chdb) and waits for it.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the front again on the same data path and port, after
+    /// [`OwnFront::kill`]. Retries binding for a few seconds.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "the front is still running");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            match spawn(&self.path, self.port) {
+                Ok((child, port)) => {
+                    assert_eq!(port, self.port);
+                    self.child = Some(child);
+                    return;
+                }
+                Err(e) if std::time::Instant::now() >= deadline => {
+                    panic!("restarting the chdb front on port {}: {e}", self.port)
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(200)),
+            }
+        }
+    }
+}
+
+impl Drop for OwnFront {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 static FRONT: OnceLock<Result<Front, String>> = OnceLock::new();

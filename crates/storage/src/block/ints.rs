@@ -8,6 +8,8 @@
 
 use super::varint::{put_uvarint, uvarint_len, Cursor};
 use crate::StorageError;
+use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 /// Mode byte of a bit-packed stream (followed by the width in bits).
 pub const MODE_BITS: u8 = 9;
@@ -85,19 +87,35 @@ fn pack_bits(dst: &mut Vec<u8>, vals: &[u64], bits: usize) {
 
 /// Reads `n` values bit-packed at `bits` from `src` (exactly long enough).
 fn unpack_bits(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
+    out.reserve(n);
     unpack_bits_map(src, n, bits, out, |v| v)
 }
 
+/// Writes values into a slice of uninitialised slots, in order (an output
+/// of [`unpack_bits_map`] that needs no copy afterwards).
+struct SlotWriter<'s, T> {
+    slots: &'s mut [MaybeUninit<T>],
+    at: usize,
+}
+
+impl<T> Extend<T> for SlotWriter<'_, T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for v in iter {
+            self.slots[self.at].write(v);
+            self.at += 1;
+        }
+    }
+}
+
 /// Reads `n` values bit-packed at `bits` from `src` (exactly long enough),
-/// appending each mapped by `f` to `out`.
+/// appending each mapped by `f` to `out` (a `Vec` the caller reserved).
 fn unpack_bits_map<T>(
     src: &[u8],
     n: usize,
     bits: usize,
-    out: &mut Vec<T>,
+    out: &mut impl Extend<T>,
     mut f: impl FnMut(u64) -> T,
 ) {
-    out.reserve(n);
     if bits == 0 {
         out.extend((0..n).map(|_| f(0)));
         return;
@@ -153,11 +171,9 @@ fn unpack_bits_map<T>(
         }
         return;
     }
-    let start = out.len();
     let mut wide = Vec::with_capacity(n);
     unpack_wide(src, n, bits, &mut wide);
     out.extend(wide.into_iter().map(f));
-    debug_assert_eq!(out.len(), start + n);
 }
 
 /// [`unpack_bits`] for widths above 56 bits.
@@ -302,6 +318,24 @@ impl IntsLayout {
         }
     }
 
+    /// [`Self::all`], built in place in shared memory: no copy of a `Vec`
+    /// into an `Arc` afterwards (a block's row timestamps and templates are
+    /// kept shared past its reader).
+    pub fn all_shared<T>(&self, buf: &[u8], n: usize, f: impl FnMut(u64) -> T) -> Arc<[T]> {
+        let LayoutKind::Bits(w) = &self.kind else {
+            return self.all(buf, n, f).into();
+        };
+        let len = (n * w).div_ceil(8);
+        let mut shared = Arc::<[T]>::new_uninit_slice(n);
+        let slots = Arc::get_mut(&mut shared).expect("a new Arc is not shared");
+        let mut out = SlotWriter { slots, at: 0 };
+        unpack_bits_map(&buf[self.start..self.start + len], n, *w, &mut out, f);
+        assert_eq!(out.at, n, "bit unpacking wrote every value");
+        // SAFETY: `out` wrote slots 0..n in order (checked just above), so
+        // every one of the `n` slots is initialised.
+        unsafe { shared.assume_init() }
+    }
+
     /// Integer `i` (below the count read) of the stream in `buf`.
     #[inline]
     pub fn get(&self, buf: &[u8], i: usize) -> u64 {
@@ -355,7 +389,17 @@ mod tests {
             pack_bits(&mut buf, &vals, bits as usize);
             let mut out = Vec::new();
             unpack_bits(&buf, vals.len(), bits as usize, &mut out);
-            prop_assert_eq!(out, vals);
+            prop_assert_eq!(&out, &vals);
+            // Built in place in an Arc: the same values, mapped in order.
+            let layout = IntsLayout { start: 0, kind: LayoutKind::Bits(bits as usize) };
+            let mut sum = 0u64;
+            let shared = layout.all_shared(&buf, vals.len(), |v| {
+                sum = sum.wrapping_add(v);
+                sum
+            });
+            let mut sum = 0u64;
+            let expect: Vec<u64> = vals.iter().map(|&v| { sum = sum.wrapping_add(v); sum }).collect();
+            prop_assert_eq!(&shared[..], &expect[..]);
         }
     }
 
@@ -373,6 +417,7 @@ mod tests {
             for (i, &v) in vals.iter().enumerate() {
                 prop_assert_eq!(l.get(&buf, i), v);
             }
+            prop_assert_eq!(&l.all_shared(&buf, vals.len(), |v| v)[..], &vals[..]);
             prop_assert_eq!(l.all(&buf, vals.len(), |v| v), vals);
         }
     }

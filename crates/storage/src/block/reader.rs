@@ -467,11 +467,11 @@ impl<'a> BlockReader<'a> {
             .verified
             .is_some_and(|v| v.load(Ordering::Relaxed) & DIRECTORY_CHECKED != 0);
         let mut per_tpl = vec![0usize; nt.max(1)];
-        let row_tpl: Vec<u32> = match nt {
-            0 | 1 => vec![0; rows],
+        let row_tpl: Arc<[u32]> = match nt {
+            0 | 1 => std::iter::repeat_n(0, rows).collect(),
             _ if checked => {
                 let l = IntsLayout::read(&mut c, rows)?;
-                l.all(dir, rows, |t| t as u32)
+                l.all_shared(dir, rows, |t| t as u32)
             }
             _ => {
                 let l = IntsLayout::read(&mut c, rows)?;
@@ -487,10 +487,10 @@ impl<'a> BlockReader<'a> {
                 if bad_tpl {
                     return Err(c.err("row template out of range"));
                 }
-                t
+                t.into()
             }
         };
-        self.row_tpl = row_tpl.into();
+        self.row_tpl = row_tpl;
         if nt == 1 {
             per_tpl[0] = rows;
         }
@@ -678,12 +678,10 @@ impl<'a> BlockReader<'a> {
             Some(l) => {
                 let mut prev = self.header.min_ts;
                 let g = l.gcd;
-                l.deltas
-                    .all(&l.frame, self.rows(), |d| {
-                        prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
-                        prev
-                    })
-                    .into()
+                l.deltas.all_shared(&l.frame, self.rows(), |d| {
+                    prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
+                    prev
+                })
             }
             None => Vec::new().into(),
         })

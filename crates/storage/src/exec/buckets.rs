@@ -114,6 +114,57 @@ impl<'b> Agg<'b> {
         passed
     }
 
+    /// Counts the rows `i` of `first..end` into groups by class (a
+    /// [`BucketValue::Count`] plan), `ts` ascending as in a block: `class(i)`
+    /// is the row's class below `groups.len()`, or `groups.len()` for a row
+    /// not counted; `groups[c]` is class `c`'s group, made from `key(c)` when
+    /// its first row is counted (`usize::MAX`: not made yet). Each bucket's
+    /// run of rows is tallied per class without a branch; returns how many
+    /// rows were counted.
+    pub fn count_rows_by_class(
+        &mut self,
+        ts: &[i64],
+        first: usize,
+        end: usize,
+        groups: &mut [usize],
+        class: impl Fn(usize) -> u32,
+        mut key: impl FnMut(u32) -> GroupKey,
+    ) -> u64 {
+        let skip = groups.len();
+        let mut counts = vec![0u64; skip + 1];
+        let mut passed = 0u64;
+        let mut i = first;
+        while i < end {
+            let Some(b) = self.plan.bucket_of_near(ts[i], self.last_bucket) else {
+                passed += u64::from(class(i) as usize != skip);
+                i += 1;
+                continue;
+            };
+            self.last_bucket = b;
+            let hi = self.plan.bounds[b + 1];
+            let mut j = i + 1;
+            while j < end && ts[j] <= hi {
+                j += 1;
+            }
+            for r in i..j {
+                counts[class(r) as usize] += 1;
+            }
+            for (c, n) in counts[..skip].iter_mut().enumerate() {
+                if *n == 0 {
+                    continue;
+                }
+                if groups[c] == usize::MAX {
+                    groups[c] = self.group(key(c as u32));
+                }
+                self.groups[groups[c]].1.add_count(b, *n);
+                passed += *n;
+                *n = 0;
+            }
+            i = j;
+        }
+        passed
+    }
+
     /// Adds a row at `ts` with value `v` to group `g`.
     pub fn add(&mut self, g: usize, ts: i64, v: f64) {
         if let Some(b) = self.plan.bucket_of_near(ts, self.last_bucket) {
@@ -399,6 +450,53 @@ mod tests {
                 };
                 assert_eq!(counts(&a), counts(&b), "rows {first}..{end} every {every}");
             }
+        }
+    }
+
+    /// Counting rows per class gives what adding each row to its class's
+    /// group gives; a class no row falls in makes no group, and rows of the
+    /// skip class are not counted.
+    #[test]
+    fn count_rows_by_class_matches_adding_row_by_row() {
+        let plan = BucketPlan {
+            bounds: vec![10, 20, 30, 45, 60],
+            group_by: GroupBy::Labels(vec!["level".into()]),
+            value: BucketValue::Count,
+        };
+        let ts: Vec<i64> = vec![
+            0, 5, 10, 11, 12, 20, 20, 21, 29, 30, 31, 44, 45, 46, 59, 60, 61, 70,
+        ];
+        // Classes 0, 1 and 3 of 4 (2 is never used); 4 = not counted.
+        let class_of = |i: usize| [0u32, 1, 3, 4][i % 4];
+        let key = |c: u32| GroupKey::Labels(vec![Some(format!("c{c}"))]);
+        for (first, end) in [(0, ts.len()), (3, 9), (8, 17), (5, 5)] {
+            let mut a = Agg::new(&plan);
+            a.last_bucket = 3;
+            let mut groups = vec![usize::MAX; 4];
+            let n = a.count_rows_by_class(&ts, first, end, &mut groups, class_of, key);
+            let mut b = Agg::new(&plan);
+            let mut m = 0;
+            for (i, &t) in ts.iter().enumerate().take(end).skip(first) {
+                let c = class_of(i);
+                if c < 4 {
+                    m += 1;
+                    let g = b.group(key(c));
+                    b.add(g, t, 1.0);
+                }
+            }
+            assert_eq!(n, m, "rows {first}..{end}");
+            assert_eq!(groups[2], usize::MAX, "no row of class 2");
+            let counts = |x: &Agg<'_>| -> Vec<(GroupKey, Vec<u64>)> {
+                let mut v: Vec<_> = x
+                    .groups
+                    .iter()
+                    .map(|(k, d)| (k.clone(), (0..plan.buckets()).map(|j| d.rows(j)).collect()))
+                    .filter(|(_, c): &(GroupKey, Vec<u64>)| c.iter().any(|&n| n > 0))
+                    .collect();
+                v.sort_by(|x, y| format!("{:?}", x.0).cmp(&format!("{:?}", y.0)));
+                v
+            };
+            assert_eq!(counts(&a), counts(&b), "rows {first}..{end}");
         }
     }
 }

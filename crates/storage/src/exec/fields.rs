@@ -956,6 +956,11 @@ impl FastSource<'_> {
     }
 }
 
+/// Most dictionary entries a block's group label may have for the rows to
+/// be counted per entry ([`Agg::count_rows_by_class`]): each bucket run
+/// flushes one counter per entry.
+const MAX_CLASSES: u32 = 64;
+
 /// The common shape of a fields plan over a uniform block, run in one pass
 /// over the rows with no per-row arrays: every label is the stream's, absent,
 /// or one column's value that needs no per-value check (the header vouches
@@ -1124,6 +1129,41 @@ impl<'e> FastBlock<'e> {
                     }
                     Some(FastSource::Flat { .. }) => unreachable!("not ready"),
                 };
+                agg.stats.rows_kept += n;
+                agg.stats.rows_from_columns += n;
+                return Ok(());
+            }
+        }
+        // No filter and one group label read from a dictionary column of
+        // few entries (`sum by (level)` over `| json`): each row's entry is
+        // its class, counted per bucket run without a per-row group look-up.
+        if let (
+            [],
+            [FastSource::Dict {
+                base,
+                entries,
+                idx,
+                vidx,
+            }],
+        ) = (&filters[..], &group[..])
+        {
+            let (base, entries, idx, vidx) = (*base, *entries, *idx, *vidx);
+            if entries <= MAX_CLASSES {
+                let mut groups = vec![usize::MAX; entries as usize];
+                let n = agg.count_rows_by_class(
+                    ts,
+                    ev.first,
+                    ev.end,
+                    &mut groups,
+                    |r| {
+                        if keep[r] {
+                            idx[vidx[r] as usize]
+                        } else {
+                            entries
+                        }
+                    },
+                    |c| key_of(ids, &[base + c]),
+                );
                 agg.stats.rows_kept += n;
                 agg.stats.rows_from_columns += n;
                 return Ok(());

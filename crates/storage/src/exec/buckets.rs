@@ -306,7 +306,8 @@ fn run_unit(
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };
-    ev.keep_decoded_as(part.serial(), block.index, ctx.admit_decoded);
+    let admit = ctx.admit_block(u64::from(block.meta.rows));
+    ev.keep_decoded_as(part.serial(), block.index, admit);
     let nrows = ev.rows();
     let mut keep = vec![false; nrows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
@@ -331,7 +332,7 @@ fn run_unit(
         };
     let md: Option<&crate::block::RowMetadata> = if md_needed { Some(r.metadata()?) } else { None };
     let ts = r.timestamps();
-    if ctx.admit_decoded {
+    if admit {
         super::decoded_cache::keep_decoded(part, block, &r, primed);
     }
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));

@@ -131,13 +131,14 @@ pub fn keep_directory(part: u64, block: u32, tpl: &Arc<[u32]>, ts: &Arc<[i64]>) 
 /// template and about one column's value index.
 const BYTES_PER_ROW: u64 = 16;
 
-/// Whether a plan reading `rows` rows of columnar blocks may fill the cache:
-/// only while what it would keep fits in half the budget. A larger plan would
-/// evict its own entries before any later query could read them, and push
-/// out those of the smaller queries that do profit.
-pub fn admits(rows: u64) -> bool {
+/// How many rows' decoded forms one plan may add: what half the budget
+/// holds. A plan adding more would evict its own entries before any later
+/// query could read them, and push out those of the smaller queries that do
+/// profit; a plan over more rows keeps its first blocks' (see
+/// `Context::admit_block`).
+pub fn admission_rows() -> u64 {
     let budget = BUDGET.load(Ordering::Relaxed) as u64;
-    rows.saturating_mul(BYTES_PER_ROW) <= budget / 2
+    budget / 2 / BYTES_PER_ROW
 }
 
 /// A reader of block `block` of `part`, given the row templates and

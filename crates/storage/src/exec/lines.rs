@@ -330,7 +330,8 @@ fn run_unit(
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(None);
     };
-    ev.keep_decoded_as(part.serial(), block.index, ctx.admit_decoded);
+    let admit = ctx.admit_block(u64::from(block.meta.rows));
+    ev.keep_decoded_as(part.serial(), block.index, admit);
     let rows = ev.rows();
     let mut keep = vec![false; rows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
@@ -400,7 +401,7 @@ fn run_unit(
             });
         }
     }
-    if ctx.admit_decoded {
+    if admit {
         super::decoded_cache::keep_decoded(part, block, &r, primed);
     }
     if taken >= cap && cap < col.limit && at < order.len() {

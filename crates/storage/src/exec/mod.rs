@@ -54,13 +54,26 @@ pub(crate) struct Context<'p> {
     /// The plan grew past a bound ([`Context::over_bounds`]): the engine's
     /// scan evaluates the query instead.
     declined: std::sync::atomic::AtomicBool,
-    /// What this plan decodes may enter the decoded cache: false when the
-    /// plan reads more rows than the cache could hold, so that a scan over
-    /// everything neither churns it nor pays for filling it.
-    pub admit_decoded: bool,
+    /// Rows of columnar blocks whose decoded forms this plan may still add
+    /// to the decoded cache ([`Context::admit_block`]).
+    admit_rows: std::sync::atomic::AtomicU64,
 }
 
 impl Context<'_> {
+    /// Whether what a block of `rows` rows decodes may enter the decoded
+    /// cache: the plan's first blocks may, until they add up to what half
+    /// the cache's budget holds ([`decoded_cache::admission_rows`]). A scan
+    /// over everything then keeps the same first blocks at every run (its
+    /// repeats read them back) and never churns more than half the cache.
+    pub fn admit_block(&self, rows: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        self.admit_rows
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(rows)
+            })
+            .is_ok()
+    }
+
     /// `err` from reading unit `u`: when it is damage in a columnar block that
     /// the part could report (log line, metric, quarantine), notes it so the
     /// plan is declined and the engine's scan answers without the block.
@@ -215,15 +228,8 @@ impl Storage {
             name_sigs.push(sig);
             streams.push(info);
         }
-        let columnar_rows: u64 = units
-            .iter()
-            .map(|u| match &u.data {
-                units::UnitData::Columnar { block, .. } => u64::from(block.meta.rows),
-                _ => 0,
-            })
-            .sum();
         let ctx = Context {
-            admit_decoded: decoded_cache::admits(columnar_rows),
+            admit_rows: decoded_cache::admission_rows().into(),
             q,
             streams,
             orders,

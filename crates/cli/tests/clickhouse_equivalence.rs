@@ -20,7 +20,9 @@ use answer_cmp::same;
 use runakefli_clickhouse::{ClickHouseBackend, Client, Config};
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
-use runakefli_model::{Backend, Direction, MatchOp, Matcher, PushRequest, TenantId};
+use runakefli_model::{
+    Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, TenantId,
+};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use store_states::{conformance_pushes, time_range, workload_pushes};
@@ -193,4 +195,118 @@ fn conformance_data_queries_answer_alike_on_clickhouse_and_the_reference() {
         with_data * 2 >= queries.len(),
         "most queries found nothing ({with_data})"
     );
+}
+
+/// `/series` on ClickHouse reads each stream's first and last time from one
+/// aggregate query (`Backend::stream_bounds`) instead of a forward and a
+/// backward scan: no log row is shipped, and the answers are the
+/// reference's, at the edges of Loki's rule too (a stream is listed when its
+/// first-to-last span overlaps `[start, end)`, even with no entry inside;
+/// `end` is exclusive, `start` inclusive), for a matcher checked on the
+/// labels (`(?i)`) and for several selectors at once.
+#[test]
+fn series_ships_no_log_rows_and_answers_as_the_reference() {
+    const MIN: i64 = 60_000_000_000;
+    const HOUR: i64 = 60 * MIN;
+    const DAY: i64 = 24 * HOUR;
+    let d = 20_000 * DAY;
+    let stream = |labels: &str, times: &[i64]| PushStream {
+        labels: Labels::parse(labels).unwrap(),
+        entries: times
+            .iter()
+            .map(|&ts| Entry {
+                ts,
+                line: format!("line at {ts}"),
+                metadata: vec![("k".into(), "v".into())],
+            })
+            .collect(),
+    };
+    let pushes = [
+        PushRequest {
+            streams: vec![
+                stream(r#"{app="a", env="prod"}"#, &[d + 10 * MIN, d + 5 * HOUR]),
+                stream(r#"{app="b", env="dev"}"#, &[d + 6 * HOUR]),
+                stream(r#"{app="API", env="prod"}"#, &[d + 2 * HOUR]),
+                stream(r#"{app="c"}"#, &[d - HOUR]),
+            ],
+        },
+        // Later pushes: a duplicate entry, and a stream's next day.
+        PushRequest {
+            streams: vec![
+                stream(r#"{app="a", env="prod"}"#, &[d + 5 * HOUR]),
+                stream(r#"{app="API", env="prod"}"#, &[d + DAY + HOUR]),
+            ],
+        },
+    ];
+    let db = format!("equiv_series_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+    ];
+    let m = |name: &str, op: MatchOp, v: &str| Matcher::new(name, op, v).unwrap();
+    let selectors: Vec<Vec<Vec<Matcher>>> = vec![
+        vec![vec![m("app", MatchOp::Re, ".+")]],
+        vec![vec![m("env", MatchOp::Eq, "prod")]],
+        vec![vec![m("app", MatchOp::Re, "(?i)api")]],
+        vec![
+            vec![m("env", MatchOp::Eq, "dev")],
+            vec![m("app", MatchOp::Eq, "c")],
+        ],
+    ];
+    let windows = [
+        // Inside a's span, no entry inside: a only (API's first is at `end`).
+        (d + HOUR, d + 2 * HOUR),
+        // `start` at a's last entry.
+        (d + 5 * HOUR, d + 5 * HOUR + 1),
+        // Everything but c (the day before).
+        (d, d + 2 * DAY),
+        // c, across midnight; a starts after `end`.
+        (d - 2 * HOUR, d + 1),
+        // Nothing: within this day API's only entry is at 02:00.
+        (d + 7 * HOUR, d + 8 * HOUR),
+        // Between API's entries of two days: its span is taken within the
+        // window's days (02:00 only here), as the scans take it, so nothing.
+        (d + 20 * HOUR, d + 21 * HOUR),
+        // Empty and reversed windows.
+        (d + HOUR, d + HOUR),
+        (d + 2 * HOUR, d + HOUR),
+    ];
+    let before = ch.sql_stats();
+    let mut listed = Vec::new();
+    let mut calls = 0;
+    for sel in &selectors {
+        for &(s, e) in &windows {
+            let [a, b] = &engines;
+            let got = a.series(&tenant, sel, s, e).unwrap();
+            let want = b.series(&tenant, sel, s, e).unwrap();
+            assert_eq!(got, want, "{sel:?} [{s}, {e})");
+            listed.push(got.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+            calls += usize::from(e > s) * sel.len();
+        }
+    }
+    // Loki's rule, spelled out for the first selector (`app=~".+"`).
+    let all = |i: usize| listed[i].clone();
+    assert_eq!(all(0), [r#"{app="a", env="prod"}"#]);
+    assert_eq!(all(1), [r#"{app="a", env="prod"}"#]);
+    assert_eq!(all(2).len(), 3, "{:?}", all(2));
+    assert_eq!(all(3), [r#"{app="c"}"#]);
+    assert!(all(4).is_empty(), "{:?}", all(4));
+    assert!(all(5).is_empty(), "{:?}", all(5));
+    let after = ch.sql_stats();
+    assert_eq!(after.scans, before.scans, "no scan for /series");
+    assert_eq!(after.scan_rows, before.scan_rows, "no log row shipped");
+    assert_eq!(
+        after.bounds_queries - before.bounds_queries,
+        calls as u64,
+        "one stream-bounds query per selector and window"
+    );
+    // One row per stream with rows in the (day-widened) window, at most.
+    assert!(after.bounds_rows - before.bounds_rows <= 4 * calls as u64);
 }

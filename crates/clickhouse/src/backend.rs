@@ -13,7 +13,7 @@ use runakefli_model::plan::{
 };
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
-    ScanRequest, StreamId, StreamInfo, TenantId, Timestamp,
+    ScanRequest, StreamBounds, StreamId, StreamInfo, TenantId, Timestamp,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -76,6 +76,11 @@ pub struct SqlStats {
     pub scans: u64,
     /// Log rows shipped to the engine by scans.
     pub scan_rows: u64,
+    /// Stream-bounds queries answered (`Backend::stream_bounds`, for
+    /// `/series`): each stream's first and last time aggregated in SQL.
+    pub bounds_queries: u64,
+    /// Rows those queries shipped: one per stream, never a log row.
+    pub bounds_rows: u64,
 }
 
 #[derive(Default)]
@@ -85,6 +90,8 @@ struct Counters {
     plan_rows: AtomicU64,
     scans: AtomicU64,
     scan_rows: AtomicU64,
+    bounds_queries: AtomicU64,
+    bounds_rows: AtomicU64,
 }
 
 impl ClickHouseBackend {
@@ -126,6 +133,8 @@ impl ClickHouseBackend {
             plan_rows: get(&c.plan_rows),
             scans: get(&c.scans),
             scan_rows: get(&c.scan_rows),
+            bounds_queries: get(&c.bounds_queries),
+            bounds_rows: get(&c.bounds_rows),
         }
     }
 
@@ -213,6 +222,44 @@ impl ClickHouseBackend {
                     labels: Arc::new(labels),
                 },
             );
+        }
+        Ok(out)
+    }
+
+    /// Each selected stream with rows in the window and its first and last
+    /// time there, from one aggregate query; matchers SQL cannot evaluate
+    /// exactly are checked on the labels ([`Split`]).
+    fn bounds(
+        &self,
+        sel: &StreamSelect<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<StreamBounds>, Error> {
+        let split = Split::of(sel.selector);
+        let sql_sel = StreamSelect {
+            selector: &split.sql,
+            ..*sel
+        };
+        let rows = self.rows(&sql::stream_bounds_query(&sql_sel)?, deadline)?;
+        self.counters.bounds_queries.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bounds_rows
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id = u64_of(&r, "stream_id")?;
+            let labels = Labels::parse(str_of(&r, "labels_text")?)
+                .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
+            if !split.keeps(&labels) {
+                continue;
+            }
+            out.push(StreamBounds {
+                stream: StreamInfo {
+                    id,
+                    labels: Arc::new(labels),
+                },
+                first: i64_of(&r, "first")?,
+                last: i64_of(&r, "last")?,
+            });
         }
         Ok(out)
     }
@@ -462,6 +509,25 @@ impl Backend for ClickHouseBackend {
             }
         }
         Ok(())
+    }
+
+    /// One aggregate query over `logs` joined to `streams`
+    /// ([`sql::stream_bounds_query`]): one row per stream, no log row shipped.
+    fn stream_bounds(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<StreamBounds>>, BackendError> {
+        let sel = StreamSelect {
+            tenant,
+            selector: matchers,
+            start,
+            end,
+        };
+        self.bounds(&sel, deadline).map(Some).map_err(backend_error)
     }
 
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {

@@ -484,6 +484,32 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
     assert_eq!(streams.len(), 1);
     assert_eq!(streams[0].labels.to_string(), WEB);
     assert_eq!(b.label_values(&t, "app", &folded, s, e).unwrap(), ["web"]);
+
+    // Each stream's first and last time in a window, aggregated in SQL
+    // (one row per stream): API's two entries, WEB's two at one time; a
+    // window holding only API's second entry; the `(?i)` matcher.
+    let bounds = |m: &[Matcher], s, e| -> Vec<(String, i64, i64)> {
+        let mut v: Vec<_> = b
+            .stream_bounds(&t, m, s, e, None)
+            .unwrap()
+            .expect("clickhouse answers stream bounds")
+            .into_iter()
+            .map(|x| (x.stream.labels.to_string(), x.first - T0, x.last - T0))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        bounds(&all, s, e),
+        [(API.to_string(), 1000, 2000), (WEB.to_string(), 2000, 2000)]
+    );
+    assert_eq!(
+        bounds(&all, T0 + 1001, T0 + 2001),
+        [(API.to_string(), 2000, 2000), (WEB.to_string(), 2000, 2000)]
+    );
+    assert!(bounds(&all, T0 + 1001, T0 + 2000).is_empty());
+    assert_eq!(bounds(&folded, s, e), [(WEB.to_string(), 2000, 2000)]);
+    assert!(bounds(&all, s, s).is_empty());
     let mut seen = Vec::new();
     let req = ScanRequest::new(t.clone(), folded.to_vec(), s, e, Direction::Forward);
     b.scan(&req, &mut |info, batch| {
@@ -588,7 +614,9 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
     // The SQL share is counted: two scans shipped 4 + 3 rows (the `(?i)`
     // matcher is checked on the labels here, so ClickHouse ships all four rows
     // and two are dropped), two plans answered (2 lines; 3 (stream, bucket)
-    // rows), one declined.
+    // rows), one declined, five stream-bounds queries shipped a row per
+    // stream with rows in the window (2, 2, none, 2: the `(?i)` one both
+    // streams, one dropped on the labels, none).
     let stats = b.sql_stats();
     assert_eq!(
         stats,
@@ -598,6 +626,8 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             plan_rows: 2 + 3,
             scans: 2,
             scan_rows: 4 + 3,
+            bounds_queries: 5,
+            bounds_rows: 2 + 2 + 2,
         }
     );
 }

@@ -7,7 +7,8 @@
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use runakefli_model::{
-    Backend, Direction, MatchOp, Matcher, ScanControl, ScanRequest, TenantId, Timestamp,
+    Backend, BackendError, Direction, MatchOp, Matcher, ScanControl, ScanRequest, TenantId,
+    Timestamp,
 };
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -36,7 +37,10 @@ fn scan_until(
 /// Label sets of the streams matching any of `selectors` whose time bounds
 /// (first to last entry, as Loki's chunk bounds) overlap `[start, end)`: a
 /// stream with entries before and after the window is listed even when none
-/// falls inside it, as Loki's ingester answers.
+/// falls inside it, as Loki's ingester answers. The bounds come from
+/// [`Backend::stream_bounds`] when the backend answers it (ClickHouse: one
+/// aggregate query, no entry shipped), else from a forward and a backward
+/// scan that read one batch from each end of every stream.
 pub fn series(
     backend: &dyn Backend,
     tenant: &TenantId,
@@ -54,6 +58,21 @@ pub fn series(
         // First and last entry per stream: one batch from each end.
         let mut bounds: crate::labelset::FastMap<u64, (LabelSet, Timestamp, Timestamp)> =
             Default::default();
+        // A backend that knows each stream's ends without shipping entries.
+        match backend.stream_bounds(tenant, sel, lo, hi, Some(deadline)) {
+            Ok(Some(known)) => {
+                out.extend(
+                    known
+                        .into_iter()
+                        .filter(|b| end > b.first && start <= b.last)
+                        .map(|b| LabelSet::from(b.stream.labels.as_ref())),
+                );
+                continue;
+            }
+            Ok(None) => {}
+            Err(BackendError::Cancelled) => return Err(EngineError::Timeout),
+            Err(e) => return Err(e.into()),
+        }
         for direction in [Direction::Forward, Direction::Backward] {
             let req = ScanRequest {
                 tenant: tenant.clone(),

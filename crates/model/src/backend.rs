@@ -44,6 +44,18 @@ pub struct StreamInfo {
     pub labels: Arc<Labels>,
 }
 
+/// A stream and the timestamps of its first and last entry in a window
+/// (see [`Backend::stream_bounds`]).
+#[derive(Clone, Debug)]
+pub struct StreamBounds {
+    /// The stream.
+    pub stream: StreamInfo,
+    /// Timestamp of its oldest entry in the window, nanoseconds.
+    pub first: Timestamp,
+    /// Timestamp of its newest entry in the window, nanoseconds.
+    pub last: Timestamp,
+}
+
 /// What a scan reads: the matching streams' entries in `[start, end)`.
 #[derive(Clone, Debug)]
 pub struct ScanRequest {
@@ -298,6 +310,26 @@ pub trait Backend: Send + Sync {
         &self,
         _plan: &crate::plan::QueryPlan,
     ) -> Result<Option<crate::plan::PlanAnswer>, BackendError> {
+        Ok(None)
+    }
+
+    /// For every stream matching `matchers` with at least one entry in
+    /// `[start, end)`: the timestamps of its first and last entry there,
+    /// read without shipping the entries (`/series` needs only these).
+    /// Streams come in no particular order. `Ok(None)` when the backend
+    /// leaves this to the engine, which then reads each stream's two ends
+    /// with a forward and a backward [`Backend::scan`]. Past `deadline` the
+    /// backend may fail with [`BackendError::Cancelled`]. The default
+    /// declines (the embedded store scans, which stops after one batch per
+    /// stream end).
+    fn stream_bounds(
+        &self,
+        _tenant: &TenantId,
+        _matchers: &[Matcher],
+        _start: Timestamp,
+        _end: Timestamp,
+        _deadline: Option<std::time::Instant>,
+    ) -> Result<Option<Vec<StreamBounds>>, BackendError> {
         Ok(None)
     }
 

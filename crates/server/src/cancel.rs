@@ -12,7 +12,7 @@
 use runakefli_model::plan::{PlanAnswer, QueryPlan};
 use runakefli_model::{
     Backend, BackendError, ColumnBatch, ColumnRequest, EntryBatch, Matcher, ScanControl,
-    ScanRequest, StreamInfo, TenantId, Timestamp,
+    ScanRequest, StreamBounds, StreamInfo, TenantId, Timestamp,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -146,6 +146,21 @@ impl Backend for CancellableBackend {
         let mut plan = plan.clone();
         plan.cancel = Some(self.flag.clone());
         self.guarded(|_| self.inner.execute(&plan))
+    }
+
+    fn stream_bounds(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Option<Vec<StreamBounds>>, BackendError> {
+        // Answered in one call: the flag is checked before and after it.
+        self.guarded(|_| {
+            self.inner
+                .stream_bounds(tenant, matchers, start, end, deadline)
+        })
     }
 
     fn scan_columns(

@@ -192,6 +192,25 @@ pub fn label_values_query(name: &str, sel: &StreamSelect<'_>) -> Result<String, 
     ))
 }
 
+/// Each selected stream with rows in `[start, end)`: its label text and the
+/// times of its first and last row there, aggregated in ClickHouse (no row
+/// is shipped), ordered by `stream_id`. Columns: `stream_id`, `labels_text`,
+/// `first` and `last` (Int64 nanoseconds).
+pub fn stream_bounds_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
+    Ok(format!(
+        "SELECT b.stream_id AS stream_id, s.labels_text AS labels_text, b.first AS first, \
+         b.last AS last FROM (SELECT stream_id, toUnixTimestamp64Nano(min(timestamp)) AS first, \
+         toUnixTimestamp64Nano(max(timestamp)) AS last FROM logs WHERE tenant = {tenant} \
+         AND stream_id IN (SELECT stream_id FROM streams WHERE {cond}) AND {time} \
+         GROUP BY stream_id) AS b INNER JOIN ({streams}) AS s ON b.stream_id = s.stream_id \
+         ORDER BY stream_id",
+        tenant = quote(sel.tenant.as_str()),
+        cond = sel.condition()?,
+        time = time_range(sel.start, sel.end),
+        streams = streams_query(sel)?,
+    ))
+}
+
 /// A scan: the selected streams' rows in `[start, end)` holding every
 /// `required` substring, in stream `shard` (`index`, `count`) when given,
 /// duplicates once, ordered by stream, then time and push order in the
@@ -316,6 +335,17 @@ mod tests {
             "{s}"
         );
         assert!(s.ends_with("ORDER BY stream_id, timestamp DESC, first_seq DESC"));
+        let b = stream_bounds_query(&sel).unwrap();
+        assert!(
+            b.contains("toUnixTimestamp64Nano(min(timestamp)) AS first"),
+            "{b}"
+        );
+        assert!(
+            b.contains("AND labels['app'] = 'api') AND timestamp >= "),
+            "{b}"
+        );
+        assert!(b.contains("GROUP BY stream_id) AS b INNER JOIN (SELECT stream_id"));
+        assert!(!b.contains("line"), "no row is read: {b}");
         let s = scan_query(&sel, Direction::Forward, &[], Some((0, 1))).unwrap();
         assert!(!s.contains('%'), "{s}");
     }

@@ -31,13 +31,19 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
         "Scans ClickHouse served to the engine (declined plans and queries without a plan form).",
         s.scans as f64,
     );
+    x.counter(
+        "runakefli_clickhouse_stream_bounds_total",
+        "Stream-bounds queries ClickHouse answered for /series (each stream's first and last time, aggregated in SQL).",
+        s.bounds_queries as f64,
+    );
     x.family(
         "runakefli_clickhouse_rows_shipped_total",
         "counter",
-        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan).",
+        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan), one row per stream of stream-bounds queries (bounds).",
     );
     x.sample("", &[("path", "plan")], s.plan_rows as f64);
     x.sample("", &[("path", "scan")], s.scan_rows as f64);
+    x.sample("", &[("path", "bounds")], s.bounds_rows as f64);
 }
 
 #[cfg(test)]
@@ -53,6 +59,8 @@ mod tests {
             plan_rows: 120,
             scans: 4,
             scan_rows: 5_000,
+            bounds_queries: 1,
+            bounds_rows: 7,
         };
         render_stats(&mut x, &stats);
         let text = x.finish();
@@ -63,14 +71,17 @@ mod tests {
                 "runakefli_clickhouse_plans_answered_total 3",
                 "runakefli_clickhouse_plans_declined_total 2",
                 "runakefli_clickhouse_scans_total 4",
+                "runakefli_clickhouse_stream_bounds_total 1",
                 "runakefli_clickhouse_rows_shipped_total{path=\"plan\"} 120",
                 "runakefli_clickhouse_rows_shipped_total{path=\"scan\"} 5000",
+                "runakefli_clickhouse_rows_shipped_total{path=\"bounds\"} 7",
             ]
         );
         for family in [
             "runakefli_clickhouse_plans_answered_total",
             "runakefli_clickhouse_plans_declined_total",
             "runakefli_clickhouse_scans_total",
+            "runakefli_clickhouse_stream_bounds_total",
             "runakefli_clickhouse_rows_shipped_total",
         ] {
             assert!(

@@ -209,19 +209,9 @@ impl ClickHouseBackend {
         let rows = self.rows(&sql::streams_query(&sql_sel)?, None)?;
         let mut out = HashMap::with_capacity(rows.len());
         for r in rows {
-            let id = u64_of(&r, "stream_id")?;
-            let labels = Labels::parse(str_of(&r, "labels_text")?)
-                .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
-            if !split.keeps(&labels) {
-                continue;
+            if let Some(s) = kept_stream(&r, &split)? {
+                out.insert(s.id, s);
             }
-            out.insert(
-                id,
-                StreamInfo {
-                    id,
-                    labels: Arc::new(labels),
-                },
-            );
         }
         Ok(out)
     }
@@ -246,20 +236,13 @@ impl ClickHouseBackend {
             .fetch_add(rows.len() as u64, Ordering::Relaxed);
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let id = u64_of(&r, "stream_id")?;
-            let labels = Labels::parse(str_of(&r, "labels_text")?)
-                .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
-            if !split.keeps(&labels) {
-                continue;
+            if let Some(stream) = kept_stream(&r, &split)? {
+                out.push(StreamBounds {
+                    stream,
+                    first: i64_of(&r, "first")?,
+                    last: i64_of(&r, "last")?,
+                });
             }
-            out.push(StreamBounds {
-                stream: StreamInfo {
-                    id,
-                    labels: Arc::new(labels),
-                },
-                first: i64_of(&r, "first")?,
-                last: i64_of(&r, "last")?,
-            });
         }
         Ok(out)
     }
@@ -329,6 +312,18 @@ impl ClickHouseBackend {
             ..PlanAnswer::default()
         })
     }
+}
+
+/// The stream of a result row (`stream_id`, `labels_text`), unless matchers
+/// SQL could not evaluate exactly reject its labels.
+fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
+    let id = u64_of(r, "stream_id")?;
+    let labels = Labels::parse(str_of(r, "labels_text")?)
+        .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
+    Ok(split.keeps(&labels).then(|| StreamInfo {
+        id,
+        labels: Arc::new(labels),
+    }))
 }
 
 fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {

@@ -75,24 +75,22 @@ impl<'b> Agg<'b> {
         self.stream_groups[stream]
     }
 
-    /// Counts the rows `i` of `first..end` with `pass(i)` into group `g`
-    /// (a [`BucketValue::Count`] plan), `ts` ascending as in a block (see
-    /// block/FORMAT.md); returns how many passed. `pass` is summed over
-    /// each bucket's run of rows without a branch.
+    /// Walks the rows `first..end` of a block (`ts` ascending, see
+    /// block/FORMAT.md) a bucket's run at a time: `run(self, Some(b), i, j)`
+    /// for each run `i..j` of rows in bucket `b`, `run(self, None, i, i + 1)`
+    /// for a row in no bucket.
     #[inline]
-    pub fn count_rows(
+    fn for_each_run(
         &mut self,
-        g: usize,
         ts: &[i64],
         first: usize,
         end: usize,
-        pass: impl Fn(usize) -> bool,
-    ) -> u64 {
-        let mut passed = 0u64;
+        mut run: impl FnMut(&mut Self, Option<usize>, usize, usize),
+    ) {
         let mut i = first;
         while i < end {
             let Some(b) = self.plan.bucket_of_near(ts[i], self.last_bucket) else {
-                passed += u64::from(pass(i));
+                run(self, None, i, i + 1);
                 i += 1;
                 continue;
             };
@@ -106,11 +104,32 @@ impl<'b> Agg<'b> {
             while j < end && ts[j] <= hi {
                 j += 1;
             }
-            let n: u64 = (i..j).map(|r| u64::from(pass(r))).sum();
-            self.groups[g].1.add_count(b, n);
-            passed += n;
+            run(self, Some(b), i, j);
             i = j;
         }
+    }
+
+    /// Counts the rows `i` of `first..end` with `pass(i)` into group `g`
+    /// (a [`BucketValue::Count`] plan), `ts` ascending as in a block;
+    /// returns how many passed. `pass` is summed over each bucket's run of
+    /// rows without a branch.
+    #[inline]
+    pub fn count_rows(
+        &mut self,
+        g: usize,
+        ts: &[i64],
+        first: usize,
+        end: usize,
+        pass: impl Fn(usize) -> bool,
+    ) -> u64 {
+        let mut passed = 0u64;
+        self.for_each_run(ts, first, end, |agg, b, i, j| {
+            let n: u64 = (i..j).map(|r| u64::from(pass(r))).sum();
+            if let Some(b) = b {
+                agg.groups[g].1.add_count(b, n);
+            }
+            passed += n;
+        });
         passed
     }
 
@@ -133,19 +152,11 @@ impl<'b> Agg<'b> {
         let skip = groups.len();
         let mut counts = vec![0u64; skip + 1];
         let mut passed = 0u64;
-        let mut i = first;
-        while i < end {
-            let Some(b) = self.plan.bucket_of_near(ts[i], self.last_bucket) else {
+        self.for_each_run(ts, first, end, |agg, b, i, j| {
+            let Some(b) = b else {
                 passed += u64::from(class(i) as usize != skip);
-                i += 1;
-                continue;
+                return;
             };
-            self.last_bucket = b;
-            let hi = self.plan.bounds[b + 1];
-            let mut j = i + 1;
-            while j < end && ts[j] <= hi {
-                j += 1;
-            }
             for r in i..j {
                 counts[class(r) as usize] += 1;
             }
@@ -154,14 +165,13 @@ impl<'b> Agg<'b> {
                     continue;
                 }
                 if groups[c] == usize::MAX {
-                    groups[c] = self.group(key(c as u32));
+                    groups[c] = agg.group(key(c as u32));
                 }
-                self.groups[groups[c]].1.add_count(b, *n);
+                agg.groups[groups[c]].1.add_count(b, *n);
                 passed += *n;
                 *n = 0;
             }
-            i = j;
-        }
+        });
         passed
     }
 

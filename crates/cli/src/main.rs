@@ -36,13 +36,6 @@ enum Command {
     Bench(bench_cmd::BenchCommand),
 }
 
-/// The process allocator. mimalloc keeps freed memory in per-thread pages for reuse
-/// instead of growing and trimming glibc's per-thread arenas with `mprotect` and
-/// fresh zero-filled pages on every query (measured: a fifth of a first query's
-/// time after a restart went to arena growth and page faults; docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> anyhow::Result<()> {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = Cli::parse_from(&argv);

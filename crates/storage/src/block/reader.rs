@@ -125,10 +125,49 @@ pub struct BlockReader<'a> {
     names: OnceCell<Vec<Option<String>>>,
     /// The part's shared dictionaries (needed by [`Encoding::Shared`] columns).
     dicts: Option<&'a SharedDicts>,
+    /// What readers of this block share for the process's life (see
+    /// [`BlockLog`]).
+    log: Option<&'a BlockLog>,
+}
+
+/// What every reader of one stored block shares for the process's life
+/// (stored blocks never change).
+#[derive(Debug, Default)]
+pub struct BlockLog {
     /// Bit `i` (below 63) set: frame `i`'s checksum was verified by an
-    /// earlier reader of this process (parts are immutable), so it is not
-    /// computed again; [`DIRECTORY_CHECKED`]: nor is the directory checked.
-    verified: Option<&'a AtomicU64>,
+    /// earlier reader, so it is not computed again; [`DIRECTORY_CHECKED`]:
+    /// nor is the directory checked.
+    verified: AtomicU64,
+    /// A reader read one of the block's data frames (any frame but the
+    /// directory) from the block's bytes since [`BlockLog::take_data_read`]
+    /// last cleared it: those bytes' pages are mapped in.
+    data_read: std::sync::atomic::AtomicBool,
+}
+
+impl BlockLog {
+    /// Whether a data frame was read since the last call, clearing it.
+    pub fn take_data_read(&self) -> bool {
+        self.data_read.load(Ordering::Relaxed) && self.data_read.swap(false, Ordering::Relaxed)
+    }
+
+    /// Whether a data frame was read since [`BlockLog::take_data_read`] last cleared it.
+    pub fn data_read(&self) -> bool {
+        self.data_read.load(Ordering::Relaxed)
+    }
+
+    fn note_data_read(&self) {
+        if !self.data_read.load(Ordering::Relaxed) {
+            self.data_read.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn has(&self, bits: u64) -> bool {
+        self.verified.load(Ordering::Relaxed) & bits == bits
+    }
+
+    fn set(&self, bits: u64) {
+        self.verified.fetch_or(bits, Ordering::Relaxed);
+    }
 }
 
 /// The index part of a shared column, read in place.
@@ -300,17 +339,18 @@ impl<'a> BlockReader<'a> {
         Self::with_context(src, header, dicts, None)
     }
 
-    /// Like [`BlockReader::with_header_in`]; `verified` remembers which
-    /// frames' checksums have been verified (by any reader sharing it, bit
-    /// per frame), and those are not verified again: parts are immutable.
+    /// Like [`BlockReader::with_header_in`]; `log` remembers which frames'
+    /// checksums have been verified (by any reader sharing it), and those are
+    /// not verified again: parts are immutable. It also notes reads of data
+    /// frames ([`BlockLog::take_data_read`]).
     pub fn with_context(
         src: &'a [u8],
         header: HeaderRef<'a>,
         dicts: Option<&'a SharedDicts>,
-        verified: Option<&'a AtomicU64>,
+        log: Option<&'a BlockLog>,
     ) -> Result<Self, StorageError> {
         let v1 = header.version == 1;
-        let mut r = Self::unread(src, header, dicts, verified)?;
+        let mut r = Self::unread(src, header, dicts, log)?;
         let frame0 = r.frame(FRAME_DIRECTORY)?;
         if v1 {
             r.read_directory_v1(&frame0)?;
@@ -331,19 +371,18 @@ impl<'a> BlockReader<'a> {
         src: &'a [u8],
         header: HeaderRef<'a>,
         dicts: Option<&'a SharedDicts>,
-        verified: Option<&'a AtomicU64>,
+        log: Option<&'a BlockLog>,
         row_tpl: Arc<[u32]>,
         ts: Arc<[i64]>,
     ) -> Result<Self, StorageError> {
         let rows = header.rows;
-        let checked = header.version >= 2
-            && verified.is_some_and(|v| v.load(Ordering::Relaxed) & DIRECTORY_CHECKED != 0);
+        let checked = header.version >= 2 && log.is_some_and(|l| l.has(DIRECTORY_CHECKED));
         if !checked || row_tpl.len() != rows || ts.len() != rows {
-            let r = Self::with_context(src, header, dicts, verified)?;
+            let r = Self::with_context(src, header, dicts, log)?;
             r.set_timestamps(ts);
             return Ok(r);
         }
-        let mut r = Self::unread(src, header, dicts, verified)?;
+        let mut r = Self::unread(src, header, dicts, log)?;
         r.row_tpl = row_tpl;
         let _ = r.ts.set(ts);
         Ok(r)
@@ -355,7 +394,7 @@ impl<'a> BlockReader<'a> {
         src: &'a [u8],
         header: HeaderRef<'a>,
         dicts: Option<&'a SharedDicts>,
-        verified: Option<&'a AtomicU64>,
+        log: Option<&'a BlockLog>,
     ) -> Result<Self, StorageError> {
         let body_start = header.body_start;
         let body_len: usize = header
@@ -400,7 +439,7 @@ impl<'a> BlockReader<'a> {
             columns: Vec::new(),
             names: OnceCell::new(),
             dicts,
-            verified,
+            log,
         };
         Ok(r)
     }
@@ -439,12 +478,15 @@ impl<'a> BlockReader<'a> {
             .get(i)
             .ok_or_else(|| bad("frame out of range"))?;
         let bit = if i < 63 { 1u64 << i } else { 0 };
-        let known = self
-            .verified
-            .is_some_and(|v| bit != 0 && v.load(Ordering::Relaxed) & bit != 0);
+        let known = self.log.is_some_and(|l| bit != 0 && l.has(bit));
         let f = read_frame(self.src, self.frame_starts[i], info, !known)?;
-        if let (Some(v), false) = (self.verified, known) {
-            v.fetch_or(bit, Ordering::Relaxed);
+        if let Some(l) = self.log {
+            if !known {
+                l.set(bit);
+            }
+            if i != FRAME_DIRECTORY {
+                l.note_data_read();
+            }
         }
         self.frames.borrow_mut()[i] = Some(f.clone());
         Ok(f)
@@ -463,9 +505,7 @@ impl<'a> BlockReader<'a> {
         }
         // A directory checked once (its frame's bytes never change) is not
         // checked again: the counts below cost a pass over every row.
-        let checked = self
-            .verified
-            .is_some_and(|v| v.load(Ordering::Relaxed) & DIRECTORY_CHECKED != 0);
+        let checked = self.log.is_some_and(|l| l.has(DIRECTORY_CHECKED));
         let mut per_tpl = vec![0usize; nt.max(1)];
         let row_tpl: Arc<[u32]> = match nt {
             0 | 1 => std::iter::repeat_n(0, rows).collect(),
@@ -550,8 +590,8 @@ impl<'a> BlockReader<'a> {
                 }
             }
         }
-        if let (Some(v), false) = (self.verified, checked) {
-            v.fetch_or(DIRECTORY_CHECKED, Ordering::Relaxed);
+        if let (Some(l), false) = (self.log, checked) {
+            l.set(DIRECTORY_CHECKED);
         }
         Ok(())
     }
@@ -1631,14 +1671,14 @@ mod directory_tests {
         }
         let mut buf = Vec::new();
         b.finish(3, &mut buf);
-        let flags = AtomicU64::new(0);
+        let flags = BlockLog::default();
         let read = || {
             let h = HeaderRef::Owned(BlockHeader::decode(&buf).unwrap());
             let r = BlockReader::with_context(&buf, h, None, Some(&flags)).unwrap();
             (r.row_templates().to_vec(), r.lines().unwrap())
         };
         let first = read();
-        assert_ne!(flags.load(Ordering::Relaxed) & DIRECTORY_CHECKED, 0);
+        assert!(flags.has(DIRECTORY_CHECKED));
         assert_eq!(read(), first);
         assert_eq!(first.1[3], "{\"level\":\"error\",\"n\":3}");
     }

@@ -400,7 +400,7 @@ fn a_reader_given_the_kept_directory_reads_what_a_fresh_one_does() {
     }
     let mut buf = Vec::new();
     b.finish(3, &mut buf);
-    let verified = std::sync::atomic::AtomicU64::new(0);
+    let verified = super::reader::BlockLog::default();
     let header = || HeaderRef::Owned(layout::BlockHeader::decode(&buf).unwrap());
     let fresh = BlockReader::with_context(&buf, header(), None, Some(&verified)).unwrap();
     let (tpl, ts) = (
@@ -428,7 +428,7 @@ fn a_reader_given_the_kept_directory_reads_what_a_fresh_one_does() {
         BlockReader::with_directory(&buf, header(), None, Some(&verified), short, ts.clone())
             .unwrap();
     assert_eq!(wrong.row_templates(), &tpl[..]);
-    let unchecked = std::sync::atomic::AtomicU64::new(0);
+    let unchecked = super::reader::BlockLog::default();
     let zeros: std::sync::Arc<[u32]> = vec![0; tpl.len()].into();
     let read =
         BlockReader::with_directory(&buf, header(), None, Some(&unchecked), zeros, ts).unwrap();

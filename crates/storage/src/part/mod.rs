@@ -11,11 +11,13 @@
 mod damage;
 pub mod needle_memo;
 pub mod raw_block;
+mod resident;
 mod writer;
 
 pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
+use crate::block::reader::BlockLog;
 use crate::block::shared::SharedDicts;
 use crate::block::{
     block_may_contain, decode_block_in, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
@@ -116,8 +118,10 @@ pub struct Part {
     bloom_checked: Vec<AtomicU8>,
     /// The shared dictionaries the columnar blocks refer to (version 2).
     dicts: SharedDicts,
-    /// Per block: which frames' checksums have been verified (bit per frame).
-    frames_verified: Vec<std::sync::atomic::AtomicU64>,
+    /// Per block: what its readers share (verified checksums, data frames read).
+    block_logs: Vec<BlockLog>,
+    /// Bounds the data pages left mapped after queries (see [`resident`]).
+    data_pages: resident::DataPages,
     /// Blocks found damaged when read, and where that is reported.
     damage: damage::DamageLog,
     /// Unique for the process's life (see [`Part::serial`]).
@@ -236,41 +240,36 @@ impl Part {
         info.rows = rows;
         info.bytes = len as u64;
         // Keep the headers of columnar blocks (every query reads them).
-        let headers = blocks
+        // Reading them faults in the pages around each: keep mapped what
+        // most queries read of each columnar block — header, bloom and
+        // directory frame — and drop the rest (column frames, raw blocks, the
+        // dictionaries and index already read into memory) from the resident
+        // set as the reading goes (it stays in the page cache). A first query
+        // after a restart then does not fault a page in for every block it
+        // prunes or opens, and opening a large part does not map all of it.
+        let mut opening = resident::OpeningRelease::new();
+        let headers: Vec<Option<Arc<BlockHeader<'static>>>> = blocks
             .iter()
             .map(|b| {
                 if format != BlockFormat::Columnar {
                     return None;
                 }
+                opening.advance(&map, b.offset as usize);
                 let src =
                     map.get(b.offset as usize..(b.offset as usize).saturating_add(b.len as usize))?;
-                BlockHeader::decode(src)
+                let h = BlockHeader::decode(src)
                     .ok()
-                    .map(|h| Arc::new(h.into_owned()))
+                    .map(|h| Arc::new(h.into_owned()));
+                if let Some(range) = resident::keep_range(b, h.as_ref()) {
+                    opening.keep(range);
+                }
+                h
             })
             .collect();
+        opening.release(&map, len);
         let blocks_len = blocks.len();
         let bloom_checked = (0..blocks.len()).map(|_| AtomicU8::new(0)).collect();
-        let frames_verified = (0..blocks.len())
-            .map(|_| std::sync::atomic::AtomicU64::new(0))
-            .collect();
-        // Reading every header faulted in most of the file. Keep mapped what
-        // most queries read of each columnar block — header, bloom and
-        // directory frame — and drop the rest (column frames, raw blocks, the
-        // dictionaries and index already read into memory) from the resident
-        // set; it stays in the page cache. A first query after a restart then
-        // does not fault a page in for every block it prunes or opens.
-        let keep: Vec<(usize, usize)> = blocks
-            .iter()
-            .zip(&headers)
-            .filter_map(|(b, h): (&BlockRef, &Option<Arc<BlockHeader<'static>>>)| {
-                let h = h.as_ref()?;
-                let dir_end = h.body_start.saturating_add(h.frames.first()?.stored_len);
-                let start = b.offset as usize;
-                Some((start, start.saturating_add(dir_end.min(b.len as usize))))
-            })
-            .collect();
-        release_outside(&map, keep);
+        let block_logs = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -281,7 +280,8 @@ impl Part {
             format,
             obsolete: AtomicBool::new(false),
             headers,
-            frames_verified,
+            block_logs,
+            data_pages: Default::default(),
             bloom_checked,
             dicts,
             damage: damage::DamageLog::new(blocks_len),
@@ -356,11 +356,12 @@ impl Part {
         b: &BlockRef,
         header: HeaderRef<'p>,
     ) -> Result<BlockReader<'p>, StorageError> {
+        self.reader_opened();
         BlockReader::with_context(
             self.block_slice(b)?,
             header,
             Some(&self.dicts),
-            self.frames_verified.get(b.index as usize),
+            self.block_logs.get(b.index as usize),
         )
     }
 
@@ -374,14 +375,34 @@ impl Part {
         row_tpl: Arc<[u32]>,
         ts: Arc<[i64]>,
     ) -> Result<BlockReader<'p>, StorageError> {
+        self.reader_opened();
         BlockReader::with_directory(
             self.block_slice(b)?,
             header,
             Some(&self.dicts),
-            self.frames_verified.get(b.index as usize),
+            self.block_logs.get(b.index as usize),
             row_tpl,
             ts,
         )
+    }
+
+    /// Every so many readers, drops the data pages queries left mapped once
+    /// they pass [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] (see [`resident`]).
+    fn reader_opened(&self) {
+        self.data_pages.reader_opened(
+            &self.map,
+            &self.blocks,
+            &self.headers,
+            &self.block_logs,
+            crate::config::PART_MAPPED_DATA_MAX_BYTES,
+        );
+    }
+
+    /// Drops the pages of every data frame read since the last drop from the
+    /// process's mapping (they stay in the page cache); returns how many
+    /// blocks' pages it dropped.
+    pub fn release_read_data(&self) -> usize {
+        resident::release_read_data(&self.map, &self.blocks, &self.headers, &self.block_logs)
     }
 
     /// The decoded header of a columnar block, kept since the part opened
@@ -587,7 +608,7 @@ impl Part {
         let page = 4096usize;
         let end = ((last.offset as usize + last.len as usize) / page) * page;
         if end > from && end <= self.map.len() {
-            release_pages(&self.map, from, end);
+            resident::release_pages(&self.map, from, end);
             return end;
         }
         from
@@ -596,51 +617,6 @@ impl Part {
     /// Marks the part as merged away: its file is deleted when the last handle drops.
     pub fn mark_obsolete(&self) {
         self.obsolete.store(true, Ordering::Release);
-    }
-}
-
-/// Drops this process's mapping of every whole page of `map` outside the
-/// byte ranges `keep` (a page holding any kept byte stays mapped).
-fn release_outside(map: &Mmap, keep: Vec<(usize, usize)>) {
-    for (from, end) in page_gaps(map.len(), keep, 4096) {
-        release_pages(map, from, end);
-    }
-}
-
-/// The runs of whole `page`-sized pages of `[0, len)` that hold no byte of
-/// the ranges `keep` (half-open; they may overlap and come in any order).
-fn page_gaps(len: usize, mut keep: Vec<(usize, usize)>, page: usize) -> Vec<(usize, usize)> {
-    keep.sort_unstable();
-    let mut gaps = Vec::new();
-    let mut from = 0usize;
-    for (start, end) in keep.into_iter().chain([(len, len)]) {
-        let gap_start = from.next_multiple_of(page);
-        let gap_end = start.min(len) / page * page;
-        if gap_end > gap_start {
-            gaps.push((gap_start, gap_end));
-        }
-        from = from.max(end);
-    }
-    gaps
-}
-
-/// Drops this process's mapping of the whole pages of `map[from..end]`
-/// (`from` page-aligned); they stay in the page cache.
-fn release_pages(map: &Mmap, from: usize, end: usize) {
-    let end = end.min(map.len());
-    if end <= from || !from.is_multiple_of(4096) {
-        return;
-    }
-    // SAFETY: the range lies inside our read-only, file-backed mapping, whose
-    // start is page-aligned; MADV_DONTNEED on such a mapping only drops
-    // page-table entries and the data is faulted back in from the file if
-    // touched again.
-    unsafe {
-        libc::madvise(
-            map.as_ptr().add(from) as *mut libc::c_void,
-            end - from,
-            libc::MADV_DONTNEED,
-        );
     }
 }
 
@@ -658,30 +634,6 @@ impl Drop for Part {
 mod tests {
     use super::*;
 
-    #[test]
-    fn page_gaps_leave_every_page_with_a_kept_byte() {
-        // Nothing kept: every whole page goes, the partial last one stays.
-        assert_eq!(page_gaps(10_000, vec![], 4096), vec![(0, 8192)]);
-        // A kept range inside page 1 keeps that page only.
-        assert_eq!(
-            page_gaps(5 * 4096, vec![(4100, 4200)], 4096),
-            vec![(0, 4096), (8192, 5 * 4096)]
-        );
-        // Ranges out of order, overlapping, and one spanning a boundary.
-        assert_eq!(
-            page_gaps(
-                10 * 4096,
-                vec![(6 * 4096 + 10, 7 * 4096 + 1), (100, 200), (150, 4096)],
-                4096
-            ),
-            vec![(4096, 6 * 4096), (8 * 4096, 10 * 4096)]
-        );
-        // A range reaching the end leaves nothing after it.
-        assert_eq!(
-            page_gaps(3 * 4096, vec![(4096, 3 * 4096)], 4096),
-            vec![(0, 4096)]
-        );
-    }
     use runakefli_model::Entry;
 
     fn entry(ts: i64, line: &str) -> Entry {
@@ -712,6 +664,44 @@ mod tests {
         let dec = p.decode(b).unwrap();
         assert_eq!(dec.ts, (0..10).collect::<Vec<_>>());
         assert!(p.stream_blocks(4).is_empty());
+    }
+
+    #[test]
+    fn dropping_read_data_pages_leaves_reads_unchanged() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 7, BlockFormat::Columnar, 1).unwrap();
+        // Values that do not compress away: the data frames span pages.
+        let line = |i: i64| {
+            let mut h = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+            h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            format!(
+                r#"{{"n":{i},"id":"{h:016x}{:016x}","msg":"request {}"}}"#,
+                h.rotate_left(17),
+                h % 977
+            )
+        };
+        w.write_stream(3, (0..6000).map(|i| Ok(entry(i, &line(i)))))
+            .unwrap();
+        let info = w.finish(7, 0).unwrap();
+        let p = Part::open(&d.path().join(crate::names::part_file(7)), info).unwrap();
+        let b = p.stream_blocks(3)[0].clone();
+        assert!(b.len as usize > 8 * resident::PAGE, "the block spans pages");
+        // Opening reads headers only: nothing to drop.
+        assert_eq!(p.release_read_data(), 0);
+        let first = p.decode_filtered(&b, i64::MIN, i64::MAX, &[]).unwrap();
+        assert_eq!(first.lines[17], line(17));
+        assert_eq!(
+            p.release_read_data(),
+            1,
+            "the block's data frames were read"
+        );
+        assert_eq!(p.release_read_data(), 0, "and dropped once");
+        // Read again from the page cache after the drop: the same rows.
+        let again = p.decode_filtered(&b, i64::MIN, i64::MAX, &[]).unwrap();
+        assert_eq!(again.lines, first.lines);
+        assert_eq!(again.ts, first.ts);
+        assert_eq!(p.release_read_data(), 1);
     }
 
     #[test]

@@ -1,0 +1,261 @@
+//! How much of a part's mapping stays in the process's resident set.
+//!
+//! A part is read through one read-only mapping of its file. The pages every
+//! query reads — each columnar block's header, bloom and directory frame —
+//! stay mapped from the part's opening on ([`keep_ranges`]); everything
+//! else is dropped from the mapping as soon as the opening has read it
+//! ([`OpeningRelease`]), and the data frames that queries read later are
+//! dropped again once the blocks read since the last drop pass
+//! [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] ([`DataPages`]). Dropped
+//! pages stay in the kernel's page cache: touching them again is a minor
+//! fault, not a disk read. A scan over every block of a large part so maps
+//! a bounded window of it instead of the whole file, and the peak resident
+//! set while querying stays bounded by the kept pages plus that window.
+
+use crate::block::layout::BlockHeader;
+use crate::block::reader::BlockLog;
+use memmap2::Mmap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+use super::BlockRef;
+
+/// Page size assumed for alignment (the smallest the platforms we run on use).
+pub(super) const PAGE: usize = 4096;
+
+/// The opening of a part reads every block header, which faults in the
+/// pages around each (the kernel maps up to 64 KiB around a fault): at most
+/// this many bytes of the file are left mapped behind the block being read
+/// before the pages outside the kept ranges are dropped.
+const OPENING_WINDOW_BYTES: usize = 16 << 20;
+
+/// A columnar block checks its part's mapped data pages every this many
+/// readers opened on the part ([`DataPages::reader_opened`]).
+const CHECK_EVERY_READERS: u32 = 256;
+
+/// The byte range of block `b` that most queries read: its header, bloom
+/// and directory frame (`None` when its header did not decode).
+pub(super) fn keep_range(
+    b: &BlockRef,
+    h: Option<&Arc<BlockHeader<'static>>>,
+) -> Option<(usize, usize)> {
+    let h = h?;
+    let dir_end = h.body_start.saturating_add(h.frames.first()?.stored_len);
+    let start = b.offset as usize;
+    Some((start, start.saturating_add(dir_end.min(b.len as usize))))
+}
+
+/// The whole pages of block `b` outside its kept range: its data frames.
+fn data_pages(b: &BlockRef, h: Option<&Arc<BlockHeader<'static>>>) -> Option<(usize, usize)> {
+    let (_, kept_end) = keep_range(b, h)?;
+    let from = kept_end.next_multiple_of(PAGE);
+    let end = (b.offset as usize + b.len as usize) / PAGE * PAGE;
+    (end > from).then_some((from, end))
+}
+
+/// Drops pages while a part opens: the caller notes each block's kept range
+/// in file order and calls [`OpeningRelease::advance`] as it goes.
+pub(super) struct OpeningRelease {
+    /// Everything before this offset has been dealt with.
+    released_to: usize,
+    keep: Vec<(usize, usize)>,
+}
+
+impl OpeningRelease {
+    pub(super) fn new() -> Self {
+        OpeningRelease {
+            released_to: 0,
+            keep: Vec::new(),
+        }
+    }
+
+    /// Notes a kept range (in file order).
+    pub(super) fn keep(&mut self, range: (usize, usize)) {
+        self.keep.push(range);
+    }
+
+    /// The opening has read everything before `at`: once that is more than
+    /// [`OPENING_WINDOW_BYTES`] past the last drop, drops the pages before
+    /// `at` that hold no kept byte.
+    pub(super) fn advance(&mut self, map: &Mmap, at: usize) {
+        if at.saturating_sub(self.released_to) >= OPENING_WINDOW_BYTES {
+            self.release(map, at);
+        }
+    }
+
+    /// Drops every page before `end` (the file's length at the end of the
+    /// opening) that holds no kept byte.
+    pub(super) fn release(&mut self, map: &Mmap, end: usize) {
+        let end = end.min(map.len());
+        for (from, to) in page_gaps(self.released_to, end, self.keep.clone(), PAGE) {
+            release_pages(map, from, to);
+        }
+        self.released_to = end / PAGE * PAGE;
+        // A kept range reaching into the page the next window starts with
+        // still keeps that page.
+        let at = self.released_to;
+        self.keep.retain(|&(_, stop)| stop > at);
+    }
+}
+
+/// Bounds the data pages of one part that stay mapped after queries read
+/// them (see the module documentation).
+#[derive(Default)]
+pub(super) struct DataPages {
+    /// Readers opened since the last check.
+    readers: AtomicU32,
+    /// One thread at a time checks and drops.
+    busy: AtomicBool,
+}
+
+impl DataPages {
+    /// Called as a reader of one of the part's columnar blocks opens: every
+    /// [`CHECK_EVERY_READERS`] readers, adds up the data pages of the blocks
+    /// read since the last drop and, past `max_bytes`, drops them.
+    pub(super) fn reader_opened(
+        &self,
+        map: &Mmap,
+        blocks: &[BlockRef],
+        headers: &[Option<Arc<BlockHeader<'static>>>],
+        logs: &[BlockLog],
+        max_bytes: usize,
+    ) {
+        if self.readers.fetch_add(1, Ordering::Relaxed) + 1 < CHECK_EVERY_READERS {
+            return;
+        }
+        if self.busy.swap(true, Ordering::Acquire) {
+            return;
+        }
+        self.readers.store(0, Ordering::Relaxed);
+        let mapped: usize = blocks
+            .iter()
+            .zip(logs)
+            .filter(|(_, l)| l.data_read())
+            .filter_map(|(b, _)| data_pages(b, headers.get(b.index as usize)?.as_ref()))
+            .map(|(from, end)| end - from)
+            .sum();
+        if mapped > max_bytes {
+            release_read_data(map, blocks, headers, logs);
+        }
+        self.busy.store(false, Ordering::Release);
+    }
+}
+
+/// Drops the data pages of every block read since the last drop (a reader
+/// still holding a frame of one faults its pages back in from the page
+/// cache when it touches them: the mapping is read-only and file-backed).
+/// Returns how many blocks it dropped pages of.
+pub(super) fn release_read_data(
+    map: &Mmap,
+    blocks: &[BlockRef],
+    headers: &[Option<Arc<BlockHeader<'static>>>],
+    logs: &[BlockLog],
+) -> usize {
+    let mut n = 0;
+    for (b, l) in blocks.iter().zip(logs) {
+        if !l.take_data_read() {
+            continue;
+        }
+        if let Some((from, end)) =
+            data_pages(b, headers.get(b.index as usize).and_then(|h| h.as_ref()))
+        {
+            release_pages(map, from, end);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// The runs of whole `page`-sized pages of `[from, end)` (`from`
+/// page-aligned) that hold no byte of the ranges `keep` (half-open; they may
+/// overlap and come in any order).
+pub(super) fn page_gaps(
+    from: usize,
+    end: usize,
+    mut keep: Vec<(usize, usize)>,
+    page: usize,
+) -> Vec<(usize, usize)> {
+    keep.sort_unstable();
+    let mut gaps = Vec::new();
+    let mut at = from;
+    for (start, stop) in keep.into_iter().chain([(end, end)]) {
+        let gap_start = at.next_multiple_of(page);
+        let gap_end = start.min(end) / page * page;
+        if gap_end > gap_start {
+            gaps.push((gap_start, gap_end));
+        }
+        at = at.max(stop);
+    }
+    gaps
+}
+
+/// Drops this process's mapping of the whole pages of `map[from..end]`
+/// (`from` page-aligned); they stay in the page cache.
+pub(super) fn release_pages(map: &Mmap, from: usize, end: usize) {
+    let end = end.min(map.len());
+    if end <= from || !from.is_multiple_of(PAGE) {
+        return;
+    }
+    // SAFETY: the range lies inside our read-only, file-backed mapping, whose
+    // start is page-aligned; MADV_DONTNEED on such a mapping only drops
+    // page-table entries and the data is faulted back in from the file if
+    // touched again.
+    unsafe {
+        libc::madvise(
+            map.as_ptr().add(from) as *mut libc::c_void,
+            end - from,
+            libc::MADV_DONTNEED,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_gaps_leave_every_page_with_a_kept_byte() {
+        // Nothing kept: every whole page goes, the partial last one stays.
+        assert_eq!(page_gaps(0, 10_000, vec![], 4096), vec![(0, 8192)]);
+        // A kept range inside page 1 keeps that page only.
+        assert_eq!(
+            page_gaps(0, 5 * 4096, vec![(4100, 4200)], 4096),
+            vec![(0, 4096), (8192, 5 * 4096)]
+        );
+        // Ranges out of order, overlapping, and one spanning a boundary.
+        assert_eq!(
+            page_gaps(
+                0,
+                10 * 4096,
+                vec![(6 * 4096 + 10, 7 * 4096 + 1), (100, 200), (150, 4096)],
+                4096
+            ),
+            vec![(4096, 6 * 4096), (8 * 4096, 10 * 4096)]
+        );
+        // A range reaching the end leaves nothing after it.
+        assert_eq!(
+            page_gaps(0, 3 * 4096, vec![(4096, 3 * 4096)], 4096),
+            vec![(0, 4096)]
+        );
+    }
+
+    #[test]
+    fn page_gaps_of_a_window_stay_inside_it() {
+        // A window starting at page 2: nothing before it, and a kept range
+        // running past the window's end keeps the page it starts in.
+        assert_eq!(
+            page_gaps(
+                2 * 4096,
+                6 * 4096 + 100,
+                vec![(5 * 4096 + 7, 9 * 4096)],
+                4096
+            ),
+            vec![(2 * 4096, 5 * 4096)]
+        );
+        // A kept range from before the window that reaches into it.
+        assert_eq!(
+            page_gaps(4 * 4096, 8 * 4096, vec![(3 * 4096, 4 * 4096 + 1)], 4096),
+            vec![(5 * 4096, 8 * 4096)]
+        );
+    }
+}

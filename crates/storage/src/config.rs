@@ -47,13 +47,15 @@ pub const PLAN_RESIDUAL_MAX_BYTES: usize = 32 << 20;
 /// runs (`sum by (request_id)` would otherwise make a group per row).
 pub const PLAN_MAX_GROUPS: usize = 100_000;
 
-/// A part keeps at most about this many bytes of the data frames queries
-/// read mapped into the process (beyond each block's header, bloom and
-/// directory, which stay mapped): past it, the pages of the blocks read since
-/// the last drop are dropped from the mapping (they stay in the page cache).
-/// A scan over every block of a large part would otherwise leave the whole
-/// file in the resident set (part/resident.rs).
-pub const PART_MAPPED_DATA_MAX_BYTES: usize = 64 << 20;
+/// The parts keep about this many bytes of the data frames queries read
+/// mapped into the process, beyond each block's header, bloom and directory
+/// (which stay mapped): once the process's resident file pages pass the kept
+/// ones by more, a part drops the pages of its blocks read since its last
+/// drop from the mapping (they stay in the page cache). A scan over every
+/// block of a large part would otherwise leave the whole file in the
+/// resident set; a working set below it is not faulted in again at every
+/// query (part/resident.rs).
+pub const PART_MAPPED_DATA_MAX_BYTES: usize = 256 << 20;
 
 /// An append waits at most this long for a flush to make room in the memtable
 /// before it fails, so a failing disk surfaces as errors rather than hangs.

@@ -138,26 +138,29 @@ pub struct BlockLog {
     /// earlier reader, so it is not computed again; [`DIRECTORY_CHECKED`]:
     /// nor is the directory checked.
     verified: AtomicU64,
-    /// A reader read one of the block's data frames (any frame but the
-    /// directory) from the block's bytes since [`BlockLog::take_data_read`]
-    /// last cleared it: those bytes' pages are mapped in.
-    data_read: std::sync::atomic::AtomicBool,
+    /// Bit `i` set: data frame `i` (any frame but the directory; bit 63 for
+    /// frames 63 and later) was read from the block's bytes since
+    /// [`BlockLog::take_data_read`] last cleared it, so its pages are mapped in.
+    data_read: AtomicU64,
 }
 
 impl BlockLog {
     /// Whether a data frame was read since the last call, clearing it.
     pub fn take_data_read(&self) -> bool {
-        self.data_read.load(Ordering::Relaxed) && self.data_read.swap(false, Ordering::Relaxed)
+        self.data_read.load(Ordering::Relaxed) != 0
+            && self.data_read.swap(0, Ordering::Relaxed) != 0
     }
 
     /// Whether a data frame was read since [`BlockLog::take_data_read`] last cleared it.
     pub fn data_read(&self) -> bool {
-        self.data_read.load(Ordering::Relaxed)
+        self.data_read.load(Ordering::Relaxed) != 0
     }
 
-    fn note_data_read(&self) {
-        if !self.data_read.load(Ordering::Relaxed) {
-            self.data_read.store(true, Ordering::Relaxed);
+    /// Notes that data frame `i` was read.
+    fn note_data_read(&self, i: usize) {
+        let bit = 1u64 << i.min(63);
+        if self.data_read.load(Ordering::Relaxed) & bit == 0 {
+            self.data_read.fetch_or(bit, Ordering::Relaxed);
         }
     }
 
@@ -485,7 +488,7 @@ impl<'a> BlockReader<'a> {
                 l.set(bit);
             }
             if i != FRAME_DIRECTORY {
-                l.note_data_read();
+                l.note_data_read(i);
             }
         }
         self.frames.borrow_mut()[i] = Some(f.clone());

@@ -281,7 +281,7 @@ impl Part {
             obsolete: AtomicBool::new(false),
             headers,
             block_logs,
-            data_pages: Default::default(),
+            data_pages: resident::DataPages::new(opening.kept()),
             bloom_checked,
             dicts,
             damage: damage::DamageLog::new(blocks_len),
@@ -386,8 +386,8 @@ impl Part {
         )
     }
 
-    /// Every so many readers, drops the data pages queries left mapped once
-    /// they pass [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] (see [`resident`]).
+    /// Drops the data pages queries left mapped once the data frames read
+    /// pass [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] (see [`resident`]).
     fn reader_opened(&self) {
         self.data_pages.reader_opened(
             &self.map,

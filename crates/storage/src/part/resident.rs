@@ -5,8 +5,8 @@
 //! stay mapped from the part's opening on ([`keep_ranges`]); everything
 //! else is dropped from the mapping as soon as the opening has read it
 //! ([`OpeningRelease`]), and the data frames that queries read later are
-//! dropped again once the blocks read since the last drop pass
-//! [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] ([`DataPages`]). Dropped
+//! dropped again once the process's mapped file pages pass the kept ones
+//! by [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] ([`DataPages`]). Dropped
 //! pages stay in the kernel's page cache: touching them again is a minor
 //! fault, not a disk read. A scan over every block of a large part so maps
 //! a bounded window of it instead of the whole file, and the peak resident
@@ -15,7 +15,7 @@
 use crate::block::layout::BlockHeader;
 use crate::block::reader::BlockLog;
 use memmap2::Mmap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::BlockRef;
@@ -28,10 +28,6 @@ pub(super) const PAGE: usize = 4096;
 /// this many bytes of the file are left mapped behind the block being read
 /// before the pages outside the kept ranges are dropped.
 const OPENING_WINDOW_BYTES: usize = 16 << 20;
-
-/// A columnar block checks its part's mapped data pages every this many
-/// readers opened on the part ([`DataPages::reader_opened`]).
-const CHECK_EVERY_READERS: u32 = 256;
 
 /// The byte range of block `b` that most queries read: its header, bloom
 /// and directory frame (`None` when its header did not decode).
@@ -58,7 +54,10 @@ fn data_pages(b: &BlockRef, h: Option<&Arc<BlockHeader<'static>>>) -> Option<(us
 pub(super) struct OpeningRelease {
     /// Everything before this offset has been dealt with.
     released_to: usize,
+    /// Kept ranges that may share a page with what is not dropped yet.
     keep: Vec<(usize, usize)>,
+    /// Every kept range.
+    kept: Vec<(usize, usize)>,
 }
 
 impl OpeningRelease {
@@ -66,12 +65,19 @@ impl OpeningRelease {
         OpeningRelease {
             released_to: 0,
             keep: Vec::new(),
+            kept: Vec::new(),
         }
     }
 
     /// Notes a kept range (in file order).
     pub(super) fn keep(&mut self, range: (usize, usize)) {
         self.keep.push(range);
+        self.kept.push(range);
+    }
+
+    /// Every kept range noted, in file order.
+    pub(super) fn kept(&self) -> &[(usize, usize)] {
+        &self.kept
     }
 
     /// The opening has read everything before `at`: once that is more than
@@ -98,10 +104,19 @@ impl OpeningRelease {
     }
 }
 
+/// A part checks the process's mapped file pages every this many readers
+/// opened on it ([`DataPages::reader_opened`]).
+const CHECK_EVERY_READERS: u32 = 128;
+
+/// Bytes of the kept ranges (whole pages) of every open part.
+static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
+
 /// Bounds the data pages of one part that stay mapped after queries read
 /// them (see the module documentation).
-#[derive(Default)]
 pub(super) struct DataPages {
+    /// Whole pages of this part's kept ranges (counted in [`KEPT_BYTES`]
+    /// while the part is open).
+    kept_bytes: usize,
     /// Readers opened since the last check.
     readers: AtomicU32,
     /// One thread at a time checks and drops.
@@ -109,9 +124,26 @@ pub(super) struct DataPages {
 }
 
 impl DataPages {
+    /// A part whose kept ranges are `keep` (in file order).
+    pub(super) fn new(keep: &[(usize, usize)]) -> Self {
+        let kept_bytes = keep
+            .iter()
+            .map(|&(from, end)| end.next_multiple_of(PAGE) - from / PAGE * PAGE)
+            .sum();
+        KEPT_BYTES.fetch_add(kept_bytes, Ordering::Relaxed);
+        DataPages {
+            kept_bytes,
+            readers: AtomicU32::new(0),
+            busy: AtomicBool::new(false),
+        }
+    }
+
     /// Called as a reader of one of the part's columnar blocks opens: every
-    /// [`CHECK_EVERY_READERS`] readers, adds up the data pages of the blocks
-    /// read since the last drop and, past `max_bytes`, drops them.
+    /// [`CHECK_EVERY_READERS`] readers, when the process's mapped file pages
+    /// pass the kept pages of every open part by more than `max_bytes`, drops
+    /// the data pages of this part's blocks read since its last drop (the
+    /// kernel maps more than the frames read: it maps up to 64 KiB around
+    /// each fault, so the resident set is measured rather than estimated).
     pub(super) fn reader_opened(
         &self,
         map: &Mmap,
@@ -120,25 +152,32 @@ impl DataPages {
         logs: &[BlockLog],
         max_bytes: usize,
     ) {
-        if self.readers.fetch_add(1, Ordering::Relaxed) + 1 < CHECK_EVERY_READERS {
-            return;
-        }
-        if self.busy.swap(true, Ordering::Acquire) {
+        if self.readers.fetch_add(1, Ordering::Relaxed) + 1 < CHECK_EVERY_READERS
+            || self.busy.swap(true, Ordering::Acquire)
+        {
             return;
         }
         self.readers.store(0, Ordering::Relaxed);
-        let mapped: usize = blocks
-            .iter()
-            .zip(logs)
-            .filter(|(_, l)| l.data_read())
-            .filter_map(|(b, _)| data_pages(b, headers.get(b.index as usize)?.as_ref()))
-            .map(|(from, end)| end - from)
-            .sum();
-        if mapped > max_bytes {
+        let limit = KEPT_BYTES.load(Ordering::Relaxed).saturating_add(max_bytes);
+        if mapped_file_bytes().is_some_and(|m| m > limit) {
             release_read_data(map, blocks, headers, logs);
         }
         self.busy.store(false, Ordering::Release);
     }
+}
+
+impl Drop for DataPages {
+    fn drop(&mut self) {
+        KEPT_BYTES.fetch_sub(self.kept_bytes, Ordering::Relaxed);
+    }
+}
+
+/// The process's resident file-backed and shared pages, in bytes (the third
+/// field of `/proc/self/statm`: the mapped parts, the executable, libraries).
+fn mapped_file_bytes() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(2)?.parse().ok()?;
+    Some(pages * PAGE)
 }
 
 /// Drops the data pages of every block read since the last drop (a reader

@@ -111,6 +111,27 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
     Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
+/// Raises this process's soft limit of open files to its hard limit (as the
+/// Go runtime does for Loki and VictoriaLogs): every open part keeps its file
+/// open for reading compressed frames, besides its mapping, and the default
+/// soft limit of many systems (1,024) would cap the number of parts and
+/// connections together. Failing to raise it is not an error.
+pub fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                tracing::debug!("could not raise the open files limit");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +142,32 @@ mod tests {
         // file or directory": the grandparent of `data/tenants` is "".
         assert_eq!(Path::new("data").parent(), Some(Path::new("")));
         fsync_dir(Path::new("")).unwrap();
+    }
+
+    #[test]
+    fn the_open_files_limit_is_raised_to_the_hard_limit() {
+        let get = || {
+            let mut lim = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: a valid pointer to a local struct.
+            assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+            lim
+        };
+        let before = get();
+        // Lower the soft limit by one (allowed; by little, as other tests
+        // run beside this one), then raise it.
+        let lowered = libc::rlimit {
+            rlim_cur: before.rlim_max.min(before.rlim_cur).saturating_sub(1),
+            rlim_max: before.rlim_max,
+        };
+        // SAFETY: a valid pointer to a local struct.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lowered) }, 0);
+        raise_open_files_limit();
+        let after = get();
+        assert_eq!(after.rlim_cur, before.rlim_max);
+        assert_eq!(after.rlim_max, before.rlim_max);
     }
 
     #[test]

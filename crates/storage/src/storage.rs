@@ -77,6 +77,7 @@ impl Storage {
         let data = cfg.data_dir.clone();
         crate::exec::answer_cache::set_budget(cfg.answer_cache_bytes);
         crate::exec::decoded_cache::set_budget(cfg.decoded_cache_bytes);
+        crate::fsutil::raise_open_files_limit();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;
         let quarantine = Arc::new(Quarantine::new(&data));

@@ -939,3 +939,48 @@ fn golden_v1_block_still_decodes() {
     assert!(!block_may_contain(buf, &[" zebra ".into()]));
     assert!(block_may_contain(buf, &["\"level\":\"info\"".into()]));
 }
+
+#[test]
+fn compressed_frames_read_from_the_file_equal_those_read_in_place() {
+    use std::io::Write;
+    let mut b = BlockBuilder::new();
+    let mut w = Workload::new(11);
+    for i in 0..300i64 {
+        let (_, l) = w.line();
+        b.push(5_000 + i * 7, &l, &[]);
+    }
+    let mut buf = Vec::new();
+    b.finish(3, &mut buf);
+    let header = || HeaderRef::Owned(layout::BlockHeader::decode(&buf).unwrap());
+    assert!(
+        header()
+            .frames
+            .iter()
+            .skip(1)
+            .any(|f| f.codec == layout::CODEC_ZSTD),
+        "the block has compressed data frames"
+    );
+    let in_place = BlockReader::with_context(&buf, header(), None, None).unwrap();
+    // The block at offset 100 of a file.
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(&[0u8; 100]).unwrap();
+    file.write_all(&buf).unwrap();
+    let from_file = BlockReader::with_context(&buf, header(), None, None)
+        .unwrap()
+        .read_compressed_from(reader::BlockFile {
+            file: &file,
+            offset: 100,
+        });
+    assert_eq!(from_file.lines().unwrap(), in_place.lines().unwrap());
+    // A file whose bytes differ from the block's: its compressed frames
+    // fail their checksums, so they were read from the file.
+    let other = tempfile::tempfile().unwrap();
+    other.set_len(100 + buf.len() as u64).unwrap();
+    let wrong = BlockReader::with_context(&buf, header(), None, None)
+        .unwrap()
+        .read_compressed_from(reader::BlockFile {
+            file: &other,
+            offset: 100,
+        });
+    assert!(wrong.lines().is_err());
+}

@@ -17,7 +17,7 @@ mod writer;
 pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
-use crate::block::reader::BlockLog;
+use crate::block::reader::{BlockFile, BlockLog};
 use crate::block::shared::SharedDicts;
 use crate::block::{
     block_may_contain, decode_block_in, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
@@ -106,6 +106,9 @@ pub struct Part {
     info: PartInfo,
     path: PathBuf,
     map: Mmap,
+    /// The part file, for reading compressed data frames with `pread`
+    /// (see [`BlockReader::read_compressed_from`]).
+    file: File,
     streams: HashMap<StreamId, (usize, usize)>,
     stream_order: Vec<StreamId>,
     blocks: Vec<BlockRef>,
@@ -274,6 +277,7 @@ impl Part {
             info,
             path: path.to_path_buf(),
             map,
+            file,
             streams,
             stream_order,
             blocks,
@@ -357,12 +361,13 @@ impl Part {
         header: HeaderRef<'p>,
     ) -> Result<BlockReader<'p>, StorageError> {
         self.reader_opened();
-        BlockReader::with_context(
+        Ok(BlockReader::with_context(
             self.block_slice(b)?,
             header,
             Some(&self.dicts),
             self.block_logs.get(b.index as usize),
-        )
+        )?
+        .read_compressed_from(self.block_file(b)))
     }
 
     /// Like [`Part::reader_with`], given the block's row templates and row
@@ -376,14 +381,23 @@ impl Part {
         ts: Arc<[i64]>,
     ) -> Result<BlockReader<'p>, StorageError> {
         self.reader_opened();
-        BlockReader::with_directory(
+        Ok(BlockReader::with_directory(
             self.block_slice(b)?,
             header,
             Some(&self.dicts),
             self.block_logs.get(b.index as usize),
             row_tpl,
             ts,
-        )
+        )?
+        .read_compressed_from(self.block_file(b)))
+    }
+
+    /// Block `b`'s place in the part file.
+    fn block_file(&self, b: &BlockRef) -> BlockFile<'_> {
+        BlockFile {
+            file: &self.file,
+            offset: b.offset,
+        }
     }
 
     /// Drops the data pages queries left mapped once the data frames read

@@ -25,7 +25,7 @@ use runakefli_model::{
 };
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use store_states::{conformance_pushes, time_range, workload_pushes};
+use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State};
 
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
@@ -309,4 +309,153 @@ fn series_ships_no_log_rows_and_answers_as_the_reference() {
     );
     // One row per stream with rows in the (day-widened) window, at most.
     assert!(after.bounds_rows - before.bounds_rows <= 4 * calls as u64);
+}
+
+fn series_count(r: &QueryResult) -> u64 {
+    match r {
+        QueryResult::Matrix(m) => m.len() as u64,
+        other => panic!("a matrix expected: {other:?}"),
+    }
+}
+
+/// The workload plus rows that test the label rules of grouped plans:
+/// structured metadata naming a stream label (`app`, which it replaces) or
+/// a new one (`tier`, given twice on a row: the last pair wins), and rows
+/// exactly on step boundaries (`end - k * step`: the right edge of a
+/// bucket) and one nanosecond after them.
+fn grouped_pushes(end: i64, step: i64) -> Vec<PushRequest> {
+    let mut pushes = workload_pushes(17, 30, end, 6);
+    let labels = Labels::parse(r#"{app="edge", namespace="ns-edge"}"#).unwrap();
+    let mut entries = Vec::new();
+    for k in 1..8i64 {
+        for (i, (dt, md)) in [
+            (0, vec![]),
+            (1, vec![("app".to_string(), "from-meta".to_string())]),
+            (
+                0,
+                vec![
+                    ("tier".to_string(), "a".to_string()),
+                    ("tier".to_string(), "b".to_string()),
+                ],
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            entries.push(Entry {
+                ts: end - k * step + dt,
+                line: format!(r#"{{"level":"warn","msg":"edge {k} {i}","status":503}}"#),
+                metadata: md,
+            });
+        }
+    }
+    pushes.push(PushRequest {
+        streams: vec![PushStream { labels, entries }],
+    });
+    pushes
+}
+
+/// Metric queries grouped by stream labels (no `| json`) are answered in
+/// SQL: one row per group and bucket crosses over, no log row is scanned
+/// into the engine, and the answers are the in-memory reference's and the
+/// embedded store's (whose own plan path groups the same way), for
+/// `count_over_time`, `rate`, `bytes_over_time`, `bytes_rate`, a grouping
+/// by a label some streams lack, by a metadata name, and by nothing.
+#[test]
+fn label_grouped_bucket_plans_ship_groups_not_rows() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = grouped_pushes(end, step);
+    let (lo, hi) = time_range(&pushes);
+    let db = format!("equiv_grouped_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let queries = [
+        r#"sum by (app) (count_over_time({namespace=~".+"} |= "timeout" [5m]))"#,
+        r#"sum by (app) (count_over_time({namespace=~".+"}[1m]))"#,
+        r#"sum by (namespace, app) (rate({app=~".+"} != "debug" [5m]))"#,
+        r#"sum by (app) (bytes_over_time({namespace=~".+"} |~ `time.ut` [2m]))"#,
+        r#"sum by (pod) (bytes_rate({namespace=~"ns-edge|shop"}[3m]))"#,
+        r#"sum by (tier, missing) (count_over_time({namespace=~".+"}[5m]))"#,
+        r#"sum(count_over_time({namespace=~".+"}[1m]))"#,
+        r#"topk(2, sum by (app) (count_over_time({namespace=~".+"}[5m])))"#,
+    ];
+    let (start, stop) = (lo + step, hi + 1);
+    let steps = ((stop - start) / step + 1) as u64;
+    let mut rows_total = 0u64;
+    for q in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        let before = ch.sql_stats();
+        let answers: Vec<QueryResult> = engines
+            .iter()
+            .map(|e| {
+                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
+                    .unwrap_or_else(|e| panic!("{q}: {e}"))
+                    .result
+            })
+            .collect();
+        let after = ch.sql_stats();
+        assert!(nonempty(&answers[0]), "{q} found nothing");
+        assert!(
+            same(&answers[0], &answers[1]),
+            "{q}: clickhouse and reference differ\nclickhouse: {:?}\nreference: {:?}",
+            answers[0],
+            answers[1]
+        );
+        assert!(
+            same(&answers[0], &answers[2]),
+            "{q}: clickhouse and embedded store differ\nclickhouse: {:?}\nembedded: {:?}",
+            answers[0],
+            answers[2]
+        );
+        // The groups SQL counted: the series of the answer, or for `topk`
+        // (which keeps a few per step) of the aggregation inside it.
+        let inner = q.strip_prefix("topk(2, ").and_then(|r| r.strip_suffix(')'));
+        let groups = match inner {
+            None => series_count(&answers[0]),
+            Some(i) => {
+                let e = runakefli_logql::parse_expr(i).unwrap();
+                series_count(
+                    &engines[1]
+                        .query_range(&tenant, &e, start, stop, step, 100, Direction::Backward)
+                        .unwrap()
+                        .result,
+                )
+            }
+        };
+        let shipped = after.plan_rows - before.plan_rows;
+        eprintln!(
+            "{q}: plan rows {shipped}, scan rows {}, groups {groups}",
+            after.scan_rows - before.scan_rows
+        );
+        assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+        assert_eq!(after.plans_declined, before.plans_declined, "{q}");
+        assert_eq!(after.scans, before.scans, "{q}: no scan");
+        assert_eq!(after.scan_rows, before.scan_rows, "{q}: no log row");
+        // At most one row per (group, bucket); a window of r/step steps
+        // makes one bucket per step (and one before the first).
+        assert!(shipped > 0 && shipped <= (steps + 1) * groups.max(1), "{q}");
+        rows_total += shipped;
+    }
+    let log_rows: usize = pushes
+        .iter()
+        .flat_map(|p| &p.streams)
+        .map(|s| s.entries.len())
+        .sum();
+    eprintln!(
+        "{} queries over {log_rows} log rows shipped {rows_total} rows",
+        queries.len()
+    );
 }

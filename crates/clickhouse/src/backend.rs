@@ -271,7 +271,6 @@ impl ClickHouseBackend {
                 AnswerData::Lines(out)
             }
             PlanOutput::Buckets(b) => {
-                debug_assert_eq!(b.group_by, GroupBy::Stream);
                 let rows = self.rows(&sql::buckets_query(plan)?, plan.deadline)?;
                 self.counters
                     .plan_rows
@@ -279,9 +278,12 @@ impl ClickHouseBackend {
                 let mut groups: Vec<BucketGroup> = Vec::new();
                 let mut index: HashMap<GroupKey, usize> = HashMap::new();
                 for r in &rows {
-                    let key = GroupKey::Stream {
-                        labels: stream(u64_of(r, "stream_id")?)?.labels,
-                        metadata: pairs_of(&r["meta"])?,
+                    let key = match b.group_by {
+                        GroupBy::Stream => GroupKey::Stream {
+                            labels: stream(u64_of(r, "stream_id")?)?.labels,
+                            metadata: pairs_of(&r["meta"])?,
+                        },
+                        GroupBy::Labels(_) => GroupKey::Labels(key_of(&r["key"])?),
                     };
                     let g = *index.entry(key.clone()).or_insert_with(|| {
                         groups.push(BucketGroup {
@@ -347,6 +349,20 @@ fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
 fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
     r[k].as_str()
         .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// A label-grouped answer's `key`: each grouping label's value, `null`
+/// where the rows lack it.
+fn key_of(v: &Value) -> Result<Vec<Option<String>>, Error> {
+    v.as_array()
+        .ok_or_else(|| Error::Decode(format!("group key {v}")))?
+        .iter()
+        .map(|x| match x {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            other => Err(Error::Decode(format!("group key value {other}"))),
+        })
+        .collect()
 }
 
 fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
@@ -574,5 +590,11 @@ mod tests {
             pairs_of(&r["m"]).unwrap(),
             [("k".to_string(), "v".to_string())]
         );
+        let k = serde_json::json!(["a", null, ""]);
+        assert_eq!(
+            key_of(&k).unwrap(),
+            [Some("a".to_string()), None, Some(String::new())]
+        );
+        assert!(key_of(&serde_json::json!([1])).is_err());
     }
 }

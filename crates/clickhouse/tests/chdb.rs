@@ -345,6 +345,90 @@ fn bucket_plans_count_rows_in_left_open_right_closed_buckets() {
     assert!(!uneven.iter().any(|r| r.0 == api && r.1 == 1), "{uneven:?}");
 }
 
+/// Label-grouped bucket plans: a row's label is its last metadata pair of
+/// that name, else its stream label, else absent (`None`); rows at the
+/// bucket edges, duplicates once, one answer row per (group, bucket).
+#[test]
+fn bucket_plans_grouped_by_labels_count_groups_not_streams() {
+    let c = workload("grouped");
+    // More rows: metadata naming a stream label (it wins), a metadata name
+    // given twice (the last pair wins), a third stream of another `env`.
+    push(
+        &c,
+        "t",
+        &[
+            (
+                API,
+                vec![
+                    (2600, "meta app", &[("app", "from-meta")]),
+                    (2700, "twice", &[("env", "first"), ("env", "last")]),
+                ],
+            ),
+            (r#"{app="api", env="dev"}"#, vec![(1500, "dev row", &[])]),
+        ],
+    );
+    let run = |names: &[&str], bounds: Vec<i64>, value| {
+        let p = plan(
+            "app=~.+",
+            vec![],
+            PlanOutput::Buckets(BucketPlan {
+                bounds: bounds.into_iter().map(|b| T0 + b).collect(),
+                group_by: GroupBy::Labels(names.iter().map(|s| s.to_string()).collect()),
+                value,
+            }),
+        );
+        let mut got: Vec<(String, i64, u64, u64)> = c
+            .rows(&sql::buckets_query(&p).unwrap(), &Request::default())
+            .unwrap()
+            .iter()
+            .map(|r: &Value| {
+                (
+                    r["key"].to_string(),
+                    r["bucket"].as_i64().unwrap(),
+                    r["rows"].as_u64().unwrap(),
+                    r["bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        got.sort();
+        got
+    };
+    let k = |s: &str| s.to_string();
+    // (1000, 2000], (2000, 3000]: the row at 1000 is out, the duplicate at
+    // 3000 counts once; WEB has no `env` (null).
+    assert_eq!(
+        run(&["env"], vec![1000, 2000, 3000], BucketValue::LineBytes),
+        [
+            (k(r#"["dev"]"#), 0, 1, 7),
+            (k(r#"["last"]"#), 1, 1, 5),
+            (k(r#"["prod"]"#), 0, 3, 29),
+            (k(r#"["prod"]"#), 1, 2, 19),
+            (k("[null]"), 0, 1, 11),
+            (k("[null]"), 1, 1, 19),
+        ]
+    );
+    assert_eq!(
+        run(
+            &["app", "trace"],
+            vec![1999, 2000, 3000],
+            BucketValue::Count
+        ),
+        [
+            (k(r#"["api","x"]"#), 0, 1, 11),
+            (k(r#"["api",null]"#), 0, 2, 18),
+            (k(r#"["api",null]"#), 1, 2, 16),
+            (k(r#"["from-meta",null]"#), 1, 1, 8),
+            (k(r#"["web",null]"#), 0, 1, 11),
+            (k(r#"["web",null]"#), 1, 1, 19),
+        ]
+    );
+    // No grouping labels: one group.
+    assert_eq!(
+        run(&[], vec![0, 10_000], BucketValue::Count),
+        [(k("[]"), 0, 10, 9 + 6 + 11 + 12 + 11 + 8 + 5 + 11 + 19 + 7)]
+    );
+}
+
 /// Lines to test filters on: newlines, non-ASCII, LIKE and regexp
 /// metacharacters, backslashes, JSON.
 const LINES: &[&str] = &[

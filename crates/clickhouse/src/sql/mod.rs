@@ -5,6 +5,7 @@
 //! layout these queries read is [`crate::schema`]'s.
 
 mod filter;
+mod group;
 mod query;
 mod regex;
 

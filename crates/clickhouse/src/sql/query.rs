@@ -36,7 +36,7 @@ impl<'a> StreamSelect<'a> {
     }
 
     /// The `WHERE` condition over `streams`.
-    fn condition(&self) -> Result<String, Error> {
+    pub(super) fn condition(&self) -> Result<String, Error> {
         let last = self.end.saturating_sub(1).max(self.start);
         let mut c = format!(
             "tenant = {} AND day >= {} AND day <= {}",
@@ -133,17 +133,22 @@ pub fn bucket_expr(bounds: &[Timestamp]) -> Result<String, Error> {
     ))
 }
 
-/// A bucket plan grouped by stream, counting rows (and line bytes): one row
-/// per stream, metadata and non-empty bucket. Columns: `stream_id`, `meta`
-/// (the metadata map sorted by name), `bucket` (0-based), `rows`, `bytes`.
+/// A bucket plan counting rows (and line bytes). Grouped by stream: one
+/// row per stream, metadata and non-empty bucket, columns `stream_id`,
+/// `meta` (the metadata map sorted by name), `bucket` (0-based), `rows`,
+/// `bytes`. Grouped by labels: one row per group and non-empty bucket,
+/// columns `key` (the labels' values, `null` where absent), `bucket`,
+/// `rows`, `bytes` (see `sql/group.rs`).
 pub fn buckets_query(plan: &QueryPlan) -> Result<String, Error> {
     let PlanOutput::Buckets(b) = &plan.output else {
         return Err(Error::Unsupported("not a bucket plan".into()));
     };
-    if b.group_by != GroupBy::Stream {
-        return Err(Error::Unsupported(
-            "grouping by labels is not translated yet".into(),
-        ));
+    if let GroupBy::Labels(_) = b.group_by {
+        return super::group::labels_buckets_query(
+            plan,
+            &rows_condition(plan)?,
+            &StreamSelect::of(plan).condition()?,
+        );
     }
     if !matches!(b.value, BucketValue::Count | BucketValue::LineBytes) {
         return Err(Error::Unsupported(
@@ -365,12 +370,20 @@ mod tests {
     }
 
     #[test]
-    fn bucket_plans_outside_the_slice_are_declined() {
+    fn bucket_plans_count_by_stream_or_labels_and_decline_unwraps() {
         let mut b = BucketPlan {
             bounds: vec![0, 10],
             group_by: GroupBy::Labels(vec!["app".into()]),
             value: BucketValue::Count,
         };
+        let q = buckets_query(&plan(PlanOutput::Buckets(b.clone()))).unwrap();
+        assert!(q.starts_with("SELECT key, intDiv("), "{q}");
+        assert!(q.contains("INNER JOIN (SELECT stream_id, any(labels) AS stream_labels FROM streams WHERE tenant = 't1'"), "{q}");
+        assert!(
+            q.ends_with("GROUP BY key, bucket ORDER BY key, bucket"),
+            "{q}"
+        );
+        b.value = BucketValue::Max;
         assert!(buckets_query(&plan(PlanOutput::Buckets(b.clone()))).is_err());
         b.group_by = GroupBy::Stream;
         b.value = BucketValue::Sum;

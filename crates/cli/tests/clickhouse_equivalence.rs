@@ -459,3 +459,190 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
         queries.len()
     );
 }
+
+/// Lines for `| json` parameters at the edges of Loki's rules: strings with
+/// escapes and U+FFFD, `null`, absent members, a key given twice, an
+/// escaped key, integers (`-0`, beyond 64 bits), floats, `true`, objects,
+/// lines that are not objects (`[…]`, `"…"`, empty), lines Loki marks
+/// `__error__` (plain text, a leading space) and `{` lines that are not
+/// valid JSON (trailing text or comma: Loki's scanner still reads them).
+const JSON_EDGE_LINES: &[&str] = &[
+    r#"{"level":"error","status":500,"msg":"a"}"#,
+    r#"{"level":"info","status":"404","msg":"b"}"#,
+    r#"{"status":503.0,"level":"warn"}"#,
+    r#"{"level":null,"status":200}"#,
+    r#"{"status":200}"#,
+    r#"{"level":"esc\"aped\nline","status":-0}"#,
+    r#"{"level":"dup","level":"second","status":1e2}"#,
+    r#"{"level":"\u00fcber","status":12345678901234567890123}"#,
+    r#"{"level":"x\ufffdy","status":-7}"#,
+    "{\"level\":\"raw \u{fffd}\",\"status\":301}",
+    r#"{"\u006cevel":"escaped-key","status":0}"#,
+    r#"{"level":true,"status":"5xx"}"#,
+    r#"{"level":{"nested":1},"status":[1,2]}"#,
+    r#"{ "level" : "spaced" , "status" : 418 }"#,
+    r#"{"level":"2024-01-01 10:00:00.50","status":"0404"}"#,
+    r#"[{"level":"in-array"}]"#,
+    r#""level""#,
+    "",
+    "plain text level=error",
+    r#" {"level":"leading space"}"#,
+    r#"{"level":"trailing"} text"#,
+    r#"{"level":"comma",}"#,
+];
+
+/// Streams of [`JSON_EDGE_LINES`]: one whose `level` stream label collides
+/// with the extracted `level` (which becomes `level_extracted`), one
+/// without, and rows whose metadata holds `level` (also a collision).
+fn json_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
+    let mut pushes = Vec::new();
+    for (s, labels) in [r#"{app="json", level="stream-level"}"#, r#"{app="json2"}"#]
+        .into_iter()
+        .enumerate()
+    {
+        let mut entries = Vec::new();
+        for (i, line) in JSON_EDGE_LINES.iter().enumerate() {
+            for k in 0..3i64 {
+                // Spread over steps, some exactly on a step's edge.
+                let ts = end - (i as i64 % 5 + 1) * step + k * (step / 2) + (s as i64);
+                let metadata = if k == 1 {
+                    vec![("level".to_string(), "from-meta".to_string())]
+                } else {
+                    Vec::new()
+                };
+                entries.push(Entry {
+                    ts,
+                    line: line.to_string(),
+                    metadata,
+                });
+            }
+        }
+        pushes.push(PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(labels).unwrap(),
+                entries,
+            }],
+        });
+    }
+    pushes
+}
+
+/// `| json label="key"` with label filters in label-grouped bucket plans is
+/// answered in SQL: buckets per group cross over, plus the rows the SQL
+/// cannot decide exactly (residual), and the answers are the reference's
+/// and the embedded store's, over the edge lines above and the workload.
+#[test]
+fn json_parameter_plans_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let mut pushes = workload_pushes(23, 30, end, 6);
+    let edges = json_edge_pushes(end, step);
+    pushes.extend(edges.iter().cloned());
+    let (lo, hi) = time_range(&pushes);
+    let db = format!("equiv_json_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let edge_rows = (JSON_EDGE_LINES.len() * 3 * edges.len()) as u64;
+    // (query, whether rows the engine marks `__error__` reach it: then the
+    // engine answers on its own path, as Loki, and the plan is moot).
+    let queries = [
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json level="level" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level_extracted, level) (count_over_time({app=~"json.*"} | json level="level" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json level="level", status="status" | status >= 400 | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (status) (count_over_time({app=~"json.*"} | json status="status", level="level" | level=~"e.*|w.*|s.*" | __error__="" [2m]))"#,
+            false,
+        ),
+        (
+            r#"sum(count_over_time({app=~"json.*"} | json lvl="level" | lvl!="" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (lvl) (count_over_time({app=~"json.*"} | json lvl="level", st="status" | lvl="error" or st < 300 | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json level="level" [1m]))"#,
+            true,
+        ),
+        (
+            r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (app, level) (rate({namespace=~".+"} |= "error" | json level="level", app="app" | level!="debug" [5m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (status) (count_over_time({namespace=~".+"} | json status="status" | status >= 500 [5m]))"#,
+            false,
+        ),
+    ];
+    let (start, stop) = (lo + step, hi + 1);
+    for (q, errors) in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        let before = ch.sql_stats();
+        let answers: Vec<Result<QueryResult, String>> = engines
+            .iter()
+            .map(|e| {
+                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
+                    .map(|r| r.result)
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        let after = ch.sql_stats();
+        for (i, name) in [(1, "reference"), (2, "embedded store")] {
+            let ok = match (&answers[0], &answers[i]) {
+                (Ok(a), Ok(b)) => same(a, b),
+                (a, b) => a == b,
+            };
+            assert!(
+                ok,
+                "{q}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
+                answers[0], answers[i]
+            );
+        }
+        eprintln!(
+            "{q}: plan rows {}, residual rows {}, scan rows {}",
+            after.plan_rows - before.plan_rows,
+            after.residual_rows - before.residual_rows,
+            after.scan_rows - before.scan_rows
+        );
+        assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+        assert_eq!(after.plans_declined, before.plans_declined, "{q}");
+        if errors {
+            // The residual rows carried `__error__`: the engine answered on
+            // its own path (a scan), as it must.
+            assert!(answers[0].is_err() || after.scans > before.scans, "{q}");
+        } else {
+            assert!(answers[0].as_ref().is_ok_and(nonempty), "{q} found nothing");
+            assert_eq!(after.scans, before.scans, "{q}: no scan");
+            // Only edge rows are ever left to the engine.
+            assert!(
+                after.residual_rows - before.residual_rows <= edge_rows,
+                "{q}"
+            );
+        }
+    }
+}

@@ -303,7 +303,7 @@ fn clickhouse_answers_like_the_embedded_store() {
     );
     assert!(checked > 50, "{checked} requests compared");
     // /metrics tells how much of it ran in SQL: plain selectors and line
-    // filters are answered there, `| json` stages are declined (the engine
+    // filters are answered there, `| json` without parameters is declined (the engine
     // scans), and both ship rows; the embedded server has no such family.
     let (status, page) = ch.get("/metrics", &[]);
     assert_eq!(status, 200, "{page}");

@@ -9,7 +9,7 @@ use crate::sql::{self, StreamSelect};
 use crate::Error;
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, LineRow, PlanAnswer, PlanOutput,
-    QueryPlan,
+    QueryPlan, ResidualRows,
 };
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
@@ -81,6 +81,10 @@ pub struct SqlStats {
     pub bounds_queries: u64,
     /// Rows those queries shipped: one per stream, never a log row.
     pub bounds_rows: u64,
+    /// Log rows of answered plans the SQL could not decide (a `| json`
+    /// value ClickHouse cannot give as Loki writes it, a line Loki's
+    /// parser would mark `__error__`), shipped whole for the engine.
+    pub residual_rows: u64,
 }
 
 #[derive(Default)]
@@ -92,6 +96,7 @@ struct Counters {
     scan_rows: AtomicU64,
     bounds_queries: AtomicU64,
     bounds_rows: AtomicU64,
+    residual_rows: AtomicU64,
 }
 
 impl ClickHouseBackend {
@@ -135,6 +140,7 @@ impl ClickHouseBackend {
             scan_rows: get(&c.scan_rows),
             bounds_queries: get(&c.bounds_queries),
             bounds_rows: get(&c.bounds_rows),
+            residual_rows: get(&c.residual_rows),
         }
     }
 
@@ -255,6 +261,7 @@ impl ClickHouseBackend {
                 .cloned()
                 .ok_or_else(|| Error::Decode(format!("row of unknown stream {id}")))
         };
+        let mut residual = Vec::new();
         let data = match &plan.output {
             PlanOutput::Lines { .. } => {
                 let rows = self.rows(&sql::lines_query(plan)?, plan.deadline)?;
@@ -278,6 +285,18 @@ impl ClickHouseBackend {
                 let mut groups: Vec<BucketGroup> = Vec::new();
                 let mut index: HashMap<GroupKey, usize> = HashMap::new();
                 for r in &rows {
+                    if r.get("res").is_some_and(|v| u64_of_value(v) == Some(1)) {
+                        let id = u64_of(r, "rsid")?;
+                        let entries = residual_entries(&r["residual"])?;
+                        self.counters
+                            .residual_rows
+                            .fetch_add(entries.len() as u64, Ordering::Relaxed);
+                        residual.push(ResidualRows {
+                            stream: stream(id)?,
+                            entries,
+                        });
+                        continue;
+                    }
                     let key = match b.group_by {
                         GroupBy::Stream => GroupKey::Stream {
                             labels: stream(u64_of(r, "stream_id")?)?.labels,
@@ -311,6 +330,7 @@ impl ClickHouseBackend {
         };
         Ok(PlanAnswer {
             data,
+            residual,
             ..PlanAnswer::default()
         })
     }
@@ -329,12 +349,41 @@ fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
 }
 
 fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
-    match &r[k] {
+    u64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// A JSON number, or a number in a string (ClickHouse quotes 64-bit ones).
+fn u64_of_value(v: &Value) -> Option<u64> {
+    match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// The rows of a residual group: `[stream_id, ts, line, metadata]` each.
+fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
+    let bad = || Error::Decode(format!("residual rows {v}"));
+    v.as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|t| {
+            let [_, ts, line, md] = t.as_array().map(Vec::as_slice).ok_or_else(bad)? else {
+                return Err(bad());
+            };
+            let ts = match ts {
+                Value::Number(n) => n.as_i64(),
+                Value::String(s) => s.parse().ok(),
+                _ => None,
+            }
+            .ok_or_else(bad)?;
+            Ok(Entry {
+                ts,
+                line: line.as_str().ok_or_else(bad)?.to_string(),
+                metadata: pairs_of(md)?,
+            })
+        })
+        .collect()
 }
 
 fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
@@ -596,5 +645,11 @@ mod tests {
             [Some("a".to_string()), None, Some(String::new())]
         );
         assert!(key_of(&serde_json::json!([1])).is_err());
+        let res = serde_json::json!([["7", "-5", "a line", {"k": "v"}], [7, 3, "b", {}]]);
+        let e = residual_entries(&res).unwrap();
+        assert_eq!((e[0].ts, e[0].line.as_str()), (-5, "a line"));
+        assert_eq!(e[0].metadata, [("k".to_string(), "v".to_string())]);
+        assert_eq!((e[1].ts, e[1].metadata.len()), (3, 0));
+        assert!(residual_entries(&serde_json::json!([[1, 2]])).is_err());
     }
 }

@@ -712,6 +712,7 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             scan_rows: 4 + 3,
             bounds_queries: 5,
             bounds_rows: 2 + 2 + 2,
+            residual_rows: 0,
         }
     );
 }

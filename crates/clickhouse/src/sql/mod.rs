@@ -4,6 +4,7 @@
 //! or as a formatted integer; nothing is interpolated raw. The table
 //! layout these queries read is [`crate::schema`]'s.
 
+mod fields;
 mod filter;
 mod group;
 mod query;

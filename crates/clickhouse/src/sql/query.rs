@@ -62,14 +62,9 @@ pub fn streams_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
     ))
 }
 
-/// The `WHERE` condition over `logs` for a plan without fields: tenant,
-/// streams, time range, line filters.
+/// The `WHERE` condition over `logs`: tenant, streams, time range, line
+/// filters.
 fn rows_condition(plan: &QueryPlan) -> Result<String, Error> {
-    if plan.fields.is_some() {
-        return Err(Error::Unsupported(
-            "field stages are not translated yet".into(),
-        ));
-    }
     let sel = StreamSelect::of(plan);
     let mut c = format!(
         "tenant = {} AND stream_id IN (SELECT stream_id FROM streams WHERE {}) AND {}",
@@ -92,6 +87,11 @@ pub fn lines_query(plan: &QueryPlan) -> Result<String, Error> {
     let PlanOutput::Lines { limit, direction } = plan.output else {
         return Err(Error::Unsupported("not a lines plan".into()));
     };
+    if plan.fields.is_some() {
+        return Err(Error::Unsupported(
+            "field stages in lines plans are not translated".into(),
+        ));
+    }
     let (time, seq) = match direction {
         Direction::Backward => ("DESC", "DESC"),
         Direction::Forward => ("ASC", "ASC"),
@@ -144,11 +144,16 @@ pub fn buckets_query(plan: &QueryPlan) -> Result<String, Error> {
         return Err(Error::Unsupported("not a bucket plan".into()));
     };
     if let GroupBy::Labels(_) = b.group_by {
-        return super::group::labels_buckets_query(
-            plan,
-            &rows_condition(plan)?,
-            &StreamSelect::of(plan).condition()?,
-        );
+        let (rows, streams) = (rows_condition(plan)?, StreamSelect::of(plan).condition()?);
+        return match plan.fields {
+            None => super::group::labels_buckets_query(plan, &rows, &streams),
+            Some(_) => super::fields::fields_buckets_query(plan, &rows, &streams),
+        };
+    }
+    if plan.fields.is_some() {
+        return Err(Error::Unsupported(
+            "field stages grouped by stream are not translated".into(),
+        ));
     }
     if !matches!(b.value, BucketValue::Count | BucketValue::LineBytes) {
         return Err(Error::Unsupported(
@@ -263,7 +268,7 @@ fn substring(s: &str) -> runakefli_model::plan::LineFilter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sql::filter::tests::filter;
     use runakefli_model::plan::{BucketPlan, LineMatch};

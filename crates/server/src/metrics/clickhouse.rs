@@ -39,11 +39,12 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
     x.family(
         "runakefli_clickhouse_rows_shipped_total",
         "counter",
-        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan), one row per stream of stream-bounds queries (bounds).",
+        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan), one row per stream of stream-bounds queries (bounds), log rows of answered plans left to the engine (residual).",
     );
     x.sample("", &[("path", "plan")], s.plan_rows as f64);
     x.sample("", &[("path", "scan")], s.scan_rows as f64);
     x.sample("", &[("path", "bounds")], s.bounds_rows as f64);
+    x.sample("", &[("path", "residual")], s.residual_rows as f64);
 }
 
 #[cfg(test)]
@@ -61,6 +62,7 @@ mod tests {
             scan_rows: 5_000,
             bounds_queries: 1,
             bounds_rows: 7,
+            residual_rows: 9,
         };
         render_stats(&mut x, &stats);
         let text = x.finish();
@@ -75,6 +77,7 @@ mod tests {
                 "runakefli_clickhouse_rows_shipped_total{path=\"plan\"} 120",
                 "runakefli_clickhouse_rows_shipped_total{path=\"scan\"} 5000",
                 "runakefli_clickhouse_rows_shipped_total{path=\"bounds\"} 7",
+                "runakefli_clickhouse_rows_shipped_total{path=\"residual\"} 9",
             ]
         );
         for family in [

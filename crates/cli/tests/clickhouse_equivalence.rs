@@ -646,3 +646,137 @@ fn json_parameter_plans_answer_in_sql_like_the_reference() {
         }
     }
 }
+
+/// (time, line, metadata) of one pushed entry.
+type IndexEntry<'a> = (i64, &'a str, Vec<(String, String)>);
+
+/// `index/stats` and `index/volume` on ClickHouse sum each stream's entries
+/// in one aggregate query (`Backend::stream_totals`) instead of scanning
+/// them: no log row is shipped, and the answers are the reference's (which
+/// scans), for windows cutting streams' spans (Loki prorates by time),
+/// metadata with repeated strings and a name given twice, an exact
+/// duplicate entry, a `(?i)` matcher checked on the labels, volume targets,
+/// `aggregateBy=labels` and a limit.
+#[test]
+fn index_stats_and_volume_ship_no_log_rows_and_answer_as_the_reference() {
+    const MIN: i64 = 60_000_000_000;
+    const HOUR: i64 = 60 * MIN;
+    let d = 20_000 * 24 * HOUR;
+    let md = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let stream = |labels: &str, entries: Vec<IndexEntry<'_>>| PushStream {
+        labels: Labels::parse(labels).unwrap(),
+        entries: entries
+            .into_iter()
+            .map(|(ts, line, metadata)| Entry {
+                ts,
+                line: line.to_string(),
+                metadata,
+            })
+            .collect(),
+    };
+    let pushes = [
+        PushRequest {
+            streams: vec![
+                stream(
+                    r#"{app="a", env="prod"}"#,
+                    vec![
+                        (
+                            d + 10 * MIN,
+                            "first line",
+                            md(&[("user", "ab"), ("trace", "ab")]),
+                        ),
+                        (d + HOUR, "second, longer line", md(&[("user", "cd")])),
+                        (d + 3 * HOUR, "third", md(&[("k", "v"), ("k", "w")])),
+                    ],
+                ),
+                stream(
+                    r#"{app="b", env="dev"}"#,
+                    vec![(d + 2 * HOUR, "b line", vec![])],
+                ),
+                stream(
+                    r#"{app="API", env="prod"}"#,
+                    vec![(d + 30 * MIN, "api", md(&[("user", "ab")]))],
+                ),
+            ],
+        },
+        // The same entry again: counted once.
+        PushRequest {
+            streams: vec![stream(
+                r#"{app="b", env="dev"}"#,
+                vec![(d + 2 * HOUR, "b line", vec![])],
+            )],
+        },
+    ];
+    let db = format!("equiv_index_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+    ];
+    let m = |name: &str, op: MatchOp, v: &str| Matcher::new(name, op, v).unwrap();
+    let selectors = [
+        vec![m("app", MatchOp::Re, ".+")],
+        vec![m("env", MatchOp::Eq, "prod")],
+        vec![m("app", MatchOp::Re, "(?i)api")],
+    ];
+    let windows = [
+        (d, d + 4 * HOUR),
+        (d + 30 * MIN, d + 2 * HOUR),
+        (d + 2 * HOUR, d + 2 * HOUR + 1),
+        (d - HOUR, d),
+        (d + HOUR, d + HOUR),
+    ];
+    let before = ch.sql_stats();
+    let mut calls = 0u64;
+    let mut nonzero = 0;
+    for sel in &selectors {
+        for &(s, e) in &windows {
+            let [a, b] = &engines;
+            let got = a.index_stats(&tenant, sel, s, e).unwrap();
+            let want = b.index_stats(&tenant, sel, s, e).unwrap();
+            assert_eq!(
+                (got.streams, got.chunks, got.bytes, got.entries),
+                (want.streams, want.chunks, want.bytes, want.entries),
+                "stats {sel:?} [{s}, {e})"
+            );
+            nonzero += usize::from(got.bytes > 0);
+            for (targets, by_labels, limit) in [
+                (vec![], false, 100),
+                (vec!["env".to_string()], false, 100),
+                (vec![], true, 100),
+                (vec!["app".to_string()], false, 1),
+            ] {
+                let got = a
+                    .volume(&tenant, sel, s, e, &targets, by_labels, limit)
+                    .unwrap();
+                let want = b
+                    .volume(&tenant, sel, s, e, &targets, by_labels, limit)
+                    .unwrap();
+                assert_eq!(
+                    got, want,
+                    "volume {sel:?} [{s}, {e}) {targets:?} {by_labels}"
+                );
+            }
+            calls += u64::from(e > s) * 5;
+        }
+    }
+    // The whole span for every selector, and cut spans, hold bytes.
+    assert!(nonzero >= 4, "windows with data: {nonzero}");
+    let after = ch.sql_stats();
+    assert_eq!(after.scans, before.scans, "no scan for index endpoints");
+    assert_eq!(after.scan_rows, before.scan_rows, "no log row shipped");
+    assert_eq!(after.totals_queries - before.totals_queries, calls);
+    // One row per stream with rows in the (day-widened) window, at most.
+    assert!(after.totals_rows - before.totals_rows <= 3 * calls);
+}

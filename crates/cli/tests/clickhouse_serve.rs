@@ -363,6 +363,44 @@ fn clickhouse_answers_like_the_embedded_store() {
     assert_eq!(after[0] - before[0], 0.0, "scans for /series");
     assert_eq!(after[1] - before[1], 0.0, "log rows shipped for /series");
     assert_eq!(after[2] - before[2], 3.0, "stream-bounds queries");
+    // index/stats and index/volume(_range) ship no log row either: each
+    // stream's entries are summed in SQL (one stream-totals query each).
+    let names = [
+        "runakefli_clickhouse_scans_total ",
+        "runakefli_clickhouse_rows_shipped_total{path=\"scan\"}",
+        "runakefli_clickhouse_stream_totals_total ",
+    ];
+    let before: Vec<f64> = names.iter().map(|n| read(n)).collect();
+    let mut sized = 0;
+    let index = requests()
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("/loki/api/v1/index/"))
+        .collect::<Vec<_>>();
+    for (path, params) in &index {
+        let params: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let got = answer(&ch, path, &params);
+        assert_eq!(got, answer(&embedded, path, &params), "{path} {params:?}");
+        let holds = got["bytes"].as_u64().is_some_and(|b| b > 0)
+            || got["data"]["result"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty());
+        sized += usize::from(holds);
+    }
+    let after: Vec<f64> = names.iter().map(|n| read(n)).collect();
+    assert_eq!(sized, index.len(), "every index answer holds sizes");
+    assert_eq!(after[0] - before[0], 0.0, "scans for index endpoints");
+    assert_eq!(
+        after[1] - before[1],
+        0.0,
+        "log rows shipped for index endpoints"
+    );
+    assert!(
+        after[2] - before[2] >= index.len() as f64,
+        "stream-totals queries"
+    );
     let (_, page) = embedded.get("/metrics", &[]);
     assert!(!page.contains("runakefli_clickhouse_"), "{page}");
 }

@@ -13,7 +13,7 @@ use runakefli_model::plan::{
 };
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
-    ScanRequest, StreamBounds, StreamId, StreamInfo, TenantId, Timestamp,
+    ScanRequest, StreamBounds, StreamId, StreamInfo, StreamTotals, TenantId, Timestamp,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -81,6 +81,11 @@ pub struct SqlStats {
     pub bounds_queries: u64,
     /// Rows those queries shipped: one per stream, never a log row.
     pub bounds_rows: u64,
+    /// Stream-totals queries answered (`Backend::stream_totals`, for
+    /// `index/stats` and `index/volume`): each stream's entries summed in SQL.
+    pub totals_queries: u64,
+    /// Rows those queries shipped: one per stream, never a log row.
+    pub totals_rows: u64,
     /// Log rows of answered plans the SQL could not decide (a `| json`
     /// value ClickHouse cannot give as Loki writes it, a line Loki's
     /// parser would mark `__error__`), shipped whole for the engine.
@@ -97,6 +102,8 @@ struct Counters {
     bounds_queries: AtomicU64,
     bounds_rows: AtomicU64,
     residual_rows: AtomicU64,
+    totals_queries: AtomicU64,
+    totals_rows: AtomicU64,
 }
 
 impl ClickHouseBackend {
@@ -141,6 +148,8 @@ impl ClickHouseBackend {
             bounds_queries: get(&c.bounds_queries),
             bounds_rows: get(&c.bounds_rows),
             residual_rows: get(&c.residual_rows),
+            totals_queries: get(&c.totals_queries),
+            totals_rows: get(&c.totals_rows),
         }
     }
 
@@ -247,6 +256,41 @@ impl ClickHouseBackend {
                     stream,
                     first: i64_of(&r, "first")?,
                     last: i64_of(&r, "last")?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each selected stream with rows in the window and those rows summed,
+    /// from one aggregate query; matchers SQL cannot evaluate exactly are
+    /// checked on the labels ([`Split`]).
+    fn totals(
+        &self,
+        sel: &StreamSelect<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<StreamTotals>, Error> {
+        let split = Split::of(sel.selector);
+        let sql_sel = StreamSelect {
+            selector: &split.sql,
+            ..*sel
+        };
+        let rows = self.rows(&sql::stream_totals_query(&sql_sel)?, deadline)?;
+        self.counters.totals_queries.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .totals_rows
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            if let Some(stream) = kept_stream(&r, &split)? {
+                out.push(StreamTotals {
+                    stream,
+                    first: i64_of(&r, "first")?,
+                    last: i64_of(&r, "last")?,
+                    entries: u64_of(&r, "entries")?,
+                    line_bytes: u64_of(&r, "line_bytes")?,
+                    metadata_pairs: u64_of(&r, "md_pairs")?,
+                    metadata_distinct_bytes: u64_of(&r, "md_bytes")?,
                 });
             }
         }
@@ -588,6 +632,25 @@ impl Backend for ClickHouseBackend {
             end,
         };
         self.bounds(&sel, deadline).map(Some).map_err(backend_error)
+    }
+
+    /// One aggregate query over `logs` joined to `streams`
+    /// ([`sql::stream_totals_query`]): one row per stream, no log row shipped.
+    fn stream_totals(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<StreamTotals>>, BackendError> {
+        let sel = StreamSelect {
+            tenant,
+            selector: matchers,
+            start,
+            end,
+        };
+        self.totals(&sel, deadline).map(Some).map_err(backend_error)
     }
 
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {

@@ -429,6 +429,86 @@ fn bucket_plans_grouped_by_labels_count_groups_not_streams() {
     );
 }
 
+/// `Backend::stream_totals` sums each stream's rows in SQL: entries
+/// (exact duplicates once), line bytes, metadata pairs (a name given twice
+/// counts twice) and the bytes of the distinct metadata strings (names and
+/// values together), one row per stream.
+#[test]
+fn stream_totals_are_summed_in_sql() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::Backend;
+    let c = workload("totals");
+    let b = ClickHouseBackend::open(c).unwrap();
+    let t = TenantId::new("t");
+    let all = [Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+    let mut got: Vec<_> = b
+        .stream_totals(&t, &all, T0, T0 + 10_000, None)
+        .unwrap()
+        .expect("clickhouse answers stream totals")
+        .into_iter()
+        .map(|x| {
+            (
+                x.stream.labels.to_string(),
+                x.first - T0,
+                x.last - T0,
+                x.entries,
+                x.line_bytes,
+                x.metadata_pairs,
+                x.metadata_distinct_bytes,
+            )
+        })
+        .collect();
+    got.sort();
+    // API: 5 distinct rows (the re-pushed "error three" once), one with
+    // `trace=x` (strings "trace" and "x": 6 bytes); WEB: 2 rows.
+    assert_eq!(
+        got,
+        [
+            (API.to_string(), 1000, 3000, 5, 9 + 6 + 11 + 12 + 11, 1, 6),
+            (WEB.to_string(), 2000, 2500, 2, 11 + 19, 0, 0),
+        ]
+    );
+    // A window without rows; a name given twice on a row, a value equal to a name.
+    assert!(b
+        .stream_totals(&t, &all, T0 + 3001, T0 + 10_000, None)
+        .unwrap()
+        .unwrap()
+        .is_empty());
+    b.push(
+        &t,
+        &PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(WEB).unwrap(),
+                entries: vec![Entry {
+                    ts: T0 + 5000,
+                    line: "md".into(),
+                    metadata: vec![("k".into(), "v".into()), ("k".into(), "k".into())],
+                }],
+            }],
+        },
+    )
+    .unwrap();
+    let web = b
+        .stream_totals(&t, &all, T0 + 4000, T0 + 6000, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(web.len(), 1);
+    assert_eq!(
+        (
+            web[0].entries,
+            web[0].line_bytes,
+            web[0].metadata_pairs,
+            web[0].metadata_distinct_bytes
+        ),
+        (1, 2, 2, 2)
+    );
+    let stats = b.sql_stats();
+    assert_eq!(
+        (stats.totals_queries, stats.totals_rows, stats.scan_rows),
+        (3, 3, 0)
+    );
+}
+
 /// Lines to test filters on: newlines, non-ASCII, LIKE and regexp
 /// metacharacters, backslashes, JSON.
 const LINES: &[&str] = &[
@@ -713,6 +793,8 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             bounds_queries: 5,
             bounds_rows: 2 + 2 + 2,
             residual_rows: 0,
+            totals_queries: 0,
+            totals_rows: 0,
         }
     );
 }

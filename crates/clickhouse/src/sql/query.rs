@@ -221,6 +221,33 @@ pub fn stream_bounds_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
     ))
 }
 
+/// Each selected stream with rows in `[start, end)`, its rows there summed
+/// in ClickHouse (exact duplicates once; no row is shipped), ordered by
+/// `stream_id`. Columns: `stream_id`, `labels_text`, `first` and `last`
+/// (Int64 nanoseconds), `entries`, `line_bytes`, `md_pairs` (metadata pairs,
+/// a name given twice on a row counted twice), `md_bytes` (the bytes of each
+/// distinct metadata name or value string of the stream, once).
+pub fn stream_totals_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
+    Ok(format!(
+        "SELECT b.stream_id AS stream_id, s.labels_text AS labels_text, b.first AS first, \
+         b.last AS last, b.entries AS entries, b.line_bytes AS line_bytes, \
+         b.md_pairs AS md_pairs, b.md_bytes AS md_bytes \
+         FROM (SELECT stream_id, toUnixTimestamp64Nano(min(timestamp)) AS first, \
+         toUnixTimestamp64Nano(max(timestamp)) AS last, count() AS entries, \
+         sum(length(line)) AS line_bytes, sum(length(mapKeys(metadata))) AS md_pairs, \
+         arraySum(arrayMap(x -> length(x), \
+         groupUniqArrayArray(arrayConcat(mapKeys(metadata), mapValues(metadata))))) AS md_bytes \
+         FROM (SELECT DISTINCT stream_id, timestamp, line, metadata FROM logs \
+         WHERE tenant = {tenant} AND stream_id IN (SELECT stream_id FROM streams WHERE {cond}) \
+         AND {time}) GROUP BY stream_id) AS b \
+         INNER JOIN ({streams}) AS s ON b.stream_id = s.stream_id ORDER BY stream_id",
+        tenant = quote(sel.tenant.as_str()),
+        cond = sel.condition()?,
+        time = time_range(sel.start, sel.end),
+        streams = streams_query(sel)?,
+    ))
+}
+
 /// A scan: the selected streams' rows in `[start, end)` holding every
 /// `required` substring, in stream `shard` (`index`, `count`) when given,
 /// duplicates once, ordered by stream, then time and push order in the
@@ -345,6 +372,19 @@ pub(crate) mod tests {
             "{s}"
         );
         assert!(s.ends_with("ORDER BY stream_id, timestamp DESC, first_seq DESC"));
+        let t = stream_totals_query(&sel).unwrap();
+        assert!(
+            t.contains("FROM (SELECT DISTINCT stream_id, timestamp, line, metadata FROM logs WHERE tenant = 't'"),
+            "{t}"
+        );
+        assert!(
+            t.contains("groupUniqArrayArray(arrayConcat(mapKeys(metadata), mapValues(metadata)))"),
+            "{t}"
+        );
+        assert!(
+            t.ends_with("ON b.stream_id = s.stream_id ORDER BY stream_id"),
+            "{t}"
+        );
         let b = stream_bounds_query(&sel).unwrap();
         assert!(
             b.contains("toUnixTimestamp64Nano(min(timestamp)) AS first"),

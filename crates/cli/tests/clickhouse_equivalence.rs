@@ -489,6 +489,14 @@ const JSON_EDGE_LINES: &[&str] = &[
     r#" {"level":"leading space"}"#,
     r#"{"level":"trailing"} text"#,
     r#"{"level":"comma",}"#,
+    // `| json` without parameters: keys trimmed, a key trimming to nothing
+    // makes its object top level, `null`s, arrays and objects skipped (a
+    // later scalar of the name wins), a key holding the name.
+    r#"{" level ":"trimmed","status":1}"#,
+    r#"{"":{"level":"empty-prefix"},"status":2}"#,
+    r#"{"level":null,"level":"after-null","status":3}"#,
+    r#"{"level":[1],"level":{"a":1},"level":"after-object","status":4}"#,
+    r#"{"loglevel":"x","level":"y","status":5}"#,
 ];
 
 /// Streams of [`JSON_EDGE_LINES`]: one whose `level` stream label collides
@@ -588,6 +596,22 @@ fn json_parameter_plans_answer_in_sql_like_the_reference() {
         ),
         (
             r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (status, level) (count_over_time({app=~"json2"} | json | level=~"e.*|a.*|y|t.*" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({namespace=~".+"} | json | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (app, method) (rate({namespace=~".+"} | json | status >= 500 [5m]))"#,
             false,
         ),
         (

@@ -84,7 +84,6 @@ pub(super) fn fields_buckets_query(
             "unwrapped values are not translated yet".into(),
         ));
     }
-    let fields = Fields::new(stage)?;
     let mut read: Vec<String> = names.to_vec();
     let filters: Vec<LabelFilterExpr> = stage
         .filters
@@ -98,12 +97,13 @@ pub(super) fn fields_buckets_query(
             }
         }
     }
+    let fields = Fields::new(stage, &read)?;
     let mut cols = vec![
         "r.stream_id AS sid".to_string(),
         "toUnixTimestamp64Nano(r.timestamp) AS ts".to_string(),
         "r.line AS line".to_string(),
         "r.metadata AS metadata".to_string(),
-        format!("{} AS jkind", line_kind("r.line")),
+        format!("{} AS jkind", fields.line_kind("r.line")),
         "JSONExtractKeysAndValues(r.line, 'Dynamic') AS jkv".to_string(),
     ];
     cols.extend(fields.columns());
@@ -159,27 +159,55 @@ pub(super) fn fields_buckets_query(
     ))
 }
 
-/// The kind of a line by its first byte: 0 empty (no label set), 1 a JSON
-/// object ClickHouse parses, 2 `"` or `[` (every label `""`), 3 residual
-/// (Loki's `__error__`, or a `{` line that is not valid JSON).
-fn line_kind(line: &str) -> String {
-    format!(
-        "multiIf({line} = '', 0, startsWith({line}, '{{'), if(isValidJSON({line}), 1, 3), \
-         startsWith({line}, '\"') OR startsWith({line}, '['), 2, 3)"
-    )
+/// A member ClickHouse reads as Loki writes it (see the module
+/// documentation): absent or `null` (`None`), a string, `true`/`false`, a
+/// 64-bit integer. Other types are residual.
+const EXACT_TYPES: &str = "('None', 'String', 'Bool', 'Int64', 'UInt64')";
+
+/// The members `| json` without parameters turns into labels: scalars.
+const SCALAR_TYPES: &str = "('String', 'Int64', 'UInt64', 'Float64', 'Bool')";
+
+/// How labels are extracted.
+enum Mode<'a> {
+    /// `| json label="key", …`.
+    Keys(&'a [JsonKey]),
+    /// `| json`: only labels read by the plan matter, each without `_`.
+    All(Vec<String>),
 }
 
-/// The `| json` parameters as SQL columns and label look-ups.
+/// The `| json` stage as SQL columns and label look-ups.
 struct Fields<'a> {
-    keys: &'a [JsonKey],
+    mode: Mode<'a>,
 }
 
 impl<'a> Fields<'a> {
-    fn new(stage: &'a FieldStage) -> Result<Self, Error> {
-        let JsonParser::Keys(keys) = &stage.parser else {
-            return Err(Error::Unsupported(
-                "| json without parameters is not translated".into(),
-            ));
+    /// The stage's parser, for a plan reading the labels `read`.
+    ///
+    /// `| json` without parameters flattens nested members into names
+    /// joined by `_`, sanitizes and trims keys and skips `null`s and arrays
+    /// (first scalar of each final name wins); a label without `_` can only
+    /// come from a top-level key equal to it after trimming, or from the
+    /// members of an object under a key that trims to nothing (which Loki
+    /// reads as top level). The SQL reads the first scalar member of exactly
+    /// that key and leaves rows with a key holding the label plus other
+    /// characters that are not `[A-Za-z0-9_]` (e.g. `" level"`), or with an
+    /// object under a key without any `[A-Za-z0-9_]`, to the engine. Labels
+    /// with `_` (other than `__error__`/`__error_details__`) decline.
+    fn new(stage: &'a FieldStage, read: &[String]) -> Result<Self, Error> {
+        let keys = match &stage.parser {
+            JsonParser::Keys(keys) => keys,
+            JsonParser::All => {
+                for n in read {
+                    if n.contains('_') && !ERROR_LABELS.contains(&n.as_str()) {
+                        return Err(Error::Unsupported(format!(
+                            "| json without parameters: label {n} (names with `_` are not translated)"
+                        )));
+                    }
+                }
+                return Ok(Fields {
+                    mode: Mode::All(read.to_vec()),
+                });
+            }
         };
         for k in keys {
             let simple = !k.key.is_empty()
@@ -193,7 +221,24 @@ impl<'a> Fields<'a> {
                 )));
             }
         }
-        Ok(Fields { keys })
+        Ok(Fields {
+            mode: Mode::Keys(keys),
+        })
+    }
+
+    /// The kind of a line: 0 empty (no label set), 1 a JSON object
+    /// ClickHouse parses, 2 `"` or `[` (every parameter's label `""`), 3
+    /// residual (Loki's `__error__`, or a `{` line that is not valid JSON).
+    /// Without parameters every line but a valid object is residual (Loki's
+    /// walk wants an object).
+    fn line_kind(&self, line: &str) -> String {
+        match self.mode {
+            Mode::Keys(_) => format!(
+                "multiIf({line} = '', 0, startsWith({line}, '{{'), if(isValidJSON({line}), 1, 3), \
+                 startsWith({line}, '\"') OR startsWith({line}, '['), 2, 3)"
+            ),
+            Mode::All(_) => format!("if(startsWith({line}, '{{') AND isValidJSON({line}), 1, 3)"),
+        }
     }
 
     /// Per parameter `i`: its member (`jp{i}`), the member's type (`jt{i}`),
@@ -201,8 +246,12 @@ impl<'a> Fields<'a> {
     /// not provably Loki's (`jb{i}`) and whether the base labels hold the
     /// parameter's label (`jh{i}`: then it is named `…_extracted`).
     fn columns(&self) -> Vec<String> {
+        let keys = match &self.mode {
+            Mode::Keys(keys) => *keys,
+            Mode::All(read) => return all_columns(read),
+        };
         let mut out = Vec::new();
-        for (i, k) in self.keys.iter().enumerate() {
+        for (i, k) in keys.iter().enumerate() {
             let l = quote(&k.label);
             out.push(format!(
                 "arrayFirst(p -> p.1 = {}, jkv).2 AS jp{i}",
@@ -214,7 +263,7 @@ impl<'a> Fields<'a> {
                  toString(jp{i})) AS jv{i}"
             ));
             out.push(format!(
-                "(jkind = 1 AND (jt{i} NOT IN ('None', 'String', 'Bool', 'Int64', 'UInt64') \
+                "(jkind = 1 AND (jt{i} NOT IN {EXACT_TYPES} \
                  OR (jt{i} = 'Int64' AND jv{i} = '0' AND position(r.line, '-0') > 0))) AS jb{i}"
             ));
             out.push(format!(
@@ -236,7 +285,19 @@ impl<'a> Fields<'a> {
         } else {
             (base_label(name), "0".to_string())
         };
-        for (i, k) in self.keys.iter().enumerate() {
+        let keys = match &self.mode {
+            Mode::Keys(keys) => *keys,
+            Mode::All(read) => {
+                return match read.iter().position(|n| n == name) {
+                    Some(i) if !ERROR_LABELS.contains(&name) => (
+                        format!("if(NOT ah{i} AND at{i} != 'None', av{i}, {value})"),
+                        format!("(NOT ah{i} AND ab{i})"),
+                    ),
+                    _ => (value, undecided),
+                };
+            }
+        };
+        for (i, k) in keys.iter().enumerate() {
             let cond = if k.label == name {
                 format!("jkind IN (1, 2) AND NOT jh{i}")
             } else if format!("{}_extracted", k.label) == name {
@@ -249,6 +310,41 @@ impl<'a> Fields<'a> {
         }
         (value, undecided)
     }
+}
+
+/// Columns of `| json` without parameters, per read label `i` (named `n`,
+/// without `_`): its first scalar top-level member (`ap{i}`), its type
+/// (`at{i}`, `None` when there is none), its text (`av{i}`), whether the
+/// SQL cannot tell Loki's value (`ab{i}`: a type printed back otherwise,
+/// `-0`, a key that trims to `n`, an object under a key that may trim to
+/// nothing) and whether the base labels hold `n` (`ah{i}`: then the member
+/// is named `n_extracted` and `n` keeps the base value).
+fn all_columns(read: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, n) in read.iter().enumerate() {
+        if ERROR_LABELS.contains(&n.as_str()) {
+            continue;
+        }
+        let q = quote(n);
+        out.push(format!(
+            "arrayFirst(p -> p.1 = {q} AND dynamicType(p.2) IN {SCALAR_TYPES}, jkv).2 AS ap{i}"
+        ));
+        out.push(format!("dynamicType(ap{i}) AS at{i}"));
+        out.push(format!(
+            "if(at{i} = 'String' AND position(toString(ap{i}), '\u{FFFD}') > 0, '', toString(ap{i})) AS av{i}"
+        ));
+        out.push(format!(
+            "(at{i} NOT IN {EXACT_TYPES} \
+             OR (at{i} = 'Int64' AND av{i} = '0' AND position(r.line, '-0') > 0) \
+             OR arrayExists(p -> p.1 != {q} AND position(p.1, {q}) > 0 \
+             AND NOT match(replaceOne(p.1, {q}, ''), '[A-Za-z0-9_]'), jkv) \
+             OR arrayExists(p -> NOT match(p.1, '[A-Za-z0-9_]') AND dynamicType(p.2) = 'JSON', jkv)) AS ab{i}"
+        ));
+        out.push(format!(
+            "(mapContains(s.stream_labels, {q}) OR has(mapKeys(r.metadata), {q})) AS ah{i}"
+        ));
+    }
+    out
 }
 
 /// A label filter's expression, parsed back from its LogQL text.
@@ -501,6 +597,17 @@ mod tests {
         let mut declined = Vec::new();
         let mut all = p.clone();
         all.fields.as_mut().unwrap().parser = JsonParser::All;
+        let q = crate::sql::buckets_query(&all).unwrap();
+        assert!(
+            q.contains("if(startsWith(r.line, '{') AND isValidJSON(r.line), 1, 3) AS jkind"),
+            "{q}"
+        );
+        assert!(q.contains("arrayFirst(p -> p.1 = 'level' AND dynamicType(p.2) IN ('String', 'Int64', 'UInt64', 'Float64', 'Bool'), jkv).2 AS ap0"), "{q}");
+        assert!(q.contains("if(NOT ah0 AND at0 != 'None', av0, "), "{q}");
+        // A label with `_` may come from nested members: declined.
+        if let PlanOutput::Buckets(b) = &mut all.output {
+            b.group_by = GroupBy::Labels(vec!["user_id".into()]);
+        }
         declined.push(all);
         let mut unwrap = p.clone();
         unwrap.fields.as_mut().unwrap().unwrap = Some(UnwrapField {
@@ -541,7 +648,9 @@ mod tests {
                 key: "other".into(),
             },
         ];
-        let f = Fields { keys: &keys };
+        let f = Fields {
+            mode: Mode::Keys(&keys),
+        };
         let (v, u) = f.label("level_extracted");
         assert!(v.starts_with("if(jkind IN (1, 2) AND NOT jh1, jv1, if(jkind IN (1, 2) AND jh0, jv0, if(has(mapKeys(r.metadata), 'level_extracted')"), "{v}");
         assert_eq!(
@@ -550,7 +659,8 @@ mod tests {
         );
         assert_eq!(f.label("__error__").0, "CAST(NULL, 'Nullable(String)')");
         assert_eq!(f.label("other").1, "0");
-        assert!(line_kind("l")
+        assert!(f
+            .line_kind("l")
             .starts_with("multiIf(l = '', 0, startsWith(l, '{'), if(isValidJSON(l), 1, 3)"));
     }
 }

@@ -603,6 +603,26 @@ fn json_parameter_plans_answer_in_sql_like_the_reference() {
             false,
         ),
         (
+            r#"max_over_time({app=~"json.*"} | json st="status" | __error__="" | unwrap st | __error__="" [1m]) by (app)"#,
+            false,
+        ),
+        (
+            r#"min_over_time({app=~"json.*"} | json st="status", level="level" | unwrap st | __error__="" [2m]) by (level)"#,
+            false,
+        ),
+        (
+            r#"quantile_over_time(0.5, {app=~"json.*"} | json st="status" | unwrap st | __error__="" [2m]) by (app)"#,
+            false,
+        ),
+        (
+            r#"quantile_over_time(0.9, {namespace=~".+"} | json b="bytes_sent" | unwrap b [5m]) by (app)"#,
+            false,
+        ),
+        (
+            r#"max_over_time({namespace=~".+"} | json b="bytes_sent", level="level" | level="error" | unwrap b [5m]) by (namespace)"#,
+            false,
+        ),
+        (
             r#"sum by (status, level) (count_over_time({app=~"json2"} | json | level=~"e.*|a.*|y|t.*" | __error__="" [1m]))"#,
             false,
         ),

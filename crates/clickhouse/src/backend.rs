@@ -366,6 +366,22 @@ impl ClickHouseBackend {
                             c[bucket] += rows;
                             s[bucket] += u64_of(r, "bytes")? as f64;
                         }
+                        // One answer row per (group, bucket): its extreme.
+                        BucketData::Min(c, m) | BucketData::Max(c, m) => {
+                            c[bucket] += rows;
+                            m[bucket] = f64_of(&r["unwrapped"])
+                                .ok_or_else(|| Error::Decode(format!("unwrapped in {r}")))?;
+                        }
+                        BucketData::Values(vs) => {
+                            let vals = r["unwrapped"]
+                                .as_array()
+                                .ok_or_else(|| Error::Decode(format!("unwrapped in {r}")))?;
+                            for v in vals {
+                                vs[bucket].push(f64_of(v).ok_or_else(|| {
+                                    Error::Decode(format!("unwrapped value in {r}"))
+                                })?);
+                            }
+                        }
                         _ => return Err(Error::Unsupported("bucket value".into())),
                     }
                 }
@@ -400,6 +416,15 @@ fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
 fn u64_of_value(v: &Value) -> Option<u64> {
     match v {
         Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A float of an answer: a JSON number, or one in a string.
+fn f64_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
         Value::String(s) => s.parse().ok(),
         _ => None,
     }

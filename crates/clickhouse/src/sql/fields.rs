@@ -46,7 +46,9 @@ use super::group::{base_label, distinct_rows, key_array, labels_plan, stream_lab
 use super::{bucket_expr, quote, selector_regex};
 use crate::Error;
 use runakefli_logql::{CmpOp, Expr, LabelFilterExpr, Stage};
-use runakefli_model::plan::{BucketValue, FieldFilter, FieldStage, JsonKey, JsonParser, QueryPlan};
+use runakefli_model::plan::{
+    BucketValue, FieldFilter, FieldStage, JsonKey, JsonParser, QueryPlan, UnwrapConversion,
+};
 use runakefli_model::{MatchOp, Matcher};
 
 /// Labels whose value reads Loki's error state, never a stored label: rows
@@ -59,6 +61,12 @@ const ERROR_LABELS: [&str; 2] = ["__error__", "__error_details__"];
 /// `String`, whatever a server's defaults.
 const INFER: &str = "input_format_try_infer_dates = 0, input_format_try_infer_datetimes = 0, \
                      input_format_json_try_infer_numbers_from_strings = 0";
+
+/// Whether the line may hold the JSON number `-0` as a member's value
+/// (ClickHouse reads it as the integer `0`; Loki keeps the text `-0`): a
+/// `-0` token after a `:`. Also true for such text inside strings, which
+/// only makes more rows residual.
+const NEG_ZERO: &str = r"match(r.line, ':\\s*-0\\s*[,}\\]]')";
 
 /// Largest magnitude of an integer value compared in SQL: 15 digits, well
 /// inside `f64`'s exact integers (2^53).
@@ -79,22 +87,45 @@ pub(super) fn fields_buckets_query(
         .fields
         .as_ref()
         .ok_or_else(|| Error::Unsupported("no fields stage".into()))?;
-    if !matches!(b.value, BucketValue::Count | BucketValue::LineBytes) || stage.unwrap.is_some() {
-        return Err(Error::Unsupported(
-            "unwrapped values are not translated yet".into(),
-        ));
+    // What each kept row adds: a row (and its line's bytes), or its
+    // unwrapped value (the smallest, the largest, or all of them).
+    let agg = match (b.value, &stage.unwrap) {
+        (BucketValue::Count | BucketValue::LineBytes, None) => None,
+        (BucketValue::Min, Some(_)) => Some("min(uv)"),
+        (BucketValue::Max, Some(_)) => Some("max(uv)"),
+        (BucketValue::Values, Some(_)) => Some("groupArray(uv)"),
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "bucket value {:?} is not translated",
+                b.value
+            )))
+        }
+    };
+    if let Some(u) = &stage.unwrap {
+        if u.conversion != UnwrapConversion::Float || names.contains(&u.label) {
+            return Err(Error::Unsupported(format!("unwrap {u:?}")));
+        }
     }
     let mut read: Vec<String> = names.to_vec();
-    let filters: Vec<LabelFilterExpr> = stage
+    let parse = |fs: &[FieldFilter]| fs.iter().map(filter_expr).collect::<Result<Vec<_>, _>>();
+    let filters = parse(&stage.filters)?;
+    let post = parse(
+        stage
+            .unwrap
+            .as_ref()
+            .map_or(&[][..], |u| &u.post_filters[..]),
+    )?;
+    let unwrap_label = stage.unwrap.as_ref().map(|u| u.label.clone());
+    let all_filters = stage
         .filters
         .iter()
-        .map(filter_expr)
-        .collect::<Result<_, _>>()?;
-    for f in &stage.filters {
-        for l in &f.labels {
-            if !read.contains(l) {
-                read.push(l.clone());
-            }
+        .chain(stage.unwrap.iter().flat_map(|u| u.post_filters.iter()));
+    for l in all_filters
+        .flat_map(|f| f.labels.iter().cloned())
+        .chain(unwrap_label.clone())
+    {
+        if !read.contains(&l) {
+            read.push(l);
         }
     }
     let fields = Fields::new(stage, &read)?;
@@ -112,13 +143,36 @@ pub(super) fn fields_buckets_query(
         cols.push(format!("{v} AS lv{i}"));
         cols.push(format!("{u} AS lu{i}"));
     }
-    // Filters in order: a row is residual when a filter is undecided and
-    // every filter before it kept the row.
+    // The stages in order: filters, the unwrap, filters after it, the
+    // grouping. A row is residual when a stage is undecided and every stage
+    // before it kept the row; kept when every stage keeps it.
     let col = |name: &str| read.iter().position(|n| n == name).unwrap_or(0);
-    let mut keeps = Vec::new();
-    let mut residual = vec!["jkind = 3".to_string()];
+    let mut stages: Vec<Compiled> = Vec::new();
     for f in &filters {
-        let c = compile(f, &col)?;
+        stages.push(compile(f, &col)?);
+    }
+    if let Some(l) = &unwrap_label {
+        let i = col(l);
+        let v = format!("toFloat64(toInt64OrZero(lv{i}))");
+        cols.push(format!("{v} AS uv"));
+        stages.push(Compiled {
+            keep: "1".into(),
+            undecided: unwrap_undecided(i),
+        });
+    }
+    for f in &post {
+        stages.push(compile(f, &col)?);
+    }
+    if !names.is_empty() {
+        let any: Vec<String> = (0..names.len()).map(|i| format!("lu{i}")).collect();
+        stages.push(Compiled {
+            keep: "1".into(),
+            undecided: format!("({})", any.join(" OR ")),
+        });
+    }
+    let mut keeps: Vec<String> = Vec::new();
+    let mut residual = vec!["jkind = 3".to_string()];
+    for c in &stages {
         let before = if keeps.is_empty() {
             String::new()
         } else {
@@ -132,20 +186,14 @@ pub(super) fn fields_buckets_query(
     } else {
         keeps.join(" AND ")
     };
-    let group_undecided: Vec<String> = (0..names.len()).map(|i| format!("lu{i}")).collect();
-    if !group_undecided.is_empty() {
-        residual.push(format!(
-            "({all_keep} AND ({}))",
-            group_undecided.join(" OR ")
-        ));
-    }
     let key: Vec<String> = (0..names.len()).map(|i| format!("lv{i}")).collect();
     cols.push(format!("({}) AS res", residual.join(" OR ")));
     cols.push(format!("(NOT res AND {all_keep}) AS kept"));
+    let agg = agg.map_or(String::new(), |a| format!(", {a} AS unwrapped"));
     Ok(format!(
         "SELECT res, if(res, sid, 0) AS rsid, if(res, {empty}, {key}) AS key, \
          if(res, 0, {bucket}) AS bucket, count() AS rows, sum(length(line)) AS bytes, \
-         groupArrayIf((sid, ts, line, metadata), res) AS residual \
+         groupArrayIf((sid, ts, line, metadata), res) AS residual{agg} \
          FROM (SELECT r.timestamp AS timestamp, {cols} \
          FROM ({distinct}) AS r INNER JOIN ({streams}) AS s ON r.stream_id = s.stream_id) \
          WHERE res OR kept GROUP BY res, rsid, key, bucket ORDER BY res, rsid, key, bucket \
@@ -264,7 +312,7 @@ impl<'a> Fields<'a> {
             ));
             out.push(format!(
                 "(jkind = 1 AND (jt{i} NOT IN {EXACT_TYPES} \
-                 OR (jt{i} = 'Int64' AND jv{i} = '0' AND position(r.line, '-0') > 0))) AS jb{i}"
+                 OR (jt{i} = 'Int64' AND jv{i} = '0' AND {NEG_ZERO}))) AS jb{i}"
             ));
             out.push(format!(
                 "(mapContains(s.stream_labels, {l}) OR has(mapKeys(r.metadata), {l})) AS jh{i}"
@@ -335,7 +383,7 @@ fn all_columns(read: &[String]) -> Vec<String> {
         ));
         out.push(format!(
             "(at{i} NOT IN {EXACT_TYPES} \
-             OR (at{i} = 'Int64' AND av{i} = '0' AND position(r.line, '-0') > 0) \
+             OR (at{i} = 'Int64' AND av{i} = '0' AND {NEG_ZERO}) \
              OR arrayExists(p -> p.1 != {q} AND position(p.1, {q}) > 0 \
              AND NOT match(replaceOne(p.1, {q}, ''), '[A-Za-z0-9_]'), jkv) \
              OR arrayExists(p -> NOT match(p.1, '[A-Za-z0-9_]') AND dynamicType(p.2) = 'JSON', jkv)) AS ab{i}"
@@ -425,6 +473,17 @@ fn string_match(v: &str, m: &Matcher) -> Result<String, Error> {
         MatchOp::Re => format!("match({v}, {})", quote(&selector_regex(&m.value)?)),
         MatchOp::Nre => format!("NOT match({v}, {})", quote(&selector_regex(&m.value)?)),
     })
+}
+
+/// Whether the unwrap of label column `i` is undecided in SQL: it is
+/// exact only for integers of at most 15 digits (`f64` holds them exactly,
+/// as Go's `ParseFloat` reads them), not `-0` (which is `-0.0` in `f64`).
+/// An absent label, or any other text, is the engine's (its conversion or
+/// its `__error__`).
+fn unwrap_undecided(i: usize) -> String {
+    format!(
+        "(lu{i} OR isNull(lv{i}) OR NOT match(lv{i}, '^-?[0-9]{{1,15}}$') OR match(lv{i}, '^-0+$'))"
+    )
 }
 
 /// `x op c` for an integer `x` with `|x| <= MAX_EXACT` and a float `c`, as
@@ -616,7 +675,31 @@ mod tests {
             convert: Arc::new(|s: &str| s.parse().ok()),
             post_filters: Vec::new(),
         });
-        declined.push(unwrap);
+        declined.push(unwrap.clone());
+        // An unwrap with a min/max/values plan is translated; other
+        // conversions and values (points: order-dependent sums) decline.
+        let with = |value: BucketValue, conversion: UnwrapConversion| {
+            let mut q = unwrap.clone();
+            if let PlanOutput::Buckets(b) = &mut q.output {
+                b.value = value;
+            }
+            q.fields
+                .as_mut()
+                .unwrap()
+                .unwrap
+                .as_mut()
+                .unwrap()
+                .conversion = conversion;
+            q
+        };
+        let q =
+            crate::sql::buckets_query(&with(BucketValue::Max, UnwrapConversion::Float)).unwrap();
+        assert!(q.contains("toFloat64(toInt64OrZero(lv1)) AS uv"), "{q}");
+        assert!(q.contains("max(uv) AS unwrapped"), "{q}");
+        assert!(q.contains(&unwrap_undecided(1)), "{q}");
+        declined.push(with(BucketValue::Max, UnwrapConversion::Duration));
+        declined.push(with(BucketValue::Points, UnwrapConversion::Float));
+        declined.push(with(BucketValue::Sum, UnwrapConversion::Float));
         let mut error_label = p.clone();
         error_label.fields.as_mut().unwrap().parser = JsonParser::Keys(vec![JsonKey {
             label: "__error__".into(),

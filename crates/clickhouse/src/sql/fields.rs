@@ -1,5 +1,6 @@
-//! The `| json label="key", …` stage ([`JsonParser::Keys`]) and the label
-//! filters after it, in label-grouped bucket plans.
+//! The `| json` stage (with parameters, [`JsonParser::Keys`]; without, for
+//! labels without `_`, see `Fields::new`), the label filters after it and
+//! the unwrap, in label-grouped bucket plans.
 //!
 //! Loki's rules (the engine's `JsonExprParser`, the plan module's
 //! [`JsonParser`]) by the line's first byte:
@@ -23,8 +24,8 @@
 //!   may still read members of them), and lines of the `__error__` kind;
 //! - a label a filter or the grouping reads whose member is a float, an
 //!   object or an array (ClickHouse re-prints them, e.g. `1e2` as `100`), or
-//!   the integer `0` on a line holding `-0` anywhere (`-0` is re-printed as
-//!   `0`). Strings, `true`/`false`, integers (Int64/UInt64 as written; JSON
+//!   the integer `0` on a line holding a `-0` token after a `:` (`-0` is
+//!   re-printed as `0`). Strings, `true`/`false`, integers (Int64/UInt64 as written; JSON
 //!   integers beyond them come back as their digits, as written) and absent
 //!   or `null` members are exact.
 //!
@@ -38,9 +39,19 @@
 //! values that are integers of at most 15 digits (exact as `f64`, compared
 //! as integers against the constant's floor or ceiling); any other value a
 //! numeric comparison reads makes the row residual (Loki's conversion, or its
-//! `__error__`, is the engine's). Duration, byte-size and `ip()` filters,
-//! `| json` without parameters, unwraps and labels named `__…` as
-//! parameters decline the plan.
+//! `__error__`, is the engine's).
+//!
+//! `| unwrap label` (float conversion) feeds `min`, `max` or `groupArray`
+//! for min/max/quantile plans; the value is exact for integers of at most
+//! 15 digits (not `-0`), any other value makes the row residual. Filters,
+//! the unwrap, the filters after it and the grouping are stages in order:
+//! a row is residual where a stage is undecided and the stages before it
+//! kept the row.
+//!
+//! Declined: duration, byte-size and `ip()` filters, `duration()` and
+//! `bytes()` unwraps, unwraps into sums or points (sum, avg, rate, first,
+//! last, stddev over time), `| json` without parameters reading a label
+//! with `_`, and parameters labelled `__…`.
 
 use super::group::{base_label, distinct_rows, key_array, labels_plan, stream_labels};
 use super::{bucket_expr, quote, selector_regex};

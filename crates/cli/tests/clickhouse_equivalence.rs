@@ -25,7 +25,7 @@ use runakefli_model::{
 };
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use store_states::{conformance_pushes, time_range, workload_pushes};
+use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State};
 
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
@@ -309,4 +309,518 @@ fn series_ships_no_log_rows_and_answers_as_the_reference() {
     );
     // One row per stream with rows in the (day-widened) window, at most.
     assert!(after.bounds_rows - before.bounds_rows <= 4 * calls as u64);
+}
+
+fn series_count(r: &QueryResult) -> u64 {
+    match r {
+        QueryResult::Matrix(m) => m.len() as u64,
+        other => panic!("a matrix expected: {other:?}"),
+    }
+}
+
+/// The workload plus rows that test the label rules of grouped plans:
+/// structured metadata naming a stream label (`app`, which it replaces) or
+/// a new one (`tier`, given twice on a row: the last pair wins), and rows
+/// exactly on step boundaries (`end - k * step`: the right edge of a
+/// bucket) and one nanosecond after them.
+fn grouped_pushes(end: i64, step: i64) -> Vec<PushRequest> {
+    let mut pushes = workload_pushes(17, 30, end, 6);
+    let labels = Labels::parse(r#"{app="edge", namespace="ns-edge"}"#).unwrap();
+    let mut entries = Vec::new();
+    for k in 1..8i64 {
+        for (i, (dt, md)) in [
+            (0, vec![]),
+            (1, vec![("app".to_string(), "from-meta".to_string())]),
+            (
+                0,
+                vec![
+                    ("tier".to_string(), "a".to_string()),
+                    ("tier".to_string(), "b".to_string()),
+                ],
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            entries.push(Entry {
+                ts: end - k * step + dt,
+                line: format!(r#"{{"level":"warn","msg":"edge {k} {i}","status":503}}"#),
+                metadata: md,
+            });
+        }
+    }
+    pushes.push(PushRequest {
+        streams: vec![PushStream { labels, entries }],
+    });
+    pushes
+}
+
+/// Metric queries grouped by stream labels (no `| json`) are answered in
+/// SQL: one row per group and bucket crosses over, no log row is scanned
+/// into the engine, and the answers are the in-memory reference's and the
+/// embedded store's (whose own plan path groups the same way), for
+/// `count_over_time`, `rate`, `bytes_over_time`, `bytes_rate`, a grouping
+/// by a label some streams lack, by a metadata name, and by nothing.
+#[test]
+fn label_grouped_bucket_plans_ship_groups_not_rows() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = grouped_pushes(end, step);
+    let (lo, hi) = time_range(&pushes);
+    let db = format!("equiv_grouped_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let queries = [
+        r#"sum by (app) (count_over_time({namespace=~".+"} |= "timeout" [5m]))"#,
+        r#"sum by (app) (count_over_time({namespace=~".+"}[1m]))"#,
+        r#"sum by (namespace, app) (rate({app=~".+"} != "debug" [5m]))"#,
+        r#"sum by (app) (bytes_over_time({namespace=~".+"} |~ `time.ut` [2m]))"#,
+        r#"sum by (pod) (bytes_rate({namespace=~"ns-edge|shop"}[3m]))"#,
+        r#"sum by (tier, missing) (count_over_time({namespace=~".+"}[5m]))"#,
+        r#"sum(count_over_time({namespace=~".+"}[1m]))"#,
+        r#"topk(2, sum by (app) (count_over_time({namespace=~".+"}[5m])))"#,
+    ];
+    let (start, stop) = (lo + step, hi + 1);
+    let steps = ((stop - start) / step + 1) as u64;
+    let mut rows_total = 0u64;
+    for q in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        let before = ch.sql_stats();
+        let answers: Vec<QueryResult> = engines
+            .iter()
+            .map(|e| {
+                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
+                    .unwrap_or_else(|e| panic!("{q}: {e}"))
+                    .result
+            })
+            .collect();
+        let after = ch.sql_stats();
+        assert!(nonempty(&answers[0]), "{q} found nothing");
+        assert!(
+            same(&answers[0], &answers[1]),
+            "{q}: clickhouse and reference differ\nclickhouse: {:?}\nreference: {:?}",
+            answers[0],
+            answers[1]
+        );
+        assert!(
+            same(&answers[0], &answers[2]),
+            "{q}: clickhouse and embedded store differ\nclickhouse: {:?}\nembedded: {:?}",
+            answers[0],
+            answers[2]
+        );
+        // The groups SQL counted: the series of the answer, or for `topk`
+        // (which keeps a few per step) of the aggregation inside it.
+        let inner = q.strip_prefix("topk(2, ").and_then(|r| r.strip_suffix(')'));
+        let groups = match inner {
+            None => series_count(&answers[0]),
+            Some(i) => {
+                let e = runakefli_logql::parse_expr(i).unwrap();
+                series_count(
+                    &engines[1]
+                        .query_range(&tenant, &e, start, stop, step, 100, Direction::Backward)
+                        .unwrap()
+                        .result,
+                )
+            }
+        };
+        let shipped = after.plan_rows - before.plan_rows;
+        eprintln!(
+            "{q}: plan rows {shipped}, scan rows {}, groups {groups}",
+            after.scan_rows - before.scan_rows
+        );
+        assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+        assert_eq!(after.plans_declined, before.plans_declined, "{q}");
+        assert_eq!(after.scans, before.scans, "{q}: no scan");
+        assert_eq!(after.scan_rows, before.scan_rows, "{q}: no log row");
+        // At most one row per (group, bucket); a window of r/step steps
+        // makes one bucket per step (and one before the first).
+        assert!(shipped > 0 && shipped <= (steps + 1) * groups.max(1), "{q}");
+        rows_total += shipped;
+    }
+    let log_rows: usize = pushes
+        .iter()
+        .flat_map(|p| &p.streams)
+        .map(|s| s.entries.len())
+        .sum();
+    eprintln!(
+        "{} queries over {log_rows} log rows shipped {rows_total} rows",
+        queries.len()
+    );
+}
+
+/// Lines for `| json` parameters at the edges of Loki's rules: strings with
+/// escapes and U+FFFD, `null`, absent members, a key given twice, an
+/// escaped key, integers (`-0`, beyond 64 bits), floats, `true`, objects,
+/// lines that are not objects (`[…]`, `"…"`, empty), lines Loki marks
+/// `__error__` (plain text, a leading space) and `{` lines that are not
+/// valid JSON (trailing text or comma: Loki's scanner still reads them).
+const JSON_EDGE_LINES: &[&str] = &[
+    r#"{"level":"error","status":500,"msg":"a"}"#,
+    r#"{"level":"info","status":"404","msg":"b"}"#,
+    r#"{"status":503.0,"level":"warn"}"#,
+    r#"{"level":null,"status":200}"#,
+    r#"{"status":200}"#,
+    r#"{"level":"esc\"aped\nline","status":-0}"#,
+    r#"{"level":"dup","level":"second","status":1e2}"#,
+    r#"{"level":"\u00fcber","status":12345678901234567890123}"#,
+    r#"{"level":"x\ufffdy","status":-7}"#,
+    "{\"level\":\"raw \u{fffd}\",\"status\":301}",
+    r#"{"\u006cevel":"escaped-key","status":0}"#,
+    r#"{"level":true,"status":"5xx"}"#,
+    r#"{"level":{"nested":1},"status":[1,2]}"#,
+    r#"{ "level" : "spaced" , "status" : 418 }"#,
+    r#"{"level":"2024-01-01 10:00:00.50","status":"0404"}"#,
+    r#"[{"level":"in-array"}]"#,
+    r#""level""#,
+    "",
+    "plain text level=error",
+    r#" {"level":"leading space"}"#,
+    r#"{"level":"trailing"} text"#,
+    r#"{"level":"comma",}"#,
+    // `| json` without parameters: keys trimmed, a key trimming to nothing
+    // makes its object top level, `null`s, arrays and objects skipped (a
+    // later scalar of the name wins), a key holding the name.
+    r#"{" level ":"trimmed","status":1}"#,
+    r#"{"":{"level":"empty-prefix"},"status":2}"#,
+    r#"{"level":null,"level":"after-null","status":3}"#,
+    r#"{"level":[1],"level":{"a":1},"level":"after-object","status":4}"#,
+    r#"{"loglevel":"x","level":"y","status":5}"#,
+];
+
+/// Streams of [`JSON_EDGE_LINES`]: one whose `level` stream label collides
+/// with the extracted `level` (which becomes `level_extracted`), one
+/// without, and rows whose metadata holds `level` (also a collision).
+fn json_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
+    let mut pushes = Vec::new();
+    for (s, labels) in [r#"{app="json", level="stream-level"}"#, r#"{app="json2"}"#]
+        .into_iter()
+        .enumerate()
+    {
+        let mut entries = Vec::new();
+        for (i, line) in JSON_EDGE_LINES.iter().enumerate() {
+            for k in 0..3i64 {
+                // Spread over steps, some exactly on a step's edge.
+                let ts = end - (i as i64 % 5 + 1) * step + k * (step / 2) + (s as i64);
+                let metadata = if k == 1 {
+                    vec![("level".to_string(), "from-meta".to_string())]
+                } else {
+                    Vec::new()
+                };
+                entries.push(Entry {
+                    ts,
+                    line: line.to_string(),
+                    metadata,
+                });
+            }
+        }
+        pushes.push(PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(labels).unwrap(),
+                entries,
+            }],
+        });
+    }
+    pushes
+}
+
+/// `| json label="key"` with label filters in label-grouped bucket plans is
+/// answered in SQL: buckets per group cross over, plus the rows the SQL
+/// cannot decide exactly (residual), and the answers are the reference's
+/// and the embedded store's, over the edge lines above and the workload.
+#[test]
+fn json_parameter_plans_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let mut pushes = workload_pushes(23, 30, end, 6);
+    let edges = json_edge_pushes(end, step);
+    pushes.extend(edges.iter().cloned());
+    let (lo, hi) = time_range(&pushes);
+    let db = format!("equiv_json_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let edge_rows = (JSON_EDGE_LINES.len() * 3 * edges.len()) as u64;
+    // (query, whether rows the engine marks `__error__` reach it: then the
+    // engine answers on its own path, as Loki, and the plan is moot).
+    let queries = [
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json level="level" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level_extracted, level) (count_over_time({app=~"json.*"} | json level="level" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json level="level", status="status" | status >= 400 | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (status) (count_over_time({app=~"json.*"} | json status="status", level="level" | level=~"e.*|w.*|s.*" | __error__="" [2m]))"#,
+            false,
+        ),
+        (
+            r#"sum(count_over_time({app=~"json.*"} | json lvl="level" | lvl!="" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (lvl) (count_over_time({app=~"json.*"} | json lvl="level", st="status" | lvl="error" or st < 300 | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json level="level" [1m]))"#,
+            true,
+        ),
+        (
+            r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({app=~"json.*"} | json | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"max_over_time({app=~"json.*"} | json st="status" | __error__="" | unwrap st | __error__="" [1m]) by (app)"#,
+            false,
+        ),
+        (
+            r#"min_over_time({app=~"json.*"} | json st="status", level="level" | unwrap st | __error__="" [2m]) by (level)"#,
+            false,
+        ),
+        (
+            r#"quantile_over_time(0.5, {app=~"json.*"} | json st="status" | unwrap st | __error__="" [2m]) by (app)"#,
+            false,
+        ),
+        (
+            r#"quantile_over_time(0.9, {namespace=~".+"} | json b="bytes_sent" | unwrap b [5m]) by (app)"#,
+            false,
+        ),
+        (
+            r#"max_over_time({namespace=~".+"} | json b="bytes_sent", level="level" | level="error" | unwrap b [5m]) by (namespace)"#,
+            false,
+        ),
+        (
+            r#"sum by (status, level) (count_over_time({app=~"json2"} | json | level=~"e.*|a.*|y|t.*" | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (level) (count_over_time({namespace=~".+"} | json | __error__="" [1m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (app, method) (rate({namespace=~".+"} | json | status >= 500 [5m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (app, level) (rate({namespace=~".+"} |= "error" | json level="level", app="app" | level!="debug" [5m]))"#,
+            false,
+        ),
+        (
+            r#"sum by (status) (count_over_time({namespace=~".+"} | json status="status" | status >= 500 [5m]))"#,
+            false,
+        ),
+    ];
+    let (start, stop) = (lo + step, hi + 1);
+    for (q, errors) in queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        let before = ch.sql_stats();
+        let answers: Vec<Result<QueryResult, String>> = engines
+            .iter()
+            .map(|e| {
+                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
+                    .map(|r| r.result)
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        let after = ch.sql_stats();
+        for (i, name) in [(1, "reference"), (2, "embedded store")] {
+            let ok = match (&answers[0], &answers[i]) {
+                (Ok(a), Ok(b)) => same(a, b),
+                (a, b) => a == b,
+            };
+            assert!(
+                ok,
+                "{q}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
+                answers[0], answers[i]
+            );
+        }
+        eprintln!(
+            "{q}: plan rows {}, residual rows {}, scan rows {}",
+            after.plan_rows - before.plan_rows,
+            after.residual_rows - before.residual_rows,
+            after.scan_rows - before.scan_rows
+        );
+        assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+        assert_eq!(after.plans_declined, before.plans_declined, "{q}");
+        if errors {
+            // The residual rows carried `__error__`: the engine answered on
+            // its own path (a scan), as it must.
+            assert!(answers[0].is_err() || after.scans > before.scans, "{q}");
+        } else {
+            assert!(answers[0].as_ref().is_ok_and(nonempty), "{q} found nothing");
+            assert_eq!(after.scans, before.scans, "{q}: no scan");
+            // Only edge rows are ever left to the engine.
+            assert!(
+                after.residual_rows - before.residual_rows <= edge_rows,
+                "{q}"
+            );
+        }
+    }
+}
+
+/// (time, line, metadata) of one pushed entry.
+type IndexEntry<'a> = (i64, &'a str, Vec<(String, String)>);
+
+/// `index/stats` and `index/volume` on ClickHouse sum each stream's entries
+/// in one aggregate query (`Backend::stream_totals`) instead of scanning
+/// them: no log row is shipped, and the answers are the reference's (which
+/// scans), for windows cutting streams' spans (Loki prorates by time),
+/// metadata with repeated strings and a name given twice, an exact
+/// duplicate entry, a `(?i)` matcher checked on the labels, volume targets,
+/// `aggregateBy=labels` and a limit.
+#[test]
+fn index_stats_and_volume_ship_no_log_rows_and_answer_as_the_reference() {
+    const MIN: i64 = 60_000_000_000;
+    const HOUR: i64 = 60 * MIN;
+    let d = 20_000 * 24 * HOUR;
+    let md = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let stream = |labels: &str, entries: Vec<IndexEntry<'_>>| PushStream {
+        labels: Labels::parse(labels).unwrap(),
+        entries: entries
+            .into_iter()
+            .map(|(ts, line, metadata)| Entry {
+                ts,
+                line: line.to_string(),
+                metadata,
+            })
+            .collect(),
+    };
+    let pushes = [
+        PushRequest {
+            streams: vec![
+                stream(
+                    r#"{app="a", env="prod"}"#,
+                    vec![
+                        (
+                            d + 10 * MIN,
+                            "first line",
+                            md(&[("user", "ab"), ("trace", "ab")]),
+                        ),
+                        (d + HOUR, "second, longer line", md(&[("user", "cd")])),
+                        (d + 3 * HOUR, "third", md(&[("k", "v"), ("k", "w")])),
+                    ],
+                ),
+                stream(
+                    r#"{app="b", env="dev"}"#,
+                    vec![(d + 2 * HOUR, "b line", vec![])],
+                ),
+                stream(
+                    r#"{app="API", env="prod"}"#,
+                    vec![(d + 30 * MIN, "api", md(&[("user", "ab")]))],
+                ),
+            ],
+        },
+        // The same entry again: counted once.
+        PushRequest {
+            streams: vec![stream(
+                r#"{app="b", env="dev"}"#,
+                vec![(d + 2 * HOUR, "b line", vec![])],
+            )],
+        },
+    ];
+    let db = format!("equiv_index_{}", std::process::id());
+    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
+    let mem = MemBackend::new();
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        ch.push(&tenant, p).unwrap();
+        mem.push(&tenant, p);
+    }
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+    ];
+    let m = |name: &str, op: MatchOp, v: &str| Matcher::new(name, op, v).unwrap();
+    let selectors = [
+        vec![m("app", MatchOp::Re, ".+")],
+        vec![m("env", MatchOp::Eq, "prod")],
+        vec![m("app", MatchOp::Re, "(?i)api")],
+    ];
+    let windows = [
+        (d, d + 4 * HOUR),
+        (d + 30 * MIN, d + 2 * HOUR),
+        (d + 2 * HOUR, d + 2 * HOUR + 1),
+        (d - HOUR, d),
+        (d + HOUR, d + HOUR),
+    ];
+    let before = ch.sql_stats();
+    let mut calls = 0u64;
+    let mut nonzero = 0;
+    for sel in &selectors {
+        for &(s, e) in &windows {
+            let [a, b] = &engines;
+            let got = a.index_stats(&tenant, sel, s, e).unwrap();
+            let want = b.index_stats(&tenant, sel, s, e).unwrap();
+            assert_eq!(
+                (got.streams, got.chunks, got.bytes, got.entries),
+                (want.streams, want.chunks, want.bytes, want.entries),
+                "stats {sel:?} [{s}, {e})"
+            );
+            nonzero += usize::from(got.bytes > 0);
+            for (targets, by_labels, limit) in [
+                (vec![], false, 100),
+                (vec!["env".to_string()], false, 100),
+                (vec![], true, 100),
+                (vec!["app".to_string()], false, 1),
+            ] {
+                let got = a
+                    .volume(&tenant, sel, s, e, &targets, by_labels, limit)
+                    .unwrap();
+                let want = b
+                    .volume(&tenant, sel, s, e, &targets, by_labels, limit)
+                    .unwrap();
+                assert_eq!(
+                    got, want,
+                    "volume {sel:?} [{s}, {e}) {targets:?} {by_labels}"
+                );
+            }
+            calls += u64::from(e > s) * 5;
+        }
+    }
+    // The whole span for every selector, and cut spans, hold bytes.
+    assert!(nonzero >= 4, "windows with data: {nonzero}");
+    let after = ch.sql_stats();
+    assert_eq!(after.scans, before.scans, "no scan for index endpoints");
+    assert_eq!(after.scan_rows, before.scan_rows, "no log row shipped");
+    assert_eq!(after.totals_queries - before.totals_queries, calls);
+    // One row per stream with rows in the (day-widened) window, at most.
+    assert!(after.totals_rows - before.totals_rows <= 3 * calls);
 }

@@ -163,6 +163,9 @@ const METRIC_QUERIES: &[&str] = &[
     r#"sum(count_over_time({env="prod"} |= "timeout" [2m]))"#,
     r#"topk(1, sum by (app) (count_over_time({app=~".+"}[1m])))"#,
     r#"sum by (level) (count_over_time({app="api"} | json | __error__="" [1m]))"#,
+    // Declined: `| json` without parameters and a label with `_` (nested
+    // members may be named so); the engine scans.
+    r#"sum by (app) (count_over_time({app="api"} | json | __error__="" | trace_id="abc" [1m]))"#,
     // An error answer (the plain-text line fails `| json`), compared too.
     r#"sum by (level) (count_over_time({app="api"} | json [1m]))"#,
 ];
@@ -302,9 +305,10 @@ fn clickhouse_answers_like_the_embedded_store() {
         "{api}"
     );
     assert!(checked > 50, "{checked} requests compared");
-    // /metrics tells how much of it ran in SQL: plain selectors and line
-    // filters are answered there, `| json` stages are declined (the engine
-    // scans), and both ship rows; the embedded server has no such family.
+    // /metrics tells how much of it ran in SQL: plain selectors, line
+    // filters and grouped counts are answered there, a plan reading a `| json`
+    // label with `_` is declined (the engine scans), and both ship rows; the
+    // embedded server has no such family.
     let (status, page) = ch.get("/metrics", &[]);
     assert_eq!(status, 200, "{page}");
     let counter = |name: &str| -> f64 {
@@ -363,6 +367,44 @@ fn clickhouse_answers_like_the_embedded_store() {
     assert_eq!(after[0] - before[0], 0.0, "scans for /series");
     assert_eq!(after[1] - before[1], 0.0, "log rows shipped for /series");
     assert_eq!(after[2] - before[2], 3.0, "stream-bounds queries");
+    // index/stats and index/volume(_range) ship no log row either: each
+    // stream's entries are summed in SQL (one stream-totals query each).
+    let names = [
+        "runakefli_clickhouse_scans_total ",
+        "runakefli_clickhouse_rows_shipped_total{path=\"scan\"}",
+        "runakefli_clickhouse_stream_totals_total ",
+    ];
+    let before: Vec<f64> = names.iter().map(|n| read(n)).collect();
+    let mut sized = 0;
+    let index = requests()
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("/loki/api/v1/index/"))
+        .collect::<Vec<_>>();
+    for (path, params) in &index {
+        let params: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let got = answer(&ch, path, &params);
+        assert_eq!(got, answer(&embedded, path, &params), "{path} {params:?}");
+        let holds = got["bytes"].as_u64().is_some_and(|b| b > 0)
+            || got["data"]["result"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty());
+        sized += usize::from(holds);
+    }
+    let after: Vec<f64> = names.iter().map(|n| read(n)).collect();
+    assert_eq!(sized, index.len(), "every index answer holds sizes");
+    assert_eq!(after[0] - before[0], 0.0, "scans for index endpoints");
+    assert_eq!(
+        after[1] - before[1],
+        0.0,
+        "log rows shipped for index endpoints"
+    );
+    assert!(
+        after[2] - before[2] >= index.len() as f64,
+        "stream-totals queries"
+    );
     let (_, page) = embedded.get("/metrics", &[]);
     assert!(!page.contains("runakefli_clickhouse_"), "{page}");
 }

@@ -9,11 +9,11 @@ use crate::sql::{self, StreamSelect};
 use crate::Error;
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, LineRow, PlanAnswer, PlanOutput,
-    QueryPlan,
+    QueryPlan, ResidualRows,
 };
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
-    ScanRequest, StreamBounds, StreamId, StreamInfo, TenantId, Timestamp,
+    ScanRequest, StreamBounds, StreamId, StreamInfo, StreamTotals, TenantId, Timestamp,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -81,6 +81,15 @@ pub struct SqlStats {
     pub bounds_queries: u64,
     /// Rows those queries shipped: one per stream, never a log row.
     pub bounds_rows: u64,
+    /// Stream-totals queries answered (`Backend::stream_totals`, for
+    /// `index/stats` and `index/volume`): each stream's entries summed in SQL.
+    pub totals_queries: u64,
+    /// Rows those queries shipped: one per stream, never a log row.
+    pub totals_rows: u64,
+    /// Log rows of answered plans the SQL could not decide (a `| json`
+    /// value ClickHouse cannot give as Loki writes it, a line Loki's
+    /// parser would mark `__error__`), shipped whole for the engine.
+    pub residual_rows: u64,
 }
 
 #[derive(Default)]
@@ -92,6 +101,9 @@ struct Counters {
     scan_rows: AtomicU64,
     bounds_queries: AtomicU64,
     bounds_rows: AtomicU64,
+    residual_rows: AtomicU64,
+    totals_queries: AtomicU64,
+    totals_rows: AtomicU64,
 }
 
 impl ClickHouseBackend {
@@ -135,6 +147,9 @@ impl ClickHouseBackend {
             scan_rows: get(&c.scan_rows),
             bounds_queries: get(&c.bounds_queries),
             bounds_rows: get(&c.bounds_rows),
+            residual_rows: get(&c.residual_rows),
+            totals_queries: get(&c.totals_queries),
+            totals_rows: get(&c.totals_rows),
         }
     }
 
@@ -247,6 +262,41 @@ impl ClickHouseBackend {
         Ok(out)
     }
 
+    /// Each selected stream with rows in the window and those rows summed,
+    /// from one aggregate query; matchers SQL cannot evaluate exactly are
+    /// checked on the labels ([`Split`]).
+    fn totals(
+        &self,
+        sel: &StreamSelect<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<StreamTotals>, Error> {
+        let split = Split::of(sel.selector);
+        let sql_sel = StreamSelect {
+            selector: &split.sql,
+            ..*sel
+        };
+        let rows = self.rows(&sql::stream_totals_query(&sql_sel)?, deadline)?;
+        self.counters.totals_queries.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .totals_rows
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            if let Some(stream) = kept_stream(&r, &split)? {
+                out.push(StreamTotals {
+                    stream,
+                    first: i64_of(&r, "first")?,
+                    last: i64_of(&r, "last")?,
+                    entries: u64_of(&r, "entries")?,
+                    line_bytes: u64_of(&r, "line_bytes")?,
+                    metadata_pairs: u64_of(&r, "md_pairs")?,
+                    metadata_distinct_bytes: u64_of(&r, "md_bytes")?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     fn answer(&self, plan: &QueryPlan) -> Result<PlanAnswer, Error> {
         let streams = self.stream_map(&StreamSelect::of(plan))?;
         let stream = |id| {
@@ -255,6 +305,7 @@ impl ClickHouseBackend {
                 .cloned()
                 .ok_or_else(|| Error::Decode(format!("row of unknown stream {id}")))
         };
+        let mut residual = Vec::new();
         let data = match &plan.output {
             PlanOutput::Lines { .. } => {
                 let rows = self.rows(&sql::lines_query(plan)?, plan.deadline)?;
@@ -271,7 +322,6 @@ impl ClickHouseBackend {
                 AnswerData::Lines(out)
             }
             PlanOutput::Buckets(b) => {
-                debug_assert_eq!(b.group_by, GroupBy::Stream);
                 let rows = self.rows(&sql::buckets_query(plan)?, plan.deadline)?;
                 self.counters
                     .plan_rows
@@ -279,9 +329,24 @@ impl ClickHouseBackend {
                 let mut groups: Vec<BucketGroup> = Vec::new();
                 let mut index: HashMap<GroupKey, usize> = HashMap::new();
                 for r in &rows {
-                    let key = GroupKey::Stream {
-                        labels: stream(u64_of(r, "stream_id")?)?.labels,
-                        metadata: pairs_of(&r["meta"])?,
+                    if r.get("res").is_some_and(|v| u64_of_value(v) == Some(1)) {
+                        let id = u64_of(r, "rsid")?;
+                        let entries = residual_entries(&r["residual"])?;
+                        self.counters
+                            .residual_rows
+                            .fetch_add(entries.len() as u64, Ordering::Relaxed);
+                        residual.push(ResidualRows {
+                            stream: stream(id)?,
+                            entries,
+                        });
+                        continue;
+                    }
+                    let key = match b.group_by {
+                        GroupBy::Stream => GroupKey::Stream {
+                            labels: stream(u64_of(r, "stream_id")?)?.labels,
+                            metadata: pairs_of(&r["meta"])?,
+                        },
+                        GroupBy::Labels(_) => GroupKey::Labels(key_of(&r["key"])?),
                     };
                     let g = *index.entry(key.clone()).or_insert_with(|| {
                         groups.push(BucketGroup {
@@ -301,6 +366,22 @@ impl ClickHouseBackend {
                             c[bucket] += rows;
                             s[bucket] += u64_of(r, "bytes")? as f64;
                         }
+                        // One answer row per (group, bucket): its extreme.
+                        BucketData::Min(c, m) | BucketData::Max(c, m) => {
+                            c[bucket] += rows;
+                            m[bucket] = f64_of(&r["unwrapped"])
+                                .ok_or_else(|| Error::Decode(format!("unwrapped in {r}")))?;
+                        }
+                        BucketData::Values(vs) => {
+                            let vals = r["unwrapped"]
+                                .as_array()
+                                .ok_or_else(|| Error::Decode(format!("unwrapped in {r}")))?;
+                            for v in vals {
+                                vs[bucket].push(f64_of(v).ok_or_else(|| {
+                                    Error::Decode(format!("unwrapped value in {r}"))
+                                })?);
+                            }
+                        }
                         _ => return Err(Error::Unsupported("bucket value".into())),
                     }
                 }
@@ -309,6 +390,7 @@ impl ClickHouseBackend {
         };
         Ok(PlanAnswer {
             data,
+            residual,
             ..PlanAnswer::default()
         })
     }
@@ -327,12 +409,50 @@ fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
 }
 
 fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
-    match &r[k] {
+    u64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// A JSON number, or a number in a string (ClickHouse quotes 64-bit ones).
+fn u64_of_value(v: &Value) -> Option<u64> {
+    match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// A float of an answer: a JSON number, or one in a string.
+fn f64_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The rows of a residual group: `[stream_id, ts, line, metadata]` each.
+fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
+    let bad = || Error::Decode(format!("residual rows {v}"));
+    v.as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|t| {
+            let [_, ts, line, md] = t.as_array().map(Vec::as_slice).ok_or_else(bad)? else {
+                return Err(bad());
+            };
+            let ts = match ts {
+                Value::Number(n) => n.as_i64(),
+                Value::String(s) => s.parse().ok(),
+                _ => None,
+            }
+            .ok_or_else(bad)?;
+            Ok(Entry {
+                ts,
+                line: line.as_str().ok_or_else(bad)?.to_string(),
+                metadata: pairs_of(md)?,
+            })
+        })
+        .collect()
 }
 
 fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
@@ -347,6 +467,20 @@ fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
 fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
     r[k].as_str()
         .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// A label-grouped answer's `key`: each grouping label's value, `null`
+/// where the rows lack it.
+fn key_of(v: &Value) -> Result<Vec<Option<String>>, Error> {
+    v.as_array()
+        .ok_or_else(|| Error::Decode(format!("group key {v}")))?
+        .iter()
+        .map(|x| match x {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            other => Err(Error::Decode(format!("group key value {other}"))),
+        })
+        .collect()
 }
 
 fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
@@ -525,6 +659,25 @@ impl Backend for ClickHouseBackend {
         self.bounds(&sel, deadline).map(Some).map_err(backend_error)
     }
 
+    /// One aggregate query over `logs` joined to `streams`
+    /// ([`sql::stream_totals_query`]): one row per stream, no log row shipped.
+    fn stream_totals(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<StreamTotals>>, BackendError> {
+        let sel = StreamSelect {
+            tenant,
+            selector: matchers,
+            start,
+            end,
+        };
+        self.totals(&sel, deadline).map(Some).map_err(backend_error)
+    }
+
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {
         // Translate first: a plan the SQL cannot express exactly is the engine's.
         let translatable = match &plan.output {
@@ -574,5 +727,17 @@ mod tests {
             pairs_of(&r["m"]).unwrap(),
             [("k".to_string(), "v".to_string())]
         );
+        let k = serde_json::json!(["a", null, ""]);
+        assert_eq!(
+            key_of(&k).unwrap(),
+            [Some("a".to_string()), None, Some(String::new())]
+        );
+        assert!(key_of(&serde_json::json!([1])).is_err());
+        let res = serde_json::json!([["7", "-5", "a line", {"k": "v"}], [7, 3, "b", {}]]);
+        let e = residual_entries(&res).unwrap();
+        assert_eq!((e[0].ts, e[0].line.as_str()), (-5, "a line"));
+        assert_eq!(e[0].metadata, [("k".to_string(), "v".to_string())]);
+        assert_eq!((e[1].ts, e[1].metadata.len()), (3, 0));
+        assert!(residual_entries(&serde_json::json!([[1, 2]])).is_err());
     }
 }

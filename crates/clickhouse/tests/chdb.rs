@@ -345,6 +345,170 @@ fn bucket_plans_count_rows_in_left_open_right_closed_buckets() {
     assert!(!uneven.iter().any(|r| r.0 == api && r.1 == 1), "{uneven:?}");
 }
 
+/// Label-grouped bucket plans: a row's label is its last metadata pair of
+/// that name, else its stream label, else absent (`None`); rows at the
+/// bucket edges, duplicates once, one answer row per (group, bucket).
+#[test]
+fn bucket_plans_grouped_by_labels_count_groups_not_streams() {
+    let c = workload("grouped");
+    // More rows: metadata naming a stream label (it wins), a metadata name
+    // given twice (the last pair wins), a third stream of another `env`.
+    push(
+        &c,
+        "t",
+        &[
+            (
+                API,
+                vec![
+                    (2600, "meta app", &[("app", "from-meta")]),
+                    (2700, "twice", &[("env", "first"), ("env", "last")]),
+                ],
+            ),
+            (r#"{app="api", env="dev"}"#, vec![(1500, "dev row", &[])]),
+        ],
+    );
+    let run = |names: &[&str], bounds: Vec<i64>, value| {
+        let p = plan(
+            "app=~.+",
+            vec![],
+            PlanOutput::Buckets(BucketPlan {
+                bounds: bounds.into_iter().map(|b| T0 + b).collect(),
+                group_by: GroupBy::Labels(names.iter().map(|s| s.to_string()).collect()),
+                value,
+            }),
+        );
+        let mut got: Vec<(String, i64, u64, u64)> = c
+            .rows(&sql::buckets_query(&p).unwrap(), &Request::default())
+            .unwrap()
+            .iter()
+            .map(|r: &Value| {
+                (
+                    r["key"].to_string(),
+                    r["bucket"].as_i64().unwrap(),
+                    r["rows"].as_u64().unwrap(),
+                    r["bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        got.sort();
+        got
+    };
+    let k = |s: &str| s.to_string();
+    // (1000, 2000], (2000, 3000]: the row at 1000 is out, the duplicate at
+    // 3000 counts once; WEB has no `env` (null).
+    assert_eq!(
+        run(&["env"], vec![1000, 2000, 3000], BucketValue::LineBytes),
+        [
+            (k(r#"["dev"]"#), 0, 1, 7),
+            (k(r#"["last"]"#), 1, 1, 5),
+            (k(r#"["prod"]"#), 0, 3, 29),
+            (k(r#"["prod"]"#), 1, 2, 19),
+            (k("[null]"), 0, 1, 11),
+            (k("[null]"), 1, 1, 19),
+        ]
+    );
+    assert_eq!(
+        run(
+            &["app", "trace"],
+            vec![1999, 2000, 3000],
+            BucketValue::Count
+        ),
+        [
+            (k(r#"["api","x"]"#), 0, 1, 11),
+            (k(r#"["api",null]"#), 0, 2, 18),
+            (k(r#"["api",null]"#), 1, 2, 16),
+            (k(r#"["from-meta",null]"#), 1, 1, 8),
+            (k(r#"["web",null]"#), 0, 1, 11),
+            (k(r#"["web",null]"#), 1, 1, 19),
+        ]
+    );
+    // No grouping labels: one group.
+    assert_eq!(
+        run(&[], vec![0, 10_000], BucketValue::Count),
+        [(k("[]"), 0, 10, 9 + 6 + 11 + 12 + 11 + 8 + 5 + 11 + 19 + 7)]
+    );
+}
+
+/// `Backend::stream_totals` sums each stream's rows in SQL: entries
+/// (exact duplicates once), line bytes, metadata pairs (a name given twice
+/// counts twice) and the bytes of the distinct metadata strings (names and
+/// values together), one row per stream.
+#[test]
+fn stream_totals_are_summed_in_sql() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::Backend;
+    let c = workload("totals");
+    let b = ClickHouseBackend::open(c).unwrap();
+    let t = TenantId::new("t");
+    let all = [Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+    let mut got: Vec<_> = b
+        .stream_totals(&t, &all, T0, T0 + 10_000, None)
+        .unwrap()
+        .expect("clickhouse answers stream totals")
+        .into_iter()
+        .map(|x| {
+            (
+                x.stream.labels.to_string(),
+                x.first - T0,
+                x.last - T0,
+                x.entries,
+                x.line_bytes,
+                x.metadata_pairs,
+                x.metadata_distinct_bytes,
+            )
+        })
+        .collect();
+    got.sort();
+    // API: 5 distinct rows (the re-pushed "error three" once), one with
+    // `trace=x` (strings "trace" and "x": 6 bytes); WEB: 2 rows.
+    assert_eq!(
+        got,
+        [
+            (API.to_string(), 1000, 3000, 5, 9 + 6 + 11 + 12 + 11, 1, 6),
+            (WEB.to_string(), 2000, 2500, 2, 11 + 19, 0, 0),
+        ]
+    );
+    // A window without rows; a name given twice on a row, a value equal to a name.
+    assert!(b
+        .stream_totals(&t, &all, T0 + 3001, T0 + 10_000, None)
+        .unwrap()
+        .unwrap()
+        .is_empty());
+    b.push(
+        &t,
+        &PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(WEB).unwrap(),
+                entries: vec![Entry {
+                    ts: T0 + 5000,
+                    line: "md".into(),
+                    metadata: vec![("k".into(), "v".into()), ("k".into(), "k".into())],
+                }],
+            }],
+        },
+    )
+    .unwrap();
+    let web = b
+        .stream_totals(&t, &all, T0 + 4000, T0 + 6000, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(web.len(), 1);
+    assert_eq!(
+        (
+            web[0].entries,
+            web[0].line_bytes,
+            web[0].metadata_pairs,
+            web[0].metadata_distinct_bytes
+        ),
+        (1, 2, 2, 2)
+    );
+    let stats = b.sql_stats();
+    assert_eq!(
+        (stats.totals_queries, stats.totals_rows, stats.scan_rows),
+        (3, 3, 0)
+    );
+}
+
 /// Lines to test filters on: newlines, non-ASCII, LIKE and regexp
 /// metacharacters, backslashes, JSON.
 const LINES: &[&str] = &[
@@ -628,6 +792,9 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             scan_rows: 4 + 3,
             bounds_queries: 5,
             bounds_rows: 2 + 2 + 2,
+            residual_rows: 0,
+            totals_queries: 0,
+            totals_rows: 0,
         }
     );
 }

@@ -207,7 +207,14 @@ struct StreamSize {
     overlaps: bool,
 }
 
-/// Per stream touched by the window, Loki's uncompressed-size accounting.
+/// A stream's (labels, bytes, entries, first ts, last ts) in a window.
+type Sums = (LabelSet, u64, u64, Timestamp, Timestamp);
+
+/// Per stream touched by the window, Loki's uncompressed-size accounting:
+/// its line bytes, 8 bytes per structured-metadata pair, and each distinct
+/// metadata name or value string once. The sums come from
+/// [`Backend::stream_totals`] when the backend answers it (ClickHouse: one
+/// aggregate query, no entry shipped), else from a scan of every entry.
 /// Streams whose time bounds miss the window are left out.
 fn stream_sizes(
     backend: &dyn Backend,
@@ -221,6 +228,51 @@ fn stream_sizes(
         return Ok(Vec::new());
     }
     let (lo, hi) = label_window(start, end);
+    let acc: Vec<Sums> = match backend.stream_totals(tenant, matchers, lo, hi, Some(deadline)) {
+        Ok(Some(totals)) => totals
+            .into_iter()
+            .map(|t| {
+                (
+                    LabelSet::from(t.stream.labels.as_ref()),
+                    t.line_bytes + 8 * t.metadata_pairs + t.metadata_distinct_bytes,
+                    t.entries,
+                    t.first,
+                    t.last,
+                )
+            })
+            .collect(),
+        Ok(None) => scanned_sizes(backend, tenant, matchers, (lo, hi), deadline)?,
+        Err(BackendError::Cancelled) => return Err(EngineError::Timeout),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(acc
+        .into_iter()
+        .filter(|a| a.2 > 0 && end > a.3 && start <= a.4)
+        .map(|(labels, bytes, entries, min, max)| {
+            let overlaps = start < max && end > min;
+            let f = if overlaps {
+                time_factor(start, end, min, max)
+            } else {
+                0.0
+            };
+            StreamSize {
+                labels,
+                bytes: (bytes as f64 * f) as u64,
+                entries: (entries as f64 * f) as u64,
+                overlaps,
+            }
+        })
+        .collect())
+}
+
+/// [`stream_sizes`]' sums from a scan of every entry in `[lo, hi)`.
+fn scanned_sizes(
+    backend: &dyn Backend,
+    tenant: &TenantId,
+    matchers: &[Matcher],
+    (lo, hi): (Timestamp, Timestamp),
+    deadline: Instant,
+) -> Result<Vec<Sums>, EngineError> {
     let req = ScanRequest {
         tenant: tenant.clone(),
         matchers: matchers.to_vec(),
@@ -266,21 +318,7 @@ fn stream_sizes(
     })?;
     Ok(acc
         .into_iter()
-        .filter(|a| a.2 > 0 && end > a.3 && start <= a.4)
-        .map(|(labels, bytes, entries, min, max, _)| {
-            let overlaps = start < max && end > min;
-            let f = if overlaps {
-                time_factor(start, end, min, max)
-            } else {
-                0.0
-            };
-            StreamSize {
-                labels,
-                bytes: (bytes as f64 * f) as u64,
-                entries: (entries as f64 * f) as u64,
-                overlaps,
-            }
-        })
+        .map(|(labels, bytes, entries, min, max, _)| (labels, bytes, entries, min, max))
         .collect())
 }
 

@@ -56,6 +56,28 @@ pub struct StreamBounds {
     pub last: Timestamp,
 }
 
+/// A stream's entries in a window, summed without shipping them (see
+/// [`Backend::stream_totals`]); exact duplicates count once.
+#[derive(Clone, Debug)]
+pub struct StreamTotals {
+    /// The stream.
+    pub stream: StreamInfo,
+    /// Timestamp of its oldest entry in the window, nanoseconds.
+    pub first: Timestamp,
+    /// Timestamp of its newest entry in the window, nanoseconds.
+    pub last: Timestamp,
+    /// Its entries in the window.
+    pub entries: u64,
+    /// The bytes of their lines.
+    pub line_bytes: u64,
+    /// Their structured-metadata pairs (a name given twice on an entry
+    /// counts twice).
+    pub metadata_pairs: u64,
+    /// The bytes of each distinct string among those pairs' names and
+    /// values, counted once per stream.
+    pub metadata_distinct_bytes: u64,
+}
+
 /// What a scan reads: the matching streams' entries in `[start, end)`.
 #[derive(Clone, Debug)]
 pub struct ScanRequest {
@@ -330,6 +352,24 @@ pub trait Backend: Send + Sync {
         _end: Timestamp,
         _deadline: Option<std::time::Instant>,
     ) -> Result<Option<Vec<StreamBounds>>, BackendError> {
+        Ok(None)
+    }
+
+    /// For every stream matching `matchers` with at least one entry in
+    /// `[start, end)`: its entries there summed ([`StreamTotals`]), read
+    /// without shipping them (`index/stats` and `index/volume` need only
+    /// these). Streams come in no particular order. `Ok(None)` when the
+    /// backend leaves this to the engine, which then scans every entry.
+    /// Past `deadline` the backend may fail with
+    /// [`BackendError::Cancelled`]. The default declines.
+    fn stream_totals(
+        &self,
+        _tenant: &TenantId,
+        _matchers: &[Matcher],
+        _start: Timestamp,
+        _end: Timestamp,
+        _deadline: Option<std::time::Instant>,
+    ) -> Result<Option<Vec<StreamTotals>>, BackendError> {
         Ok(None)
     }
 

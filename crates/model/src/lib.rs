@@ -17,7 +17,7 @@ pub mod tenant;
 
 pub use backend::{
     Backend, BackendError, ColumnBatch, ColumnRequest, ColumnRow, Direction, EntryBatch, JsonValue,
-    RowFields, ScanControl, ScanRequest, Shard, StreamBounds, StreamInfo, TimeCutoff,
+    RowFields, ScanControl, ScanRequest, Shard, StreamBounds, StreamInfo, StreamTotals, TimeCutoff,
 };
 pub use entry::{Entry, PushRequest, PushStream};
 pub use labels::{Labels, LabelsParseError, StreamId};

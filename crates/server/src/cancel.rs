@@ -12,7 +12,7 @@
 use runakefli_model::plan::{PlanAnswer, QueryPlan};
 use runakefli_model::{
     Backend, BackendError, ColumnBatch, ColumnRequest, EntryBatch, Matcher, ScanControl,
-    ScanRequest, StreamBounds, StreamInfo, TenantId, Timestamp,
+    ScanRequest, StreamBounds, StreamInfo, StreamTotals, TenantId, Timestamp,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -160,6 +160,21 @@ impl Backend for CancellableBackend {
         self.guarded(|_| {
             self.inner
                 .stream_bounds(tenant, matchers, start, end, deadline)
+        })
+    }
+
+    fn stream_totals(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        start: Timestamp,
+        end: Timestamp,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Option<Vec<StreamTotals>>, BackendError> {
+        // Answered in one call: the flag is checked before and after it.
+        self.guarded(|_| {
+            self.inner
+                .stream_totals(tenant, matchers, start, end, deadline)
         })
     }
 

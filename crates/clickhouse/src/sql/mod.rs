@@ -4,14 +4,16 @@
 //! or as a formatted integer; nothing is interpolated raw. The table
 //! layout these queries read is [`crate::schema`]'s.
 
+mod fields;
 mod filter;
+mod group;
 mod query;
 mod regex;
 
 pub use filter::{line_filter, matcher, time_range};
 pub use query::{
     bucket_expr, buckets_query, label_names_query, label_values_query, lines_query, scan_query,
-    stream_bounds_query, streams_query, StreamSelect,
+    stream_bounds_query, stream_totals_query, streams_query, StreamSelect,
 };
 pub use regex::{line_regex, selector_regex};
 

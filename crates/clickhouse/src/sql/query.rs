@@ -36,7 +36,7 @@ impl<'a> StreamSelect<'a> {
     }
 
     /// The `WHERE` condition over `streams`.
-    fn condition(&self) -> Result<String, Error> {
+    pub(super) fn condition(&self) -> Result<String, Error> {
         let last = self.end.saturating_sub(1).max(self.start);
         let mut c = format!(
             "tenant = {} AND day >= {} AND day <= {}",
@@ -62,14 +62,9 @@ pub fn streams_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
     ))
 }
 
-/// The `WHERE` condition over `logs` for a plan without fields: tenant,
-/// streams, time range, line filters.
+/// The `WHERE` condition over `logs`: tenant, streams, time range, line
+/// filters.
 fn rows_condition(plan: &QueryPlan) -> Result<String, Error> {
-    if plan.fields.is_some() {
-        return Err(Error::Unsupported(
-            "field stages are not translated yet".into(),
-        ));
-    }
     let sel = StreamSelect::of(plan);
     let mut c = format!(
         "tenant = {} AND stream_id IN (SELECT stream_id FROM streams WHERE {}) AND {}",
@@ -92,6 +87,11 @@ pub fn lines_query(plan: &QueryPlan) -> Result<String, Error> {
     let PlanOutput::Lines { limit, direction } = plan.output else {
         return Err(Error::Unsupported("not a lines plan".into()));
     };
+    if plan.fields.is_some() {
+        return Err(Error::Unsupported(
+            "field stages in lines plans are not translated".into(),
+        ));
+    }
     let (time, seq) = match direction {
         Direction::Backward => ("DESC", "DESC"),
         Direction::Forward => ("ASC", "ASC"),
@@ -133,16 +133,26 @@ pub fn bucket_expr(bounds: &[Timestamp]) -> Result<String, Error> {
     ))
 }
 
-/// A bucket plan grouped by stream, counting rows (and line bytes): one row
-/// per stream, metadata and non-empty bucket. Columns: `stream_id`, `meta`
-/// (the metadata map sorted by name), `bucket` (0-based), `rows`, `bytes`.
+/// A bucket plan counting rows (and line bytes). Grouped by stream: one
+/// row per stream, metadata and non-empty bucket, columns `stream_id`,
+/// `meta` (the metadata map sorted by name), `bucket` (0-based), `rows`,
+/// `bytes`. Grouped by labels: one row per group and non-empty bucket,
+/// columns `key` (the labels' values, `null` where absent), `bucket`,
+/// `rows`, `bytes` (see `sql/group.rs`).
 pub fn buckets_query(plan: &QueryPlan) -> Result<String, Error> {
     let PlanOutput::Buckets(b) = &plan.output else {
         return Err(Error::Unsupported("not a bucket plan".into()));
     };
-    if b.group_by != GroupBy::Stream {
+    if let GroupBy::Labels(_) = b.group_by {
+        let (rows, streams) = (rows_condition(plan)?, StreamSelect::of(plan).condition()?);
+        return match plan.fields {
+            None => super::group::labels_buckets_query(plan, &rows, &streams),
+            Some(_) => super::fields::fields_buckets_query(plan, &rows, &streams),
+        };
+    }
+    if plan.fields.is_some() {
         return Err(Error::Unsupported(
-            "grouping by labels is not translated yet".into(),
+            "field stages grouped by stream are not translated".into(),
         ));
     }
     if !matches!(b.value, BucketValue::Count | BucketValue::LineBytes) {
@@ -211,6 +221,33 @@ pub fn stream_bounds_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
     ))
 }
 
+/// Each selected stream with rows in `[start, end)`, its rows there summed
+/// in ClickHouse (exact duplicates once; no row is shipped), ordered by
+/// `stream_id`. Columns: `stream_id`, `labels_text`, `first` and `last`
+/// (Int64 nanoseconds), `entries`, `line_bytes`, `md_pairs` (metadata pairs,
+/// a name given twice on a row counted twice), `md_bytes` (the bytes of each
+/// distinct metadata name or value string of the stream, once).
+pub fn stream_totals_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
+    Ok(format!(
+        "SELECT b.stream_id AS stream_id, s.labels_text AS labels_text, b.first AS first, \
+         b.last AS last, b.entries AS entries, b.line_bytes AS line_bytes, \
+         b.md_pairs AS md_pairs, b.md_bytes AS md_bytes \
+         FROM (SELECT stream_id, toUnixTimestamp64Nano(min(timestamp)) AS first, \
+         toUnixTimestamp64Nano(max(timestamp)) AS last, count() AS entries, \
+         sum(length(line)) AS line_bytes, sum(length(mapKeys(metadata))) AS md_pairs, \
+         arraySum(arrayMap(x -> length(x), \
+         groupUniqArrayArray(arrayConcat(mapKeys(metadata), mapValues(metadata))))) AS md_bytes \
+         FROM (SELECT DISTINCT stream_id, timestamp, line, metadata FROM logs \
+         WHERE tenant = {tenant} AND stream_id IN (SELECT stream_id FROM streams WHERE {cond}) \
+         AND {time}) GROUP BY stream_id) AS b \
+         INNER JOIN ({streams}) AS s ON b.stream_id = s.stream_id ORDER BY stream_id",
+        tenant = quote(sel.tenant.as_str()),
+        cond = sel.condition()?,
+        time = time_range(sel.start, sel.end),
+        streams = streams_query(sel)?,
+    ))
+}
+
 /// A scan: the selected streams' rows in `[start, end)` holding every
 /// `required` substring, in stream `shard` (`index`, `count`) when given,
 /// duplicates once, ordered by stream, then time and push order in the
@@ -258,7 +295,7 @@ fn substring(s: &str) -> runakefli_model::plan::LineFilter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sql::filter::tests::filter;
     use runakefli_model::plan::{BucketPlan, LineMatch};
@@ -335,6 +372,19 @@ mod tests {
             "{s}"
         );
         assert!(s.ends_with("ORDER BY stream_id, timestamp DESC, first_seq DESC"));
+        let t = stream_totals_query(&sel).unwrap();
+        assert!(
+            t.contains("FROM (SELECT DISTINCT stream_id, timestamp, line, metadata FROM logs WHERE tenant = 't'"),
+            "{t}"
+        );
+        assert!(
+            t.contains("groupUniqArrayArray(arrayConcat(mapKeys(metadata), mapValues(metadata)))"),
+            "{t}"
+        );
+        assert!(
+            t.ends_with("ON b.stream_id = s.stream_id ORDER BY stream_id"),
+            "{t}"
+        );
         let b = stream_bounds_query(&sel).unwrap();
         assert!(
             b.contains("toUnixTimestamp64Nano(min(timestamp)) AS first"),
@@ -365,12 +415,20 @@ mod tests {
     }
 
     #[test]
-    fn bucket_plans_outside_the_slice_are_declined() {
+    fn bucket_plans_count_by_stream_or_labels_and_decline_unwraps() {
         let mut b = BucketPlan {
             bounds: vec![0, 10],
             group_by: GroupBy::Labels(vec!["app".into()]),
             value: BucketValue::Count,
         };
+        let q = buckets_query(&plan(PlanOutput::Buckets(b.clone()))).unwrap();
+        assert!(q.starts_with("SELECT key, intDiv("), "{q}");
+        assert!(q.contains("INNER JOIN (SELECT stream_id, any(labels) AS stream_labels FROM streams WHERE tenant = 't1'"), "{q}");
+        assert!(
+            q.ends_with("GROUP BY key, bucket ORDER BY key, bucket"),
+            "{q}"
+        );
+        b.value = BucketValue::Max;
         assert!(buckets_query(&plan(PlanOutput::Buckets(b.clone()))).is_err());
         b.group_by = GroupBy::Stream;
         b.value = BucketValue::Sum;

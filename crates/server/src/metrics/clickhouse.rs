@@ -36,14 +36,21 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
         "Stream-bounds queries ClickHouse answered for /series (each stream's first and last time, aggregated in SQL).",
         s.bounds_queries as f64,
     );
+    x.counter(
+        "runakefli_clickhouse_stream_totals_total",
+        "Stream-totals queries ClickHouse answered for index/stats and index/volume (each stream's entries summed in SQL).",
+        s.totals_queries as f64,
+    );
     x.family(
         "runakefli_clickhouse_rows_shipped_total",
         "counter",
-        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan), one row per stream of stream-bounds queries (bounds).",
+        "Rows ClickHouse sent back, by path: answer rows of plans answered in SQL (plan), log rows of scans (scan), one row per stream of stream-bounds queries (bounds) and of stream-totals queries (totals), log rows of answered plans left to the engine (residual).",
     );
     x.sample("", &[("path", "plan")], s.plan_rows as f64);
     x.sample("", &[("path", "scan")], s.scan_rows as f64);
     x.sample("", &[("path", "bounds")], s.bounds_rows as f64);
+    x.sample("", &[("path", "totals")], s.totals_rows as f64);
+    x.sample("", &[("path", "residual")], s.residual_rows as f64);
 }
 
 #[cfg(test)]
@@ -61,6 +68,9 @@ mod tests {
             scan_rows: 5_000,
             bounds_queries: 1,
             bounds_rows: 7,
+            residual_rows: 9,
+            totals_queries: 2,
+            totals_rows: 11,
         };
         render_stats(&mut x, &stats);
         let text = x.finish();
@@ -72,9 +82,12 @@ mod tests {
                 "runakefli_clickhouse_plans_declined_total 2",
                 "runakefli_clickhouse_scans_total 4",
                 "runakefli_clickhouse_stream_bounds_total 1",
+                "runakefli_clickhouse_stream_totals_total 2",
                 "runakefli_clickhouse_rows_shipped_total{path=\"plan\"} 120",
                 "runakefli_clickhouse_rows_shipped_total{path=\"scan\"} 5000",
                 "runakefli_clickhouse_rows_shipped_total{path=\"bounds\"} 7",
+                "runakefli_clickhouse_rows_shipped_total{path=\"totals\"} 11",
+                "runakefli_clickhouse_rows_shipped_total{path=\"residual\"} 9",
             ]
         );
         for family in [
@@ -82,6 +95,7 @@ mod tests {
             "runakefli_clickhouse_plans_declined_total",
             "runakefli_clickhouse_scans_total",
             "runakefli_clickhouse_stream_bounds_total",
+            "runakefli_clickhouse_stream_totals_total",
             "runakefli_clickhouse_rows_shipped_total",
         ] {
             assert!(

@@ -239,27 +239,20 @@ impl ClickHouseBackend {
         sel: &StreamSelect<'_>,
         deadline: Option<Instant>,
     ) -> Result<Vec<StreamBounds>, Error> {
-        let split = Split::of(sel.selector);
-        let sql_sel = StreamSelect {
-            selector: &split.sql,
-            ..*sel
-        };
-        let rows = self.rows(&sql::stream_bounds_query(&sql_sel)?, deadline)?;
-        self.counters.bounds_queries.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .bounds_rows
-            .fetch_add(rows.len() as u64, Ordering::Relaxed);
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            if let Some(stream) = kept_stream(&r, &split)? {
-                out.push(StreamBounds {
+        let c = &self.counters;
+        self.per_stream(
+            sel,
+            deadline,
+            sql::stream_bounds_query,
+            (&c.bounds_queries, &c.bounds_rows),
+            |r, stream| {
+                Ok(StreamBounds {
                     stream,
-                    first: i64_of(&r, "first")?,
-                    last: i64_of(&r, "last")?,
-                });
-            }
-        }
-        Ok(out)
+                    first: i64_of(r, "first")?,
+                    last: i64_of(r, "last")?,
+                })
+            },
+        )
     }
 
     /// Each selected stream with rows in the window and those rows summed,
@@ -270,28 +263,50 @@ impl ClickHouseBackend {
         sel: &StreamSelect<'_>,
         deadline: Option<Instant>,
     ) -> Result<Vec<StreamTotals>, Error> {
+        let c = &self.counters;
+        self.per_stream(
+            sel,
+            deadline,
+            sql::stream_totals_query,
+            (&c.totals_queries, &c.totals_rows),
+            |r, stream| {
+                Ok(StreamTotals {
+                    stream,
+                    first: i64_of(r, "first")?,
+                    last: i64_of(r, "last")?,
+                    entries: u64_of(r, "entries")?,
+                    line_bytes: u64_of(r, "line_bytes")?,
+                    metadata_pairs: u64_of(r, "md_pairs")?,
+                    metadata_distinct_bytes: u64_of(r, "md_bytes")?,
+                })
+            },
+        )
+    }
+
+    /// The rows of a one-row-per-stream aggregate `query` over the streams
+    /// `sel` selects (matchers SQL cannot evaluate exactly left out of the
+    /// SQL and checked on each row's labels), each made into a `T` by
+    /// `make`; counts the query and its rows in `counters`.
+    fn per_stream<T>(
+        &self,
+        sel: &StreamSelect<'_>,
+        deadline: Option<Instant>,
+        query: fn(&StreamSelect<'_>) -> Result<String, Error>,
+        counters: (&AtomicU64, &AtomicU64),
+        make: impl Fn(&Value, StreamInfo) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
         let split = Split::of(sel.selector);
         let sql_sel = StreamSelect {
             selector: &split.sql,
             ..*sel
         };
-        let rows = self.rows(&sql::stream_totals_query(&sql_sel)?, deadline)?;
-        self.counters.totals_queries.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .totals_rows
-            .fetch_add(rows.len() as u64, Ordering::Relaxed);
+        let rows = self.rows(&query(&sql_sel)?, deadline)?;
+        counters.0.fetch_add(1, Ordering::Relaxed);
+        counters.1.fetch_add(rows.len() as u64, Ordering::Relaxed);
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             if let Some(stream) = kept_stream(&r, &split)? {
-                out.push(StreamTotals {
-                    stream,
-                    first: i64_of(&r, "first")?,
-                    last: i64_of(&r, "last")?,
-                    entries: u64_of(&r, "entries")?,
-                    line_bytes: u64_of(&r, "line_bytes")?,
-                    metadata_pairs: u64_of(&r, "md_pairs")?,
-                    metadata_distinct_bytes: u64_of(&r, "md_bytes")?,
-                });
+                out.push(make(&r, stream)?);
             }
         }
         Ok(out)

@@ -29,8 +29,9 @@ use store_states::{conformance_pushes, open_store, time_range, workload_pushes, 
 
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
-/// The two backends holding `pushes`: (ClickHouse, reference).
-fn backends(test: &str, pushes: &[PushRequest]) -> (Arc<dyn Backend>, Arc<dyn Backend>) {
+/// ClickHouse (in a database of its own for `test`) and the in-memory
+/// reference, both holding `pushes`.
+fn filled(test: &str, pushes: &[PushRequest]) -> (Arc<ClickHouseBackend>, MemBackend) {
     let db = format!(
         "equiv_{test}_{}_{}",
         std::process::id(),
@@ -43,7 +44,13 @@ fn backends(test: &str, pushes: &[PushRequest]) -> (Arc<dyn Backend>, Arc<dyn Ba
         ch.push(&tenant, p).unwrap();
         mem.push(&tenant, p);
     }
-    (Arc::new(ch), Arc::new(mem))
+    (Arc::new(ch), mem)
+}
+
+/// The two backends holding `pushes`: (ClickHouse, reference).
+fn backends(test: &str, pushes: &[PushRequest]) -> (Arc<dyn Backend>, Arc<dyn Backend>) {
+    let (ch, mem) = filled(test, pushes);
+    (ch, Arc::new(mem))
 }
 
 fn nonempty(r: &QueryResult) -> bool {
@@ -238,14 +245,8 @@ fn series_ships_no_log_rows_and_answers_as_the_reference() {
             ],
         },
     ];
-    let db = format!("equiv_series_{}", std::process::id());
-    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
-    let mem = MemBackend::new();
+    let (ch, mem) = filled("series", &pushes);
     let tenant = TenantId::default_tenant();
-    for p in &pushes {
-        ch.push(&tenant, p).unwrap();
-        mem.push(&tenant, p);
-    }
     let engines = [
         Engine::new(ch.clone(), QueryLimits::default()),
         Engine::new(Arc::new(mem), QueryLimits::default()),
@@ -367,14 +368,8 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
     let end = 1_800_000_000_000_000_000;
     let pushes = grouped_pushes(end, step);
     let (lo, hi) = time_range(&pushes);
-    let db = format!("equiv_grouped_{}", std::process::id());
-    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
-    let mem = MemBackend::new();
+    let (ch, mem) = filled("grouped", &pushes);
     let tenant = TenantId::default_tenant();
-    for p in &pushes {
-        ch.push(&tenant, p).unwrap();
-        mem.push(&tenant, p);
-    }
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, &pushes, 3);
     let engines = [
@@ -547,14 +542,8 @@ fn json_parameter_plans_answer_in_sql_like_the_reference() {
     let edges = json_edge_pushes(end, step);
     pushes.extend(edges.iter().cloned());
     let (lo, hi) = time_range(&pushes);
-    let db = format!("equiv_json_{}", std::process::id());
-    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
-    let mem = MemBackend::new();
+    let (ch, mem) = filled("json", &pushes);
     let tenant = TenantId::default_tenant();
-    for p in &pushes {
-        ch.push(&tenant, p).unwrap();
-        mem.push(&tenant, p);
-    }
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, &pushes, 3);
     let engines = [
@@ -756,14 +745,8 @@ fn index_stats_and_volume_ship_no_log_rows_and_answer_as_the_reference() {
             )],
         },
     ];
-    let db = format!("equiv_index_{}", std::process::id());
-    let ch = Arc::new(ClickHouseBackend::open(Client::new(Config::new(front::url(), db))).unwrap());
-    let mem = MemBackend::new();
+    let (ch, mem) = filled("index", &pushes);
     let tenant = TenantId::default_tenant();
-    for p in &pushes {
-        ch.push(&tenant, p).unwrap();
-        mem.push(&tenant, p);
-    }
     let engines = [
         Engine::new(ch.clone(), QueryLimits::default()),
         Engine::new(Arc::new(mem), QueryLimits::default()),

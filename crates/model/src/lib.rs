@@ -11,6 +11,7 @@ pub mod backend;
 pub mod entry;
 pub mod labels;
 pub mod matcher;
+pub mod number;
 pub mod plan;
 pub mod store;
 pub mod tenant;

@@ -1,20 +1,21 @@
 //! The backend the server reads and writes through.
 //!
-//! Handlers see a backend only through three traits: reads and metadata
-//! through [`model::Backend`](runakefli_model::Backend) (the engine answers
-//! queries, labels, label values, series, index stats and volumes from it),
-//! pushes through [`Ingest`], health and flushing through [`Operations`].
-//! Failures arrive as [`StoreError`](runakefli_model::StoreError) kinds, which
-//! `error.rs` maps to HTTP statuses. Endpoints that only the embedded store
-//! offers today (deletes, `/admin/storage/stats`, the store's `/metrics`
-//! families) ask for it with [`Store::embedded_for`], which answers 501 on
-//! another backend.
+//! Handlers see a backend only through traits: reads and metadata through
+//! [`model::Backend`](runakefli_model::Backend) (the engine answers queries,
+//! labels, label values, series, index stats and volumes from it), pushes
+//! through [`Ingest`], health and flushing through [`Operations`], delete
+//! requests through [`Deletes`] ([`Store::deletes`], 501 on a backend
+//! without them). Failures arrive as
+//! [`StoreError`](runakefli_model::StoreError) kinds, which `error.rs` maps
+//! to HTTP statuses. Endpoints that only the embedded store offers
+//! (`/admin/storage/stats`, the store's `/metrics` families) ask for it with
+//! [`Store::embedded_for`], which answers 501 on another backend.
 
 use crate::config::{BackendConfig, ServerConfig};
 use crate::error::ApiError;
 use crate::state::OpenError;
 use runakefli_clickhouse::{ClickHouseBackend, Client};
-use runakefli_model::{Backend, Ingest, Operations};
+use runakefli_model::{Backend, Deletes, Ingest, Operations};
 use runakefli_storage::{Storage, StorageConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,27 +25,36 @@ pub struct Store {
     reads: Arc<dyn Backend>,
     writes: Arc<dyn Ingest>,
     ops: Arc<dyn Operations>,
+    deletes: Option<Arc<dyn Deletes>>,
     embedded: Option<Arc<Storage>>,
     clickhouse: Option<Arc<ClickHouseBackend>>,
 }
 
 impl Store {
-    /// Any backend that implements the three traits.
+    /// Any backend that implements the three traits (delete requests
+    /// answer 501 until [`Store::with_deletes`]).
     pub fn new<B: Backend + Ingest + Operations + 'static>(backend: Arc<B>) -> Store {
         Store {
             reads: backend.clone(),
             writes: backend.clone(),
             ops: backend,
+            deletes: None,
             embedded: None,
             clickhouse: None,
         }
+    }
+
+    /// The store with `deletes` serving `/loki/api/v1/delete`.
+    pub fn with_deletes(mut self, deletes: Arc<dyn Deletes>) -> Store {
+        self.deletes = Some(deletes);
+        self
     }
 
     /// The embedded store (which also serves the endpoints only it offers).
     pub fn embedded(storage: Arc<Storage>) -> Store {
         Store {
             embedded: Some(storage.clone()),
-            ..Store::new(storage)
+            ..Store::new(storage.clone()).with_deletes(storage)
         }
     }
 
@@ -95,6 +105,17 @@ impl Store {
     /// Health and flushing.
     pub fn ops(&self) -> &dyn Operations {
         self.ops.as_ref()
+    }
+
+    /// Delete requests (`what` names the endpoint); a 501 saying so on a
+    /// backend without them.
+    pub fn deletes(&self, what: &str) -> Result<&dyn Deletes, ApiError> {
+        self.deletes.as_deref().ok_or_else(|| {
+            ApiError::not_implemented(format!(
+                "{what}: not implemented for the {} backend yet",
+                self.ops.name()
+            ))
+        })
     }
 
     /// The embedded store, when that is the backend.
@@ -237,6 +258,14 @@ mod tests {
             }
         }
         let s = Store::new(Arc::new(Nothing));
+        let Err(e) = s.deletes("delete requests") else {
+            panic!("delete requests")
+        };
+        assert_eq!(e.status, 501);
+        assert_eq!(
+            e.message,
+            "delete requests: not implemented for the nothing backend yet"
+        );
         let Err(e) = s.embedded_for("delete requests") else {
             panic!("an embedded store")
         };

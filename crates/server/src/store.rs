@@ -14,7 +14,7 @@
 use crate::config::{BackendConfig, ServerConfig};
 use crate::error::ApiError;
 use crate::state::OpenError;
-use runakefli_clickhouse::{ClickHouseBackend, Client};
+use runakefli_clickhouse::{ClickHouseBackend, Client, Housekeeping};
 use runakefli_model::{Backend, Deletes, Ingest, Operations};
 use runakefli_storage::{Storage, StorageConfig};
 use std::sync::Arc;
@@ -62,7 +62,7 @@ impl Store {
     pub fn clickhouse(backend: Arc<ClickHouseBackend>) -> Store {
         Store {
             clickhouse: Some(backend.clone()),
-            ..Store::new(backend)
+            ..Store::new(backend.clone()).with_deletes(backend)
         }
     }
 
@@ -86,8 +86,21 @@ impl Store {
             }
             BackendConfig::ClickHouse(c) => {
                 refuse_embedded_only_settings(config)?;
-                let backend = ClickHouseBackend::open(Client::new(c.clone()))?;
-                Ok(Store::clickhouse(Arc::new(backend)))
+                let housekeeping = Housekeeping {
+                    retention: crate::state::retention_config(config)?,
+                    delete_cancel_period: config.delete_request_cancel_period,
+                };
+                let backend = Arc::new(
+                    ClickHouseBackend::open(Client::new(c.clone()))?
+                        .with_housekeeping(housekeeping),
+                );
+                backend
+                    .spawn_housekeeping()
+                    .map_err(|source| OpenError::Thread {
+                        what: "the clickhouse housekeeping thread",
+                        source,
+                    })?;
+                Ok(Store::clickhouse(backend))
             }
         }
     }
@@ -140,20 +153,15 @@ impl Store {
     }
 }
 
-/// Settings the ClickHouse backend does not honour yet are refused at start
-/// rather than ignored (retention would silently keep data forever).
+/// Settings only the embedded store honours are refused on ClickHouse
+/// rather than ignored: the disk budget (`max_disk_bytes`) measures the
+/// embedded store's files; ClickHouse's disk is ClickHouse's to budget.
 fn refuse_embedded_only_settings(config: &ServerConfig) -> Result<(), OpenError> {
-    let retention = config.retention_period.is_some_and(|p| !p.is_zero())
-        || !config.retention_streams.is_empty()
-        || config.max_disk_bytes.is_some()
-        || config
-            .tenant_overrides
-            .values()
-            .any(|o| o.retention_period.is_some() || o.retention_stream.is_some());
-    if retention {
+    if config.max_disk_bytes.is_some() {
         return Err(OpenError::Config(
-            "retention (retention_period, retention_stream, max_disk_bytes) is not implemented \
-             for the clickhouse backend yet; use a ClickHouse TTL on the logs table instead"
+            "max_disk_bytes is the embedded store's disk budget and is not implemented for the \
+             clickhouse backend; bound ClickHouse's disk with its own storage policies, and \
+             retention_period / retention_stream"
                 .into(),
         ));
     }
@@ -175,11 +183,11 @@ mod tests {
     }
 
     #[test]
-    fn clickhouse_refuses_retention_settings_before_connecting() {
+    fn clickhouse_refuses_the_disk_budget_before_connecting() {
         let mut c = clickhouse_config();
-        c.retention_period = Some(Duration::from_secs(86_400));
+        c.max_disk_bytes = Some(1 << 30);
         match Store::open(&c) {
-            Err(OpenError::Config(m)) => assert!(m.contains("retention"), "{m}"),
+            Err(OpenError::Config(m)) => assert!(m.contains("max_disk_bytes"), "{m}"),
             Err(e) => panic!("{e}"),
             Ok(_) => panic!("opened"),
         }

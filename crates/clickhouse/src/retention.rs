@@ -12,8 +12,14 @@
 //! 2. resolves each stream's period in Rust ([`plan`]), so selectors and
 //!    rule priorities are evaluated exactly as the embedded store does;
 //! 3. drops whole `logs` day partitions where every stream of every tenant
-//!    has expired (`ALTER TABLE logs DROP PARTITION`, immediate, frees the
-//!    disk at once — the common case of one global `retention_period`);
+//!    has expired (immediate, frees the disk at once — the common case of
+//!    one global `retention_period`). It drops the partition's *parts listed
+//!    before step 1* (`ALTER TABLE logs DROP PART`), not the partition: a
+//!    push writes `streams` before `logs`, so every row of a listed part has
+//!    its stream in step 1's list, while a part written since (a late push
+//!    of old rows, say of a tenant kept longer) is left alone. A listed part
+//!    merged away meanwhile cannot be dropped; the pass then deletes that
+//!    day's expired rows as in step 4;
 //! 4. deletes the remaining expired rows with lightweight deletes, one per
 //!    (tenant, first kept day) and at most [`IDS_PER_STATEMENT`] streams:
 //!    `DELETE FROM logs WHERE tenant = … AND stream_id IN (…) AND timestamp
@@ -40,6 +46,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct RetentionReport {
     /// `logs` day partitions dropped whole.
     pub dropped_partitions: u64,
+    /// Parts of partitions that could not be dropped (merged meanwhile);
+    /// their expired rows were deleted instead.
+    pub failed_part_drops: u64,
     /// Lightweight `DELETE FROM logs` statements run.
     pub row_deletes: u64,
     /// (stream, day) pairs that expired.
@@ -143,6 +152,11 @@ pub(crate) fn plan(cfg: &RetentionConfig, now: i64, candidates: &[Candidate]) ->
     }
 }
 
+/// The active parts of `logs` by partition (`YYYY-MM-DD`). Columns:
+/// `partition`, `parts` (their names).
+const PARTS_QUERY: &str = "SELECT partition, groupArray(name) AS parts FROM system.parts \
+    WHERE database = currentDatabase() AND table = 'logs' AND active GROUP BY partition";
+
 /// The candidates of a pass: every (tenant, stream) of `streams` with a day
 /// before `before` (ns; the start of a day). Columns: `tenant`,
 /// `stream_id`, `labels_text`, `days` (an array of `[day number, name]`).
@@ -202,16 +216,39 @@ impl ClickHouseBackend {
         let shortest = shortest.as_nanos().min(i64::MAX as u128) as i64;
         // No day from the latest possible cutoff's day on expires anywhere.
         let before = kept_from(now.saturating_sub(shortest));
+        // Parts first, candidates second: see the module documentation.
+        let mut parts: std::collections::HashMap<String, Vec<String>> = Default::default();
+        for r in self.client.rows(PARTS_QUERY, &Default::default())? {
+            let bad = || Error::Decode(format!("parts of {r}"));
+            let names = r["parts"].as_array().ok_or_else(bad)?;
+            parts.insert(
+                r["partition"].as_str().ok_or_else(bad)?.to_string(),
+                names
+                    .iter()
+                    .map(|n| n.as_str().map(str::to_string).ok_or_else(bad))
+                    .collect::<Result<_, _>>()?,
+            );
+        }
         let rows = self
             .client
             .rows(&candidates_query(before), &Default::default())?;
         let candidates: Vec<Candidate> = rows.iter().map(candidate).collect::<Result<_, _>>()?;
         let plan = plan(cfg, now, &candidates);
         for day in &plan.drop {
-            self.client
-                .execute(&format!("ALTER TABLE logs DROP PARTITION {}", quote(day)))?;
+            for part in parts.get(day).into_iter().flatten() {
+                let drop = format!("ALTER TABLE logs DROP PART {}", quote(part));
+                match self.client.execute(&drop) {
+                    Ok(()) => {}
+                    Err(Error::Server { ref message, .. }) => {
+                        tracing::info!(part, error = %message, "retention: a part could not be dropped (merged meanwhile?); deleting its expired rows instead");
+                        report.failed_part_drops += 1;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
             report.dropped_partitions += 1;
         }
+        let fallback = report.failed_part_drops > 0;
         for e in &plan.expire {
             for chunk in e.streams.chunks(IDS_PER_STATEMENT) {
                 let cond = format!(
@@ -219,7 +256,7 @@ impl ClickHouseBackend {
                     quote(&e.tenant),
                     sql::id_set(chunk)
                 );
-                if e.rows_left {
+                if e.rows_left || fallback {
                     self.client.execute(&format!(
                         "DELETE FROM logs WHERE {cond} AND timestamp < {}",
                         ts_literal(e.kept_from)

@@ -442,6 +442,7 @@ fn retention_drops_whole_days_and_deletes_the_expired_days_of_shorter_streams() 
         RetentionReport {
             // D0+1: every stream expired (audit has no row there); D0 holds audit's.
             dropped_partitions: 1,
+            failed_part_drops: 0,
             // t's default streams (D0) and dev (D0, D0+2).
             row_deletes: 2,
             expired_stream_days: 2 + 3,

@@ -339,29 +339,28 @@ fn retention_answers_like_the_embedded_store() {
     // `t`: prod streams keep 3 days (today and the three before it: the
     // whole day must be older than 3 days), dev keeps 1 day.
     let want_t = 40 * (2 * 4 + 2);
+    // `audit` overrides only the period: the dev rule still applies.
+    let want_audit = 40 * (2 * 6 + 2);
+    let lines_of = |s: &TestServer, tenant: &str| -> usize {
+        let q = [
+            ("query", r#"{app=~".+"}"#.to_string()),
+            ("start", from.to_string()),
+            ("end", to.to_string()),
+            ("limit", "5000".to_string()),
+        ];
+        let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let v = s.answer_with("/loki/api/v1/query_range", &q, &[("X-Scope-OrgID", tenant)]);
+        common::streams_of(&v).iter().map(|(_, e)| e.len()).sum()
+    };
     for s in [&embedded, &ch] {
-        wait_for("retention to run", || {
-            let q = [
-                ("query", r#"{app=~".+"}"#.to_string()),
-                ("start", from.to_string()),
-                ("end", to.to_string()),
-                ("limit", "5000".to_string()),
-            ];
-            let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let v = s.answer_with("/loki/api/v1/query_range", &q, &[("X-Scope-OrgID", "t")]);
-            common::streams_of(&v)
-                .iter()
-                .map(|(_, e)| e.len())
-                .sum::<usize>()
-                == want_t
+        wait_for("retention to run for both tenants", || {
+            lines_of(s, "t") == want_t && lines_of(s, "audit") == want_audit
         });
     }
     assert_eq!(
         same_reads(&embedded, &ch, Some("t"), from, to, "tenant t"),
         want_t
     );
-    // `audit` overrides only the period: the dev rule still applies.
-    let want_audit = 40 * (2 * 6 + 2);
     assert_eq!(
         same_reads(&embedded, &ch, Some("audit"), from, to, "tenant audit"),
         want_audit

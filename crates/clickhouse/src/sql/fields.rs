@@ -646,7 +646,7 @@ mod tests {
             filters: vec![ff(r#"level!="debug""#, &["level"])],
             unwrap: None,
         });
-        let q = crate::sql::buckets_query(&p).unwrap();
+        let q = crate::sql::buckets_query(&p, &Default::default()).unwrap();
         assert!(
             q.contains("JSONExtractKeysAndValues(r.line, 'Dynamic') AS jkv"),
             "{q}"
@@ -667,7 +667,7 @@ mod tests {
         let mut declined = Vec::new();
         let mut all = p.clone();
         all.fields.as_mut().unwrap().parser = JsonParser::All;
-        let q = crate::sql::buckets_query(&all).unwrap();
+        let q = crate::sql::buckets_query(&all, &Default::default()).unwrap();
         assert!(
             q.contains("if(startsWith(r.line, '{') AND isValidJSON(r.line), 1, 3) AS jkind"),
             "{q}"
@@ -703,8 +703,11 @@ mod tests {
                 .conversion = conversion;
             q
         };
-        let q =
-            crate::sql::buckets_query(&with(BucketValue::Max, UnwrapConversion::Float)).unwrap();
+        let q = crate::sql::buckets_query(
+            &with(BucketValue::Max, UnwrapConversion::Float),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(q.contains("toFloat64(toInt64OrZero(lv1)) AS uv"), "{q}");
         assert!(q.contains("max(uv) AS unwrapped"), "{q}");
         assert!(q.contains(&unwrap_undecided(1)), "{q}");
@@ -726,7 +729,10 @@ mod tests {
         }
         declined.push(by_stream);
         for d in declined {
-            assert!(crate::sql::buckets_query(&d).is_err(), "{d:?}");
+            assert!(
+                crate::sql::buckets_query(&d, &Default::default()).is_err(),
+                "{d:?}"
+            );
         }
     }
 

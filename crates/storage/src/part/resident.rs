@@ -19,7 +19,7 @@
 use crate::block::layout::BlockHeader;
 use crate::block::reader::BlockLog;
 use memmap2::Mmap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::BlockRef;
@@ -171,10 +171,7 @@ impl DataPages {
             Pressure::Mapped => true,
             // Over the whole budget, not the mapped one: the heap's free
             // pages go back first, the data pages only if that is not enough.
-            Pressure::Whole => {
-                return_free_heap();
-                now() != Pressure::None
-            }
+            Pressure::Whole => !return_free_heap() || now() != Pressure::None,
         };
         if release {
             release_read_data(map, blocks, headers, logs);
@@ -189,16 +186,59 @@ impl Drop for DataPages {
     }
 }
 
+/// At most one heap trim per this many milliseconds: a trim hands back
+/// pages the running queries' next allocations fault in again, so while
+/// they run over the budget the data pages go instead.
+const TRIM_EVERY_MS: u64 = 1000;
+
+/// Lets one caller through per [`TRIM_EVERY_MS`].
+struct TrimGate {
+    /// When the last caller went through (ms, offset by one period so that
+    /// the first call at time 0 goes through).
+    last: AtomicU64,
+}
+
+impl TrimGate {
+    const fn new() -> Self {
+        TrimGate {
+            last: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a caller at `now_ms` may trim (and, if so, the gate closes
+    /// for a period).
+    fn admit(&self, now_ms: u64) -> bool {
+        let now = now_ms + TRIM_EVERY_MS;
+        let last = self.last.load(Ordering::Relaxed);
+        now >= last + TRIM_EVERY_MS
+            && self
+                .last
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+}
+
 /// Gives the allocator's free pages back to the kernel (glibc keeps the
 /// pages of freed blocks in its arenas; a query that held a large heap
-/// would otherwise leave it resident).
-fn return_free_heap() {
+/// would otherwise leave it resident), at most once per
+/// [`TRIM_EVERY_MS`]; returns whether it did.
+fn return_free_heap() -> bool {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    static GATE: TrimGate = TrimGate::new();
+    let now_ms = START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64;
+    if !GATE.admit(now_ms) {
+        return false;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free pages of the allocator's own
     // arenas; it takes no pointer and touches no live allocation.
     unsafe {
         libc::malloc_trim(0);
     }
+    true
 }
 
 /// The process's resident set, in bytes.
@@ -363,6 +403,17 @@ mod tests {
         // The same data pages with a large heap: over the whole budget.
         assert_eq!(r(421, 200).pressure(kept, mapped, whole), Pressure::Whole);
         assert_eq!(r(420, 200).pressure(kept, mapped, whole), Pressure::None);
+    }
+
+    #[test]
+    fn the_heap_is_trimmed_at_most_once_a_second() {
+        let gate = TrimGate::new();
+        assert!(gate.admit(0));
+        assert!(!gate.admit(0));
+        assert!(!gate.admit(999));
+        assert!(gate.admit(1000));
+        assert!(!gate.admit(1500));
+        assert!(gate.admit(5000));
     }
 
     #[test]

@@ -370,7 +370,8 @@ pub struct PlanAnswer {
     /// The rows or groups the backend computed.
     pub data: AnswerData,
     /// Rows the engine must run the query's whole pipeline on (their line
-    /// filters are re-checked); for bucket plans only.
+    /// filters are re-checked); for bucket plans only (a lines answer
+    /// carries its undecided rows among its rows, see [`AnswerData::Lines`]).
     pub residual: Vec<ResidualRows>,
     /// What the backend read.
     pub stats: PlanStats,
@@ -380,6 +381,14 @@ pub struct PlanAnswer {
 #[derive(Clone, Debug)]
 pub enum AnswerData {
     /// For [`PlanOutput::Lines`]: the rows, in answer order, at most `limit`.
+    ///
+    /// With a fields stage, the rows the backend could not decide (a line
+    /// it cannot split into fields as the engine does, a value it cannot
+    /// compare exactly) come too, in answer order among the kept ones, up
+    /// to the `limit`-th kept row: the engine runs the whole pipeline on
+    /// every row (it needs the parsed labels anyway) and keeps the first
+    /// `limit` that pass. Rows the backend keeps must pass the pipeline,
+    /// rows it leaves out must fail it.
     Lines(Vec<LineRow>),
     /// For [`PlanOutput::Buckets`]: one entry per group with at least one row.
     Buckets(Vec<BucketGroup>),

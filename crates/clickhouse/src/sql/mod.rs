@@ -10,6 +10,7 @@ mod group;
 mod query;
 mod regex;
 
+pub use fields::exact_float;
 pub use filter::{line_filter, matcher, time_range};
 pub use query::{
     bucket_expr, buckets_query, label_names_query, label_values_query, lines_query, scan_query,

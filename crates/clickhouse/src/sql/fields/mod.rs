@@ -50,6 +50,8 @@ mod filters;
 mod json;
 mod number;
 
+pub use number::exact_float;
+
 use super::group::{distinct_rows, key_array, labels_plan};
 use super::{bucket_expr, quote};
 use crate::Error;

@@ -30,7 +30,7 @@ use runakefli_logql::CmpOp;
 /// `Nullable(Float64)`: the value of the `Nullable(String)` text `t` where
 /// the engine provably reads the same `f64` (see the module documentation),
 /// else `NULL`.
-pub(super) fn exact_float(t: &str) -> String {
+pub fn exact_float(t: &str) -> String {
     format!(
         "if(match({t}, '^-?[0-9]{{1,30}}(\\\\.[0-9]{{1,30}})?$') AND \
          toString(toFloat64OrNull({t})) = if(position({t}, '.') > 0, \

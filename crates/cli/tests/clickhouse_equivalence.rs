@@ -1105,3 +1105,168 @@ fn float_unwraps_and_filters_answer_in_sql_like_the_reference() {
         }
     }
 }
+
+/// Lines at the edges of `| logfmt`: quoted values (with spaces, `=`, an
+/// escape), empty values (`k=`, `k=""`, a bare key: skipped, a later value
+/// wins), a key twice (the first value wins), `level=` inside a quoted
+/// value, extra spaces, a tab, non-ASCII and U+FFFD, malformed pairs
+/// (`k=v=w`, an unterminated quote, a quote inside a value), keys Loki
+/// sanitizes (`duration-ms`, a leading digit, a quoted key), JSON, plain
+/// words, numbers (`1.50`, `1e3`, `-0`).
+const LOGFMT_EDGE_LINES: &[&str] = &[
+    r#"level=error status=500 msg="a b""#,
+    "level=info status=404 duration_ms=0.25",
+    "level= status=200 level=late",
+    r#"level="" level=warn status=301"#,
+    "level=error level=warn status=502 duration_ms=1.50",
+    r#"msg="quoted level=error" level=info duration_ms=3"#,
+    r#"level="with \"escape\"" status=1"#,
+    "level=err=or status=503",
+    "  level=spaced   status=2  ",
+    "level=ü€ status=3 duration_ms=1e3",
+    "level=x\u{fffd}y status=4",
+    "level status=5",
+    "duration_ms=-0 level=info",
+    "duration-ms=5 level=error",
+    r#""quoted key"=1 level=error"#,
+    r#"{"level":"json","status":500}"#,
+    "plain text here",
+    "level=error\ttab=1",
+    "1level=x level=error",
+    r#"level=error trailing"quote"#,
+    r#"level="open status=6"#,
+    "status=abc level=error duration_ms=x",
+    "",
+];
+
+/// Streams of [`LOGFMT_EDGE_LINES`]: one whose `level` stream label collides
+/// with the parsed one, one without, and rows whose metadata holds `level`.
+fn logfmt_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
+    let mut pushes = Vec::new();
+    for (s, labels) in [r#"{app="lf", level="stream-level"}"#, r#"{app="lf2"}"#]
+        .into_iter()
+        .enumerate()
+    {
+        let mut entries = Vec::new();
+        for (i, line) in LOGFMT_EDGE_LINES.iter().enumerate() {
+            for k in 0..3i64 {
+                let ts = end - (i as i64 % 5 + 1) * step
+                    + k * (step / 3)
+                    + i as i64 * 1000
+                    + s as i64 * 7;
+                let metadata = if k == 1 {
+                    vec![("level".to_string(), "from-meta".to_string())]
+                } else {
+                    Vec::new()
+                };
+                entries.push(Entry {
+                    ts,
+                    line: line.to_string(),
+                    metadata,
+                });
+            }
+        }
+        pushes.push(PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(labels).unwrap(),
+                entries,
+            }],
+        });
+    }
+    pushes
+}
+
+/// `| logfmt` (no flags, no parameters) with label filters and unwraps, in
+/// bucket plans and lines plans, answered in SQL for simple lines (plain
+/// keys, values without escapes) and by the engine for the rest, with
+/// answers bit-identical to the reference's and the embedded store's (which
+/// declines these plans and reads `| logfmt` itself), over the edge lines.
+/// (The conformance data's logfmt lines are compared in
+/// `conformance_data_queries_answer_alike_on_clickhouse_and_the_reference`.)
+#[test]
+fn logfmt_plans_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let edges = logfmt_edge_pushes(end, step);
+    let (lo, hi) = time_range(&edges);
+    let pushes = edges.clone();
+    let (ch, mem) = filled("logfmt", &pushes);
+    let tenant = TenantId::default_tenant();
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let edge_rows: u64 = edges
+        .iter()
+        .flat_map(|p| &p.streams)
+        .map(|s| s.entries.len() as u64)
+        .sum();
+    let l = r#"{app=~"lf.*"} | logfmt"#;
+    let queries = [
+        format!(r#"sum by (level) (count_over_time({l} [1m]))"#),
+        format!(r#"sum by (level, status) (count_over_time({l} | __error__="" [1m]))"#),
+        format!(r#"sum by (app) (count_over_time({l} | level="error" [2m]))"#),
+        format!(
+            r#"sum by (status) (count_over_time({l} | status >= 400 or level=~"w.*" | __error__="" [2m]))"#
+        ),
+        format!(r#"sum by (msg) (rate({l} | msg!="" [2m]))"#),
+        format!(
+            r#"quantile_over_time(0.5, {l} | unwrap duration_ms | __error__="" [2m]) by (app)"#
+        ),
+        format!(r#"avg_over_time({l} | unwrap duration_ms | __error__="" [5m]) by (level)"#),
+        format!(r#"max_over_time({l} | unwrap status | __error__="" [5m]) by (app)"#),
+        format!(r#"{l} | level="error""#),
+        format!(r#"{l}"#),
+        format!(r#"{l} | status >= 400 or level=~"w.*""#),
+        format!(r#"{l} | msg=~".*level.*""#),
+    ];
+    let (start, stop) = (lo - step, hi + step);
+    for q in &queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        let log = matches!(expr, runakefli_logql::Expr::Log(_));
+        let runs: &[(u32, Direction)] = if log {
+            &[
+                (1, Direction::Backward),
+                (5, Direction::Forward),
+                (100, Direction::Backward),
+            ]
+        } else {
+            &[(100, Direction::Backward)]
+        };
+        for &(limit, dir) in runs {
+            let before = ch.sql_stats();
+            let answers: Vec<Result<QueryResult, String>> = engines
+                .iter()
+                .map(|e| {
+                    e.query_range(&tenant, &expr, start, stop, step, limit, dir)
+                        .map(|r| r.result)
+                        .map_err(|e| e.to_string())
+                })
+                .collect();
+            let after = ch.sql_stats();
+            for (i, name) in [(1, "reference"), (2, "embedded store")] {
+                assert!(
+                    identical(&answers[0], &answers[i]),
+                    "{q} limit {limit} {dir:?}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
+                    answers[0],
+                    answers[i]
+                );
+            }
+            let (rows, residual) = (
+                after.plan_rows - before.plan_rows,
+                after.residual_rows - before.residual_rows,
+            );
+            eprintln!("{q} (limit {limit}): plan rows {rows}, residual rows {residual}");
+            assert!(answers[0].as_ref().is_ok_and(nonempty), "{q} found nothing");
+            assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+            assert_eq!(after.scans, before.scans, "{q}: no scan");
+            assert!(residual <= edge_rows, "{q}: {residual} residual rows");
+            if log {
+                assert!(rows <= u64::from(limit), "{q}: {rows} kept rows");
+            }
+        }
+    }
+}

@@ -32,6 +32,9 @@ const EXACT_TYPES: &str = "('None', 'String', 'Bool', 'Int64', 'UInt64')";
 /// The members `| json` without parameters turns into labels: scalars.
 const SCALAR_TYPES: &str = "('String', 'Int64', 'UInt64', 'Float64', 'Bool')";
 
+/// The line's top-level members, read once.
+const JSON_MEMBERS: &str = "JSONExtractKeysAndValues(r.line, 'Dynamic') AS jkv";
+
 /// A label of a row as SQL expressions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Label {
@@ -52,6 +55,8 @@ enum Mode<'a> {
     Keys(&'a [JsonKey]),
     /// `| json`: only the labels read by the plan matter.
     All(Vec<String>),
+    /// `| logfmt`: only the labels read by the plan matter.
+    Logfmt(Vec<String>),
 }
 
 /// The `| json` stage as SQL columns and label look-ups.
@@ -88,20 +93,23 @@ impl<'a> Fields<'a> {
     pub(super) fn new(stage: &'a FieldStage, read: &[String]) -> Result<Self, Error> {
         let keys = match &stage.parser {
             JsonParser::Keys(keys) => keys,
-            JsonParser::All => {
+            JsonParser::All | JsonParser::Logfmt => {
                 for n in read {
                     let plain =
                         !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
                     if !ERROR_LABELS.contains(&n.as_str()) && (!plain || n.ends_with("_extracted"))
                     {
                         return Err(Error::Unsupported(format!(
-                            "| json without parameters: label {n}"
+                            "{:?} without parameters: label {n}",
+                            stage.parser
                         )));
                     }
                 }
-                return Ok(Fields {
-                    mode: Mode::All(read.to_vec()),
-                });
+                let mode = match stage.parser {
+                    JsonParser::Logfmt => Mode::Logfmt(read.to_vec()),
+                    _ => Mode::All(read.to_vec()),
+                };
+                return Ok(Fields { mode });
             }
         };
         for k in keys {
@@ -133,6 +141,7 @@ impl<'a> Fields<'a> {
                  startsWith({line}, '\"') OR startsWith({line}, '['), 2, 3)"
             ),
             Mode::All(_) => format!("if(startsWith({line}, '{{') AND isValidJSON({line}), 1, 3)"),
+            Mode::Logfmt(_) => super::logfmt::line_kind(line),
         }
     }
 
@@ -145,8 +154,9 @@ impl<'a> Fields<'a> {
         let keys = match &self.mode {
             Mode::Keys(keys) => *keys,
             Mode::All(read) => return all_columns(read),
+            Mode::Logfmt(read) => return super::logfmt::columns(read),
         };
-        let mut out = Vec::new();
+        let mut out = vec![JSON_MEMBERS.to_string()];
         for (i, k) in keys.iter().enumerate() {
             let l = quote(&k.label);
             out.push(format!(
@@ -191,6 +201,19 @@ impl<'a> Fields<'a> {
         };
         let keys = match &self.mode {
             Mode::Keys(keys) => *keys,
+            Mode::Logfmt(read) => {
+                return match read.iter().position(|n| n == name) {
+                    Some(i) if !ERROR_LABELS.contains(&name) => {
+                        let value = format!("if(lh{i}, {}, lval{i})", l.value);
+                        Label {
+                            number: value.clone(),
+                            value,
+                            undecided: "0".into(),
+                        }
+                    }
+                    _ => l,
+                };
+            }
             Mode::All(read) => {
                 return match read.iter().position(|n| n == name) {
                     Some(i) if !ERROR_LABELS.contains(&name) => Label {
@@ -232,7 +255,7 @@ impl<'a> Fields<'a> {
 /// hold `n` (`ah{i}`: then the member is named `n_extracted` and `n` keeps
 /// the base value).
 fn all_columns(read: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = vec![JSON_MEMBERS.to_string()];
     for (i, n) in read.iter().enumerate() {
         if ERROR_LABELS.contains(&n.as_str()) {
             continue;

@@ -48,6 +48,7 @@
 
 mod filters;
 mod json;
+mod logfmt;
 mod number;
 
 pub use number::exact_float;
@@ -119,7 +120,6 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
         "r.line AS line".to_string(),
         "r.metadata AS metadata".to_string(),
         format!("{} AS jkind", fields.line_kind("r.line")),
-        "JSONExtractKeysAndValues(r.line, 'Dynamic') AS jkv".to_string(),
     ];
     cols.extend(fields.columns());
     for (i, n) in read.iter().enumerate() {

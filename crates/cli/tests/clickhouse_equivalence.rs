@@ -1219,7 +1219,7 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
         format!(r#"avg_over_time({l} | unwrap duration_ms | __error__="" [5m]) by (level)"#),
         format!(r#"max_over_time({l} | unwrap status | __error__="" [5m]) by (app)"#),
         format!(r#"{l} | level="error""#),
-        format!(r#"{l}"#),
+        l.to_string(),
         format!(r#"{l} | status >= 400 or level=~"w.*""#),
         format!(r#"{l} | msg=~".*level.*""#),
     ];

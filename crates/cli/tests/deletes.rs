@@ -64,45 +64,15 @@ fn instant_sum(server: &TestServer, query: &str, at: i64) -> f64 {
 }
 
 fn delete(server: &TestServer, query: &str, start: i64, end: i64) -> (u16, String) {
-    let path = format!(
-        "/loki/api/v1/delete?query={}&start={}&end={}",
-        urlencode(query),
-        start,
-        end
-    );
-    server.post(&path, "text/plain", None, b"")
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    server.delete_request(query, start, end)
 }
 
 fn cancel(server: &TestServer, id: &str) -> (u16, String) {
-    match ureq::delete(&format!(
-        "{}/loki/api/v1/delete?request_id={id}",
-        server.base
-    ))
-    .call()
-    {
-        Ok(r) => (r.status(), r.into_string().unwrap()),
-        Err(ureq::Error::Status(c, r)) => (c, r.into_string().unwrap()),
-        Err(e) => panic!("{e}"),
-    }
+    server.cancel_delete(id)
 }
 
 fn requests(server: &TestServer) -> Vec<serde_json::Value> {
-    server
-        .get_json("/loki/api/v1/delete", &[])
-        .as_array()
-        .unwrap()
-        .clone()
+    server.delete_requests()
 }
 
 fn flush(server: &TestServer) {

@@ -3,9 +3,10 @@
 //! declined (`Ok(None)`), so the engine scans and evaluates them itself.
 
 use crate::client::{Client, Request};
+use crate::housekeeping::Housekeeping;
 use crate::insert::{encode_push, INSERT_LOGS, INSERT_STREAMS};
 use crate::selector::Split;
-use crate::sql::{self, StreamSelect};
+use crate::sql::{self, RowMask, StreamSelect};
 use crate::Error;
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, LineRow, PlanAnswer, PlanOutput,
@@ -26,11 +27,22 @@ const TIMEOUT_EXCEEDED: u32 = 159;
 
 /// A ClickHouse database as a Rúnakefli backend.
 pub struct ClickHouseBackend {
-    client: Client,
+    pub(crate) client: Client,
     next_seq: AtomicU64,
     counters: Counters,
     retry: PushRetry,
     push_retries: AtomicU64,
+    /// Delete requests, as stored in `delete_requests` (`crate::deletes`).
+    pub(crate) deletes: crate::deletes::Book,
+    /// Retention and the delete cancellation period.
+    pub(crate) housekeeping: Housekeeping,
+}
+
+/// Now, in nanoseconds since the epoch.
+pub(crate) fn now_ns() -> Timestamp {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
 }
 
 /// How [`ClickHouseBackend::push`] retries an insert that failed in a way
@@ -107,7 +119,9 @@ struct Counters {
 }
 
 impl ClickHouseBackend {
-    /// A backend over `client`'s database, creating or migrating its schema.
+    /// A backend over `client`'s database, creating or migrating its schema
+    /// and reading its delete requests. Nothing expires and delete requests
+    /// are due after 24 h until [`ClickHouseBackend::with_housekeeping`].
     pub fn open(client: Client) -> Result<Self, Error> {
         crate::schema::ensure(&client)?;
         // Push order across restarts: microseconds since the epoch × 4096.
@@ -115,13 +129,24 @@ impl ClickHouseBackend {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
             .unwrap_or(0);
-        Ok(ClickHouseBackend {
+        let backend = ClickHouseBackend {
             client,
             next_seq: AtomicU64::new(now << 12),
             counters: Counters::default(),
             retry: PushRetry::default(),
             push_retries: AtomicU64::new(0),
-        })
+            deletes: crate::deletes::Book::default(),
+            housekeeping: Housekeeping::default(),
+        };
+        backend.reload_deletes()?;
+        Ok(backend)
+    }
+
+    /// The backend with `housekeeping`'s retention and delete cancellation
+    /// period (the thread applying them: [`ClickHouseBackend::spawn_housekeeping`]).
+    pub fn with_housekeeping(mut self, housekeeping: Housekeeping) -> Self {
+        self.housekeeping = housekeeping;
+        self
     }
 
     /// The backend with `retry` instead of [`PushRetry::default`].
@@ -215,7 +240,10 @@ impl ClickHouseBackend {
 
     /// The selected streams by id; matchers SQL cannot evaluate exactly are
     /// checked on the labels ([`Split`]).
-    fn stream_map(&self, sel: &StreamSelect<'_>) -> Result<HashMap<StreamId, StreamInfo>, Error> {
+    pub(crate) fn stream_map(
+        &self,
+        sel: &StreamSelect<'_>,
+    ) -> Result<HashMap<StreamId, StreamInfo>, Error> {
         let split = Split::of(sel.selector);
         let sql_sel = StreamSelect {
             selector: &split.sql,
@@ -291,7 +319,7 @@ impl ClickHouseBackend {
         &self,
         sel: &StreamSelect<'_>,
         deadline: Option<Instant>,
-        query: fn(&StreamSelect<'_>) -> Result<String, Error>,
+        query: fn(&StreamSelect<'_>, &RowMask) -> Result<String, Error>,
         counters: (&AtomicU64, &AtomicU64),
         make: impl Fn(&Value, StreamInfo) -> Result<T, Error>,
     ) -> Result<Vec<T>, Error> {
@@ -300,7 +328,8 @@ impl ClickHouseBackend {
             selector: &split.sql,
             ..*sel
         };
-        let rows = self.rows(&query(&sql_sel)?, deadline)?;
+        let mask = self.mask(sel.tenant, sel.start, sel.end)?;
+        let rows = self.rows(&query(&sql_sel, &mask)?, deadline)?;
         counters.0.fetch_add(1, Ordering::Relaxed);
         counters.1.fetch_add(rows.len() as u64, Ordering::Relaxed);
         let mut out = Vec::with_capacity(rows.len());
@@ -314,6 +343,7 @@ impl ClickHouseBackend {
 
     fn answer(&self, plan: &QueryPlan) -> Result<PlanAnswer, Error> {
         let streams = self.stream_map(&StreamSelect::of(plan))?;
+        let mask = self.mask(&plan.tenant, plan.start, plan.end)?;
         let stream = |id| {
             streams
                 .get(&id)
@@ -323,7 +353,7 @@ impl ClickHouseBackend {
         let mut residual = Vec::new();
         let data = match &plan.output {
             PlanOutput::Lines { .. } => {
-                let rows = self.rows(&sql::lines_query(plan)?, plan.deadline)?;
+                let rows = self.rows(&sql::lines_query(plan, &mask)?, plan.deadline)?;
                 // With a fields stage, rows the SQL could not decide come
                 // in answer order among the kept ones (`res` 1).
                 let undecided = rows
@@ -346,7 +376,7 @@ impl ClickHouseBackend {
                 AnswerData::Lines(out)
             }
             PlanOutput::Buckets(b) => {
-                let rows = self.rows(&sql::buckets_query(plan)?, plan.deadline)?;
+                let rows = self.rows(&sql::buckets_query(plan, &mask)?, plan.deadline)?;
                 self.counters
                     .plan_rows
                     .fetch_add(rows.len() as u64, Ordering::Relaxed);
@@ -634,6 +664,7 @@ impl Backend for ClickHouseBackend {
         let split = Split::of(&request.matchers);
         let run = || -> Result<(HashMap<StreamId, StreamInfo>, Vec<Value>), Error> {
             let streams = self.stream_map(&sel)?;
+            let mask = self.mask(sel.tenant, sel.start, sel.end)?;
             let q = sql::scan_query(
                 &StreamSelect {
                     selector: &split.sql,
@@ -642,6 +673,7 @@ impl Backend for ClickHouseBackend {
                 request.direction,
                 &request.required_substrings,
                 request.shard.map(|s| (s.index, s.count)),
+                &mask,
             )?;
             Ok((streams, self.rows(&q, None)?))
         };
@@ -716,8 +748,8 @@ impl Backend for ClickHouseBackend {
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {
         // Translate first: a plan the SQL cannot express exactly is the engine's.
         let translatable = match &plan.output {
-            PlanOutput::Lines { .. } => sql::lines_query(plan).is_ok(),
-            PlanOutput::Buckets(_) => sql::buckets_query(plan).is_ok(),
+            PlanOutput::Lines { .. } => sql::lines_query(plan, &RowMask::default()).is_ok(),
+            PlanOutput::Buckets(_) => sql::buckets_query(plan, &RowMask::default()).is_ok(),
         };
         if !translatable {
             self.counters.plans_declined.fetch_add(1, Ordering::Relaxed);

@@ -32,6 +32,10 @@ pub enum Error {
     /// A plan piece that cannot be translated exactly; the plan is left to the engine.
     #[error("not pushed down: {0}")]
     Unsupported(String),
+    /// A request the backend can never carry out as sent (an invalid tenant,
+    /// a delete request it cannot evaluate exactly); clients must not retry.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 impl Error {

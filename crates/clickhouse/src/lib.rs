@@ -7,8 +7,11 @@
 //!   as pure functions;
 //! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
 //! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes,
-//!   also the server's write and operations seam (`model::Ingest`,
-//!   `model::Operations`).
+//!   also the server's write, operations and delete-request seam
+//!   (`model::Ingest`, `model::Operations`, `model::Deletes`);
+//! - [`deletes`]: delete requests (persisted, hidden, purged);
+//! - [`retention`]: retention passes (partition drops, lightweight deletes);
+//! - [`housekeeping`]: the thread running both.
 //!
 //! The design, with the reasons, is `docs/clickhouse.md`.
 
@@ -16,8 +19,11 @@
 
 pub mod backend;
 pub mod client;
+pub mod deletes;
 mod error;
+pub mod housekeeping;
 pub mod insert;
+pub mod retention;
 pub mod schema;
 mod seam;
 mod selector;
@@ -26,3 +32,5 @@ pub mod sql;
 pub use backend::{ClickHouseBackend, PushRetry, SqlStats};
 pub use client::{Client, Config};
 pub use error::{Error, RETRYABLE_CODES};
+pub use housekeeping::Housekeeping;
+pub use retention::RetentionReport;

@@ -8,14 +8,17 @@ use crate::sql::ident;
 use crate::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The table recording applied versions.
 pub const VERSION_TABLE: &str = "runakefli_schema";
 
 /// Statements of each version, in order; version `i + 1` is `MIGRATIONS[i]`.
-pub const MIGRATIONS: &[&[&str]] = &[&[
-    "CREATE TABLE IF NOT EXISTS streams (
+/// Version 1: `streams` and `logs`. Version 2: `delete_requests`, one row per
+/// change of a delete request (the highest `version` is its state).
+pub const MIGRATIONS: &[&[&str]] = &[
+    &[
+        "CREATE TABLE IF NOT EXISTS streams (
         tenant LowCardinality(String),
         day Date,
         stream_id UInt64,
@@ -24,7 +27,7 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     ) ENGINE = ReplacingMergeTree
     PARTITION BY toYYYYMM(day)
     ORDER BY (tenant, day, stream_id)",
-    "CREATE TABLE IF NOT EXISTS logs (
+        "CREATE TABLE IF NOT EXISTS logs (
         tenant LowCardinality(String),
         stream_id UInt64,
         timestamp DateTime64(9, 'UTC') CODEC(Delta, ZSTD(1)),
@@ -36,7 +39,20 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     PARTITION BY toDate(timestamp)
     ORDER BY (tenant, stream_id, timestamp, seq)
     SETTINGS non_replicated_deduplication_window = 1000",
-]];
+    ],
+    &["CREATE TABLE IF NOT EXISTS delete_requests (
+        tenant LowCardinality(String),
+        request_id String,
+        version UInt64,
+        status LowCardinality(String),
+        query String,
+        start_ns Int64,
+        end_ns Int64,
+        created_ns Int64,
+        spec String
+    ) ENGINE = ReplacingMergeTree(version)
+    ORDER BY (tenant, request_id)"],
+];
 
 /// The schema version recorded in the client's database (0: none yet).
 pub fn current_version(client: &Client) -> Result<u32, Error> {

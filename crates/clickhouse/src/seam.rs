@@ -18,6 +18,7 @@ impl From<Error> for StoreError {
         }
         match &e {
             Error::Unsupported(_) => StoreError::Unsupported(message),
+            Error::Invalid(_) => StoreError::Invalid(message),
             _ => StoreError::Internal(message),
         }
     }
@@ -68,6 +69,10 @@ mod tests {
         assert!(matches!(
             StoreError::from(Error::Decode("x".into())),
             StoreError::Internal(_)
+        ));
+        assert!(matches!(
+            StoreError::from(Error::Invalid("x".into())),
+            StoreError::Invalid(_)
         ));
     }
 }

@@ -117,46 +117,94 @@ fn workload(test: &str) -> Client {
 }
 
 fn lines(c: &Client, p: &QueryPlan) -> Vec<(String, i64, String)> {
-    c.rows(&sql::lines_query(p).unwrap(), &Request::default())
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["labels_text"].as_str().unwrap().to_string(),
-                r["ts"].as_i64().unwrap() - T0,
-                r["line"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    c.rows(
+        &sql::lines_query(p, &Default::default()).unwrap(),
+        &Request::default(),
+    )
+    .unwrap()
+    .iter()
+    .map(|r| {
+        (
+            r["labels_text"].as_str().unwrap().to_string(),
+            r["ts"].as_i64().unwrap() - T0,
+            r["line"].as_str().unwrap().to_string(),
+        )
+    })
+    .collect()
 }
 
 fn row(labels: &str, ts: i64, line: &str) -> (String, i64, String) {
     (labels.to_string(), ts, line.to_string())
 }
 
+fn table_names(c: &Client) -> Vec<String> {
+    c.rows(
+        "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name",
+        &Request::default(),
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r["name"].as_str().unwrap().to_string())
+    .collect()
+}
+
 #[test]
 fn schema_is_created_once_and_newer_versions_are_refused() {
     let c = front::client("schema");
-    assert_eq!(schema::ensure(&c).unwrap(), 1);
-    assert_eq!(schema::ensure(&c).unwrap(), 1);
-    assert_eq!(schema::current_version(&c).unwrap(), 1);
-    let rows = c
-        .rows(
-            "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name",
-            &Request::default(),
-        )
-        .unwrap();
-    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["logs", "runakefli_schema", "streams"]);
+    assert_eq!(schema::ensure(&c).unwrap(), 2);
+    assert_eq!(schema::ensure(&c).unwrap(), 2);
+    assert_eq!(schema::current_version(&c).unwrap(), 2);
+    assert_eq!(
+        table_names(&c),
+        ["delete_requests", "logs", "runakefli_schema", "streams"]
+    );
     c.execute("INSERT INTO runakefli_schema (version) VALUES (99)")
         .unwrap();
     match schema::ensure(&c) {
         Err(Error::SchemaTooNew {
             found: 99,
-            known: 1,
+            known: 2,
         }) => {}
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_version_1_database_is_migrated_to_version_2_keeping_its_rows() {
+    let c = front::client("migrate");
+    c.query(
+        &format!("CREATE DATABASE {}", c.config().database),
+        &Request {
+            no_database: true,
+            ..Request::default()
+        },
+    )
+    .unwrap();
+    c.execute(
+        "CREATE TABLE runakefli_schema (version UInt32, applied_at DateTime DEFAULT now()) \
+         ENGINE = MergeTree ORDER BY version",
+    )
+    .unwrap();
+    for s in schema::MIGRATIONS[0] {
+        c.execute(s).unwrap();
+    }
+    c.execute("INSERT INTO runakefli_schema (version) VALUES (1)")
+        .unwrap();
+    push(&c, "t", &[(API, vec![(1, "kept", &[])])]);
+    assert_eq!(table_names(&c), ["logs", "runakefli_schema", "streams"]);
+    assert_eq!(schema::ensure(&c).unwrap(), 2);
+    assert_eq!(
+        table_names(&c),
+        ["delete_requests", "logs", "runakefli_schema", "streams"]
+    );
+    let versions = c
+        .rows(
+            "SELECT version FROM runakefli_schema ORDER BY version",
+            &Request::default(),
+        )
+        .unwrap();
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert_eq!(log_rows(&c), 1);
 }
 
 #[test]
@@ -307,20 +355,23 @@ fn bucket_plans_count_rows_in_left_open_right_closed_buckets() {
                 value,
             }),
         );
-        c.rows(&sql::buckets_query(&p).unwrap(), &Request::default())
-            .unwrap()
-            .iter()
-            .map(|r: &Value| {
-                let stream = ids[&r["stream_id"].as_u64().unwrap()];
-                let meta = r["meta"].to_string();
-                (
-                    format!("{stream} {meta}"),
-                    r["bucket"].as_i64().unwrap(),
-                    r["rows"].as_u64().unwrap(),
-                    r["bytes"].as_u64().unwrap(),
-                )
-            })
-            .collect::<Vec<_>>()
+        c.rows(
+            &sql::buckets_query(&p, &Default::default()).unwrap(),
+            &Request::default(),
+        )
+        .unwrap()
+        .iter()
+        .map(|r: &Value| {
+            let stream = ids[&r["stream_id"].as_u64().unwrap()];
+            let meta = r["meta"].to_string();
+            (
+                format!("{stream} {meta}"),
+                r["bucket"].as_i64().unwrap(),
+                r["rows"].as_u64().unwrap(),
+                r["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect::<Vec<_>>()
     };
     let api = format!("{API} {{}}");
     let api_trace = format!("{API} {{\"trace\":\"x\"}}");
@@ -378,7 +429,10 @@ fn bucket_plans_grouped_by_labels_count_groups_not_streams() {
             }),
         );
         let mut got: Vec<(String, i64, u64, u64)> = c
-            .rows(&sql::buckets_query(&p).unwrap(), &Request::default())
+            .rows(
+                &sql::buckets_query(&p, &Default::default()).unwrap(),
+                &Request::default(),
+            )
             .unwrap()
             .iter()
             .map(|r: &Value| {

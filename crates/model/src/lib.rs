@@ -3,15 +3,19 @@
 //! This crate owns the vocabulary: [`TenantId`], [`Labels`], [`Entry`],
 //! [`PushRequest`], label [`Matcher`]s, the [`Backend`] contract that a
 //! storage engine implements for the query engine, and the write and
-//! operations contracts ([`Ingest`], [`Operations`]) it implements for the
-//! server. It performs no I/O.
+//! operations contracts ([`Ingest`], [`Operations`], [`Deletes`]) it
+//! implements for the server, and the backend-neutral retention settings
+//! ([`retention`]). It performs no I/O.
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod deletes;
 pub mod entry;
 pub mod labels;
 pub mod matcher;
+pub mod number;
 pub mod plan;
+pub mod retention;
 pub mod store;
 pub mod tenant;
 
@@ -19,6 +23,7 @@ pub use backend::{
     Backend, BackendError, ColumnBatch, ColumnRequest, ColumnRow, Direction, EntryBatch, JsonValue,
     RowFields, ScanControl, ScanRequest, Shard, StreamBounds, StreamInfo, StreamTotals, TimeCutoff,
 };
+pub use deletes::Deletes;
 pub use entry::{Entry, PushRequest, PushStream};
 pub use labels::{Labels, LabelsParseError, StreamId};
 pub use matcher::{MatchOp, Matcher, MatcherError};

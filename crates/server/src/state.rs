@@ -66,6 +66,14 @@ pub enum OpenError {
     /// The credentials file is unreadable or invalid.
     #[error(transparent)]
     Auth(#[from] crate::auth::FileError),
+    /// A background thread of the backend could not be started.
+    #[error("starting {what}: {source}")]
+    Thread {
+        /// Which thread.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// Parses configured `retention_stream` rules.

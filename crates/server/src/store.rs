@@ -1,20 +1,21 @@
 //! The backend the server reads and writes through.
 //!
-//! Handlers see a backend only through three traits: reads and metadata
-//! through [`model::Backend`](runakefli_model::Backend) (the engine answers
-//! queries, labels, label values, series, index stats and volumes from it),
-//! pushes through [`Ingest`], health and flushing through [`Operations`].
-//! Failures arrive as [`StoreError`](runakefli_model::StoreError) kinds, which
-//! `error.rs` maps to HTTP statuses. Endpoints that only the embedded store
-//! offers today (deletes, `/admin/storage/stats`, the store's `/metrics`
-//! families) ask for it with [`Store::embedded_for`], which answers 501 on
-//! another backend.
+//! Handlers see a backend only through traits: reads and metadata through
+//! [`model::Backend`](runakefli_model::Backend) (the engine answers queries,
+//! labels, label values, series, index stats and volumes from it), pushes
+//! through [`Ingest`], health and flushing through [`Operations`], delete
+//! requests through [`Deletes`] ([`Store::deletes`], 501 on a backend
+//! without them). Failures arrive as
+//! [`StoreError`](runakefli_model::StoreError) kinds, which `error.rs` maps
+//! to HTTP statuses. Endpoints that only the embedded store offers
+//! (`/admin/storage/stats`, the store's `/metrics` families) ask for it with
+//! [`Store::embedded_for`], which answers 501 on another backend.
 
 use crate::config::{BackendConfig, ServerConfig};
 use crate::error::ApiError;
 use crate::state::OpenError;
-use runakefli_clickhouse::{ClickHouseBackend, Client};
-use runakefli_model::{Backend, Ingest, Operations};
+use runakefli_clickhouse::{ClickHouseBackend, Client, Housekeeping};
+use runakefli_model::{Backend, Deletes, Ingest, Operations};
 use runakefli_storage::{Storage, StorageConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,27 +25,36 @@ pub struct Store {
     reads: Arc<dyn Backend>,
     writes: Arc<dyn Ingest>,
     ops: Arc<dyn Operations>,
+    deletes: Option<Arc<dyn Deletes>>,
     embedded: Option<Arc<Storage>>,
     clickhouse: Option<Arc<ClickHouseBackend>>,
 }
 
 impl Store {
-    /// Any backend that implements the three traits.
+    /// Any backend that implements the three traits (delete requests
+    /// answer 501 until [`Store::with_deletes`]).
     pub fn new<B: Backend + Ingest + Operations + 'static>(backend: Arc<B>) -> Store {
         Store {
             reads: backend.clone(),
             writes: backend.clone(),
             ops: backend,
+            deletes: None,
             embedded: None,
             clickhouse: None,
         }
+    }
+
+    /// The store with `deletes` serving `/loki/api/v1/delete`.
+    pub fn with_deletes(mut self, deletes: Arc<dyn Deletes>) -> Store {
+        self.deletes = Some(deletes);
+        self
     }
 
     /// The embedded store (which also serves the endpoints only it offers).
     pub fn embedded(storage: Arc<Storage>) -> Store {
         Store {
             embedded: Some(storage.clone()),
-            ..Store::new(storage)
+            ..Store::new(storage.clone()).with_deletes(storage)
         }
     }
 
@@ -52,7 +62,7 @@ impl Store {
     pub fn clickhouse(backend: Arc<ClickHouseBackend>) -> Store {
         Store {
             clickhouse: Some(backend.clone()),
-            ..Store::new(backend)
+            ..Store::new(backend.clone()).with_deletes(backend)
         }
     }
 
@@ -76,8 +86,21 @@ impl Store {
             }
             BackendConfig::ClickHouse(c) => {
                 refuse_embedded_only_settings(config)?;
-                let backend = ClickHouseBackend::open(Client::new(c.clone()))?;
-                Ok(Store::clickhouse(Arc::new(backend)))
+                let housekeeping = Housekeeping {
+                    retention: crate::state::retention_config(config)?,
+                    delete_cancel_period: config.delete_request_cancel_period,
+                };
+                let backend = Arc::new(
+                    ClickHouseBackend::open(Client::new(c.clone()))?
+                        .with_housekeeping(housekeeping),
+                );
+                backend
+                    .spawn_housekeeping()
+                    .map_err(|source| OpenError::Thread {
+                        what: "the clickhouse housekeeping thread",
+                        source,
+                    })?;
+                Ok(Store::clickhouse(backend))
             }
         }
     }
@@ -95,6 +118,17 @@ impl Store {
     /// Health and flushing.
     pub fn ops(&self) -> &dyn Operations {
         self.ops.as_ref()
+    }
+
+    /// Delete requests (`what` names the endpoint); a 501 saying so on a
+    /// backend without them.
+    pub fn deletes(&self, what: &str) -> Result<&dyn Deletes, ApiError> {
+        self.deletes.as_deref().ok_or_else(|| {
+            ApiError::not_implemented(format!(
+                "{what}: not implemented for the {} backend yet",
+                self.ops.name()
+            ))
+        })
     }
 
     /// The embedded store, when that is the backend.
@@ -119,20 +153,15 @@ impl Store {
     }
 }
 
-/// Settings the ClickHouse backend does not honour yet are refused at start
-/// rather than ignored (retention would silently keep data forever).
+/// Settings only the embedded store honours are refused on ClickHouse
+/// rather than ignored: the disk budget (`max_disk_bytes`) measures the
+/// embedded store's files; ClickHouse's disk is ClickHouse's to budget.
 fn refuse_embedded_only_settings(config: &ServerConfig) -> Result<(), OpenError> {
-    let retention = config.retention_period.is_some_and(|p| !p.is_zero())
-        || !config.retention_streams.is_empty()
-        || config.max_disk_bytes.is_some()
-        || config
-            .tenant_overrides
-            .values()
-            .any(|o| o.retention_period.is_some() || o.retention_stream.is_some());
-    if retention {
+    if config.max_disk_bytes.is_some() {
         return Err(OpenError::Config(
-            "retention (retention_period, retention_stream, max_disk_bytes) is not implemented \
-             for the clickhouse backend yet; use a ClickHouse TTL on the logs table instead"
+            "max_disk_bytes is the embedded store's disk budget and is not implemented for the \
+             clickhouse backend; bound ClickHouse's disk with its own storage policies, and \
+             retention_period / retention_stream"
                 .into(),
         ));
     }
@@ -154,11 +183,11 @@ mod tests {
     }
 
     #[test]
-    fn clickhouse_refuses_retention_settings_before_connecting() {
+    fn clickhouse_refuses_the_disk_budget_before_connecting() {
         let mut c = clickhouse_config();
-        c.retention_period = Some(Duration::from_secs(86_400));
+        c.max_disk_bytes = Some(1 << 30);
         match Store::open(&c) {
-            Err(OpenError::Config(m)) => assert!(m.contains("retention"), "{m}"),
+            Err(OpenError::Config(m)) => assert!(m.contains("max_disk_bytes"), "{m}"),
             Err(e) => panic!("{e}"),
             Ok(_) => panic!("opened"),
         }
@@ -237,6 +266,14 @@ mod tests {
             }
         }
         let s = Store::new(Arc::new(Nothing));
+        let Err(e) = s.deletes("delete requests") else {
+            panic!("delete requests")
+        };
+        assert_eq!(e.status, 501);
+        assert_eq!(
+            e.message,
+            "delete requests: not implemented for the nothing backend yet"
+        );
         let Err(e) = s.embedded_for("delete requests") else {
             panic!("an embedded store")
         };

@@ -57,6 +57,13 @@ pub const PLAN_MAX_GROUPS: usize = 100_000;
 /// query (part/resident.rs).
 pub const PART_MAPPED_DATA_MAX_BYTES: usize = 256 << 20;
 
+/// The parts also drop the data pages queries read once the whole resident
+/// set (heap included) passes the kept pages by more than this: a query
+/// holding a large heap (every unwrapped value of a quantile, say) leaves
+/// less room for mapped data pages, so the resident set stays near the kept
+/// pages plus this (part/resident.rs).
+pub const RESIDENT_BEYOND_KEPT_MAX_BYTES: usize = 320 << 20;
+
 /// An append waits at most this long for a flush to make room in the memtable
 /// before it fails, so a failing disk surfaces as errors rather than hangs.
 pub const BACKPRESSURE_MAX_WAIT: Duration = Duration::from_secs(30);

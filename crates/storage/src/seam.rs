@@ -1,8 +1,10 @@
-//! The server's write and operations seam ([`Ingest`], [`Operations`]) for
-//! [`Storage`], and the store's failures as [`StoreError`] kinds.
+//! The server's write, operations and delete-request seam ([`Ingest`],
+//! [`Operations`], [`Deletes`]) for [`Storage`], and the store's failures as
+//! [`StoreError`] kinds.
 
 use crate::{Storage, StorageError};
-use runakefli_model::{Ingest, Operations, PushRequest, StoreError, TenantId};
+use runakefli_model::deletes::{CancelRefusal, DeleteRequest};
+use runakefli_model::{Deletes, Ingest, Operations, PushRequest, StoreError, TenantId};
 
 impl From<StorageError> for StoreError {
     /// One kind per storage failure, a client fault only where the request is
@@ -49,6 +51,32 @@ impl Operations for Storage {
     /// [`Storage::flush`]: memtables to parts.
     fn flush(&self) -> Result<(), StoreError> {
         Ok(Storage::flush(self)?)
+    }
+}
+
+impl Deletes for Storage {
+    /// [`Storage::add_delete`]: in the tenant's `deletes` file, rows hidden.
+    fn add_delete(
+        &self,
+        tenant: &TenantId,
+        req: DeleteRequest,
+    ) -> Result<DeleteRequest, StoreError> {
+        Ok(Storage::add_delete(self, tenant, req)?)
+    }
+
+    /// [`Storage::delete_requests`].
+    fn delete_requests(&self, tenant: &TenantId) -> Result<Vec<DeleteRequest>, StoreError> {
+        Ok(Storage::delete_requests(self, tenant))
+    }
+
+    /// [`Storage::cancel_delete`].
+    fn cancel_delete(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+        force: bool,
+    ) -> Result<Result<(), CancelRefusal>, StoreError> {
+        Ok(Storage::cancel_delete(self, tenant, id, force)?)
     }
 }
 

@@ -227,7 +227,7 @@ pub struct ServeArgs {
     /// A tenant's own retention_period as TENANT=PERIOD, e.g. team-a=90d; repeatable (the config file's overrides: section also takes per-tenant retention_stream).
     #[arg(long = "tenant-retention-period", env = "RUNAKEFLI_TENANT_RETENTION_PERIOD", value_delimiter = ';', value_parser = tenant_period)]
     pub tenant_retention_period: Vec<(String, Duration)>,
-    /// Keep everything on disk under this size by dropping the oldest days first, e.g. 50GiB; 0 for no budget.
+    /// Keep everything on disk under this size by dropping the oldest days first, e.g. 50GiB; 0 for no budget. Embedded backend only (refused with --backend clickhouse).
     #[arg(long, env = "RUNAKEFLI_MAX_DISK_BYTES", default_value = "0", value_parser = bytes)]
     pub max_disk_bytes: u64,
     /// /ready answers 503 while the data directory's file system has less free space than this (pushes are still taken until the disk is full); 0 to not check.

@@ -231,6 +231,61 @@ impl TestServer {
         serde_json::from_str(&body).unwrap()
     }
 
+    /// The status and answer of a GET without its query statistics (timings
+    /// differ between servers), which is what two backends must agree on; an
+    /// error as its status and text.
+    pub fn answer(&self, path: &str, params: &[(&str, &str)]) -> serde_json::Value {
+        self.answer_with(path, params, &[])
+    }
+
+    /// [`TestServer::answer`] with extra headers (e.g. `X-Scope-OrgID`).
+    pub fn answer_with(
+        &self,
+        path: &str,
+        params: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> serde_json::Value {
+        let (status, body) = self.get_with(path, params, headers);
+        if status != 200 {
+            return serde_json::json!({"status": status, "error": body});
+        }
+        let mut v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("stats");
+        }
+        if let Some(o) = v.get_mut("data").and_then(serde_json::Value::as_object_mut) {
+            o.remove("stats");
+        }
+        v
+    }
+
+    /// POSTs a delete request (`/loki/api/v1/delete`) for `query` over
+    /// `[start, end]` (ns); returns (status, text).
+    pub fn delete_request(&self, query: &str, start: i64, end: i64) -> (u16, String) {
+        let path = format!(
+            "/loki/api/v1/delete?query={}&start={start}&end={end}",
+            urlencode(query)
+        );
+        self.post(&path, "text/plain", None, b"")
+    }
+
+    /// Cancels delete request `id`; returns (status, text).
+    pub fn cancel_delete(&self, id: &str) -> (u16, String) {
+        into_pair(
+            ureq::delete(&format!("{}/loki/api/v1/delete", self.base))
+                .query("request_id", id)
+                .call(),
+        )
+    }
+
+    /// The delete requests `GET /loki/api/v1/delete` lists.
+    pub fn delete_requests(&self) -> Vec<serde_json::Value> {
+        self.get_json("/loki/api/v1/delete", &[])
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
     /// Pushes a Loki JSON body, asserting 204.
     pub fn push_json(&self, body: &serde_json::Value) {
         let (status, text) = self.post(
@@ -241,6 +296,18 @@ impl TestServer {
         );
         assert_eq!(status, 204, "push failed: {text}");
     }
+}
+
+/// `s` percent-encoded for a URL's query string.
+pub fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 fn into_pair(r: Result<ureq::Response, ureq::Error>) -> (u16, String) {

@@ -34,7 +34,7 @@ pub fn time_range(start: Timestamp, end: Timestamp) -> String {
 }
 
 /// A `LIKE` pattern for "contains `s`": `\`, `%` and `_` escaped.
-fn contains_pattern(s: &str) -> String {
+pub(super) fn contains_pattern(s: &str) -> String {
     let mut p = String::with_capacity(s.len() + 2);
     p.push('%');
     for c in s.chars() {

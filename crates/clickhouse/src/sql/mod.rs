@@ -7,11 +7,14 @@
 mod fields;
 mod filter;
 mod group;
+mod mask;
 mod query;
 mod regex;
 
 pub use fields::exact_float;
+use filter::contains_pattern;
 pub use filter::{line_filter, matcher, time_range};
+pub use mask::{delete_condition, delete_line_filter, id_set, streams_subquery, RowMask};
 pub use query::{
     bucket_expr, buckets_query, label_names_query, label_values_query, lines_query, scan_query,
     stream_bounds_query, stream_totals_query, streams_query, StreamSelect,

@@ -5,7 +5,7 @@
 //! metadata) collapsed, as the plan module defines; the columns each query
 //! returns are documented on it and read back by name.
 
-use super::{day_literal, line_filter, matcher, quote, time_range, ts_literal};
+use super::{day_literal, line_filter, matcher, quote, time_range, ts_literal, RowMask};
 use crate::Error;
 use runakefli_model::plan::{BucketValue, GroupBy, PlanOutput, QueryPlan};
 use runakefli_model::{Direction, Matcher, TenantId, Timestamp};
@@ -63,8 +63,8 @@ pub fn streams_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
 }
 
 /// The `WHERE` condition over `logs`: tenant, streams, time range, line
-/// filters.
-fn rows_condition(plan: &QueryPlan) -> Result<String, Error> {
+/// filters, rows hidden by delete requests.
+fn rows_condition(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
     let sel = StreamSelect::of(plan);
     let mut c = format!(
         "tenant = {} AND stream_id IN (SELECT stream_id FROM streams WHERE {}) AND {}",
@@ -76,6 +76,7 @@ fn rows_condition(plan: &QueryPlan) -> Result<String, Error> {
         c.push_str(" AND ");
         c.push_str(&line_filter(f)?);
     }
+    c.push_str(&mask.clause());
     Ok(c)
 }
 
@@ -84,13 +85,16 @@ fn rows_condition(plan: &QueryPlan) -> Result<String, Error> {
 /// reading backward). Columns: `stream_id`, `labels_text`, `ts` (Int64
 /// nanoseconds), `line`, `metadata` (a map in push order). With a `| json`
 /// stage, the rows the SQL cannot decide come in that order too, flagged
-/// by a column `res` (see `sql/fields`).
-pub fn lines_query(plan: &QueryPlan) -> Result<String, Error> {
+/// by a column `res` (see `sql/fields`). Rows `mask` hides are left out.
+pub fn lines_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
     let PlanOutput::Lines { limit, direction } = plan.output else {
         return Err(Error::Unsupported("not a lines plan".into()));
     };
     if plan.fields.is_some() {
-        let (rows, streams) = (rows_condition(plan)?, StreamSelect::of(plan).condition()?);
+        let (rows, streams) = (
+            rows_condition(plan, mask)?,
+            StreamSelect::of(plan).condition()?,
+        );
         return super::fields::fields_lines_query(plan, &rows, &streams);
     }
     let (time, seq) = match direction {
@@ -104,7 +108,7 @@ pub fn lines_query(plan: &QueryPlan) -> Result<String, Error> {
          WHERE {rows} GROUP BY stream_id, timestamp, line, metadata) AS r \
          INNER JOIN ({streams}) AS s ON r.stream_id = s.stream_id \
          ORDER BY r.timestamp {time}, s.labels_text ASC, r.seq {seq} LIMIT {limit}",
-        rows = rows_condition(plan)?,
+        rows = rows_condition(plan, mask)?,
         streams = streams_query(&StreamSelect::of(plan))?,
     ))
 }
@@ -139,13 +143,16 @@ pub fn bucket_expr(bounds: &[Timestamp]) -> Result<String, Error> {
 /// `meta` (the metadata map sorted by name), `bucket` (0-based), `rows`,
 /// `bytes`. Grouped by labels: one row per group and non-empty bucket,
 /// columns `key` (the labels' values, `null` where absent), `bucket`,
-/// `rows`, `bytes` (see `sql/group.rs`).
-pub fn buckets_query(plan: &QueryPlan) -> Result<String, Error> {
+/// `rows`, `bytes` (see `sql/group.rs`). Rows `mask` hides are left out.
+pub fn buckets_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
     let PlanOutput::Buckets(b) = &plan.output else {
         return Err(Error::Unsupported("not a bucket plan".into()));
     };
     if let GroupBy::Labels(_) = b.group_by {
-        let (rows, streams) = (rows_condition(plan)?, StreamSelect::of(plan).condition()?);
+        let (rows, streams) = (
+            rows_condition(plan, mask)?,
+            StreamSelect::of(plan).condition()?,
+        );
         return match plan.fields {
             None => super::group::labels_buckets_query(plan, &rows, &streams),
             Some(_) => super::fields::fields_buckets_query(plan, &rows, &streams),
@@ -170,7 +177,7 @@ pub fn buckets_query(plan: &QueryPlan) -> Result<String, Error> {
          WHERE {rows} AND timestamp > {first} AND timestamp <= {last}) \
          GROUP BY stream_id, meta, bucket ORDER BY stream_id, meta, bucket",
         bucket = bucket_expr(&b.bounds)?,
-        rows = rows_condition(plan)?,
+        rows = rows_condition(plan, mask)?,
         first = ts_literal(first),
         last = ts_literal(last),
     ))
@@ -206,18 +213,19 @@ pub fn label_values_query(name: &str, sel: &StreamSelect<'_>) -> Result<String, 
 /// Each selected stream with rows in `[start, end)`: its label text and the
 /// times of its first and last row there, aggregated in ClickHouse (no row
 /// is shipped), ordered by `stream_id`. Columns: `stream_id`, `labels_text`,
-/// `first` and `last` (Int64 nanoseconds).
-pub fn stream_bounds_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
+/// `first` and `last` (Int64 nanoseconds). Rows `mask` hides are left out.
+pub fn stream_bounds_query(sel: &StreamSelect<'_>, mask: &RowMask) -> Result<String, Error> {
     Ok(format!(
         "SELECT b.stream_id AS stream_id, s.labels_text AS labels_text, b.first AS first, \
          b.last AS last FROM (SELECT stream_id, toUnixTimestamp64Nano(min(timestamp)) AS first, \
          toUnixTimestamp64Nano(max(timestamp)) AS last FROM logs WHERE tenant = {tenant} \
-         AND stream_id IN (SELECT stream_id FROM streams WHERE {cond}) AND {time} \
+         AND stream_id IN (SELECT stream_id FROM streams WHERE {cond}) AND {time}{mask} \
          GROUP BY stream_id) AS b INNER JOIN ({streams}) AS s ON b.stream_id = s.stream_id \
          ORDER BY stream_id",
         tenant = quote(sel.tenant.as_str()),
         cond = sel.condition()?,
         time = time_range(sel.start, sel.end),
+        mask = mask.clause(),
         streams = streams_query(sel)?,
     ))
 }
@@ -227,8 +235,9 @@ pub fn stream_bounds_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
 /// `stream_id`. Columns: `stream_id`, `labels_text`, `first` and `last`
 /// (Int64 nanoseconds), `entries`, `line_bytes`, `md_pairs` (metadata pairs,
 /// a name given twice on a row counted twice), `md_bytes` (the bytes of each
-/// distinct metadata name or value string of the stream, once).
-pub fn stream_totals_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
+/// distinct metadata name or value string of the stream, once). Rows `mask`
+/// hides are left out.
+pub fn stream_totals_query(sel: &StreamSelect<'_>, mask: &RowMask) -> Result<String, Error> {
     Ok(format!(
         "SELECT b.stream_id AS stream_id, s.labels_text AS labels_text, b.first AS first, \
          b.last AS last, b.entries AS entries, b.line_bytes AS line_bytes, \
@@ -240,11 +249,12 @@ pub fn stream_totals_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
          groupUniqArrayArray(arrayConcat(mapKeys(metadata), mapValues(metadata))))) AS md_bytes \
          FROM (SELECT DISTINCT stream_id, timestamp, line, metadata FROM logs \
          WHERE tenant = {tenant} AND stream_id IN (SELECT stream_id FROM streams WHERE {cond}) \
-         AND {time}) GROUP BY stream_id) AS b \
+         AND {time}{mask}) GROUP BY stream_id) AS b \
          INNER JOIN ({streams}) AS s ON b.stream_id = s.stream_id ORDER BY stream_id",
         tenant = quote(sel.tenant.as_str()),
         cond = sel.condition()?,
         time = time_range(sel.start, sel.end),
+        mask = mask.clause(),
         streams = streams_query(sel)?,
     ))
 }
@@ -252,12 +262,14 @@ pub fn stream_totals_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
 /// A scan: the selected streams' rows in `[start, end)` holding every
 /// `required` substring, in stream `shard` (`index`, `count`) when given,
 /// duplicates once, ordered by stream, then time and push order in the
-/// direction. Columns: `stream_id`, `ts`, `line`, `metadata`.
+/// direction. Columns: `stream_id`, `ts`, `line`, `metadata`. Rows `mask`
+/// hides are left out.
 pub fn scan_query(
     sel: &StreamSelect<'_>,
     direction: Direction,
     required: &[String],
     shard: Option<(u32, u32)>,
+    mask: &RowMask,
 ) -> Result<String, Error> {
     let mut c = format!(
         "tenant = {} AND stream_id IN (SELECT stream_id FROM streams WHERE {}) AND {}",
@@ -272,6 +284,7 @@ pub fn scan_query(
     if let Some((index, count)) = shard.filter(|s| s.1 > 1) {
         c.push_str(&format!(" AND stream_id % {count} = {index}"));
     }
+    c.push_str(&mask.clause());
     let dir = match direction {
         Direction::Backward => "DESC",
         Direction::Forward => "ASC",
@@ -333,19 +346,25 @@ pub(crate) mod tests {
 
     #[test]
     fn lines_order_follows_the_direction() {
-        let back = lines_query(&plan(PlanOutput::Lines {
-            limit: 10,
-            direction: Direction::Backward,
-        }))
+        let back = lines_query(
+            &plan(PlanOutput::Lines {
+                limit: 10,
+                direction: Direction::Backward,
+            }),
+            &RowMask::default(),
+        )
         .unwrap();
         assert!(back.ends_with("ORDER BY r.timestamp DESC, s.labels_text ASC, r.seq DESC LIMIT 10"));
         assert!(
             back.contains("AND line LIKE '%err%' GROUP BY stream_id, timestamp, line, metadata")
         );
-        let fwd = lines_query(&plan(PlanOutput::Lines {
-            limit: 3,
-            direction: Direction::Forward,
-        }))
+        let fwd = lines_query(
+            &plan(PlanOutput::Lines {
+                limit: 3,
+                direction: Direction::Forward,
+            }),
+            &RowMask::default(),
+        )
         .unwrap();
         assert!(fwd.ends_with("ORDER BY r.timestamp ASC, s.labels_text ASC, r.seq ASC LIMIT 3"));
     }
@@ -363,17 +382,25 @@ pub(crate) mod tests {
             start: 0,
             end: 1,
         };
+        let none = RowMask::default();
         let v = label_values_query("env", &sel).unwrap();
         assert!(
             v.ends_with("AND labels['app'] = 'api' AND mapContains(labels, 'env') ORDER BY value")
         );
-        let s = scan_query(&sel, Direction::Backward, &["a%".into()], Some((1, 8))).unwrap();
+        let s = scan_query(
+            &sel,
+            Direction::Backward,
+            &["a%".into()],
+            Some((1, 8)),
+            &none,
+        )
+        .unwrap();
         assert!(
             s.contains(r"AND line LIKE '%a\\%%' AND stream_id % 8 = 1 GROUP BY"),
             "{s}"
         );
         assert!(s.ends_with("ORDER BY stream_id, timestamp DESC, first_seq DESC"));
-        let t = stream_totals_query(&sel).unwrap();
+        let t = stream_totals_query(&sel, &none).unwrap();
         assert!(
             t.contains("FROM (SELECT DISTINCT stream_id, timestamp, line, metadata FROM logs WHERE tenant = 't'"),
             "{t}"
@@ -386,7 +413,7 @@ pub(crate) mod tests {
             t.ends_with("ON b.stream_id = s.stream_id ORDER BY stream_id"),
             "{t}"
         );
-        let b = stream_bounds_query(&sel).unwrap();
+        let b = stream_bounds_query(&sel, &none).unwrap();
         assert!(
             b.contains("toUnixTimestamp64Nano(min(timestamp)) AS first"),
             "{b}"
@@ -397,7 +424,7 @@ pub(crate) mod tests {
         );
         assert!(b.contains("GROUP BY stream_id) AS b INNER JOIN (SELECT stream_id"));
         assert!(!b.contains("line"), "no row is read: {b}");
-        let s = scan_query(&sel, Direction::Forward, &[], Some((0, 1))).unwrap();
+        let s = scan_query(&sel, Direction::Forward, &[], Some((0, 1)), &none).unwrap();
         assert!(!s.contains('%'), "{s}");
     }
 
@@ -422,7 +449,7 @@ pub(crate) mod tests {
             group_by: GroupBy::Labels(vec!["app".into()]),
             value: BucketValue::Count,
         };
-        let q = buckets_query(&plan(PlanOutput::Buckets(b.clone()))).unwrap();
+        let q = buckets_query(&plan(PlanOutput::Buckets(b.clone())), &RowMask::default()).unwrap();
         assert!(q.starts_with("SELECT key, intDiv("), "{q}");
         assert!(q.contains("INNER JOIN (SELECT stream_id, any(labels) AS stream_labels FROM streams WHERE tenant = 't1'"), "{q}");
         assert!(
@@ -430,12 +457,12 @@ pub(crate) mod tests {
             "{q}"
         );
         b.value = BucketValue::Max;
-        assert!(buckets_query(&plan(PlanOutput::Buckets(b.clone()))).is_err());
+        assert!(buckets_query(&plan(PlanOutput::Buckets(b.clone())), &RowMask::default()).is_err());
         b.group_by = GroupBy::Stream;
         b.value = BucketValue::Sum;
-        assert!(buckets_query(&plan(PlanOutput::Buckets(b.clone()))).is_err());
+        assert!(buckets_query(&plan(PlanOutput::Buckets(b.clone())), &RowMask::default()).is_err());
         b.value = BucketValue::LineBytes;
-        let q = buckets_query(&plan(PlanOutput::Buckets(b))).unwrap();
+        let q = buckets_query(&plan(PlanOutput::Buckets(b)), &RowMask::default()).unwrap();
         assert!(q.contains("timestamp > fromUnixTimestamp64Nano(toInt64(0), 'UTC') AND timestamp <= fromUnixTimestamp64Nano(toInt64(10), 'UTC')"));
     }
 }

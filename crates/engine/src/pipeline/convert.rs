@@ -3,6 +3,9 @@
 
 /// Parses a float as Go's `strconv.ParseFloat(s, 64)`; the error is Go's text.
 pub fn parse_float(s: &str) -> Result<f64, String> {
+    if let Some(v) = runakefli_model::number::short_decimal(s.as_bytes()) {
+        return Ok(v);
+    }
     let err = || {
         format!(
             "strconv.ParseFloat: parsing {}: invalid syntax",
@@ -10,9 +13,9 @@ pub fn parse_float(s: &str) -> Result<f64, String> {
         )
     };
     let t = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let lower = t.to_ascii_lowercase();
-    if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
-        let v: f64 = if lower == "nan" {
+    let special = |w: &str| t.eq_ignore_ascii_case(w);
+    if special("inf") || special("infinity") || special("nan") {
+        let v: f64 = if special("nan") {
             f64::NAN
         } else {
             f64::INFINITY
@@ -212,6 +215,31 @@ pub fn format_float_v(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_parse_as_go_parses_them() {
+        for s in [
+            "0",
+            "-0",
+            ".5",
+            "5.",
+            "12.5",
+            "0.1",
+            "007",
+            "1e3",
+            "-1.5E-3",
+            "1234567890123456789",
+        ] {
+            let full: f64 = s.parse().unwrap();
+            assert_eq!(parse_float(s).unwrap().to_bits(), full.to_bits(), "{s}");
+        }
+        assert_eq!(parse_float("-Inf"), Ok(f64::NEG_INFINITY));
+        assert_eq!(parse_float("+infinity"), Ok(f64::INFINITY));
+        assert!(parse_float("NaN").unwrap().is_nan());
+        assert!(parse_float(".").is_err());
+        assert!(parse_float("1_000").is_err());
+        assert!(parse_float(" 1").is_err());
+    }
 
     #[test]
     fn humanized_sizes_as_go_humanize_prints_them() {

@@ -23,8 +23,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use runakefli_logql::{Expr, LineFilterOp, LineFilterValue, Stage};
-use runakefli_storage::deletes::api::CancelRefusal;
-use runakefli_storage::deletes::{DeleteRequest, DeleteStatus, LineFilter, LineTest};
+use runakefli_model::deletes::{CancelRefusal, DeleteRequest, DeleteStatus, LineFilter, LineTest};
 use std::sync::Arc;
 
 /// What a delete query may hold.
@@ -119,9 +118,9 @@ pub async fn create(
     let tenant = tenant_of(&headers, state.config.multi_tenant)?;
     let params = raw_params(query, &headers, &body);
     blocking(move || {
-        let storage = state.store.embedded_for(DELETES)?;
+        let deletes = state.store.deletes(DELETES)?;
         let req = parse_new(&state, &params)?;
-        let stored = storage.add_delete(&tenant, req)?;
+        let stored = deletes.add_delete(&tenant, req)?;
         tracing::info!(tenant = %tenant.as_str(), request_id = %stored.id, query = %stored.query, "delete request accepted");
         Ok(())
     })
@@ -138,8 +137,8 @@ pub async fn list(
     let out = blocking(move || {
         let list: Vec<serde_json::Value> = state
             .store
-            .embedded_for(DELETES)?
-            .delete_requests(&tenant)
+            .deletes(DELETES)?
+            .delete_requests(&tenant)?
             .iter()
             .map(|r| {
                 serde_json::json!({
@@ -173,8 +172,11 @@ pub async fn cancel(
             .filter(|s| !s.is_empty())
             .ok_or_else(|| ApiError::bad_request("request_id not set"))?;
         let force = params.get("force") == Some("true");
-        let storage = state.store.embedded_for(DELETES)?;
-        match storage.cancel_delete(&tenant, id, force)? {
+        match state
+            .store
+            .deletes(DELETES)?
+            .cancel_delete(&tenant, id, force)?
+        {
             Ok(()) => Ok(()),
             Err(CancelRefusal::NotFound) => Err(ApiError::new(
                 404,

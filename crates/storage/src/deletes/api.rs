@@ -10,14 +10,7 @@ use runakefli_model::{Labels, StreamId, TenantId, NANOS_PER_DAY};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Why a request was not cancelled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CancelRefusal {
-    /// No request with that id.
-    NotFound,
-    /// Its cancellation period has passed (it is being or was purged).
-    TooLate,
-}
+pub use runakefli_model::deletes::CancelRefusal;
 
 impl Storage {
     /// Accepts a delete request for `tenant`: persists it, then hides its
@@ -34,22 +27,7 @@ impl Storage {
         req.status = DeleteStatus::Received;
         let mut list = t.deletes.write();
         if req.id.is_empty() {
-            let mut seed = format!(
-                "{}|{}|{}|{}|{}",
-                tenant.as_str(),
-                req.query,
-                req.start,
-                req.end,
-                req.created
-            );
-            loop {
-                let id = format!("{:08x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()) as u32);
-                if !list.iter().any(|r| r.id == id) {
-                    req.id = id;
-                    break;
-                }
-                seed.push('+');
-            }
+            req.id = req.fresh_id(tenant, |id| list.iter().any(|r| r.id == id));
         }
         let mut next: Vec<DeleteRequest> = list.iter().map(|r| (**r).clone()).collect();
         next.push(req.clone());

@@ -14,104 +14,18 @@
 //! - **Persistence.** Each tenant's requests are one file, `deletes`
 //!   ([`file`]), replaced atomically on every change.
 //! - **Cancelling** is possible until the request is due; the rows come back.
+//!
+//! The request types and the server's seam ([`runakefli_model::Deletes`])
+//! are the model's (`runakefli_model::deletes`), shared with the other
+//! backends; this module is how the embedded store carries them out.
 
 pub mod api;
 pub mod file;
 
-use runakefli_model::{Labels, Matcher, StreamId};
+pub use runakefli_model::deletes::{DeleteRequest, DeleteStatus, LineFilter, LineTest};
+
+use runakefli_model::{Labels, StreamId};
 use std::sync::Arc;
-
-/// One alternative of a line filter.
-#[derive(Clone, Debug)]
-pub enum LineTest {
-    /// The line contains the string.
-    Contains(String),
-    /// The line matches the (unanchored) regular expression.
-    Regex(regex::Regex),
-}
-
-impl LineTest {
-    fn matches(&self, line: &str) -> bool {
-        match self {
-            LineTest::Contains(s) => line.contains(s.as_str()),
-            LineTest::Regex(r) => r.is_match(line),
-        }
-    }
-}
-
-/// A line filter of a delete query: `|= "a" or "b"`, `!~ "re"`, …
-#[derive(Clone, Debug)]
-pub struct LineFilter {
-    /// `!=` / `!~`: the line passes when no alternative matches.
-    pub negate: bool,
-    /// At least one.
-    pub alternatives: Vec<LineTest>,
-}
-
-impl LineFilter {
-    /// Whether `line` passes the filter.
-    pub fn passes(&self, line: &str) -> bool {
-        self.alternatives.iter().any(|t| t.matches(line)) != self.negate
-    }
-}
-
-/// Where a delete request is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeleteStatus {
-    /// Accepted; rows hidden; cancellable until due.
-    Received,
-    /// Due and purged from every part that held its rows.
-    Processed,
-}
-
-impl DeleteStatus {
-    /// Loki's name of the status.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeleteStatus::Received => "received",
-            DeleteStatus::Processed => "processed",
-        }
-    }
-}
-
-/// One delete request.
-#[derive(Clone, Debug)]
-pub struct DeleteRequest {
-    /// Loki's `request_id`.
-    pub id: String,
-    /// The LogQL text as submitted.
-    pub query: String,
-    /// Its stream selector.
-    pub matchers: Vec<Matcher>,
-    /// Its line filters, all of which a deleted line passes.
-    pub filters: Vec<LineFilter>,
-    /// First deleted timestamp, ns (inclusive).
-    pub start: i64,
-    /// Last deleted timestamp, ns (inclusive).
-    pub end: i64,
-    /// When it was accepted, ns.
-    pub created: i64,
-    /// Where it is.
-    pub status: DeleteStatus,
-}
-
-impl DeleteRequest {
-    /// Whether the request applies to a stream with `labels` in `[lo, hi]`.
-    pub fn touches(&self, labels: &Labels, lo: i64, hi: i64) -> bool {
-        self.start <= hi && self.end >= lo && self.matchers.iter().all(|m| m.matches_labels(labels))
-    }
-
-    /// Whether a row of a matching stream is deleted.
-    pub fn deletes(&self, ts: i64, line: &str) -> bool {
-        ts >= self.start && ts <= self.end && self.filters.iter().all(|f| f.passes(line))
-    }
-
-    /// Whether the cancellation period has passed at `now`.
-    pub fn is_due(&self, now: i64, cancel_period: std::time::Duration) -> bool {
-        let p = cancel_period.as_nanos().min(i64::MAX as u128) as i64;
-        now.saturating_sub(self.created) >= p
-    }
-}
 
 /// The requests that apply to one stream in one scan.
 #[derive(Clone, Debug, Default)]
@@ -176,49 +90,5 @@ impl crate::merge::RowFilter for PurgeFilter<'_> {
 
     fn keep(&self, sid: StreamId, row: &runakefli_model::Entry) -> bool {
         !self.of(sid).deletes(row.ts, &row.line)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use runakefli_model::MatchOp;
-
-    #[test]
-    fn selector_range_and_filters_decide() {
-        let r = DeleteRequest {
-            id: "x".into(),
-            query: String::new(),
-            matchers: vec![Matcher::new("app", MatchOp::Eq, "api").unwrap()],
-            filters: vec![
-                LineFilter {
-                    negate: false,
-                    alternatives: vec![
-                        LineTest::Contains("secret".into()),
-                        LineTest::Regex(regex::Regex::new("pass(word)?=").unwrap()),
-                    ],
-                },
-                LineFilter {
-                    negate: true,
-                    alternatives: vec![LineTest::Contains("keep".into())],
-                },
-            ],
-            start: 100,
-            end: 200,
-            created: 0,
-            status: DeleteStatus::Received,
-        };
-        let api = Labels::parse(r#"{app="api"}"#).unwrap();
-        let web = Labels::parse(r#"{app="web"}"#).unwrap();
-        assert!(r.touches(&api, 0, 100));
-        assert!(!r.touches(&api, 201, 300));
-        assert!(!r.touches(&web, 0, 300));
-        assert!(r.deletes(150, "a secret"));
-        assert!(r.deletes(200, "password=1"));
-        assert!(!r.deletes(150, "a secret to keep"));
-        assert!(!r.deletes(99, "a secret"));
-        assert!(!r.deletes(150, "nothing"));
-        assert!(r.is_due(10, std::time::Duration::ZERO));
-        assert!(!r.is_due(10, std::time::Duration::from_nanos(11)));
     }
 }

@@ -807,6 +807,16 @@ pub fn run<'e>(
         sample = vec![0.0; n];
         let mut memo: Memo<Option<Option<f64>>> =
             Memo::new(ids.meta_base as usize + ids.meta_text.len(), None);
+        // A float unwrap of a short decimal is read from its bytes directly
+        // (the same double the engine's conversion gives, see
+        // `runakefli_model::number`).
+        let float = u.conversion == runakefli_model::plan::UnwrapConversion::Float;
+        let convert = |text: &[u8]| {
+            float
+                .then(|| runakefli_model::number::short_decimal(text))
+                .flatten()
+                .or_else(|| std::str::from_utf8(text).ok().and_then(|s| (u.convert)(s)))
+        };
         for p in 0..n {
             if !alive[p] {
                 continue;
@@ -814,8 +824,7 @@ pub fn run<'e>(
             let id = lab[j][p];
             let m = memo.get(id);
             if m.is_none() {
-                let text = ids.text(id).unwrap_or(b"");
-                *m = Some(std::str::from_utf8(text).ok().and_then(|s| (u.convert)(s)));
+                *m = Some(convert(ids.text(id).unwrap_or(b"")));
             }
             match m.expect("set") {
                 Some(v) => sample[p] = v,

@@ -6,7 +6,11 @@
 //! else is dropped from the mapping as soon as the opening has read it
 //! ([`OpeningRelease`]), and the data frames that queries read later are
 //! dropped again once the process's mapped file pages pass the kept ones
-//! by [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] ([`DataPages`]). Dropped
+//! by [`crate::config::PART_MAPPED_DATA_MAX_BYTES`] ([`DataPages`]), or once
+//! the whole resident set passes them by
+//! [`crate::config::RESIDENT_BEYOND_KEPT_MAX_BYTES`] after the allocator has
+//! given its free pages back (a query holding a large heap leaves less room
+//! for mapped data pages). Dropped
 //! pages stay in the kernel's page cache: touching them again is a minor
 //! fault, not a disk read. A scan over every block of a large part so maps
 //! a bounded window of it instead of the whole file, and the peak resident
@@ -158,8 +162,21 @@ impl DataPages {
             return;
         }
         self.readers.store(0, Ordering::Relaxed);
-        let limit = KEPT_BYTES.load(Ordering::Relaxed).saturating_add(max_bytes);
-        if mapped_file_bytes().is_some_and(|m| m > limit) {
+        let kept = KEPT_BYTES.load(Ordering::Relaxed);
+        let total_max = crate::config::RESIDENT_BEYOND_KEPT_MAX_BYTES;
+        let now =
+            || resident_bytes().map_or(Pressure::None, |r| r.pressure(kept, max_bytes, total_max));
+        let release = match now() {
+            Pressure::None => false,
+            Pressure::Mapped => true,
+            // Over the whole budget, not the mapped one: the heap's free
+            // pages go back first, the data pages only if that is not enough.
+            Pressure::Whole => {
+                return_free_heap();
+                now() != Pressure::None
+            }
+        };
+        if release {
             release_read_data(map, blocks, headers, logs);
         }
         self.busy.store(false, Ordering::Release);
@@ -172,12 +189,65 @@ impl Drop for DataPages {
     }
 }
 
-/// The process's resident file-backed and shared pages, in bytes (the third
-/// field of `/proc/self/statm`: the mapped parts, the executable, libraries).
-fn mapped_file_bytes() -> Option<usize> {
+/// Gives the allocator's free pages back to the kernel (glibc keeps the
+/// pages of freed blocks in its arenas; a query that held a large heap
+/// would otherwise leave it resident).
+fn return_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free pages of the allocator's own
+    // arenas; it takes no pointer and touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The process's resident set, in bytes.
+struct Resident {
+    /// Every resident page (`/proc/self/statm`'s second field).
+    total: usize,
+    /// Resident file-backed and shared pages (its third field: the mapped
+    /// parts, the executable, libraries).
+    file: usize,
+}
+
+/// Which budget the resident set is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pressure {
+    /// Neither.
+    None,
+    /// The mapped file pages pass the kept ones by more than the mapped
+    /// data budget.
+    Mapped,
+    /// Only the whole resident set (heap included) passes the kept pages by
+    /// more than the resident budget.
+    Whole,
+}
+
+impl Resident {
+    /// Which budget this resident set is over, with `kept` bytes of kept
+    /// pages, `mapped_max` for the data pages beyond them and `total_max`
+    /// for everything beyond them.
+    fn pressure(&self, kept: usize, mapped_max: usize, total_max: usize) -> Pressure {
+        if self.file > kept.saturating_add(mapped_max) {
+            Pressure::Mapped
+        } else if self.total > kept.saturating_add(total_max) {
+            Pressure::Whole
+        } else {
+            Pressure::None
+        }
+    }
+}
+
+/// The process's resident set, from `/proc/self/statm`.
+fn resident_bytes() -> Option<Resident> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: usize = statm.split_whitespace().nth(2)?.parse().ok()?;
-    Some(pages * PAGE)
+    let mut fields = statm.split_whitespace().skip(1);
+    let total: usize = fields.next()?.parse().ok()?;
+    let file: usize = fields.next()?.parse().ok()?;
+    Some(Resident {
+        total: total * PAGE,
+        file: file * PAGE,
+    })
 }
 
 /// Drops the data pages of every block read since the last drop (a reader
@@ -275,6 +345,34 @@ mod tests {
         assert_eq!(
             page_gaps(0, 3 * 4096, vec![(4096, 3 * 4096)], 4096),
             vec![(0, 4096)]
+        );
+    }
+
+    #[test]
+    fn a_large_heap_leaves_less_room_for_data_pages() {
+        const M: usize = 1 << 20;
+        let r = |total: usize, file: usize| Resident {
+            total: total * M,
+            file: file * M,
+        };
+        let (kept, mapped, whole) = (100 * M, 256 * M, 320 * M);
+        // Few data pages, small heap: nothing to drop.
+        assert_eq!(r(250, 200).pressure(kept, mapped, whole), Pressure::None);
+        // Data pages over their own budget, whatever the heap.
+        assert_eq!(r(400, 357).pressure(kept, mapped, whole), Pressure::Mapped);
+        // The same data pages with a large heap: over the whole budget.
+        assert_eq!(r(421, 200).pressure(kept, mapped, whole), Pressure::Whole);
+        assert_eq!(r(420, 200).pressure(kept, mapped, whole), Pressure::None);
+    }
+
+    #[test]
+    fn the_resident_set_is_read_from_statm() {
+        let r = resident_bytes().expect("/proc/self/statm");
+        assert!(
+            r.total > 0 && r.file <= r.total,
+            "total {} file {}",
+            r.total,
+            r.file
         );
     }
 

@@ -21,7 +21,7 @@
 //! forgotten and the tenant's `streams.idx` rewritten without them. WAL
 //! replay skips expired rows, so a restart does not bring them back.
 
-pub mod policy;
+pub use runakefli_model::retention as policy;
 
 use crate::merge::{self, RowFilter, StreamKeep};
 use crate::part::Part;
@@ -70,11 +70,7 @@ pub fn now_ns() -> i64 {
         .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
 }
 
-/// Whether a row at `ts` has expired under `cutoff` (the oldest timestamp
-/// kept): only when its whole day is older, the granularity of the pass.
-pub fn expired(cutoff: Option<i64>, ts: i64) -> bool {
-    cutoff.is_some_and(|c| c > day_end(names::day_of(ts)))
-}
+pub use runakefli_model::retention::expired;
 
 /// The last nanosecond of `day`.
 fn day_end(day: i64) -> i64 {

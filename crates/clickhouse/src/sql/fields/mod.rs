@@ -305,7 +305,7 @@ mod tests {
             filters: vec![ff(r#"level!="debug""#, &["level"])],
             unwrap: None,
         });
-        let q = crate::sql::buckets_query(&p).unwrap();
+        let q = crate::sql::buckets_query(&p, &Default::default()).unwrap();
         assert!(
             q.contains("JSONExtractKeysAndValues(r.line, 'Dynamic') AS jkv"),
             "{q}"
@@ -326,7 +326,7 @@ mod tests {
         let mut declined = Vec::new();
         let mut all = p.clone();
         all.fields.as_mut().unwrap().parser = JsonParser::All;
-        let q = crate::sql::buckets_query(&all).unwrap();
+        let q = crate::sql::buckets_query(&all, &Default::default()).unwrap();
         assert!(
             q.contains("if(startsWith(r.line, '{') AND isValidJSON(r.line), 1, 3) AS jkind"),
             "{q}"
@@ -338,7 +338,7 @@ mod tests {
         if let PlanOutput::Buckets(b) = &mut all.output {
             b.group_by = GroupBy::Labels(vec!["user_id".into()]);
         }
-        assert!(crate::sql::buckets_query(&all).is_ok());
+        assert!(crate::sql::buckets_query(&all, &Default::default()).is_ok());
         if let PlanOutput::Buckets(b) = &mut all.output {
             b.group_by = GroupBy::Labels(vec!["level_extracted".into()]);
         }
@@ -367,13 +367,19 @@ mod tests {
                 .conversion = conversion;
             q
         };
-        let q =
-            crate::sql::buckets_query(&with(BucketValue::Max, UnwrapConversion::Float)).unwrap();
+        let q = crate::sql::buckets_query(
+            &with(BucketValue::Max, UnwrapConversion::Float),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(q.contains("lf1 AS uv"), "{q}");
         assert!(q.contains("toString(max(uv)) AS unwrapped"), "{q}");
         assert!(q.contains(&unwrap_stage(1).undecided), "{q}");
-        let q =
-            crate::sql::buckets_query(&with(BucketValue::Points, UnwrapConversion::Float)).unwrap();
+        let q = crate::sql::buckets_query(
+            &with(BucketValue::Points, UnwrapConversion::Float),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(
             q.contains("groupArray((ts, toString(uv))) AS unwrapped"),
             "{q}"
@@ -395,7 +401,10 @@ mod tests {
         }
         declined.push(by_stream);
         for d in declined {
-            assert!(crate::sql::buckets_query(&d).is_err(), "{d:?}");
+            assert!(
+                crate::sql::buckets_query(&d, &Default::default()).is_err(),
+                "{d:?}"
+            );
         }
     }
 
@@ -410,7 +419,7 @@ mod tests {
             filters: vec![ff(r#"level="error""#, &["level"])],
             unwrap: None,
         });
-        let q = crate::sql::lines_query(&p).unwrap();
+        let q = crate::sql::lines_query(&p, &Default::default()).unwrap();
         assert!(
             q.starts_with("SELECT sid AS stream_id, labels_text, ts, line, metadata, res FROM"),
             "{q}"
@@ -423,13 +432,70 @@ mod tests {
             limit: 3,
             direction: Direction::Forward,
         };
-        let q = crate::sql::lines_query(&p).unwrap();
+        let q = crate::sql::lines_query(&p, &Default::default()).unwrap();
         assert!(
             q.contains("ORDER BY ts ASC, labels_text ASC, seq ASC"),
             "{q}"
         );
         // Undecidable pieces decline as in bucket plans.
         p.fields.as_mut().unwrap().filters = vec![ff("took > 1s", &["took"])];
-        assert!(crate::sql::lines_query(&p).is_err());
+        assert!(crate::sql::lines_query(&p, &Default::default()).is_err());
+    }
+
+    /// Every read of `logs` of a field plan — lines plans, bucket plans
+    /// with unwrapped points, `| json` and `| logfmt` — leaves out the rows
+    /// delete requests hide, the residual rows included (they come from
+    /// the same read).
+    #[test]
+    fn field_plans_read_logs_under_the_delete_mask() {
+        let mask = crate::sql::RowMask::hiding(vec!["(stream_id IN (7))".into()]);
+        let clause = " AND NOT ((stream_id IN (7)))";
+        let mut lines = crate::sql::query::tests::plan(PlanOutput::Lines {
+            limit: 5,
+            direction: Direction::Forward,
+        });
+        lines.fields = Some(FieldStage {
+            parser: JsonParser::All,
+            filters: vec![ff(r#"level="error""#, &["level"])],
+            unwrap: None,
+        });
+        let mut points = crate::sql::query::tests::plan(PlanOutput::Buckets(BucketPlan {
+            bounds: vec![0, 10, 20],
+            group_by: GroupBy::Labels(vec!["level".into()]),
+            value: BucketValue::Points,
+        }));
+        points.fields = Some(FieldStage {
+            parser: JsonParser::All,
+            filters: Vec::new(),
+            unwrap: Some(UnwrapField {
+                label: "latency".into(),
+                conversion: UnwrapConversion::Float,
+                convert: Arc::new(|s: &str| s.parse().ok()),
+                post_filters: Vec::new(),
+            }),
+        });
+        let mut plans = vec![lines, points];
+        for i in 0..2 {
+            let mut logfmt = plans[i].clone();
+            logfmt.fields.as_mut().unwrap().parser = JsonParser::Logfmt;
+            plans.push(logfmt);
+        }
+        for p in &plans {
+            let q = match p.output {
+                PlanOutput::Lines { .. } => crate::sql::lines_query(p, &mask),
+                PlanOutput::Buckets(_) => crate::sql::buckets_query(p, &mask),
+            }
+            .unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            assert_eq!(q.matches("FROM logs").count(), 1, "{q}");
+            assert_eq!(q.matches(clause).count(), 1, "{q}");
+            // In the `WHERE` of that very read, before its grouping or
+            // its bucket bounds.
+            let read = &q[q.find("FROM logs").unwrap()..];
+            let after = &read[read.find(clause).unwrap() + clause.len()..];
+            assert!(
+                after.starts_with(" GROUP BY") || after.starts_with(" AND timestamp > "),
+                "{q}"
+            );
+        }
     }
 }

@@ -6,8 +6,12 @@
 //! highest priority; among rules of equal priority the shortest period wins
 //! (Loki's compactor decides the same way); a stream no rule matches gets its
 //! tenant's `retention_period`. A period of zero, or none, keeps data forever.
+//!
+//! These are the settings and the rule resolution only; each backend removes
+//! expired data its own way (the embedded store's retention pass, the
+//! ClickHouse backend's partition drops and lightweight deletes).
 
-use runakefli_model::{Labels, Matcher};
+use crate::{Labels, Matcher, NANOS_PER_DAY};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -93,6 +97,24 @@ impl RetentionConfig {
                         .is_some_and(|s| s.iter().any(|r| !r.period.is_zero()))
             })
     }
+
+    /// The shortest period any tenant or rule removes data after; `None`
+    /// when nothing expires. Nothing younger than this expires anywhere.
+    pub fn shortest_period(&self) -> Option<Duration> {
+        let policies = std::iter::once((self.default.period, Some(&self.default.streams))).chain(
+            self.tenants
+                .values()
+                .map(|t| (t.period, t.streams.as_ref())),
+        );
+        let mut shortest: Option<Duration> = None;
+        for (period, rules) in policies {
+            let rules = rules.into_iter().flatten().map(|r| r.period);
+            for p in period.into_iter().chain(rules).filter(|p| !p.is_zero()) {
+                shortest = Some(shortest.map_or(p, |s| s.min(p)));
+            }
+        }
+        shortest
+    }
 }
 
 impl RetentionPolicy {
@@ -130,10 +152,25 @@ impl RetentionPolicy {
     }
 }
 
+/// The first timestamp (ns) retention keeps under `cutoff` (the oldest
+/// timestamp a stream's period keeps): the start of `cutoff`'s UTC day, since
+/// data goes in whole days, once the whole day is older than the period.
+pub fn kept_from(cutoff: i64) -> i64 {
+    cutoff
+        .div_euclid(NANOS_PER_DAY)
+        .saturating_mul(NANOS_PER_DAY)
+}
+
+/// Whether a row at `ts` has expired under `cutoff` (`None`: nothing
+/// expires): only when its whole UTC day is older than the cutoff.
+pub fn expired(cutoff: Option<i64>, ts: i64) -> bool {
+    cutoff.is_some_and(|c| ts < kept_from(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runakefli_model::MatchOp;
+    use crate::MatchOp;
 
     fn rule(name: &str, value: &str, priority: u32, hours: u64) -> StreamRule {
         StreamRule {
@@ -194,5 +231,30 @@ mod tests {
             Some(10_000_000_000_000 - 3_600_000_000_000)
         );
         assert_eq!(cfg.policy_for("other").period, None);
+    }
+
+    #[test]
+    fn whole_days_expire_and_the_shortest_period_bounds_them() {
+        let day = NANOS_PER_DAY;
+        assert_eq!(kept_from(3 * day + 5), 3 * day);
+        assert_eq!(kept_from(-1), -day);
+        // The last nanosecond of day 2 expires once the cutoff is past it.
+        assert!(!expired(Some(3 * day - 1), 3 * day - 1));
+        assert!(expired(Some(3 * day), 3 * day - 1));
+        assert!(!expired(Some(3 * day + 7), 3 * day));
+        assert!(!expired(None, 0));
+        let mut cfg = RetentionConfig::default();
+        assert_eq!(cfg.shortest_period(), None);
+        cfg.default.period = Some(Duration::from_secs(100 * 3600));
+        cfg.default.streams = vec![rule("app", "api", 1, 0)];
+        assert_eq!(cfg.shortest_period(), Some(Duration::from_secs(100 * 3600)));
+        cfg.tenants.insert(
+            "t".into(),
+            TenantRetention {
+                period: None,
+                streams: Some(vec![rule("env", "dev", 1, 24)]),
+            },
+        );
+        assert_eq!(cfg.shortest_period(), Some(Duration::from_secs(24 * 3600)));
     }
 }

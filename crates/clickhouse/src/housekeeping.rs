@@ -1,0 +1,91 @@
+//! The backend's background thread: retention every `retention_interval`
+//! ([`crate::retention`]), due delete requests purged every
+//! [`TICK`] ([`crate::deletes`]), and delete requests re-read from
+//! ClickHouse every [`crate::deletes::RELOAD_EVERY`].
+
+use crate::backend::now_ns;
+use crate::deletes::RELOAD_EVERY;
+use crate::ClickHouseBackend;
+use runakefli_model::retention::RetentionConfig;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+/// How often the thread wakes.
+pub const TICK: Duration = Duration::from_millis(500);
+
+/// What the housekeeping thread applies (the server's settings).
+#[derive(Clone, Debug)]
+pub struct Housekeeping {
+    /// `retention_period`, `retention_stream`, per-tenant overrides and
+    /// `retention_interval` (its disk budget is refused by the server: it
+    /// is the embedded store's).
+    pub retention: RetentionConfig,
+    /// `delete_request_cancel_period`: a request is purged, and can no longer
+    /// be cancelled, this long after it was accepted.
+    pub delete_cancel_period: Duration,
+}
+
+impl Default for Housekeeping {
+    /// Nothing expires; delete requests are due after 24 h (Loki's default).
+    fn default() -> Self {
+        Housekeeping {
+            retention: RetentionConfig::default(),
+            delete_cancel_period: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// When each job last ran.
+struct Clock {
+    retention: Option<Instant>,
+    reload: Instant,
+}
+
+impl ClickHouseBackend {
+    /// Starts the housekeeping thread. It holds the backend weakly and ends
+    /// within a [`TICK`] once the backend is dropped. Failures are logged and
+    /// the job is tried again on its next turn.
+    pub fn spawn_housekeeping(self: &Arc<Self>) -> std::io::Result<std::thread::JoinHandle<()>> {
+        let weak: Weak<ClickHouseBackend> = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("clickhouse-housekeeping".into())
+            .spawn(move || {
+                let mut clock = Clock {
+                    retention: None,
+                    reload: Instant::now(),
+                };
+                loop {
+                    std::thread::sleep(TICK);
+                    let Some(backend) = weak.upgrade() else {
+                        return;
+                    };
+                    backend.housekeeping_round(&mut clock);
+                }
+            })
+    }
+
+    fn housekeeping_round(&self, clock: &mut Clock) {
+        if clock.reload.elapsed() >= RELOAD_EVERY {
+            clock.reload = Instant::now();
+            if let Err(e) = self.reload_deletes() {
+                tracing::error!(error = %e, "re-reading delete requests from clickhouse failed");
+            }
+        }
+        let retention = &self.housekeeping.retention;
+        let due = retention.shortest_period().is_some()
+            && clock
+                .retention
+                .is_none_or(|l| l.elapsed() >= retention.interval);
+        if due {
+            clock.retention = Some(Instant::now());
+            if let Err(e) = self.apply_retention(now_ns()) {
+                tracing::error!(error = %e, "clickhouse retention pass failed");
+            }
+        }
+        match self.process_due_deletes(now_ns()) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(requests = n, "delete requests processed in clickhouse"),
+            Err(e) => tracing::error!(error = %e, "processing delete requests failed"),
+        }
+    }
+}

@@ -151,9 +151,11 @@ const METRIC_QUERIES: &[&str] = &[
     r#"sum(count_over_time({env="prod"} |= "timeout" [2m]))"#,
     r#"topk(1, sum by (app) (count_over_time({app=~".+"}[1m])))"#,
     r#"sum by (level) (count_over_time({app="api"} | json | __error__="" [1m]))"#,
-    // Declined: `| json` without parameters and a label with `_` (nested
-    // members may be named so); the engine scans.
+    // `| json` without parameters and a label with `_` (rows where other
+    // members may give it are residual).
     r#"sum by (app) (count_over_time({app="api"} | json | __error__="" | trace_id="abc" [1m]))"#,
+    // Declined: a duration filter; the engine scans.
+    r#"sum by (app) (count_over_time({app="api"} | json | __error__="" | took > 1s [1m]))"#,
     // An error answer (the plain-text line fails `| json`), compared too.
     r#"sum by (level) (count_over_time({app="api"} | json [1m]))"#,
 ];
@@ -294,8 +296,8 @@ fn clickhouse_answers_like_the_embedded_store() {
     );
     assert!(checked > 50, "{checked} requests compared");
     // /metrics tells how much of it ran in SQL: plain selectors, line
-    // filters and grouped counts are answered there, a plan reading a `| json`
-    // label with `_` is declined (the engine scans), and both ship rows; the
+    // filters and grouped counts are answered there, a plan with a duration
+    // filter is declined (the engine scans), and both ship rows; the
     // embedded server has no such family.
     let (status, page) = ch.get("/metrics", &[]);
     assert_eq!(status, 200, "{page}");

@@ -354,9 +354,18 @@ impl ClickHouseBackend {
         let data = match &plan.output {
             PlanOutput::Lines { .. } => {
                 let rows = self.rows(&sql::lines_query(plan, &mask)?, plan.deadline)?;
+                // With a fields stage, rows the SQL could not decide come
+                // in answer order among the kept ones (`res` 1).
+                let undecided = rows
+                    .iter()
+                    .filter(|r| r.get("res").and_then(u64_of_value) == Some(1))
+                    .count() as u64;
                 self.counters
                     .plan_rows
-                    .fetch_add(rows.len() as u64, Ordering::Relaxed);
+                    .fetch_add(rows.len() as u64 - undecided, Ordering::Relaxed);
+                self.counters
+                    .residual_rows
+                    .fetch_add(undecided, Ordering::Relaxed);
                 let mut out = Vec::with_capacity(rows.len());
                 for r in &rows {
                     out.push(LineRow {
@@ -427,7 +436,17 @@ impl ClickHouseBackend {
                                 })?);
                             }
                         }
-                        _ => return Err(Error::Unsupported("bucket value".into())),
+                        BucketData::Points(ps) => {
+                            let bad = || Error::Decode(format!("unwrapped points in {r}"));
+                            for p in r["unwrapped"].as_array().ok_or_else(bad)? {
+                                let [ts, v] = p.as_array().map(Vec::as_slice).ok_or_else(bad)?
+                                else {
+                                    return Err(bad());
+                                };
+                                let ts = i64_of_value(ts).ok_or_else(bad)?;
+                                ps[bucket].push((ts, f64_of(v).ok_or_else(bad)?));
+                            }
+                        }
                     }
                 }
                 AnswerData::Buckets(groups)
@@ -466,7 +485,9 @@ fn u64_of_value(v: &Value) -> Option<u64> {
     }
 }
 
-/// A float of an answer: a JSON number, or one in a string.
+/// A float of an answer: a JSON number, or one in a string (unwrapped
+/// values are sent as `toString(Float64)`, the shortest text of the value,
+/// which Rust's correctly rounded parse reads back exactly).
 fn f64_of(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
@@ -485,12 +506,7 @@ fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
             let [_, ts, line, md] = t.as_array().map(Vec::as_slice).ok_or_else(bad)? else {
                 return Err(bad());
             };
-            let ts = match ts {
-                Value::Number(n) => n.as_i64(),
-                Value::String(s) => s.parse().ok(),
-                _ => None,
-            }
-            .ok_or_else(bad)?;
+            let ts = i64_of_value(ts).ok_or_else(bad)?;
             Ok(Entry {
                 ts,
                 line: line.as_str().ok_or_else(bad)?.to_string(),
@@ -501,12 +517,16 @@ fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
 }
 
 fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
-    match &r[k] {
+    i64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
+}
+
+/// A JSON integer, or one in a string (ClickHouse quotes 64-bit ones).
+fn i64_of_value(v: &Value) -> Option<i64> {
+    match v {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
 }
 
 fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {

@@ -1047,3 +1047,128 @@ fn a_retried_insert_whose_answer_was_lost_is_stored_once() {
     assert!(!e.is_retryable());
     assert_eq!(b.push_retries(), 3);
 }
+
+/// `sql::exact_float` takes a text as a number only where ClickHouse's
+/// value is the `f64` the engine reads (Rust's correctly rounded parse, as
+/// Go's `ParseFloat`): over thousands of generated decimals (1 to 17
+/// integer digits, 0 to 20 fraction digits, trailing zeros, signs, `-0`)
+/// and hard cases (halfway points, 17 significant digits, more digits than
+/// `f64` holds, the smallest normal), every value it gives reads back bit
+/// for bit as the text's, and it gives one for every decimal of at most 15
+/// significant digits within `1e-4 ..= 1e15`.
+#[test]
+fn exact_floats_are_the_engines_floats() {
+    let c = front::client("floats");
+    schema::ensure(&c).unwrap();
+    let mut texts: Vec<String> = [
+        "0",
+        "-0",
+        "0.0",
+        "-0.000",
+        "0.1",
+        "0.10",
+        "0.3",
+        "1.5",
+        "100",
+        "1e3",
+        "007",
+        "9007199254740993",
+        "9007199254740992",
+        "1.0000000000000002",
+        "1.00000000000000002",
+        "0.30000000000000004",
+        "2.2250738585072014",
+        "123456789012345678",
+        "4.35",
+        "0.000001",
+        "3.14159265358979323846264338327950288",
+        "1.7976931348623157",
+        "5e-324",
+        "+1",
+        " 1",
+        "1.",
+        ".5",
+        "",
+        "abc",
+        "12345678901234.5",
+        "99999999999999999999999999999.5",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % n
+    };
+    for _ in 0..4000 {
+        let int_len = 1 + next(17);
+        let mut t = String::new();
+        if next(4) == 0 {
+            t.push('-');
+        }
+        for i in 0..int_len {
+            let d = if i == 0 && int_len > 1 {
+                1 + next(9)
+            } else {
+                next(10)
+            };
+            t.push(char::from(b'0' + d as u8));
+        }
+        let frac_len = next(21);
+        if frac_len > 0 {
+            t.push('.');
+            for _ in 0..frac_len {
+                t.push(char::from(b'0' + next(10) as u8));
+            }
+            for _ in 0..next(3) {
+                t.push('0');
+            }
+        }
+        texts.push(t);
+    }
+    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
+    let q = format!(
+        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
+        sql::exact_float("t"),
+        list.join(", ")
+    );
+    let rows = c.rows(&q, &Request::default()).unwrap();
+    let got = rows[0]["v"].as_array().unwrap();
+    assert_eq!(got.len(), texts.len());
+    let mut accepted = 0;
+    for (t, v) in texts.iter().zip(got) {
+        let significant = t
+            .trim_start_matches('-')
+            .replace('.', "")
+            .trim_start_matches('0')
+            .trim_end_matches('0')
+            .len();
+        let plain = !t.is_empty()
+            && t.trim_start_matches('-')
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.')
+            && !t.starts_with('.')
+            && !t.ends_with('.')
+            && !t.trim_start_matches('-').starts_with("00");
+        match v.as_str() {
+            Some(printed) => {
+                accepted += 1;
+                let want: f64 = t.parse().unwrap();
+                let have: f64 = printed.parse().unwrap();
+                assert_eq!(have.to_bits(), want.to_bits(), "{t} came back as {printed}");
+            }
+            None => {
+                let value: Option<f64> = t.parse().ok();
+                let in_range = value.is_some_and(|x| x == 0.0 || (1e-4..=1e15).contains(&x.abs()));
+                assert!(
+                    !(plain && significant <= 15 && in_range),
+                    "{t} ({significant} significant digits) was not taken as a number"
+                );
+            }
+        }
+    }
+    assert!(accepted > texts.len() / 3, "{accepted} of {}", texts.len());
+}

@@ -20,7 +20,8 @@
 //!   [`LineFilter`]).
 //! - **Fields** ([`FieldStage`]): the labels of a row are its stream labels,
 //!   then its structured metadata (a metadata name replaces a stream label of
-//!   that name), then what `| json` extracts (see [`JsonParser`]); label
+//!   that name), then what `| json` or `| logfmt` extracts (see
+//!   [`JsonParser`]); label
 //!   filters and the unwrap read those labels.
 //! - **Lines** output: the `limit` rows first in the direction's time order,
 //!   ties broken by the stream's labels in their text form
@@ -62,8 +63,8 @@ pub struct QueryPlan {
     pub end: Timestamp,
     /// Line filters, all of which a row's line must pass.
     pub line_filters: Vec<LineFilter>,
-    /// `| json` and the label filters and unwrap after it; `None` when the
-    /// query reads no fields.
+    /// `| json` (or `| logfmt`) and the label filters and unwrap after it;
+    /// `None` when the query reads no fields.
     pub fields: Option<FieldStage>,
     /// What to return.
     pub output: PlanOutput,
@@ -171,7 +172,9 @@ pub struct FieldStage {
     pub unwrap: Option<UnwrapField>,
 }
 
-/// Loki's `| json`.
+/// The plan's field parser: Loki's `| json` (with or without parameters),
+/// or `| logfmt` without flags or parameters ([`JsonParser::Logfmt`]; the
+/// enum keeps the name it had when `| json` was the only one).
 ///
 /// Without parameters ([`JsonParser::All`]) every scalar member of the line's
 /// JSON object becomes a label: nested keys joined with `_`, every byte
@@ -191,6 +194,14 @@ pub enum JsonParser {
     All,
     /// `| json label="key", …`, keys of `[A-Za-z0-9_]` only.
     Keys(Vec<JsonKey>),
+    /// `| logfmt` (no `--strict`, no `--keep-empty`, no parameters): each
+    /// `key=value` pair of the line sets a label named by the key as
+    /// `| json` names top-level keys (trimmed, sanitized, `_extracted` when
+    /// the base labels hold it); pairs without a value (`k`, `k=`, `k=""`)
+    /// are skipped, the first value of each final name wins, a quoted value
+    /// is unquoted and U+FFFD in a value becomes a space. It never sets
+    /// `__error__`.
+    Logfmt,
 }
 
 /// One `| json` parameter.
@@ -370,7 +381,8 @@ pub struct PlanAnswer {
     /// The rows or groups the backend computed.
     pub data: AnswerData,
     /// Rows the engine must run the query's whole pipeline on (their line
-    /// filters are re-checked); for bucket plans only.
+    /// filters are re-checked); for bucket plans only (a lines answer
+    /// carries its undecided rows among its rows, see [`AnswerData::Lines`]).
     pub residual: Vec<ResidualRows>,
     /// What the backend read.
     pub stats: PlanStats,
@@ -380,6 +392,14 @@ pub struct PlanAnswer {
 #[derive(Clone, Debug)]
 pub enum AnswerData {
     /// For [`PlanOutput::Lines`]: the rows, in answer order, at most `limit`.
+    ///
+    /// With a fields stage, the rows the backend could not decide (a line
+    /// it cannot split into fields as the engine does, a value it cannot
+    /// compare exactly) come too, in answer order among the kept ones, up
+    /// to the `limit`-th kept row: the engine runs the whole pipeline on
+    /// every row (it needs the parsed labels anyway) and keeps the first
+    /// `limit` that pass. Rows the backend keeps must pass the pipeline,
+    /// rows it leaves out must fail it.
     Lines(Vec<LineRow>),
     /// For [`PlanOutput::Buckets`]: one entry per group with at least one row.
     Buckets(Vec<BucketGroup>),

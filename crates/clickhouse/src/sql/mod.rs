@@ -11,6 +11,7 @@ mod mask;
 mod query;
 mod regex;
 
+pub use fields::exact_float;
 use filter::contains_pattern;
 pub use filter::{line_filter, matcher, time_range};
 pub use mask::{delete_condition, delete_line_filter, id_set, streams_subquery, RowMask};

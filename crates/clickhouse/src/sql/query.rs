@@ -83,16 +83,19 @@ fn rows_condition(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
 /// A lines plan: at most `limit` rows in the plan's answer order (time in
 /// the direction, then the stream's label text, then push order — reversed
 /// reading backward). Columns: `stream_id`, `labels_text`, `ts` (Int64
-/// nanoseconds), `line`, `metadata` (a map in push order). Rows `mask`
-/// hides are left out.
+/// nanoseconds), `line`, `metadata` (a map in push order). With a `| json`
+/// stage, the rows the SQL cannot decide come in that order too, flagged
+/// by a column `res` (see `sql/fields`). Rows `mask` hides are left out.
 pub fn lines_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
     let PlanOutput::Lines { limit, direction } = plan.output else {
         return Err(Error::Unsupported("not a lines plan".into()));
     };
     if plan.fields.is_some() {
-        return Err(Error::Unsupported(
-            "field stages in lines plans are not translated".into(),
-        ));
+        let (rows, streams) = (
+            rows_condition(plan, mask)?,
+            StreamSelect::of(plan).condition()?,
+        );
+        return super::fields::fields_lines_query(plan, &rows, &streams);
     }
     let (time, seq) = match direction {
         Direction::Backward => ("DESC", "DESC"),

@@ -21,8 +21,9 @@ pub struct PipelinePieces {
 }
 
 /// The plan pieces of `stages` with an optional unwrap; `None` when a stage
-/// has no plan form (other parsers, formatting, `drop`/`keep`, label
-/// filters before the parser, pattern and `ip()` line filters, …).
+/// has no plan form (other parsers, `| logfmt` with flags or parameters,
+/// formatting, `drop`/`keep`, label filters before the parser, pattern and
+/// `ip()` line filters, …).
 pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<PipelinePieces> {
     let stages = reorder(stages);
     let mut line_filters = Vec::new();
@@ -32,25 +33,16 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
         i += 1;
     }
     let mut fields = None;
-    if let Some(Stage::Json(params)) = stages.get(i) {
-        let parser = if params.is_empty() {
-            JsonParser::All
-        } else {
-            let mut keys = Vec::with_capacity(params.len());
-            for p in params {
-                let key = p.expression.as_deref().unwrap_or(&p.label);
-                let simple =
-                    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-                if !simple {
-                    return None;
-                }
-                keys.push(JsonKey {
-                    label: p.label.clone(),
-                    key: key.to_string(),
-                });
-            }
-            JsonParser::Keys(keys)
-        };
+    let parser = match stages.get(i) {
+        Some(Stage::Json(params)) => Some(json_parser(params)?),
+        Some(Stage::Logfmt {
+            strict: false,
+            keep_empty: false,
+            params,
+        }) if params.is_empty() => Some(JsonParser::Logfmt),
+        _ => None,
+    };
+    if let Some(parser) = parser {
         i += 1;
         let mut filters = Vec::new();
         while let Some(Stage::LabelFilter(e)) = stages.get(i) {
@@ -74,6 +66,27 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
         line_filters,
         fields,
     })
+}
+
+/// `| json [params]` as the plan's parser; `None` for a parameter that is
+/// not a plain top-level key.
+fn json_parser(params: &[runakefli_logql::LabelExtraction]) -> Option<JsonParser> {
+    if params.is_empty() {
+        return Some(JsonParser::All);
+    }
+    let mut keys = Vec::with_capacity(params.len());
+    for p in params {
+        let key = p.expression.as_deref().unwrap_or(&p.label);
+        let simple = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !simple {
+            return None;
+        }
+        keys.push(JsonKey {
+            label: p.label.clone(),
+            key: key.to_string(),
+        });
+    }
+    Some(JsonParser::Keys(keys))
 }
 
 /// A line filter as a plan piece; `None` for pattern and `ip()` filters.
@@ -368,7 +381,12 @@ mod tests {
         assert_eq!(f.filters[0].labels, vec!["level".to_string()]);
         assert_eq!((f.filters[0].test)(&[Some("error")]), FilterOutcome::Keep);
         assert_eq!((f.filters[0].test)(&[Some("info")]), FilterOutcome::Drop);
-        assert!(pieces(r#"{a="b"} | logfmt"#).is_none());
+        let logfmt = pieces(r#"{a="b"} | logfmt | level="error""#).unwrap();
+        assert_eq!(logfmt.fields.unwrap().parser, JsonParser::Logfmt);
+        assert!(pieces(r#"{a="b"} | logfmt --strict"#).is_none());
+        assert!(pieces(r#"{a="b"} | logfmt --keep-empty | x="y""#).is_none());
+        assert!(pieces(r#"{a="b"} | logfmt level"#).is_none());
+        assert!(pieces(r#"{a="b"} | regexp "(?P<x>.)""#).is_none());
         assert!(pieces(r#"{a="b"} | level="x" | json"#).is_none());
         assert!(pieces(r#"{a="b"} |> "<_> x""#).is_none());
         let re = pieces(r#"{a="b"} |~ `"msg":"[^"]*request`"#).unwrap();

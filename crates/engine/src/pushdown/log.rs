@@ -11,8 +11,17 @@ use runakefli_model::{Backend, Direction, TenantId, Timestamp};
 use std::collections::HashMap;
 use std::time::Instant;
 
-/// Runs a log query whose pipeline is only line filters as a plan; `None`
-/// when the query has other stages or the backend declines.
+/// Runs a log query whose pipeline is line filters, optionally followed by
+/// `| json` and label filters, as a lines plan; `None` when the query has
+/// other stages or the backend declines.
+///
+/// The engine runs the query's pipeline on every row of the answer: it
+/// gives each row its labels (stream labels, metadata and, with `| json`,
+/// the parsed ones) exactly as the plain path does, and re-checks the
+/// filters. With a fields stage the answer may hold rows the backend could
+/// not decide among the rows it kept (see
+/// [`AnswerData::Lines`](runakefli_model::plan::AnswerData)); the first
+/// `limit` rows the pipeline keeps are the answer.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &dyn Backend,
@@ -31,7 +40,7 @@ pub fn run(
     let Some(pieces) = pipeline_pieces(&expr.pipeline, None) else {
         return Ok(None);
     };
-    if pieces.fields.is_some() {
+    if pieces.fields.as_ref().is_some_and(|f| f.unwrap.is_some()) {
         return Ok(None);
     }
     let plan = QueryPlan {
@@ -40,7 +49,7 @@ pub fn run(
         start,
         end,
         line_filters: pieces.line_filters,
-        fields: None,
+        fields: pieces.fields,
         output: PlanOutput::Lines { limit, direction },
         deadline: Some(deadline),
         cancel: None,
@@ -54,14 +63,16 @@ pub fn run(
     let AnswerData::Lines(rows) = answer.data else {
         return Ok(None);
     };
-    // The stage-less pipeline gives each row its labels (stream labels and
-    // metadata) exactly as the plain path does, and re-checks the filters.
     let mut pipeline = Pipeline::new(&expr.pipeline).map_err(EngineError::Plan)?;
     let mut bases: HashMap<u64, LabelSet> = HashMap::new();
     let mut groups: HashMap<LabelSet, usize> = HashMap::new();
     let mut out: Vec<StreamResult> = Vec::new();
     let mut streams = std::collections::HashSet::new();
+    let mut returned = 0usize;
     for row in rows {
+        if returned == limit {
+            break;
+        }
         let base = bases
             .entry(row.stream.id)
             .or_insert_with(|| LabelSet::from(row.stream.labels.as_ref()))
@@ -84,6 +95,7 @@ pub fn run(
         out[i].entries.push((e.ts, line));
         out[i].categories.push(categories);
         stats.entries_returned += 1;
+        returned += 1;
     }
     stats.lines_processed += answer.stats.rows_scanned;
     stats.bytes_processed += answer.stats.bytes_scanned;

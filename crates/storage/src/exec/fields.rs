@@ -289,6 +289,8 @@ fn name_is_seen<'t>(
             info.fields.as_ref().is_some_and(|tf| match &stage.parser {
                 JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
                 JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
+                // Declined before (`execute_plan`).
+                JsonParser::Logfmt => false,
             })
         })
 }

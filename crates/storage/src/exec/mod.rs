@@ -164,6 +164,14 @@ impl Storage {
         if matches!(plan.output, PlanOutput::Lines { .. }) && plan.fields.is_some() {
             return Ok(None);
         }
+        // `| logfmt` stages are the engine's here (its own paths read them).
+        if plan
+            .fields
+            .as_ref()
+            .is_some_and(|f| f.parser == runakefli_model::plan::JsonParser::Logfmt)
+        {
+            return Ok(None);
+        }
         if let PlanOutput::Buckets(b) = &plan.output {
             let unwrap = plan.fields.as_ref().is_some_and(|f| f.unwrap.is_some());
             if b.value.needs_unwrap() != unwrap || b.bounds.len() < 2 {

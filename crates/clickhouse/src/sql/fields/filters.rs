@@ -1,0 +1,174 @@
+//! Label filters, parsed back from their LogQL text and compiled to a
+//! *keep* and an *undecided* predicate over a row's label columns (`lv{i}`
+//! the text, `lu{i}` whether it is undecided, `lf{i}` its exact number, see
+//! `super::json::Label` and `super::number`).
+
+use super::number::float_compare;
+use crate::sql::{quote, selector_regex};
+use crate::Error;
+use runakefli_logql::{Expr, LabelFilterExpr, Stage};
+use runakefli_model::plan::FieldFilter;
+use runakefli_model::{MatchOp, Matcher};
+
+/// A label filter's expression, parsed back from its LogQL text.
+pub(super) fn filter_expr(f: &FieldFilter) -> Result<LabelFilterExpr, Error> {
+    let unsupported = || Error::Unsupported(format!("label filter {}", f.text));
+    let expr = runakefli_logql::parse_expr(&format!("{{x=\"y\"}} | {}", f.text))
+        .map_err(|_| unsupported())?;
+    let Expr::Log(log) = expr else {
+        return Err(unsupported());
+    };
+    match log.pipeline.as_slice() {
+        [Stage::LabelFilter(e)] => Ok(e.clone()),
+        _ => Err(unsupported()),
+    }
+}
+
+/// A stage as SQL: `keep` holds when the row passes (meaningful only
+/// where `undecided` does not hold), `undecided` when the SQL cannot tell
+/// (the row goes to the engine).
+pub(super) struct Compiled {
+    /// The row passes.
+    pub keep: String,
+    /// The SQL cannot tell.
+    pub undecided: String,
+}
+
+/// Compiles a filter over the label columns (`col` gives a label's index).
+pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Result<Compiled, Error> {
+    Ok(match e {
+        LabelFilterExpr::And(a, b) => {
+            let (a, b) = (compile(a, col)?, compile(b, col)?);
+            Compiled {
+                keep: format!("({} AND {})", a.keep, b.keep),
+                undecided: format!("({} OR {})", a.undecided, b.undecided),
+            }
+        }
+        // The right side runs only when the left one fails.
+        LabelFilterExpr::Or(a, b) => {
+            let (a, b) = (compile(a, col)?, compile(b, col)?);
+            Compiled {
+                keep: format!("({} OR {})", a.keep, b.keep),
+                undecided: format!("({} OR (NOT {} AND {}))", a.undecided, a.keep, b.undecided),
+            }
+        }
+        LabelFilterExpr::Paren(a) => compile(a, col)?,
+        LabelFilterExpr::String(m) => {
+            let i = col(&m.name);
+            Compiled {
+                keep: string_match(&format!("coalesce(lv{i}, '')"), m)?,
+                undecided: format!("lu{i}"),
+            }
+        }
+        // Decided where the value is an exact number; an absent label
+        // drops the row (no error); any other value is the engine's (its
+        // conversion, or its `__error__`).
+        LabelFilterExpr::Number { name, op, value } => {
+            let i = col(name);
+            Compiled {
+                keep: format!(
+                    "(isNotNull(lf{i}) AND {})",
+                    float_compare(&format!("lf{i}"), *op, *value)
+                ),
+                undecided: format!("(isNull(lf{i}) AND (lu{i} OR isNotNull(lv{i})))"),
+            }
+        }
+        other => {
+            return Err(Error::Unsupported(format!(
+                "label filter {other:?} is not translated"
+            )))
+        }
+    })
+}
+
+/// A string matcher over a `String` expression, as the engine's `Matcher`
+/// decides it (regexps anchored, `.` matching newlines).
+fn string_match(v: &str, m: &Matcher) -> Result<String, Error> {
+    Ok(match m.op {
+        MatchOp::Eq => format!("{v} = {}", quote(&m.value)),
+        MatchOp::Neq => format!("{v} != {}", quote(&m.value)),
+        MatchOp::Re => format!("match({v}, {})", quote(&selector_regex(&m.value)?)),
+        MatchOp::Nre => format!("NOT match({v}, {})", quote(&selector_regex(&m.value)?)),
+    })
+}
+
+/// The unwrap of label column `i` (float conversion) as a stage: kept
+/// with the value `lf{i}` where that is exact and not `-0` (`-0.0` as
+/// `f64`, which orders apart from `0` in quantiles); an absent or empty
+/// label gives no sample (dropped, as in Loki); any other text is the
+/// engine's (its conversion or its `__error__`).
+pub(super) fn unwrap_stage(i: usize) -> Compiled {
+    let neg_zero = format!("(lf{i} = 0 AND startsWith(ln{i}, '-'))");
+    Compiled {
+        keep: format!("(isNotNull(lf{i}) AND NOT {neg_zero})"),
+        undecided: format!(
+            "((isNull(lf{i}) AND (lu{i} OR coalesce(lv{i}, '') != '')) OR \
+             (isNotNull(lf{i}) AND {neg_zero}))"
+        ),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    pub(crate) fn ff(text: &str, labels: &[&str]) -> FieldFilter {
+        FieldFilter {
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+            text: text.into(),
+            test: Arc::new(|_| runakefli_model::plan::FilterOutcome::Keep),
+        }
+    }
+
+    fn compiled(text: &str) -> Result<Compiled, Error> {
+        compile(&filter_expr(&ff(text, &[]))?, &|n| match n {
+            "level" => 0,
+            _ => 1,
+        })
+    }
+
+    #[test]
+    fn filters_compile_from_their_text_or_decline() {
+        let c = compiled(r#"level="error""#).unwrap();
+        assert_eq!(c.keep, "coalesce(lv0, '') = 'error'");
+        assert_eq!(c.undecided, "lu0");
+        let c = compiled(r#"level=~"err.*" or status >= 500"#).unwrap();
+        assert_eq!(
+            c.keep,
+            "(match(coalesce(lv0, ''), '^(?s:err.*)$') OR (isNotNull(lf1) AND lf1 >= toFloat64(500)))"
+        );
+        assert_eq!(
+            c.undecided,
+            "(lu0 OR (NOT match(coalesce(lv0, ''), '^(?s:err.*)$') AND (isNull(lf1) AND (lu1 OR isNotNull(lv1)))))"
+        );
+        let c = compiled("status < 0.5").unwrap();
+        assert_eq!(
+            c.keep,
+            format!(
+                "(isNotNull(lf1) AND lf1 < reinterpretAsFloat64(toUInt64({})))",
+                0.5f64.to_bits()
+            )
+        );
+        for declined in [
+            "latency > 5s",
+            "size > 20MB",
+            r#"addr = ip("10.0.0.0/8")"#,
+            r#"level=~"\\d+""#,
+        ] {
+            assert!(compiled(declined).is_err(), "{declined}");
+        }
+    }
+
+    #[test]
+    fn the_unwrap_keeps_exact_numbers_but_negative_zero() {
+        let s = unwrap_stage(2);
+        assert_eq!(
+            s.keep,
+            "(isNotNull(lf2) AND NOT (lf2 = 0 AND startsWith(ln2, '-')))"
+        );
+        assert!(s
+            .undecided
+            .starts_with("((isNull(lf2) AND (lu2 OR coalesce(lv2, '') != ''))"));
+    }
+}

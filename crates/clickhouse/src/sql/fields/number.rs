@@ -1,0 +1,118 @@
+//! Label values as numbers, exactly as the engine reads them.
+//!
+//! The engine converts a label's text with Go's `strconv.ParseFloat` rules
+//! (`parse_float`: Rust's correctly rounded parse for decimal text). The SQL
+//! takes a value as a number only where it can prove it gets that same
+//! `f64`:
+//! - the text is a plain decimal, `-?D{1,30}(.D{1,30})?` (no exponent, no
+//!   sign `+`, no spaces: far inside `f64`'s range, so no overflow and no
+//!   underflow to zero or subnormals);
+//! - ClickHouse's parse of it, printed back (`toString(Float64)`, the
+//!   shortest text that reads back as the same `f64`), is the text itself
+//!   with trailing fraction zeros removed. Then the text and the printed
+//!   form are the same decimal number, and since the printed form reads
+//!   back as ClickHouse's value under correct rounding, so does the text:
+//!   the engine's value is ClickHouse's, whatever ClickHouse's own parser
+//!   does. Anything else (`1e3`, `0.1000000000000000055511`, 17 significant
+//!   digits, `007`) is left to the engine.
+//!
+//! A JSON member that ClickHouse types `Float64` is re-printed by
+//! ClickHouse (`1.50` comes back as `1.5`, `-0` as `0`), so its text is read
+//! from the line: the one match of `"key":` followed by a number, taken only
+//! when the line holds exactly one `"key":` and that number is, for
+//! ClickHouse, the member's value (a key written with escapes, or a `"key":`
+//! inside another key, could put the match elsewhere; then the two values
+//! still agree). Values are shipped as `toString(Float64)` and read with
+//! Rust's correctly rounded parse, which gives the same `f64` back.
+
+use runakefli_logql::CmpOp;
+
+/// `Nullable(Float64)`: the value of the `Nullable(String)` text `t` where
+/// the engine provably reads the same `f64` (see the module documentation),
+/// else `NULL`.
+pub fn exact_float(t: &str) -> String {
+    format!(
+        "if(match({t}, '^-?[0-9]{{1,30}}(\\\\.[0-9]{{1,30}})?$') AND \
+         toString(toFloat64OrNull({t})) = if(position({t}, '.') > 0, \
+         replaceRegexpOne({t}, '\\\\.?0+$', ''), {t}), toFloat64OrNull({t}), NULL)"
+    )
+}
+
+/// `Nullable(String)`: the text of the top-level member `key` (of
+/// `[A-Za-z0-9_]`) of the JSON object `line` whose value `member` (a
+/// `Dynamic`) ClickHouse typed `Float64`, as written in the line; `NULL`
+/// where the line does not show it unambiguously.
+pub(super) fn float_member_text(line: &str, key: &str, member: &str) -> String {
+    debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    let text = format!("extract({line}, '\"{key}\"\\\\s*:\\\\s*(-?[0-9][0-9.eE+-]*)')");
+    format!(
+        "if(countMatches({line}, '\"{key}\"\\\\s*:') = 1 AND \
+         toFloat64OrNull({text}) = dynamicElement({member}, 'Float64'), {text}, NULL)"
+    )
+}
+
+/// `x op c` for a `Float64` expression `x` holding no NaN, as `f64`
+/// compares (IEEE), with `c` written exactly.
+pub(super) fn float_compare(x: &str, op: CmpOp, c: f64) -> String {
+    if c.is_nan() {
+        // Every comparison with NaN is false but `!=`.
+        return if op == CmpOp::Neq { "1" } else { "0" }.to_string();
+    }
+    let op = match op {
+        CmpOp::Eq => "=",
+        CmpOp::Neq => "!=",
+        CmpOp::Gt => ">",
+        CmpOp::Gte => ">=",
+        CmpOp::Lt => "<",
+        CmpOp::Lte => "<=",
+    };
+    format!("{x} {op} {}", f64_literal(c))
+}
+
+/// A `Float64` constant equal to `c` bit for bit (an integer when it is
+/// one within 2^53, else the bits reinterpreted), so no float text is
+/// parsed by ClickHouse.
+pub(super) fn f64_literal(c: f64) -> String {
+    if c.fract() == 0.0 && c.abs() <= 9_007_199_254_740_992.0 && c != 0.0 {
+        format!("toFloat64({})", c as i64)
+    } else {
+        format!("reinterpretAsFloat64(toUInt64({}))", c.to_bits())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_are_exact_and_nan_compares_as_in_rust() {
+        assert_eq!(f64_literal(500.0), "toFloat64(500)");
+        assert_eq!(f64_literal(-3.0), "toFloat64(-3)");
+        assert_eq!(f64_literal(0.0), "reinterpretAsFloat64(toUInt64(0))");
+        assert_eq!(
+            f64_literal(-0.0),
+            format!("reinterpretAsFloat64(toUInt64({}))", (-0.0f64).to_bits())
+        );
+        assert_eq!(
+            f64_literal(0.1),
+            "reinterpretAsFloat64(toUInt64(4591870180066957722))"
+        );
+        assert_eq!(float_compare("x", CmpOp::Gte, 1.0), "x >= toFloat64(1)");
+        assert_eq!(float_compare("x", CmpOp::Neq, f64::NAN), "1");
+        assert_eq!(float_compare("x", CmpOp::Lt, f64::NAN), "0");
+        assert!(float_compare("x", CmpOp::Lt, f64::INFINITY).starts_with("x < reinterpret"));
+    }
+
+    #[test]
+    fn member_text_is_read_from_the_line_once() {
+        let t = float_member_text("l", "duration_ms", "m");
+        assert!(
+            t.starts_with(r#"if(countMatches(l, '"duration_ms"\\s*:') = 1"#),
+            "{t}"
+        );
+        assert!(t.contains("dynamicElement(m, 'Float64')"), "{t}");
+        let e = exact_float("t");
+        assert!(e.contains(r"'^-?[0-9]{1,30}(\\.[0-9]{1,30})?$'"), "{e}");
+        assert!(e.contains(r"replaceRegexpOne(t, '\\.?0+$', '')"), "{e}");
+    }
+}

@@ -495,40 +495,56 @@ const JSON_EDGE_LINES: &[&str] = &[
     r#"{"loglevel":"x","level":"y","status":5}"#,
 ];
 
+/// One push per stream of `streams`, each holding every line of `lines`
+/// three times (`k` = 0, 1, 2): row `k` of line `i` in stream `s` at
+/// `ts(i, k, s)` with structured metadata `metadata(i, k)`.
+fn edge_pushes(
+    streams: &[&str],
+    lines: &[&str],
+    ts: impl Fn(usize, i64, usize) -> i64,
+    metadata: impl Fn(usize, i64) -> Vec<(String, String)>,
+) -> Vec<PushRequest> {
+    streams
+        .iter()
+        .enumerate()
+        .map(|(s, labels)| {
+            let entries = lines
+                .iter()
+                .enumerate()
+                .flat_map(|(i, line)| (0..3i64).map(move |k| (i, k, line)))
+                .map(|(i, k, line)| Entry {
+                    ts: ts(i, k, s),
+                    line: line.to_string(),
+                    metadata: metadata(i, k),
+                })
+                .collect();
+            PushRequest {
+                streams: vec![PushStream {
+                    labels: Labels::parse(labels).unwrap(),
+                    entries,
+                }],
+            }
+        })
+        .collect()
+}
+
 /// Streams of [`JSON_EDGE_LINES`]: one whose `level` stream label collides
 /// with the extracted `level` (which becomes `level_extracted`), one
 /// without, and rows whose metadata holds `level` (also a collision).
 fn json_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
-    let mut pushes = Vec::new();
-    for (s, labels) in [r#"{app="json", level="stream-level"}"#, r#"{app="json2"}"#]
-        .into_iter()
-        .enumerate()
-    {
-        let mut entries = Vec::new();
-        for (i, line) in JSON_EDGE_LINES.iter().enumerate() {
-            for k in 0..3i64 {
-                // Spread over steps, some exactly on a step's edge.
-                let ts = end - (i as i64 % 5 + 1) * step + k * (step / 2) + (s as i64);
-                let metadata = if k == 1 {
-                    vec![("level".to_string(), "from-meta".to_string())]
-                } else {
-                    Vec::new()
-                };
-                entries.push(Entry {
-                    ts,
-                    line: line.to_string(),
-                    metadata,
-                });
+    edge_pushes(
+        &[r#"{app="json", level="stream-level"}"#, r#"{app="json2"}"#],
+        JSON_EDGE_LINES,
+        // Spread over steps, some exactly on a step's edge.
+        |i, k, s| end - (i as i64 % 5 + 1) * step + k * (step / 2) + s as i64,
+        |_, k| {
+            if k == 1 {
+                vec![("level".to_string(), "from-meta".to_string())]
+            } else {
+                Vec::new()
             }
-        }
-        pushes.push(PushRequest {
-            streams: vec![PushStream {
-                labels: Labels::parse(labels).unwrap(),
-                entries,
-            }],
-        });
-    }
-    pushes
+        },
+    )
 }
 
 /// `| json label="key"` with label filters in label-grouped bucket plans is
@@ -866,41 +882,21 @@ const NUMBER_EDGE_LINES: &[&str] = &[
 /// Every row has a time of its own (sums over points in time order then
 /// have one order), some exactly on a step's edge.
 fn number_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
-    let mut pushes = Vec::new();
-    for (s, labels) in [
-        r#"{app="num"}"#,
-        r#"{app="num2", duration_ms="from-stream"}"#,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let mut entries = Vec::new();
-        for (i, line) in NUMBER_EDGE_LINES.iter().enumerate() {
-            for k in 0..3i64 {
-                let ts = end - (i as i64 % 5 + 1) * step
-                    + k * (step / 3)
-                    + i as i64 * 1000
-                    + s as i64 * 7;
-                let metadata = if k == 1 && i % 4 == 0 {
-                    vec![("duration_ms".to_string(), "2.5".to_string())]
-                } else {
-                    Vec::new()
-                };
-                entries.push(Entry {
-                    ts,
-                    line: line.to_string(),
-                    metadata,
-                });
+    edge_pushes(
+        &[
+            r#"{app="num"}"#,
+            r#"{app="num2", duration_ms="from-stream"}"#,
+        ],
+        NUMBER_EDGE_LINES,
+        |i, k, s| end - (i as i64 % 5 + 1) * step + k * (step / 3) + i as i64 * 1000 + s as i64 * 7,
+        |i, k| {
+            if k == 1 && i % 4 == 0 {
+                vec![("duration_ms".to_string(), "2.5".to_string())]
+            } else {
+                Vec::new()
             }
-        }
-        pushes.push(PushRequest {
-            streams: vec![PushStream {
-                labels: Labels::parse(labels).unwrap(),
-                entries,
-            }],
-        });
-    }
-    pushes
+        },
+    )
 }
 
 /// Bit-identical answers (floats by their exact text, `-0` apart from `0`).
@@ -1143,38 +1139,18 @@ const LOGFMT_EDGE_LINES: &[&str] = &[
 /// Streams of [`LOGFMT_EDGE_LINES`]: one whose `level` stream label collides
 /// with the parsed one, one without, and rows whose metadata holds `level`.
 fn logfmt_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
-    let mut pushes = Vec::new();
-    for (s, labels) in [r#"{app="lf", level="stream-level"}"#, r#"{app="lf2"}"#]
-        .into_iter()
-        .enumerate()
-    {
-        let mut entries = Vec::new();
-        for (i, line) in LOGFMT_EDGE_LINES.iter().enumerate() {
-            for k in 0..3i64 {
-                let ts = end - (i as i64 % 5 + 1) * step
-                    + k * (step / 3)
-                    + i as i64 * 1000
-                    + s as i64 * 7;
-                let metadata = if k == 1 {
-                    vec![("level".to_string(), "from-meta".to_string())]
-                } else {
-                    Vec::new()
-                };
-                entries.push(Entry {
-                    ts,
-                    line: line.to_string(),
-                    metadata,
-                });
+    edge_pushes(
+        &[r#"{app="lf", level="stream-level"}"#, r#"{app="lf2"}"#],
+        LOGFMT_EDGE_LINES,
+        |i, k, s| end - (i as i64 % 5 + 1) * step + k * (step / 3) + i as i64 * 1000 + s as i64 * 7,
+        |_, k| {
+            if k == 1 {
+                vec![("level".to_string(), "from-meta".to_string())]
+            } else {
+                Vec::new()
             }
-        }
-        pushes.push(PushRequest {
-            streams: vec![PushStream {
-                labels: Labels::parse(labels).unwrap(),
-                entries,
-            }],
-        });
-    }
-    pushes
+        },
+    )
 }
 
 /// `| logfmt` (no flags, no parameters) with label filters and unwraps, in

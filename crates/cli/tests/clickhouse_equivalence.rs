@@ -17,7 +17,7 @@ mod front;
 mod store_states;
 
 use answer_cmp::same;
-use runakefli_clickhouse::{ClickHouseBackend, Client, Config};
+use runakefli_clickhouse::{ClickHouseBackend, Client, Config, SqlStats};
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
 use runakefli_model::deletes::{DeleteRequest, DeleteStatus, LineFilter, LineTest};
@@ -899,6 +899,42 @@ fn number_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
     )
 }
 
+/// A range query run on every engine (ClickHouse's first), its answer
+/// bit-identical on the first three (ClickHouse, the reference, the
+/// embedded store; a fourth, if any, is only returned), and what
+/// ClickHouse's SQL did meanwhile (its counters before and after).
+#[allow(clippy::too_many_arguments)]
+fn answers_alike(
+    ch: &ClickHouseBackend,
+    engines: &[Engine],
+    tenant: &TenantId,
+    q: &str,
+    (start, stop, step): (i64, i64, i64),
+    limit: u32,
+    dir: Direction,
+) -> (Vec<Result<QueryResult, String>>, SqlStats, SqlStats) {
+    let expr = runakefli_logql::parse_expr(q).unwrap();
+    let before = ch.sql_stats();
+    let answers: Vec<Result<QueryResult, String>> = engines
+        .iter()
+        .map(|e| {
+            e.query_range(tenant, &expr, start, stop, step, limit, dir)
+                .map(|r| r.result)
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let after = ch.sql_stats();
+    for (i, name) in [(1, "reference"), (2, "embedded store")] {
+        assert!(
+            identical(&answers[0], &answers[i]),
+            "{q} limit {limit} {dir:?}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
+            answers[0],
+            answers[i]
+        );
+    }
+    (answers, before, after)
+}
+
 /// Bit-identical answers (floats by their exact text, `-0` apart from `0`).
 fn identical(a: &Result<QueryResult, String>, b: &Result<QueryResult, String>) -> bool {
     format!("{a:?}") == format!("{b:?}")
@@ -960,26 +996,9 @@ fn json_log_queries_ship_about_limit_rows_and_answer_as_the_reference() {
     let (start, stop) = (lo, hi + 1);
     let mut answered = 0;
     for q in queries {
-        let expr = runakefli_logql::parse_expr(q).unwrap();
         for (limit, dir) in runs {
-            let before = ch.sql_stats();
-            let answers: Vec<Result<QueryResult, String>> = engines
-                .iter()
-                .map(|e| {
-                    e.query_range(&tenant, &expr, start, stop, step, limit, dir)
-                        .map(|r| r.result)
-                        .map_err(|e| e.to_string())
-                })
-                .collect();
-            let after = ch.sql_stats();
-            for (i, name) in [(1, "reference"), (2, "embedded store")] {
-                assert!(
-                    identical(&answers[0], &answers[i]),
-                    "{q} limit {limit} {dir:?}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
-                    answers[0],
-                    answers[i]
-                );
-            }
+            let (answers, before, after) =
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
             let (kept, undecided) = (
                 after.plan_rows - before.plan_rows,
                 after.residual_rows - before.residual_rows,
@@ -1059,25 +1078,15 @@ fn float_unwraps_and_filters_answer_in_sql_like_the_reference() {
     ];
     let (start, stop) = (lo + step, hi + 1);
     for q in &queries {
-        let expr = runakefli_logql::parse_expr(q).unwrap();
-        let before = ch.sql_stats();
-        let answers: Vec<Result<QueryResult, String>> = engines
-            .iter()
-            .map(|e| {
-                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
-                    .map(|r| r.result)
-                    .map_err(|e| e.to_string())
-            })
-            .collect();
-        let after = ch.sql_stats();
-        for (i, name) in [(1, "reference"), (2, "embedded store")] {
-            assert!(
-                identical(&answers[0], &answers[i]),
-                "{q}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
-                answers[0],
-                answers[i]
-            );
-        }
+        let (answers, before, after) = answers_alike(
+            &ch,
+            &engines,
+            &tenant,
+            q,
+            (start, stop, step),
+            100,
+            Direction::Backward,
+        );
         let residual = after.residual_rows - before.residual_rows;
         eprintln!(
             "{q}: plan rows {}, residual rows {residual}, scan rows {}",
@@ -1214,24 +1223,8 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
             &[(100, Direction::Backward)]
         };
         for &(limit, dir) in runs {
-            let before = ch.sql_stats();
-            let answers: Vec<Result<QueryResult, String>> = engines
-                .iter()
-                .map(|e| {
-                    e.query_range(&tenant, &expr, start, stop, step, limit, dir)
-                        .map(|r| r.result)
-                        .map_err(|e| e.to_string())
-                })
-                .collect();
-            let after = ch.sql_stats();
-            for (i, name) in [(1, "reference"), (2, "embedded store")] {
-                assert!(
-                    identical(&answers[0], &answers[i]),
-                    "{q} limit {limit} {dir:?}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
-                    answers[0],
-                    answers[i]
-                );
-            }
+            let (answers, before, after) =
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
             let (rows, residual) = (
                 after.plan_rows - before.plan_rows,
                 after.residual_rows - before.residual_rows,
@@ -1373,24 +1366,8 @@ fn pending_deletes_hide_rows_from_json_logfmt_and_point_plans() {
         };
         let mut hid = false;
         for &(limit, dir) in runs {
-            let before = ch.sql_stats();
-            let answers: Vec<Result<QueryResult, String>> = engines
-                .iter()
-                .map(|e| {
-                    e.query_range(&tenant, &expr, start, stop, step, limit, dir)
-                        .map(|r| r.result)
-                        .map_err(|e| e.to_string())
-                })
-                .collect();
-            let after = ch.sql_stats();
-            for (i, name) in [(1, "reference"), (2, "embedded store")] {
-                assert!(
-                    identical(&answers[0], &answers[i]),
-                    "{q} limit {limit} {dir:?}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {:?}",
-                    answers[0],
-                    answers[i]
-                );
-            }
+            let (answers, before, after) =
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
             assert!(answers[0].as_ref().is_ok_and(nonempty), "{q} found nothing");
             hid |= !identical(&answers[0], &answers[3]);
             assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");

@@ -291,6 +291,15 @@ fn due_delete_requests_are_processed_and_their_rows_gone_from_clickhouse() {
         .filter(|i| i % 7 == 0 && !(i % 3 == 0 && i % 5 != 0 && *i <= 300))
         .count();
     assert_eq!(count(&c, passwords), dev_left as u64);
+    // /metrics counts the two requests the housekeeping thread processed.
+    let (status, metrics) = ch.get("/metrics", &[]);
+    assert_eq!(status, 200);
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "runakefli_clickhouse_delete_requests_processed_total 2"),
+        "{metrics}"
+    );
     // Too late to cancel, on both; still processed after a restart.
     for s in [&embedded, &ch] {
         let (status, text) = s.cancel_delete(&id_of(s, SECRETS));

@@ -29,7 +29,7 @@ const TIMEOUT_EXCEEDED: u32 = 159;
 pub struct ClickHouseBackend {
     pub(crate) client: Client,
     next_seq: AtomicU64,
-    counters: Counters,
+    pub(crate) counters: Counters,
     retry: PushRetry,
     push_retries: AtomicU64,
     /// Delete requests, as stored in `delete_requests` (`crate::deletes`).
@@ -105,7 +105,7 @@ pub struct SqlStats {
 }
 
 #[derive(Default)]
-struct Counters {
+pub(crate) struct Counters {
     plans_answered: AtomicU64,
     plans_declined: AtomicU64,
     plan_rows: AtomicU64,
@@ -116,6 +116,38 @@ struct Counters {
     residual_rows: AtomicU64,
     totals_queries: AtomicU64,
     totals_rows: AtomicU64,
+    pub(crate) housekeeping: HousekeepingCounters,
+}
+
+/// What the housekeeping thread did (see [`HousekeepingStats`]).
+#[derive(Default)]
+pub(crate) struct HousekeepingCounters {
+    pub(crate) retention_passes: AtomicU64,
+    pub(crate) retention_failures: AtomicU64,
+    pub(crate) dropped_partitions: AtomicU64,
+    pub(crate) row_deletes: AtomicU64,
+    pub(crate) expired_stream_days: AtomicU64,
+    pub(crate) deletes_processed: AtomicU64,
+    pub(crate) delete_failures: AtomicU64,
+}
+
+/// What retention and delete processing did since the backend opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HousekeepingStats {
+    /// Retention passes that completed.
+    pub retention_passes: u64,
+    /// Retention passes that failed (tried again next interval).
+    pub retention_failures: u64,
+    /// `logs` day partitions dropped whole by retention.
+    pub dropped_partitions: u64,
+    /// Lightweight `DELETE FROM logs` statements retention ran.
+    pub row_deletes: u64,
+    /// (stream, day) pairs retention expired.
+    pub expired_stream_days: u64,
+    /// Delete requests purged and marked processed.
+    pub deletes_processed: u64,
+    /// Rounds of delete processing that failed (tried again next tick).
+    pub delete_failures: u64,
 }
 
 impl ClickHouseBackend {
@@ -158,6 +190,22 @@ impl ClickHouseBackend {
     /// Inserts retried by [`ClickHouseBackend::push`] since the backend was opened.
     pub fn push_retries(&self) -> u64 {
         self.push_retries.load(Ordering::Relaxed)
+    }
+
+    /// What retention and delete processing did since
+    /// [`ClickHouseBackend::open`].
+    pub fn housekeeping_stats(&self) -> HousekeepingStats {
+        let h = &self.counters.housekeeping;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        HousekeepingStats {
+            retention_passes: get(&h.retention_passes),
+            retention_failures: get(&h.retention_failures),
+            dropped_partitions: get(&h.dropped_partitions),
+            row_deletes: get(&h.row_deletes),
+            expired_stream_days: get(&h.expired_stream_days),
+            deletes_processed: get(&h.deletes_processed),
+            delete_failures: get(&h.delete_failures),
+        }
     }
 
     /// How much of the queries since [`ClickHouseBackend::open`] ran in SQL.

@@ -7,6 +7,7 @@ use crate::backend::now_ns;
 use crate::deletes::RELOAD_EVERY;
 use crate::ClickHouseBackend;
 use runakefli_model::retention::RetentionConfig;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -76,16 +77,33 @@ impl ClickHouseBackend {
             && clock
                 .retention
                 .is_none_or(|l| l.elapsed() >= retention.interval);
+        let counters = &self.counters.housekeeping;
+        let add = |c: &AtomicU64, n: u64| c.fetch_add(n, Ordering::Relaxed);
         if due {
             clock.retention = Some(Instant::now());
-            if let Err(e) = self.apply_retention(now_ns()) {
-                tracing::error!(error = %e, "clickhouse retention pass failed");
+            match self.apply_retention(now_ns()) {
+                Ok(r) => {
+                    add(&counters.retention_passes, 1);
+                    add(&counters.dropped_partitions, r.dropped_partitions);
+                    add(&counters.row_deletes, r.row_deletes);
+                    add(&counters.expired_stream_days, r.expired_stream_days);
+                }
+                Err(e) => {
+                    add(&counters.retention_failures, 1);
+                    tracing::error!(error = %e, "clickhouse retention pass failed");
+                }
             }
         }
         match self.process_due_deletes(now_ns()) {
             Ok(0) => {}
-            Ok(n) => tracing::info!(requests = n, "delete requests processed in clickhouse"),
-            Err(e) => tracing::error!(error = %e, "processing delete requests failed"),
+            Ok(n) => {
+                add(&counters.deletes_processed, n as u64);
+                tracing::info!(requests = n, "delete requests processed in clickhouse");
+            }
+            Err(e) => {
+                add(&counters.delete_failures, 1);
+                tracing::error!(error = %e, "processing delete requests failed");
+            }
         }
     }
 }

@@ -29,7 +29,7 @@ mod seam;
 mod selector;
 pub mod sql;
 
-pub use backend::{ClickHouseBackend, PushRetry, SqlStats};
+pub use backend::{ClickHouseBackend, HousekeepingStats, PushRetry, SqlStats};
 pub use client::{Client, Config};
 pub use error::{Error, RETRYABLE_CODES};
 pub use housekeeping::Housekeeping;

@@ -5,13 +5,50 @@
 
 use super::Exposition;
 use crate::state::AppState;
-use runakefli_clickhouse::SqlStats;
+use runakefli_clickhouse::{HousekeepingStats, SqlStats};
 
 /// Writes the `runakefli_clickhouse_*` families when the backend is ClickHouse.
 pub(super) fn render(x: &mut Exposition, state: &AppState) {
     if let Some(backend) = state.store.clickhouse_backend() {
         render_stats(x, &backend.sql_stats());
+        render_housekeeping(x, &backend.housekeeping_stats());
     }
+}
+
+/// Writes the retention and delete-processing families.
+fn render_housekeeping(x: &mut Exposition, h: &HousekeepingStats) {
+    x.family(
+        "runakefli_clickhouse_retention_passes_total",
+        "counter",
+        "Retention passes over ClickHouse, by outcome (a failed pass is tried again next retention_interval).",
+    );
+    x.sample("", &[("outcome", "ok")], h.retention_passes as f64);
+    x.sample("", &[("outcome", "failed")], h.retention_failures as f64);
+    x.counter(
+        "runakefli_clickhouse_retention_dropped_partitions_total",
+        "Day partitions of logs retention dropped whole.",
+        h.dropped_partitions as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_retention_row_deletes_total",
+        "Lightweight DELETE statements retention ran for streams with shorter periods.",
+        h.row_deletes as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_retention_expired_stream_days_total",
+        "(stream, day) pairs retention expired.",
+        h.expired_stream_days as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_delete_requests_processed_total",
+        "Delete requests purged from ClickHouse and marked processed.",
+        h.deletes_processed as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_delete_processing_failures_total",
+        "Rounds of delete-request processing that failed (tried again at the next tick).",
+        h.delete_failures as f64,
+    );
 }
 
 /// Writes the families of one reading of the counters.
@@ -56,6 +93,33 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn housekeeping_counters_are_exposed() {
+        let mut x = Exposition::default();
+        let h = HousekeepingStats {
+            retention_passes: 4,
+            retention_failures: 1,
+            dropped_partitions: 2,
+            row_deletes: 3,
+            expired_stream_days: 12,
+            deletes_processed: 5,
+            delete_failures: 6,
+        };
+        render_housekeeping(&mut x, &h);
+        let text = x.finish();
+        for line in [
+            r#"runakefli_clickhouse_retention_passes_total{outcome="ok"} 4"#,
+            r#"runakefli_clickhouse_retention_passes_total{outcome="failed"} 1"#,
+            "runakefli_clickhouse_retention_dropped_partitions_total 2",
+            "runakefli_clickhouse_retention_row_deletes_total 3",
+            "runakefli_clickhouse_retention_expired_stream_days_total 12",
+            "runakefli_clickhouse_delete_requests_processed_total 5",
+            "runakefli_clickhouse_delete_processing_failures_total 6",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+    }
 
     #[test]
     fn sql_counters_are_exposed_as_counters() {

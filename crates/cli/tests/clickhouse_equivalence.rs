@@ -528,6 +528,16 @@ fn edge_pushes(
         .collect()
 }
 
+/// The metadata of the edge rows: `level` on every second row of a line
+/// (a collision with the parsed `level`), none on the others.
+fn level_from_metadata(_line: usize, k: i64) -> Vec<(String, String)> {
+    if k == 1 {
+        vec![("level".to_string(), "from-meta".to_string())]
+    } else {
+        Vec::new()
+    }
+}
+
 /// Streams of [`JSON_EDGE_LINES`]: one whose `level` stream label collides
 /// with the extracted `level` (which becomes `level_extracted`), one
 /// without, and rows whose metadata holds `level` (also a collision).
@@ -537,13 +547,7 @@ fn json_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
         JSON_EDGE_LINES,
         // Spread over steps, some exactly on a step's edge.
         |i, k, s| end - (i as i64 % 5 + 1) * step + k * (step / 2) + s as i64,
-        |_, k| {
-            if k == 1 {
-                vec![("level".to_string(), "from-meta".to_string())]
-            } else {
-                Vec::new()
-            }
-        },
+        level_from_metadata,
     )
 }
 
@@ -1152,13 +1156,7 @@ fn logfmt_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
         &[r#"{app="lf", level="stream-level"}"#, r#"{app="lf2"}"#],
         LOGFMT_EDGE_LINES,
         |i, k, s| end - (i as i64 % 5 + 1) * step + k * (step / 3) + i as i64 * 1000 + s as i64 * 7,
-        |_, k| {
-            if k == 1 {
-                vec![("level".to_string(), "from-meta".to_string())]
-            } else {
-                Vec::new()
-            }
-        },
+        level_from_metadata,
     )
 }
 

@@ -138,14 +138,11 @@ fn row(labels: &str, ts: i64, line: &str) -> (String, i64, String) {
 }
 
 fn table_names(c: &Client) -> Vec<String> {
-    c.rows(
+    front::strings(
+        c,
         "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name",
-        &Request::default(),
+        "name",
     )
-    .unwrap()
-    .iter()
-    .map(|r| r["name"].as_str().unwrap().to_string())
-    .collect()
 }
 
 #[test]

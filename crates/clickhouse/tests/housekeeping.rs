@@ -391,15 +391,12 @@ fn stream_days(c: &Client) -> Vec<(String, String, String)> {
 }
 
 fn partitions(c: &Client) -> Vec<String> {
-    c.rows(
+    front::strings(
+        c,
         "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() \
          AND table = 'logs' AND active ORDER BY partition",
-        &Request::default(),
+        "partition",
     )
-    .unwrap()
-    .iter()
-    .map(|r| r["partition"].as_str().unwrap().to_string())
-    .collect()
 }
 
 #[test]

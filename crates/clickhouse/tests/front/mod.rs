@@ -212,3 +212,13 @@ pub fn client(test: &str) -> Client {
     let n = NEXT_DB.fetch_add(1, Ordering::Relaxed);
     Client::new(Config::new(url(), format!("t_{test}_{n}")))
 }
+
+/// The text of `column` in each row `sql` selects (a column of strings).
+#[allow(dead_code)] // not every test binary that includes this module reads one
+pub fn strings(c: &Client, sql: &str, column: &str) -> Vec<String> {
+    c.rows(sql, &runakefli_clickhouse::client::Request::default())
+        .unwrap()
+        .iter()
+        .map(|r| r[column].as_str().unwrap().to_string())
+        .collect()
+}

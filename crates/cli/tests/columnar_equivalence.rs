@@ -225,3 +225,97 @@ fn workload_data_with_metadata_both_paths_agree() {
         }
     }
 }
+
+/// Lines whose numbers a float unwrap reads from Decimal columns without
+/// their text (`BlockEval::decimal_numbers`), and lines whose numbers must
+/// be parsed: per stream, one kind of value in `v` (unquoted) and `q`
+/// (quoted), so that each stream's column is stored as the kind says.
+fn decimal_pushes(end: i64) -> Vec<runakefli_model::PushRequest> {
+    use runakefli_model::{Entry, Labels, PushRequest, PushStream};
+    let rows = 1500i64;
+    let kinds: [(&str, fn(i64) -> String); 4] = [
+        // Scales 0 to 4 in one column, negatives, zero.
+        ("scaled", |i| {
+            let m = (i * 7919 % 200_003) - 100_000;
+            let s = (i % 5) as u32;
+            if s == 0 {
+                m.to_string()
+            } else {
+                let unit = 10i64.pow(s);
+                let sign = if m < 0 { "-" } else { "" };
+                let a = m.abs();
+                format!("{sign}{}.{:0w$}", a / unit, a % unit, w = s as usize)
+            }
+        }),
+        // Fifteen significant digits and more, with a fraction: beyond
+        // 2^53 a division is not exact, so these are parsed.
+        ("wide", |i| {
+            format!("{}.{:02}", 9_007_199_254_740_000 + i * 13, i % 100)
+        }),
+        // Integers past 2^53 (rounded by the conversion itself).
+        ("huge", |i| (i64::MAX - i * 1_000_003).to_string()),
+        // Not decimals: exponents.
+        ("exponent", |i| format!("{}e-{}", i + 1, i % 4)),
+    ];
+    // Two pushes (the first and second half of each stream's rows), so
+    // that the merged state merges two parts.
+    let mut halves = vec![Vec::new(), Vec::new()];
+    for (k, (name, value)) in kinds.iter().enumerate() {
+        let labels = Labels::new(vec![
+            ("app".to_string(), format!("decimal-{name}")),
+            ("tier".to_string(), format!("t{}", k % 2)),
+        ]);
+        for (h, half) in halves.iter_mut().enumerate() {
+            let rows_here = (h as i64 * rows / 2)..((h as i64 + 1) * rows / 2);
+            let entries = rows_here
+                .map(|i| {
+                    let v = value(i);
+                    Entry {
+                        // No two streams share a timestamp: sums over a group of
+                        // streams then have one order.
+                        ts: end - (rows - i) * 1_000_000_000 + k as i64,
+                        line: format!(r#"{{"level":"info","v":{v},"q":"{v}","n":{i}}}"#),
+                        metadata: Vec::new(),
+                    }
+                })
+                .collect();
+            half.push(PushStream {
+                labels: labels.clone(),
+                entries,
+            });
+        }
+    }
+    halves
+        .into_iter()
+        .map(|streams| PushRequest { streams })
+        .collect()
+}
+
+#[test]
+fn decimal_columns_unwrap_like_their_text() {
+    let end = 1_800_000_000_000_000_000;
+    let queries: Vec<String> = [
+        r#"quantile_over_time(0.9, {app=~"decimal-.+"} | json | unwrap v [5m]) by (app)"#,
+        r#"sum by (app, tier) (sum_over_time({app=~"decimal-.+"} | json | unwrap v [5m]))"#,
+        r#"avg_over_time({app=~"decimal-.+"} | json | unwrap q [5m]) by (tier)"#,
+        r#"min_over_time({app=~"decimal-.+"} | json | unwrap v [5m]) by (app)"#,
+        r#"max_over_time({app=~"decimal-.+"} | json x="q" | unwrap x [5m]) by (app)"#,
+        r#"last_over_time({app=~"decimal-.+"} | json | unwrap v [5m]) by (nothing)"#,
+        r#"stddev_over_time({app=~"decimal-.+"} | json | unwrap n [5m]) by (app)"#,
+        // Shapes the number read does not take: the general path.
+        r#"sum by (app) (sum_over_time({app=~"decimal-.+"} | json | unwrap v | v > 0 [5m]))"#,
+        r#"max_over_time({app=~"decimal-.+"} | json | unwrap v [5m]) by (level)"#,
+        r#"max_over_time({app=~"decimal-.+"} | json | unwrap bytes(v) | __error__="" [5m]) by (app)"#,
+    ]
+    .iter()
+    .map(|q| q.to_string())
+    .collect();
+    let pushes = decimal_pushes(end);
+    let (lo, hi) = time_range(&pushes);
+    for state in [State::FlushedColumnar, State::Merged] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open_store(dir.path(), state, &pushes, 1);
+        let rows = compare(store, &queries, lo, hi + 1, state);
+        assert!(rows > 0, "{state:?}: the fast path never read columns");
+    }
+}

@@ -50,6 +50,20 @@ pub fn short_decimal(s: &[u8]) -> Option<f64> {
     Some(if neg { -v } else { v })
 }
 
+/// The double nearest to `m / 10^scale` (a decimal stored as its digits
+/// and scale), when one correctly rounded division gives it: `m` is exact in
+/// f64 (at most 2^53 in magnitude, or any `m` when `scale` is 0, where the
+/// conversion itself rounds correctly) and `10^scale` is exact (`scale` at
+/// most 15). So it is the double a full parse of the decimal's text gives.
+/// `None` otherwise.
+pub fn scaled_decimal(m: i64, scale: u8) -> Option<f64> {
+    if scale == 0 {
+        return Some(m as f64);
+    }
+    let p = *POW10.get(usize::from(scale))?;
+    (m.unsigned_abs() <= 1u64 << 53).then(|| m as f64 / p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +118,57 @@ mod tests {
         }
     }
 
+    /// The text a stored decimal prints as (`format_decimal` in the store:
+    /// sign, integer digits, point and exactly `scale` fraction digits).
+    fn printed(m: i64, scale: u8) -> String {
+        if scale == 0 {
+            return m.to_string();
+        }
+        let unit = 10u64.pow(u32::from(scale));
+        let a = m.unsigned_abs();
+        let sign = if m < 0 { "-" } else { "" };
+        format!(
+            "{sign}{}.{:0w$}",
+            a / unit,
+            a % unit,
+            w = usize::from(scale)
+        )
+    }
+
+    #[test]
+    fn scaled_decimals_are_the_doubles_their_text_parses_to() {
+        let edges = [
+            0,
+            1,
+            -1,
+            5,
+            -5,
+            12_345,
+            1 << 53,
+            -(1 << 53),
+            (1 << 53) - 1,
+            999_999_999_999_999,
+            i64::MAX,
+            i64::MIN,
+            (1 << 53) + 1,
+        ];
+        for m in edges {
+            for scale in 0..=18u8 {
+                let text = printed(m, scale);
+                match scaled_decimal(m, scale) {
+                    Some(v) => {
+                        let full: f64 = text.parse().unwrap();
+                        assert_eq!(v.to_bits(), full.to_bits(), "{m} scale {scale}: {text}");
+                    }
+                    None => assert!(
+                        scale > 15 || m.unsigned_abs() > 1 << 53,
+                        "{m} scale {scale} declined"
+                    ),
+                }
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn any_short_decimal_parses_exactly(
@@ -118,6 +183,24 @@ mod tests {
                 Some(v) => prop_assert_eq!(v.to_bits(), full.unwrap().to_bits(), "{}", s),
                 None => prop_assert!(!s.bytes().any(|c| c.is_ascii_digit())),
             }
+        }
+
+        #[test]
+        fn any_scaled_decimal_is_its_text_parsed(m in any::<i64>(), scale in 0u8..=15) {
+            let text = printed(m, scale);
+            if let Some(v) = scaled_decimal(m, scale) {
+                prop_assert_eq!(v.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{}", text);
+            }
+        }
+
+        #[test]
+        fn small_scaled_decimals_are_their_text_parsed(
+            m in -(1i64 << 53)..=(1i64 << 53),
+            scale in 0u8..=15,
+        ) {
+            let text = printed(m, scale);
+            let v = scaled_decimal(m, scale).expect("exact operands");
+            prop_assert_eq!(v.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{}", text);
         }
     }
 }

@@ -709,6 +709,89 @@ pub fn hex_digit_runs(payload: &[u8]) -> Option<(bool, usize)> {
     Some((upper, longest.max(len.checked_sub(from)?)))
 }
 
+/// The head of a Decimal or PrefixedDecimal column's payload.
+struct DecimalHead<'p> {
+    /// Bytes before every value's number (empty for Decimal).
+    prefix: &'p [u8],
+    /// One scale for every value, or one per value.
+    scales: Vec<u8>,
+    /// Mantissas are stored as differences from the previous one.
+    delta: bool,
+}
+
+impl<'p> DecimalHead<'p> {
+    fn read(c: &mut Cursor<'p>, n: usize) -> Result<Self, StorageError> {
+        let prefix = c.bytes()?;
+        let mode = c.u8()?;
+        if mode > 3 {
+            return Err(c.err("bad decimal mode"));
+        }
+        let scales: Vec<u8> = if mode & 1 == 0 {
+            vec![c.u8()?]
+        } else {
+            c.take(n)?.to_vec()
+        };
+        if scales.iter().any(|&s| s > 18) {
+            return Err(c.err("bad decimal scale"));
+        }
+        Ok(DecimalHead {
+            prefix,
+            scales,
+            delta: mode & 2 != 0,
+        })
+    }
+
+    /// Value `i`'s scale.
+    #[inline]
+    fn scale(&self, i: usize) -> u8 {
+        self.scales[if self.scales.len() == 1 { 0 } else { i }]
+    }
+
+    /// The `n` mantissas that follow the head, in value order.
+    fn mantissas(
+        &self,
+        c: &mut Cursor<'_>,
+        n: usize,
+    ) -> Result<impl Iterator<Item = i64>, StorageError> {
+        let delta = self.delta;
+        let mut prev = 0i64;
+        Ok(get_ints(c, n)?.into_iter().map(move |raw| {
+            let raw = unzigzag(raw);
+            let m = if delta { prev.wrapping_add(raw) } else { raw };
+            prev = m;
+            m
+        }))
+    }
+}
+
+/// The `n` values of a Decimal column as the doubles their text parses to
+/// (`runakefli_model::number::scaled_decimal`), without printing the text:
+/// what a float unwrap of the column reads. `None` when the column is not a
+/// Decimal one, or when some value is not exact in one division (more than
+/// 2^53 with a fraction, or a scale over 15): its text must be parsed.
+pub fn decode_decimal_numbers(
+    enc: Encoding,
+    payload: &[u8],
+    n: usize,
+) -> Result<Option<Vec<f64>>, StorageError> {
+    if !matches!(enc, Encoding::Decimal | Encoding::PrefixedDecimal) {
+        return Ok(None);
+    }
+    let mut c = Cursor::new(payload, "column");
+    let d = DecimalHead::read(&mut c, n)?;
+    if !d.prefix.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(n);
+    for (i, m) in d.mantissas(&mut c, n)?.enumerate() {
+        match runakefli_model::number::scaled_decimal(m, d.scale(i)) {
+            Some(v) => out.push(v),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
 /// Decodes `n` values of a column stored with `enc`; `row_ts` as for
 /// [`encode_column`] (needed by relative timestamp columns only).
 pub fn decode_column(
@@ -772,31 +855,13 @@ pub fn decode_column_where(
             Values::Dict { data, ends, idx }
         }
         Encoding::Decimal | Encoding::PrefixedDecimal => {
-            let prefix = c.bytes()?;
-            let mode = c.u8()?;
-            if mode > 3 {
-                return Err(c.err("bad decimal mode"));
-            }
-            let scales: Vec<u8> = if mode & 1 == 0 {
-                vec![c.u8()?]
-            } else {
-                c.take(n)?.to_vec()
-            };
-            if scales.iter().any(|&s| s > 18) {
-                return Err(c.err("bad decimal scale"));
-            }
-            let delta = mode & 2 != 0;
-            let mut data = Vec::with_capacity(n.min(c.remaining()) * (6 + prefix.len()));
+            let d = DecimalHead::read(&mut c, n)?;
+            let mut data = Vec::with_capacity(n.min(c.remaining()) * (6 + d.prefix.len()));
             let mut ends = Vec::with_capacity(n.min(c.remaining()));
-            let mut prev = 0i64;
-            for (i, raw) in get_ints(&mut c, n)?.into_iter().enumerate() {
-                let raw = unzigzag(raw);
-                let m = if delta { prev.wrapping_add(raw) } else { raw };
-                prev = m;
+            for (i, m) in d.mantissas(&mut c, n)?.enumerate() {
                 if want(i) {
-                    data.extend_from_slice(prefix);
-                    let scale = scales[if scales.len() == 1 { 0 } else { i }];
-                    text::format_decimal(&mut data, m, scale);
+                    data.extend_from_slice(d.prefix);
+                    text::format_decimal(&mut data, m, d.scale(i));
                 }
                 ends.push(data.len() as u32);
             }

@@ -14,7 +14,9 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::encoding::{decode_column_where, decode_shared_strings, Encoding, Stats, Values};
+use super::encoding::{
+    decode_column_where, decode_decimal_numbers, decode_shared_strings, Encoding, Stats, Values,
+};
 use super::ints::{get_ints, IntsLayout};
 use super::layout::{
     BlockHeader, ColumnKind, FrameInfo, SharedPlace, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
@@ -1293,6 +1295,17 @@ impl<'a> BlockReader<'a> {
         self.with_column_payload(id, |p| {
             decode_column_where(col.encoding, p, col.values, &row_ts, wanted, version)
         })
+    }
+
+    /// Column `id`'s values as the doubles a float unwrap reads from their
+    /// text, when it is a Decimal column whose values one division gives
+    /// exactly (see [`decode_decimal_numbers`]); `None` otherwise.
+    pub fn decimal_numbers(&self, id: usize) -> Result<Option<Vec<f64>>, StorageError> {
+        let col = &self.dir(id);
+        if !matches!(col.encoding, Encoding::Decimal | Encoding::PrefixedDecimal) {
+            return Ok(None);
+        }
+        self.with_column_payload(id, |p| decode_decimal_numbers(col.encoding, p, col.values))
     }
 
     /// Rebuilds every line, byte-identical to what was pushed.

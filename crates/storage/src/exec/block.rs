@@ -482,6 +482,37 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         Ok(self.values[c].as_deref().expect("just set"))
     }
 
+    /// Column `c`'s values as the doubles a float unwrap reads from their
+    /// text, when it is a Decimal column one division reads exactly
+    /// ([`BlockReader::decimal_numbers`]); kept across queries like
+    /// [`Self::values`]. `None` for other columns: their text is parsed.
+    pub fn decimal_numbers(
+        &mut self,
+        c: usize,
+    ) -> Result<Option<std::sync::Arc<[f64]>>, StorageError> {
+        use super::decoded_cache;
+        if !matches!(
+            self.r.column_encoding(c),
+            Some(Encoding::Decimal | Encoding::PrefixedDecimal)
+        ) {
+            return Ok(None);
+        }
+        if let Some(v) = self
+            .cache_key
+            .and_then(|(part, block)| decoded_cache::numbers(part, block, c))
+        {
+            return Ok(Some(v));
+        }
+        let Some(v) = self.r.decimal_numbers(c)? else {
+            return Ok(None);
+        };
+        let v: std::sync::Arc<[f64]> = v.into();
+        if let (Some((part, block)), true) = (self.cache_key, self.admit) {
+            decoded_cache::keep_numbers(part, block, c, &v);
+        }
+        Ok(Some(v))
+    }
+
     /// Reads the columns kept for block `block` of the part with serial
     /// `part`, and keeps those it decodes when `admit`.
     pub fn keep_decoded_as(&mut self, part: u64, block: u32, admit: bool) {

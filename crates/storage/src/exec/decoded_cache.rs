@@ -36,6 +36,9 @@ static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 /// Added to a column's number for the key of its shared-entry numbers.
 const ENTRIES: u32 = 1 << 31;
 
+/// Added to a column's number for the key of its values as doubles.
+const NUMBERS: u32 = 1 << 30;
+
 /// What a block column decodes to.
 #[derive(Clone)]
 enum Item {
@@ -46,6 +49,9 @@ enum Item {
     /// A shared column's dictionary entry per value (line filters judge
     /// these columns by entry, without decoding their values).
     Entries(Arc<[u32]>),
+    /// A Decimal column's values as the doubles a float unwrap reads
+    /// (`BlockReader::decimal_numbers`).
+    Numbers(Arc<[f64]>),
 }
 
 /// (part serial, block index, column or [`DIRECTORY`]).
@@ -98,6 +104,23 @@ pub fn keep_entries(part: u64, block: u32, column: usize, e: &Arc<[u32]>) {
         (part, block, column as u32 | ENTRIES),
         Item::Entries(e.clone()),
         e.len() * 4,
+    );
+}
+
+/// Decimal column `column`'s values as doubles, when kept.
+pub fn numbers(part: u64, block: u32, column: usize) -> Option<Arc<[f64]>> {
+    match get((part, block, column as u32 | NUMBERS))? {
+        Item::Numbers(v) => Some(v),
+        _ => None,
+    }
+}
+
+/// Keeps a Decimal column's values as doubles.
+pub fn keep_numbers(part: u64, block: u32, column: usize, v: &Arc<[f64]>) {
+    put(
+        (part, block, column as u32 | NUMBERS),
+        Item::Numbers(v.clone()),
+        v.len() * 8,
     );
 }
 

@@ -456,6 +456,12 @@ pub fn run<'e>(
         }
     }
 
+    if let Some(placed) = &uniform {
+        if unwrap_decimals(ctx, ev, keep, agg, stream, ts, placed, &used)? {
+            return Ok(());
+        }
+    }
+
     // Columns labels may come from, and unquoted columns `| json` reads.
     let ncols = ev.r.column_count();
     let mut label_col = vec![false; ncols];
@@ -936,6 +942,74 @@ pub fn run<'e>(
         hand_back(ctx, ev, &want, agg, stream, ts, md)?;
     }
     Ok(())
+}
+
+/// The float unwrap of a uniform block whose unwrapped label is one Decimal
+/// column, read as numbers without printing their text
+/// ([`BlockEval::decimal_numbers`]): no label filter before or after the
+/// unwrap, and every grouping label the stream's (or absent). Each kept row
+/// adds its value in row order, as the general path does. `false` (nothing
+/// added) when the plan or block has another shape.
+#[allow(clippy::too_many_arguments)]
+fn unwrap_decimals(
+    ctx: &Context<'_>,
+    ev: &mut BlockEval<'_, '_>,
+    keep: &[bool],
+    agg: &mut Agg<'_>,
+    stream: usize,
+    ts: &[i64],
+    placed: &[PlacedLabel],
+    used: &[bool],
+) -> Result<bool, StorageError> {
+    let Some(stage) = ctx.q.fields() else {
+        return Ok(false);
+    };
+    let lu = &ctx.q.labels;
+    let (Some(u), Some(j)) = (&stage.unwrap, lu.unwrap) else {
+        return Ok(false);
+    };
+    if u.conversion != runakefli_model::plan::UnwrapConversion::Float
+        || !u.post_filters.is_empty()
+        || !lu.filters.is_empty()
+        || !lu.post_filters.is_empty()
+        || !matches!(agg.plan.group_by, GroupBy::Labels(_))
+        || lu
+            .group
+            .iter()
+            .any(|&g| !matches!(placed[g], (LabelSource::Base, None)))
+    {
+        return Ok(false);
+    }
+    let c = match &placed[j] {
+        (LabelSource::Json(_) | LabelSource::Key(Some(_)), Some((c, _))) => *c,
+        _ => return Ok(false),
+    };
+    // Unquoted values `| json` may reject make their rows errors.
+    let heads = ev.r.template_heads();
+    for t in (0..ev.infos.len()).filter(|&t| used[t]) {
+        for &k in &ev.infos[t].unquoted_slots {
+            if column_facts(ev, heads[t].slots[k] as usize) & BAD != 0 {
+                return Ok(false);
+            }
+        }
+    }
+    let Some(nums) = ev.decimal_numbers(c)? else {
+        return Ok(false);
+    };
+    let (first, end) = (ev.first, ev.end);
+    let vidx = ev.value_index(c);
+    if (first..end).any(|r| keep[r] && vidx[r] as usize >= nums.len()) {
+        return Ok(false);
+    }
+    let g = agg.stream_group(stream, &ctx.streams[stream].labels);
+    let mut kept = 0u64;
+    for r in (first..end).filter(|&r| keep[r]) {
+        agg.add(g, ts[r], nums[vidx[r] as usize]);
+        kept += 1;
+    }
+    agg.stats.rows_kept += kept;
+    agg.stats.rows_from_columns += kept;
+    Ok(true)
 }
 
 /// Where the fused pass finds one label for every row of a uniform block.

@@ -230,10 +230,13 @@ fn workload_data_with_metadata_both_paths_agree() {
 /// their text (`BlockEval::decimal_numbers`), and lines whose numbers must
 /// be parsed: per stream, one kind of value in `v` (unquoted) and `q`
 /// (quoted), so that each stream's column is stored as the kind says.
+/// The text of row `i`'s number.
+type ValueOf = fn(i64) -> String;
+
 fn decimal_pushes(end: i64) -> Vec<runakefli_model::PushRequest> {
     use runakefli_model::{Entry, Labels, PushRequest, PushStream};
     let rows = 1500i64;
-    let kinds: [(&str, fn(i64) -> String); 4] = [
+    let kinds: [(&str, ValueOf); 4] = [
         // Scales 0 to 4 in one column, negatives, zero.
         ("scaled", |i| {
             let m = (i * 7919 % 200_003) - 100_000;

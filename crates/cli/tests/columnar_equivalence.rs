@@ -226,13 +226,13 @@ fn workload_data_with_metadata_both_paths_agree() {
     }
 }
 
+/// The text of row `i`'s number.
+type ValueOf = fn(i64) -> String;
+
 /// Lines whose numbers a float unwrap reads from Decimal columns without
 /// their text (`BlockEval::decimal_numbers`), and lines whose numbers must
 /// be parsed: per stream, one kind of value in `v` (unquoted) and `q`
 /// (quoted), so that each stream's column is stored as the kind says.
-/// The text of row `i`'s number.
-type ValueOf = fn(i64) -> String;
-
 fn decimal_pushes(end: i64) -> Vec<runakefli_model::PushRequest> {
     use runakefli_model::{Entry, Labels, PushRequest, PushStream};
     let rows = 1500i64;

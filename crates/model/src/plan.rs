@@ -512,6 +512,34 @@ impl BucketData {
         }
     }
 
+    /// Adds each `(timestamp, value)` of `rows` to bucket `b`, in order, as
+    /// [`BucketData::add`] one by one would; returns how many there were.
+    #[inline]
+    pub fn add_all(&mut self, b: usize, rows: impl Iterator<Item = (Timestamp, f64)>) -> u64 {
+        let mut n = 0u64;
+        match self {
+            BucketData::Values(vs) => {
+                let v = &mut vs[b];
+                let before = v.len();
+                v.extend(rows.map(|(_, x)| x));
+                n = (v.len() - before) as u64;
+            }
+            BucketData::Points(ps) => {
+                let p = &mut ps[b];
+                let before = p.len();
+                p.extend(rows);
+                n = (p.len() - before) as u64;
+            }
+            _ => {
+                for (ts, v) in rows {
+                    self.add(b, ts, v);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
     /// Adds `n` rows without values to bucket `b` ([`BucketData::Count`] only).
     #[inline]
     pub fn add_count(&mut self, b: usize, n: u64) {
@@ -585,6 +613,33 @@ pub struct PlanStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adding_rows_at_once_is_adding_them_one_by_one() {
+        let rows: Vec<(Timestamp, f64)> = [3.5, -1.0, f64::NAN, 0.1, 0.2, 1e300, -0.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i as Timestamp * 10, v))
+            .collect();
+        for value in [
+            BucketValue::Count,
+            BucketValue::LineBytes,
+            BucketValue::Sum,
+            BucketValue::Min,
+            BucketValue::Max,
+            BucketValue::Values,
+            BucketValue::Points,
+        ] {
+            let mut one = BucketData::new(value, 3);
+            let mut all = BucketData::new(value, 3);
+            for &(ts, v) in &rows {
+                one.add(1, ts, v);
+            }
+            assert_eq!(all.add_all(1, rows.iter().copied()), rows.len() as u64);
+            // NaN is not equal to itself: compare the debug forms.
+            assert_eq!(format!("{one:?}"), format!("{all:?}"), "{value:?}");
+        }
+    }
 
     #[test]
     fn buckets_are_left_open_right_closed() {

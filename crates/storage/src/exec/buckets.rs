@@ -175,6 +175,31 @@ impl<'b> Agg<'b> {
         passed
     }
 
+    /// Adds the rows `r` of `first..end` with `pass(r)` and value
+    /// `value(r)` to group `g`, `ts` ascending as in a block, in row order
+    /// (the order [`Self::add`] row by row would give); returns how many
+    /// passed. Each bucket's run of rows is added at once.
+    #[inline]
+    pub fn add_rows(
+        &mut self,
+        g: usize,
+        ts: &[i64],
+        first: usize,
+        end: usize,
+        pass: impl Fn(usize) -> bool,
+        value: impl Fn(usize) -> f64,
+    ) -> u64 {
+        let mut passed = 0u64;
+        self.for_each_run(ts, first, end, |agg, b, i, j| {
+            let rows = (i..j).filter(|&r| pass(r)).map(|r| (ts[r], value(r)));
+            passed += match b {
+                Some(b) => agg.groups[g].1.add_all(b, rows),
+                None => rows.count() as u64,
+            };
+        });
+        passed
+    }
+
     /// Adds a row at `ts` with value `v` to group `g`.
     pub fn add(&mut self, g: usize, ts: i64, v: f64) {
         if let Some(b) = self.plan.bucket_of_near(ts, self.last_bucket) {

@@ -325,9 +325,12 @@ pub fn run<'e>(
     // Which templates the kept rows use, and whether any row has metadata.
     let stream_sig = ctx.name_sig(stream);
     let mut used = vec![false; nt];
-    for i in ev.first..ev.end {
-        if keep[i] {
-            used[row_tpl[i] as usize] = true;
+    let (first, end) = (ev.first, ev.end);
+    if nt == 1 {
+        used[0] = keep[first..end].contains(&true);
+    } else {
+        for (&t, &k) in row_tpl[first..end].iter().zip(&keep[first..end]) {
+            used[t as usize] |= k;
         }
     }
     // Most blocks have no metadata at all: no per-row look then.
@@ -1002,11 +1005,7 @@ fn unwrap_decimals(
         return Ok(false);
     }
     let g = agg.stream_group(stream, &ctx.streams[stream].labels);
-    let mut kept = 0u64;
-    for r in (first..end).filter(|&r| keep[r]) {
-        agg.add(g, ts[r], nums[vidx[r] as usize]);
-        kept += 1;
-    }
+    let kept = agg.add_rows(g, ts, first, end, |r| keep[r], |r| nums[vidx[r] as usize]);
     agg.stats.rows_kept += kept;
     agg.stats.rows_from_columns += kept;
     Ok(true)

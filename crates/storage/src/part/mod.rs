@@ -100,6 +100,13 @@ pub struct PartInfo {
     pub bytes: u64,
 }
 
+/// A block's bloom section has not been checked.
+const BLOOM_UNCHECKED: u8 = 0;
+/// A block's bloom section matched its checksum.
+const BLOOM_SOUND: u8 = 1;
+/// A block's bloom section did not match its checksum.
+const BLOOM_DAMAGED: u8 = 2;
+
 /// An open, memory-mapped part. Cloned as `Arc<Part>`; when marked obsolete
 /// (merged away) its file is deleted once the last handle drops.
 pub struct Part {
@@ -117,7 +124,8 @@ pub struct Part {
     /// Decoded headers of the columnar blocks, by block index (decoded when
     /// the part opens; `None` for raw blocks and headers that failed).
     headers: Vec<Option<Arc<BlockHeader<'static>>>>,
-    /// Per block: 0 bloom not checked yet, 1 checked and sound, 2 damaged.
+    /// Per block: [`BLOOM_UNCHECKED`], [`BLOOM_SOUND`] or [`BLOOM_DAMAGED`]
+    /// (checked when the part opens).
     bloom_checked: Vec<AtomicU8>,
     /// The shared dictionaries the columnar blocks refer to (version 2).
     dicts: SharedDicts,
@@ -251,10 +259,12 @@ impl Part {
         // after a restart then does not fault a page in for every block it
         // prunes or opens, and opening a large part does not map all of it.
         let mut opening = resident::OpeningRelease::new();
+        let mut bloom_checked: Vec<AtomicU8> = Vec::with_capacity(blocks.len());
         let headers: Vec<Option<Arc<BlockHeader<'static>>>> = blocks
             .iter()
             .map(|b| {
                 if format != BlockFormat::Columnar {
+                    bloom_checked.push(AtomicU8::new(BLOOM_UNCHECKED));
                     return None;
                 }
                 opening.advance(&map, b.offset as usize);
@@ -263,6 +273,16 @@ impl Part {
                 let h = BlockHeader::decode(src)
                     .ok()
                     .map(|h| Arc::new(h.into_owned()));
+                // The bloom section's checksum, over bytes read here
+                // anyway: a first query then probes blooms without checking
+                // each one (a damaged one is checked again, and reported,
+                // by the read that would use it: see `Part::check_bloom`).
+                let bloom = match &h {
+                    Some(h) if h.check_bloom(src).is_ok() => BLOOM_SOUND,
+                    Some(_) => BLOOM_DAMAGED,
+                    None => BLOOM_UNCHECKED,
+                };
+                bloom_checked.push(AtomicU8::new(bloom));
                 if let Some(range) = resident::keep_range(b, h.as_ref()) {
                     opening.keep(range);
                 }
@@ -271,7 +291,6 @@ impl Part {
             .collect();
         opening.release(&map, len);
         let blocks_len = blocks.len();
-        let bloom_checked = (0..blocks.len()).map(|_| AtomicU8::new(0)).collect();
         let block_logs = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         Ok(Part {
             info,
@@ -436,16 +455,23 @@ impl Part {
             .map(|h| h.version)
     }
 
-    /// Checks a block's bloom section once (later calls answer from memory).
+    /// Checks a block's bloom section once (later calls, and every call
+    /// after the part's opening checked it sound, answer from memory; a
+    /// damaged one is checked again, so that each read reports it).
     pub fn check_bloom(&self, b: &BlockRef, header: &BlockHeader<'_>) -> Result<(), StorageError> {
         let Some(flag) = self.bloom_checked.get(b.index as usize) else {
             return header.check_bloom(self.block_slice(b)?);
         };
         match flag.load(Ordering::Relaxed) {
-            1 => Ok(()),
+            BLOOM_SOUND => Ok(()),
             _ => {
                 let r = header.check_bloom(self.block_slice(b)?);
-                flag.store(if r.is_ok() { 1 } else { 2 }, Ordering::Relaxed);
+                let now = if r.is_ok() {
+                    BLOOM_SOUND
+                } else {
+                    BLOOM_DAMAGED
+                };
+                flag.store(now, Ordering::Relaxed);
                 r
             }
         }
@@ -742,6 +768,49 @@ mod tests {
         }
         std::fs::write(&path, &good[..good.len() - 1]).unwrap();
         assert!(Part::open(&path, info).is_err());
+    }
+
+    #[test]
+    fn blooms_are_checked_when_the_part_opens_and_damage_is_reported_on_each_read() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 3, BlockFormat::Columnar, 1).unwrap();
+        w.write_stream(
+            1,
+            (0..200).map(|i| Ok(entry(i, &format!(r#"{{"user":"u{i:05}","n":{i}}}"#)))),
+        )
+        .unwrap();
+        let info = w.finish(3, 0).unwrap();
+        let path = d.path().join(crate::names::part_file(3));
+        let p = Part::open(&path, info.clone()).unwrap();
+        let b = p.stream_blocks(1)[0].clone();
+        let h = p.headers[b.index as usize]
+            .clone()
+            .expect("columnar header");
+        assert!(
+            h.bloom_crc.is_some() && !h.bloom.is_empty(),
+            "the block has a bloom"
+        );
+        assert_eq!(
+            p.bloom_checked[b.index as usize].load(Ordering::Relaxed),
+            BLOOM_SOUND
+        );
+        assert!(p.check_bloom(&b, &h).is_ok());
+        let at = b.offset as usize + h.bloom.start + 3;
+        drop(p);
+
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[at] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let p = Part::open(&path, info).unwrap();
+        assert_eq!(
+            p.bloom_checked[b.index as usize].load(Ordering::Relaxed),
+            BLOOM_DAMAGED
+        );
+        let h = p.headers[b.index as usize].clone().expect("header intact");
+        for _ in 0..2 {
+            let e = p.check_bloom(&b, &h).unwrap_err();
+            assert!(e.to_string().contains("checksum mismatch"), "{e}");
+        }
     }
 
     #[test]

@@ -1,314 +1,21 @@
 //! Golden test: replays testdata/conformance (answers recorded from a real Loki)
-//! against the real server and compares with the rules of its README.
+//! against the real server and compares with the rules of its README
+//! (`common/corpus.rs`).
 //!
 //! Every case must pass unless `docs/conformance.md` lists its id with a reason,
 //! on the embedded store and on ClickHouse (`--backend clickhouse`).
 
 mod common;
+#[path = "common/corpus.rs"]
+mod corpus;
 #[allow(dead_code)]
 #[path = "../../clickhouse/tests/front/mod.rs"]
 mod front;
 
 use common::TestServer;
-use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
-/// The LogQL conformance corpus, committed under `testdata/` at the workspace root.
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance")
-}
-
-/// Case ids listed in docs/conformance.md as not (yet) matching Loki, each with a reason.
-fn listed_exceptions() -> BTreeSet<String> {
-    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/conformance.md");
-    let text = std::fs::read_to_string(doc).unwrap_or_default();
-    let mut out = BTreeSet::new();
-    // The Grafana corpus has its own list (its ids overlap these), further down.
-    for line in text.lines().take_while(|l| !l.starts_with("## Grafana")) {
-        // Lines like "- `rng-001` — reason".
-        if let Some(rest) = line.trim().strip_prefix("- `") {
-            if let Some((id, reason)) = rest.split_once('`') {
-                assert!(
-                    reason.trim().len() > 3,
-                    "docs/conformance.md: {id} needs a reason"
-                );
-                out.insert(id.to_string());
-            }
-        }
-    }
-    out
-}
-
-fn float_eq(a: &Value, b: &Value) -> bool {
-    let parse = |v: &Value| -> Option<f64> {
-        match v {
-            Value::String(s) => match s.as_str() {
-                "NaN" => Some(f64::NAN),
-                "+Inf" | "Inf" => Some(f64::INFINITY),
-                "-Inf" => Some(f64::NEG_INFINITY),
-                s => s.parse().ok(),
-            },
-            Value::Number(n) => n.as_f64(),
-            _ => None,
-        }
-    };
-    match (parse(a), parse(b)) {
-        (Some(x), Some(y)) => {
-            if x.is_nan() || y.is_nan() {
-                x.is_nan() && y.is_nan()
-            } else if x.is_infinite() || y.is_infinite() {
-                x == y
-            } else {
-                x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
-            }
-        }
-        _ => a == b,
-    }
-}
-
-fn sample_eq(a: &Value, b: &Value) -> bool {
-    match (a.as_array(), b.as_array()) {
-        (Some(x), Some(y)) if x.len() == 2 && y.len() == 2 => {
-            x[0] == y[0] && float_eq(&x[1], &y[1])
-        }
-        _ => false,
-    }
-}
-
-fn label_key(v: &Value) -> String {
-    let mut pairs: Vec<(String, String)> = v
-        .as_object()
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    pairs.sort();
-    format!("{pairs:?}")
-}
-
-fn is_ordered(query: &str) -> bool {
-    let mut q = query.trim();
-    loop {
-        if q.starts_with('(') && q.ends_with(')') {
-            let mut depth = 0;
-            let mut closes_at_end = true;
-            for (i, ch) in q.char_indices() {
-                if ch == '(' {
-                    depth += 1;
-                }
-                if ch == ')' {
-                    depth -= 1;
-                }
-                if depth == 0 && i < q.len() - 1 {
-                    closes_at_end = false;
-                    break;
-                }
-            }
-            if closes_at_end {
-                q = q[1..q.len() - 1].trim();
-                continue;
-            }
-        }
-        break;
-    }
-    let re = regex::Regex::new(r"^(sort|sort_desc|topk|bottomk)\s*(\(|by\b|without\b)").unwrap();
-    re.is_match(q)
-}
-
-fn group_by_labels<'a>(items: &'a [Value], key: &str) -> BTreeMap<String, Vec<&'a Value>> {
-    let mut m: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
-    for it in items {
-        m.entry(label_key(&it[key])).or_default().push(it);
-    }
-    m
-}
-
-fn compare_result(case: &Value, exp: &Value, got: &Value) -> Result<(), String> {
-    let endpoint = case["endpoint"].as_str().unwrap();
-    if endpoint.ends_with("/labels") || endpoint.contains("/label/") {
-        let e = exp.get("data").cloned().unwrap_or(Value::Array(vec![]));
-        let g = got.get("data").cloned().unwrap_or(Value::Array(vec![]));
-        return if e == g {
-            Ok(())
-        } else {
-            Err(format!("data differs: expected {e}, got {g}"))
-        };
-    }
-    if endpoint.ends_with("/series") {
-        let set = |v: &Value| -> BTreeSet<String> {
-            v.get("data")
-                .and_then(|d| d.as_array())
-                .map(|a| a.iter().map(label_key).collect())
-                .unwrap_or_default()
-        };
-        return if set(exp) == set(got) {
-            Ok(())
-        } else {
-            Err(format!(
-                "series differ: got {}",
-                got.get("data").unwrap_or(&Value::Null)
-            ))
-        };
-    }
-    if endpoint.ends_with("/index/stats") {
-        for k in ["streams", "entries"] {
-            if exp[k] != got[k] {
-                return Err(format!("{k}: expected {}, got {}", exp[k], got[k]));
-            }
-        }
-        return Ok(());
-    }
-    let (ed, gd) = (&exp["data"], &got["data"]);
-    if ed["resultType"] != gd["resultType"] {
-        return Err(format!(
-            "resultType: expected {}, got {}",
-            ed["resultType"], gd["resultType"]
-        ));
-    }
-    let empty = vec![];
-    let er = ed["result"].as_array().unwrap_or(&empty);
-    let gr = gd["result"].as_array().unwrap_or(&empty);
-    match ed["resultType"].as_str().unwrap_or("") {
-        "streams" => {
-            let (e, g) = (group_by_labels(er, "stream"), group_by_labels(gr, "stream"));
-            if e.keys().collect::<Vec<_>>() != g.keys().collect::<Vec<_>>() {
-                return Err(format!(
-                    "stream label sets differ: expected {}, got {}",
-                    e.len(),
-                    g.len()
-                ));
-            }
-            for (k, ev) in &e {
-                let mut a: Vec<String> = ev.iter().map(|s| s["values"].to_string()).collect();
-                let mut b: Vec<String> = g[k].iter().map(|s| s["values"].to_string()).collect();
-                a.sort();
-                b.sort();
-                if a != b {
-                    return Err(format!("entries differ for stream {k}"));
-                }
-            }
-            Ok(())
-        }
-        "matrix" => {
-            let (e, g) = (group_by_labels(er, "metric"), group_by_labels(gr, "metric"));
-            if e.keys().collect::<Vec<_>>() != g.keys().collect::<Vec<_>>() {
-                return Err(format!(
-                    "series label sets differ: expected {}, got {}",
-                    e.len(),
-                    g.len()
-                ));
-            }
-            for (k, ev) in &e {
-                let (a, b) = (
-                    ev[0]["values"].as_array().unwrap_or(&empty),
-                    g[k][0]["values"].as_array().unwrap_or(&empty),
-                );
-                if a.len() != b.len() || !a.iter().zip(b).all(|(x, y)| sample_eq(x, y)) {
-                    return Err(format!("samples differ for series {k}"));
-                }
-            }
-            Ok(())
-        }
-        "vector" => {
-            let query = case["params"]["query"].as_str().unwrap_or("");
-            if is_ordered(query) {
-                if er.len() != gr.len() {
-                    return Err(format!(
-                        "vector length: expected {}, got {}",
-                        er.len(),
-                        gr.len()
-                    ));
-                }
-                for (x, y) in er.iter().zip(gr) {
-                    if label_key(&x["metric"]) != label_key(&y["metric"])
-                        || !sample_eq(&x["value"], &y["value"])
-                    {
-                        return Err("ordered vector differs".to_string());
-                    }
-                }
-                return Ok(());
-            }
-            let (e, g) = (group_by_labels(er, "metric"), group_by_labels(gr, "metric"));
-            if e.keys().collect::<Vec<_>>() != g.keys().collect::<Vec<_>>() {
-                return Err(format!(
-                    "vector label sets differ: expected {}, got {}",
-                    e.len(),
-                    g.len()
-                ));
-            }
-            for (k, ev) in &e {
-                if !sample_eq(&ev[0]["value"], &g[k][0]["value"]) {
-                    return Err(format!(
-                        "value differs for {k}: expected {}, got {}",
-                        ev[0]["value"], g[k][0]["value"]
-                    ));
-                }
-            }
-            Ok(())
-        }
-        "scalar" => {
-            if sample_eq(&ed["result"], &gd["result"]) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "scalar: expected {}, got {}",
-                    ed["result"], gd["result"]
-                ))
-            }
-        }
-        other => Err(format!("unknown resultType {other}")),
-    }
-}
-
-fn run_case(server: &TestServer, case: &Value) -> Result<(), String> {
-    let mut params: Vec<(String, String)> = Vec::new();
-    for (k, v) in case["params"].as_object().unwrap() {
-        match v {
-            Value::Array(items) => items
-                .iter()
-                .for_each(|i| params.push((k.clone(), i.as_str().unwrap().to_string()))),
-            v => params.push((
-                k.clone(),
-                v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string()),
-            )),
-        }
-    }
-    let refs: Vec<(&str, &str)> = params
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let (status, body) = server.get(case["endpoint"].as_str().unwrap(), &refs);
-    let want_status = case["status"].as_u64().unwrap() as u16;
-    if status != want_status {
-        return Err(format!(
-            "status {status}, expected {want_status}: {}",
-            body.chars().take(200).collect::<String>()
-        ));
-    }
-    match &case["body"] {
-        Value::String(msg) => {
-            if body.trim() == msg.trim() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "message {:?}, expected {:?}",
-                    body.trim(),
-                    msg.trim()
-                ))
-            }
-        }
-        exp => {
-            let got: Value =
-                serde_json::from_str(&body).map_err(|e| format!("invalid JSON answer: {e}"))?;
-            compare_result(case, exp, &got)
-        }
-    }
-}
+/// The heading of the list of known failures in docs/conformance.md.
+const SECTION: &str = "## Cases that do not match, with the reason";
 
 #[test]
 fn loki_conformance_corpus() {
@@ -325,7 +32,7 @@ fn loki_conformance_corpus_on_clickhouse() {
 }
 
 fn run_corpus(extra: &[&str]) {
-    let dir = corpus_dir();
+    let dir = corpus::workspace_path("testdata/conformance");
     assert!(
         dir.join("cases.jsonl").exists(),
         "conformance corpus missing at {}",
@@ -347,53 +54,17 @@ fn run_corpus(extra: &[&str]) {
         .collect::<Vec<_>>(),
     );
     server.push_json_files(&dir.join("data"));
-    let exceptions = listed_exceptions();
-    let cases: Vec<Value> = std::fs::read_to_string(dir.join("cases.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let mut per_topic: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut unexpected = Vec::new();
-    let mut fixed = Vec::new();
-    for case in &cases {
-        let id = case["id"].as_str().unwrap().to_string();
-        let topic = id.split('-').next().unwrap().to_string();
-        let result = run_case(&server, case);
-        let t = per_topic.entry(topic).or_default();
-        t.1 += 1;
-        match result {
-            Ok(()) => {
-                t.0 += 1;
-                if exceptions.contains(&id) {
-                    fixed.push(id);
-                }
-            }
-            Err(why) => {
-                if !exceptions.contains(&id) {
-                    unexpected.push(format!("{id}: {why}"));
-                }
-            }
-        }
-    }
-    let passed: usize = per_topic.values().map(|t| t.0).sum();
-    eprintln!("conformance per topic (passed/total):");
-    for (topic, (p, n)) in &per_topic {
-        eprintln!("  {topic:5} {p}/{n}");
-    }
-    eprintln!(
-        "conformance: {passed} of {} cases match Loki; {} listed in docs/conformance.md",
-        cases.len(),
-        exceptions.len()
+    corpus::wait_for_count(
+        &server,
+        r#"sum(count_over_time({app=~".+"}[2h]))"#,
+        "2026-11-29T01:00:00Z",
+        20280,
     );
-    if !fixed.is_empty() {
-        eprintln!("listed in docs/conformance.md but passing now (remove them): {fixed:?}");
-    }
-    assert!(
-        unexpected.is_empty(),
-        "{} unlisted cases fail:\n{}",
-        unexpected.len(),
-        unexpected.join("\n")
+    let cases = corpus::read_jsonl(&dir.join("cases.jsonl"));
+    corpus::replay(
+        &server,
+        "conformance",
+        &cases,
+        &corpus::listed_exceptions(SECTION),
     );
 }

@@ -8,62 +8,18 @@
 //! case that passes is reported so the list only shrinks.
 
 mod common;
+#[allow(dead_code)] // its exception list and wait only
+#[path = "common/corpus.rs"]
+mod corpus;
 #[allow(dead_code)]
 #[path = "../../clickhouse/tests/front/mod.rs"]
 mod front;
 
 use common::TestServer;
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance-grafana")
-}
 
 /// The heading of the list of known failures in docs/conformance.md.
 const SECTION: &str = "## Grafana cases that do not match";
-
-/// Case ids listed under [`SECTION`], each with a reason.
-fn listed_exceptions() -> BTreeSet<String> {
-    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/conformance.md");
-    let text = std::fs::read_to_string(doc).unwrap_or_default();
-    let mut out = BTreeSet::new();
-    let section = text
-        .lines()
-        .skip_while(|l| !l.starts_with(SECTION))
-        .skip(1)
-        .take_while(|l| !l.starts_with("## "));
-    for line in section {
-        if let Some(rest) = line.trim().strip_prefix("- `") {
-            if let Some((id, reason)) = rest.split_once('`') {
-                assert!(
-                    reason.trim().len() > 3,
-                    "docs/conformance.md: {id} needs a reason"
-                );
-                out.insert(id.to_string());
-            }
-        }
-    }
-    out
-}
-
-/// Entries visible to `sum(count_over_time({service_name=~".+"}[2h]))` at 04:00.
-fn visible(server: &TestServer) -> Option<u64> {
-    let (status, body) = server.get(
-        "/loki/api/v1/query",
-        &[
-            ("query", r#"sum(count_over_time({service_name=~".+"}[2h]))"#),
-            ("time", "2026-11-29T04:00:00Z"),
-        ],
-    );
-    if status != 200 {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_str(&body).ok()?;
-    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-}
 
 #[test]
 fn grafana_conformance_corpus() {
@@ -79,7 +35,7 @@ fn grafana_conformance_corpus_on_clickhouse() {
 }
 
 fn run_corpus(extra: &[&str]) {
-    let dir = corpus_dir();
+    let dir = corpus::workspace_path("testdata/conformance-grafana");
     assert!(
         dir.join("cases.jsonl").exists(),
         "Grafana corpus missing at {}",
@@ -95,11 +51,12 @@ fn run_corpus(extra: &[&str]) {
     args.extend_from_slice(extra);
     let server = TestServer::start_with(&args);
     server.push_json_files(&dir.join("data"));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while visible(&server) != Some(9700) {
-        assert!(Instant::now() < deadline, "pushed entries not all visible");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    corpus::wait_for_count(
+        &server,
+        r#"sum(count_over_time({service_name=~".+"}[2h]))"#,
+        "2026-11-29T04:00:00Z",
+        9700,
+    );
     let out = Command::new("python3")
         .arg(dir.join("check.py"))
         .arg(&dir)
@@ -108,7 +65,7 @@ fn run_corpus(extra: &[&str]) {
         .output()
         .expect("python3 runs check.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let exceptions = listed_exceptions();
+    let exceptions = corpus::listed_exceptions(SECTION);
     let (mut passed, mut total) = (0, 0);
     let mut unexpected = Vec::new();
     let mut fixed = Vec::new();

@@ -138,6 +138,12 @@ fn workload_data_both_paths_agree() {
         r#"topk(10, sum by (path) (count_over_time({app=~".+"} | json [1h])))"#,
         r#"sum by (request_method, level) (count_over_time({app=~".+"} | json | duration_ms > 50 [10m]))"#,
         r#"avg_over_time({app=~".+"} | json | level!="debug" | unwrap duration_ms [10m]) by (namespace)"#,
+        // Byte sums grouped by the range aggregation itself.
+        r#"sum by (app) (bytes_over_time({app=~".+"} [10m]))"#,
+        r#"sum by (level) (bytes_over_time({app=~".+"} | json [10m]))"#,
+        r#"sum(bytes_over_time({app="A"} | json | level="error" [10m]))"#,
+        // Not grouped inside: the sum of per-stream rates, as Loki adds them.
+        r#"sum by (namespace) (bytes_rate({app=~".+"} [10m]))"#,
     ]
     .iter()
     .map(|q| q.replace("\"A\"", "\"checkout-api\""))

@@ -378,10 +378,10 @@ fn scan_shard(
     Ok((series, stats, column_rows))
 }
 
-/// `sum [by (g)] (count_over_time(…))` (or `rate(…)`) with no grouping
-/// inside: the count of each `by (g)` group equals the sum of the counts of
-/// its series (integer sums are exact), so the range aggregation may group
-/// `by (g)` itself. For `rate` the group's value is its count over the range
+/// `sum [by (g)] (count_over_time(…))` (or `rate(…)`, or
+/// `bytes_over_time(…)`) with no grouping inside: the count (or byte total)
+/// of each `by (g)` group equals the sum of those of its series (integer
+/// sums are exact), so the range aggregation may group `by (g)` itself. For `rate` the group's value is its count over the range
 /// instead of the sum of its series' rates: equal up to floating-point
 /// rounding (Loki's own sum adds the rates in no fixed order).
 /// Returns the inner range aggregation's parts and the grouping to use.
@@ -399,7 +399,7 @@ pub(crate) fn sum_pushdown(
     }
     match inner {
         SampleExpr::RangeAggregation {
-            op: op @ (RangeOp::CountOverTime | RangeOp::Rate),
+            op: op @ (RangeOp::CountOverTime | RangeOp::Rate | RangeOp::BytesOverTime),
             range,
             param: None,
             grouping: None,

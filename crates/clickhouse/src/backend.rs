@@ -55,7 +55,7 @@ pub(crate) fn now_ns() -> Timestamp {
 /// insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PushRetry {
-    /// Inserts tried in all per push, first tries included (1: no retry).
+    /// Inserts tried in all per batch, first tries included (1: no retry).
     pub attempts: u32,
     /// Wait before the first retry; doubled before each later one.
     pub backoff: Duration,

@@ -506,11 +506,35 @@ fn clickhouse_keeps_tenants_apart_like_the_embedded_store() {
 }
 
 /// A TCP relay in front of the chdb front that can be switched off, to play
-/// a ClickHouse that goes away and comes back.
+/// a ClickHouse that goes away and comes back, or stalled (it holds every
+/// byte until resumed), to play one that stops answering.
 struct Relay {
     port: u16,
     down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stalled: std::sync::Arc<std::sync::atomic::AtomicBool>,
     open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+/// Copies `from` to `to`, holding each chunk while `stalled` is set.
+fn relay_copy(
+    mut from: std::net::TcpStream,
+    mut to: std::net::TcpStream,
+    stalled: &std::sync::atomic::AtomicBool,
+) {
+    use std::io::{Read, Write};
+    let mut buf = vec![0u8; 64 << 10];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        while stalled.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Both);
 }
 
 impl Relay {
@@ -521,9 +545,14 @@ impl Relay {
         let relay = Relay {
             port,
             down: Default::default(),
+            stalled: Default::default(),
             open: Default::default(),
         };
-        let (down, open) = (relay.down.clone(), relay.open.clone());
+        let (down, stalled, open) = (
+            relay.down.clone(),
+            relay.stalled.clone(),
+            relay.open.clone(),
+        );
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -537,14 +566,12 @@ impl Relay {
                 let mut o = open.lock().unwrap();
                 o.push(client.try_clone().unwrap());
                 o.push(upstream.try_clone().unwrap());
-                for (mut from, mut to) in [
+                for (from, to) in [
                     (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
                     (upstream, client),
                 ] {
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut from, &mut to);
-                        let _ = to.shutdown(std::net::Shutdown::Both);
-                    });
+                    let stalled = stalled.clone();
+                    std::thread::spawn(move || relay_copy(from, to, &stalled));
                 }
             }
         });
@@ -562,6 +589,123 @@ impl Relay {
     fn come_back(&self) {
         self.down.store(false, Ordering::SeqCst);
     }
+
+    /// Holds every byte in both directions: requests hang unanswered.
+    fn stall(&self) {
+        self.stalled.store(true, Ordering::SeqCst);
+    }
+
+    fn resume(&self) {
+        self.stalled.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The value of the sample `name` (with its labels, as printed) on `/metrics`.
+fn metric(s: &TestServer, name: &str) -> f64 {
+    let (status, page) = s.get("/metrics", &[]);
+    assert_eq!(status, 200);
+    page.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A stalled ClickHouse: pushes wait for it up to
+/// `--clickhouse-max-waiting-pushes`, the next is answered 503 at once with
+/// `Retry-After` (nothing of it stored); when ClickHouse answers again the
+/// waiting pushes are acknowledged (sharing one insert) and pushes pass.
+#[test]
+fn a_stalled_clickhouse_refuses_pushes_past_the_backlog_and_recovers() {
+    use std::time::{Duration, Instant};
+    let target = front::url().trim_start_matches("http://").to_string();
+    let relay = Relay::start(target.clone());
+    let url = format!("http://127.0.0.1:{}", relay.port);
+    let db = format!("serve_stall_{}", std::process::id());
+    let ch = std::sync::Arc::new(TestServer::start_with(&[
+        "--backend",
+        "clickhouse",
+        "--clickhouse-url",
+        &url,
+        "--clickhouse-database",
+        &db,
+        "--clickhouse-max-waiting-pushes",
+        "3",
+    ]));
+    /// Pushes `line`: the status, the `Retry-After` header and the text.
+    fn push(s: &TestServer, line: &str) -> (u16, Option<String>, String) {
+        let body = json!({"streams": [{"stream": {"app": "stall"}, "values": [[ts(0), line]]}]});
+        let r = match ureq::post(&format!("{}/loki/api/v1/push", s.base))
+            .set("Content-Type", "application/json")
+            .send_string(&body.to_string())
+        {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let retry_after = r.header("Retry-After").map(str::to_string);
+        (r.status(), retry_after, r.into_string().unwrap())
+    }
+    assert_eq!(push(&ch, "before").0, 204);
+    relay.stall();
+    let waiting: Vec<_> = (0..3)
+        .map(|i| {
+            let ch = ch.clone();
+            std::thread::spawn(move || push(&ch, &format!("waited {i}")).0)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while metric(&ch, "runakefli_clickhouse_push_backlog_pushes") < 3.0 {
+        assert!(Instant::now() < deadline, "pushes never queued");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let began = Instant::now();
+    let (status, retry_after, text) = push(&ch, "refused");
+    assert_eq!(status, 503, "{text}");
+    assert!(began.elapsed() < Duration::from_secs(2), "refused at once");
+    assert_eq!(retry_after.as_deref(), Some("1"));
+    assert!(
+        text.starts_with("too many pushes waiting for clickhouse (3 pushes"),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&ch, "runakefli_clickhouse_pushes_refused_total"),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &ch,
+            r#"runakefli_rejected_requests_total{protocol="loki",reason="backend_overloaded"}"#
+        ),
+        1.0
+    );
+    relay.resume();
+    for w in waiting {
+        assert_eq!(w.join().unwrap(), 204);
+    }
+    assert_eq!(push(&ch, "after").0, 204);
+    assert_eq!(metric(&ch, "runakefli_clickhouse_push_backlog_pushes"), 0.0);
+    // before, the first waiting push alone, the two queued behind it
+    // together, after: four inserts for five pushes.
+    assert_eq!(
+        metric(&ch, "runakefli_clickhouse_batched_pushes_total"),
+        5.0
+    );
+    assert_eq!(
+        metric(
+            &ch,
+            r#"runakefli_clickhouse_insert_batches_total{outcome="ok"}"#
+        ),
+        4.0
+    );
+    // Every acknowledged line once in the table, the refused one nowhere.
+    let direct = runakefli_clickhouse::Client::new(runakefli_clickhouse::Config::new(
+        format!("http://{target}"),
+        db,
+    ));
+    let mut lines = front::strings(&direct, "SELECT line FROM logs ORDER BY line", "line");
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["after", "before", "waited 0", "waited 1", "waited 2"]
+    );
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! declined (`Ok(None)`), so the engine scans and evaluates them itself.
 
 use crate::client::{Client, Request};
+use crate::group_commit::{Backlog, BatchLimits, GroupCommit, PushStats};
 use crate::housekeeping::Housekeeping;
-use crate::insert::{encode_push, INSERT_LOGS, INSERT_STREAMS};
+use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
 use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
 use crate::Error;
@@ -31,7 +32,8 @@ pub struct ClickHouseBackend {
     next_seq: AtomicU64,
     pub(crate) counters: Counters,
     retry: PushRetry,
-    push_retries: AtomicU64,
+    /// Pushes waiting for ClickHouse, written in shared inserts.
+    commits: GroupCommit,
     /// Delete requests, as stored in `delete_requests` (`crate::deletes`).
     pub(crate) deletes: crate::deletes::Book,
     /// Retention and the delete cancellation period.
@@ -48,14 +50,16 @@ pub(crate) fn now_ns() -> Timestamp {
 /// How [`ClickHouseBackend::push`] retries an insert that failed in a way
 /// that may pass ([`Error::is_retryable`]): the same body with the same
 /// deduplication token, so an insert ClickHouse wrote but whose answer was
-/// lost is not written twice.
+/// lost is not written twice. The tries and the time budget are per batch
+/// of pushes ([`crate::group_commit`]), counted from the batch's first
+/// insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PushRetry {
-    /// Inserts tried in all per push, first tries included (1: no retry).
+    /// Inserts tried in all per batch, first tries included (1: no retry).
     pub attempts: u32,
     /// Wait before the first retry; doubled before each later one.
     pub backoff: Duration,
-    /// No retry starts once this long has passed since the push began (a
+    /// No retry starts once this long has passed since the batch began (a
     /// collector waiting longer than this has likely given up and re-sends
     /// the push itself, which the token deduplicates too).
     pub budget: Duration,
@@ -166,7 +170,7 @@ impl ClickHouseBackend {
             next_seq: AtomicU64::new(now << 12),
             counters: Counters::default(),
             retry: PushRetry::default(),
-            push_retries: AtomicU64::new(0),
+            commits: GroupCommit::new(BatchLimits::default(), Backlog::default()),
             deletes: crate::deletes::Book::default(),
             housekeeping: Housekeeping::default(),
         };
@@ -187,9 +191,30 @@ impl ClickHouseBackend {
         self
     }
 
+    /// The backend with batches bounded by `limits` instead of
+    /// [`BatchLimits::default`].
+    pub fn with_batch_limits(mut self, limits: BatchLimits) -> Self {
+        self.commits.limits = limits;
+        self
+    }
+
+    /// The backend with `backlog` bounding the pushes waiting for
+    /// ClickHouse instead of [`Backlog::default`].
+    pub fn with_backlog(mut self, backlog: Backlog) -> Self {
+        self.commits.backlog = backlog;
+        self
+    }
+
     /// Inserts retried by [`ClickHouseBackend::push`] since the backend was opened.
     pub fn push_retries(&self) -> u64 {
-        self.push_retries.load(Ordering::Relaxed)
+        self.commits.retries.load(Ordering::Relaxed)
+    }
+
+    /// What pushes did since [`ClickHouseBackend::open`]: batches written
+    /// and failed, pushes and rows in them, retries, backlog refusals, and
+    /// the pushes waiting now.
+    pub fn push_stats(&self) -> PushStats {
+        self.commits.stats()
     }
 
     /// What retention and delete processing did since
@@ -228,16 +253,34 @@ impl ClickHouseBackend {
 
     /// Stores a push; ClickHouse has written it when this returns `Ok`.
     ///
-    /// Each insert's deduplication token depends only on the pushed content
-    /// ([`crate::insert`]), so sending the same push again (a collector
-    /// re-sending after a 503, a timeout or a restart of Rúnakefli) stores
-    /// nothing more while the first insert is within the table's
-    /// deduplication window. A retryable failure is retried here first, as
-    /// [`PushRetry`] says; the last failure is returned.
+    /// The push's rows are encoded here and written together with the
+    /// pushes that arrived while the previous insert was in flight, one
+    /// `streams` and one `logs` insert per batch ([`crate::group_commit`]);
+    /// a push that finds no insert in flight is written at once, alone.
+    /// When as many pushes or bytes as the [`Backlog`] allows already wait,
+    /// the push is refused at once with [`Error::Backlog`], nothing stored.
+    ///
+    /// Each insert's deduplication token depends only on the content of its
+    /// batch ([`crate::insert::encode_batch`]; a push alone carries its own
+    /// pushed content's token), so the backend's retry of a batch, and a
+    /// collector re-sending a push that was written alone (after a 503, a
+    /// timeout or a restart of Rúnakefli), store nothing more while the
+    /// first insert is within the table's deduplication window. A retryable
+    /// failure is retried here first, as [`PushRetry`] says; the last
+    /// failure is every member's answer.
     pub fn push(&self, tenant: &TenantId, push: &PushRequest) -> Result<(), Error> {
         let n = push.entry_count() as u64;
         let first = self.next_seq.fetch_add(n, Ordering::Relaxed);
         let ins = encode_push(tenant, push, first);
+        if ins.is_empty() {
+            return Ok(());
+        }
+        self.commits.submit(ins, |batch| self.insert_pair(batch))
+    }
+
+    /// Writes one batch's `streams` rows, then its `logs` rows, retrying
+    /// each as [`PushRetry`] says.
+    fn insert_pair(&self, ins: &PushInserts) -> Result<(), Error> {
         let began = Instant::now();
         let mut tries = 0u32;
         let mut backoff = self.retry.backoff;
@@ -260,7 +303,7 @@ impl ClickHouseBackend {
                     {
                         std::thread::sleep(backoff);
                         backoff = backoff.saturating_mul(2);
-                        self.push_retries.fetch_add(1, Ordering::Relaxed);
+                        self.commits.retries.fetch_add(1, Ordering::Relaxed);
                     }
                     Err(e) => return Err(e),
                 }

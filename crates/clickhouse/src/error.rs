@@ -2,8 +2,9 @@
 
 use thiserror::Error;
 
-/// Failure talking to ClickHouse or translating a plan.
-#[derive(Debug, Error)]
+/// Failure talking to ClickHouse or translating a plan. `Clone`, so one
+/// failed batch insert can be every member push's answer.
+#[derive(Clone, Debug, Error)]
 pub enum Error {
     /// The request did not get an HTTP answer (connection refused, timeout, …).
     #[error("clickhouse unreachable: {0}")]
@@ -36,6 +37,27 @@ pub enum Error {
     /// a delete request it cannot evaluate exactly); clients must not retry.
     #[error("{0}")]
     Invalid(String),
+    /// A push refused at once because as many pushes or bytes as the
+    /// [`crate::Backlog`] allows already wait for ClickHouse; nothing of it
+    /// was stored, a retry after a short wait may succeed.
+    #[error(
+        "too many pushes waiting for clickhouse ({pushes} pushes, {bytes} bytes; limits \
+         {max_pushes} pushes, {max_bytes} bytes: --clickhouse-max-waiting-pushes, \
+         --clickhouse-max-waiting-bytes); retry later"
+    )]
+    Backlog {
+        /// Pushes waiting when this one arrived.
+        pushes: usize,
+        /// Their encoded bytes.
+        bytes: usize,
+        /// [`crate::Backlog::max_pushes`].
+        max_pushes: usize,
+        /// [`crate::Backlog::max_bytes`].
+        max_bytes: usize,
+    },
+    /// A bug in the backend (an insert writer that panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {

@@ -8,6 +8,10 @@
 //! backend or by a collector after a lost answer or a restart of Rúnakefli
 //! (which numbers it anew), carries the same token and is a no-op in
 //! ClickHouse within the table's `non_replicated_deduplication_window`.
+//!
+//! [`encode_batch`] joins the inserts of several pushes into one pair for
+//! the group commit ([`crate::group_commit`]); a batch of one push is that
+//! push's inserts unchanged, byte for byte and token for token.
 
 use runakefli_model::{PushRequest, TenantId, Timestamp};
 use std::collections::BTreeSet;
@@ -105,6 +109,73 @@ impl TokenHash {
 
     fn token(&self) -> String {
         format!("{}-{:032x}", self.table, self.hash.digest128())
+    }
+}
+
+impl PushInserts {
+    /// Encoded bytes of both bodies (what a waiting push holds in memory).
+    pub fn bytes(&self) -> usize {
+        self.logs.data.len() + self.streams.data.len()
+    }
+
+    /// Whether there is nothing to insert.
+    pub fn is_empty(&self) -> bool {
+        self.logs.data.is_empty() && self.streams.data.is_empty()
+    }
+}
+
+/// The inserts of several pushes as one pair, in their order; `entries`
+/// counts the rows of the `logs` body.
+///
+/// - One push: its own inserts, unchanged (same bytes, same tokens), so a
+///   push that had nothing to share its insert with deduplicates against
+///   any earlier or later lone insert of the same content.
+/// - Several: the `logs` bodies one after the other, except a push whose
+///   `logs` token equals an earlier member's (the same content pushed
+///   twice; its rows would only be duplicates, as one insert of each would
+///   have been a no-op too); the `streams` rows of every member once each.
+///   The tokens are hashes of what the batch holds — the members' `logs`
+///   tokens (which leave `seq` out) and the `streams` body — so the
+///   backend's retry of the same batch is a no-op in ClickHouse, and a
+///   batch of other members is another insert.
+pub fn encode_batch(members: &[&PushInserts]) -> PushInserts {
+    if let [one] = members {
+        return (*one).clone();
+    }
+    let mut logs = Vec::with_capacity(members.iter().map(|m| m.logs.data.len()).sum());
+    let mut streams = Vec::new();
+    let mut entries = 0;
+    let mut tokens: BTreeSet<&str> = BTreeSet::new();
+    let mut stream_rows: BTreeSet<&[u8]> = BTreeSet::new();
+    let mut logs_hash = xxhash_rust::xxh3::Xxh3::new();
+    logs_hash.update(b"logs batch\0");
+    for m in members {
+        for row in m.streams.data.split_inclusive(|&b| b == b'\n') {
+            if stream_rows.insert(row) {
+                streams.extend_from_slice(row);
+            }
+        }
+        if m.logs.data.is_empty() || !tokens.insert(&m.logs.token) {
+            continue;
+        }
+        logs.extend_from_slice(&m.logs.data);
+        entries += m.entries;
+        logs_hash.update(m.logs.token.as_bytes());
+        logs_hash.update(b"\n");
+    }
+    let mut streams_hash = xxhash_rust::xxh3::Xxh3::new();
+    streams_hash.update(b"streams batch\0");
+    streams_hash.update(&streams);
+    PushInserts {
+        logs: InsertBody {
+            token: format!("logs-batch-{:032x}", logs_hash.digest128()),
+            data: logs,
+        },
+        streams: InsertBody {
+            token: format!("streams-batch-{:032x}", streams_hash.digest128()),
+            data: streams,
+        },
+        entries,
     }
 }
 
@@ -294,5 +365,69 @@ mod tests {
         }
         // The logs token is not the streams token of the same push.
         assert_ne!(first.logs.token[5..], first.streams.token[8..]);
+    }
+
+    #[test]
+    fn a_batch_joins_its_pushes_and_its_token_is_its_content() {
+        let push = |labels: &str, lines: &[&str]| PushRequest {
+            streams: vec![PushStream {
+                labels: Labels::parse(labels).unwrap(),
+                entries: lines
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| Entry {
+                        ts: 5 + i as i64,
+                        line: l.to_string(),
+                        metadata: vec![],
+                    })
+                    .collect(),
+            }],
+        };
+        let t = TenantId::new("t");
+        let a = encode_push(&t, &push(r#"{app="api"}"#, &["a1", "a2"]), 1);
+        let b = encode_push(&t, &push(r#"{app="api"}"#, &["b1"]), 3);
+        let c = encode_push(&TenantId::new("u"), &push(r#"{app="web"}"#, &["c1"]), 4);
+        // Alone: the push's own inserts, byte for byte.
+        assert_eq!(encode_batch(&[&a]), a);
+        let ab = encode_batch(&[&a, &b, &c]);
+        assert_eq!(ab.entries, 4);
+        let mut logs = a.logs.data.clone();
+        logs.extend_from_slice(&b.logs.data);
+        logs.extend_from_slice(&c.logs.data);
+        assert_eq!(ab.logs.data, logs);
+        // a and b share their one (tenant, stream, day) row: once.
+        assert_eq!(a.streams.data, b.streams.data);
+        let mut streams = a.streams.data.clone();
+        streams.extend_from_slice(&c.streams.data);
+        assert_eq!(ab.streams.data, streams);
+        assert!(
+            ab.logs.token.starts_with("logs-batch-"),
+            "{}",
+            ab.logs.token
+        );
+        assert!(ab.streams.token.starts_with("streams-batch-"));
+        // The same pushes numbered anew (another process): the same tokens.
+        let a2 = encode_push(&t, &push(r#"{app="api"}"#, &["a1", "a2"]), 100);
+        let again = encode_batch(&[&a2, &b, &c]);
+        assert_ne!(again.logs.data, ab.logs.data);
+        assert_eq!(
+            (&again.logs.token, &again.streams.token),
+            (&ab.logs.token, &ab.streams.token)
+        );
+        // Other members or another order: other tokens; no member's own.
+        for other in [encode_batch(&[&b, &a, &c]), encode_batch(&[&a, &b])] {
+            assert_ne!(other.logs.token, ab.logs.token);
+        }
+        for m in [&a, &b, &c] {
+            assert_ne!(m.logs.token, ab.logs.token);
+        }
+        // A push sent twice within one batch: its rows once, as two lone
+        // inserts of it would have stored them.
+        let twice = encode_batch(&[&a, &a2, &b]);
+        assert_eq!(twice.entries, 3);
+        assert_eq!(twice.logs.token, encode_batch(&[&a, &b]).logs.token);
+        let mut logs = a.logs.data.clone();
+        logs.extend_from_slice(&b.logs.data);
+        assert_eq!(twice.logs.data, logs);
     }
 }

@@ -6,6 +6,8 @@
 //! - [`sql`]: SQL text for the pieces of a [`runakefli_model::plan::QueryPlan`],
 //!   as pure functions;
 //! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
+//! - [`group_commit`]: concurrent pushes joined into shared inserts, and the
+//!   bound on pushes waiting for ClickHouse;
 //! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes,
 //!   also the server's write, operations and delete-request seam
 //!   (`model::Ingest`, `model::Operations`, `model::Deletes`);
@@ -21,6 +23,7 @@ pub mod backend;
 pub mod client;
 pub mod deletes;
 mod error;
+pub mod group_commit;
 pub mod housekeeping;
 pub mod insert;
 pub mod retention;
@@ -32,5 +35,6 @@ pub mod sql;
 pub use backend::{ClickHouseBackend, HousekeepingStats, PushRetry, SqlStats};
 pub use client::{Client, Config};
 pub use error::{Error, RETRYABLE_CODES};
+pub use group_commit::{Backlog, BatchLimits, PushStats};
 pub use housekeeping::Housekeeping;
 pub use retention::RetentionReport;

@@ -10,9 +10,13 @@ impl From<Error> for StoreError {
     /// (collectors retry; a re-sent push carries the same deduplication
     /// tokens, see [`ClickHouseBackend::push`]); anything else is
     /// [`StoreError::Internal`]: a push the server accepted is never
-    /// ClickHouse's client error.
+    /// ClickHouse's client error. A push refused by the backlog
+    /// ([`Error::Backlog`]) is [`StoreError::Overloaded`].
     fn from(e: Error) -> Self {
         let message = e.to_string();
+        if let Error::Backlog { .. } = e {
+            return StoreError::Overloaded(message);
+        }
         if e.is_retryable() {
             return StoreError::Unavailable(message);
         }
@@ -74,5 +78,18 @@ mod tests {
             StoreError::from(Error::Invalid("x".into())),
             StoreError::Invalid(_)
         ));
+        let backlog = Error::Backlog {
+            pushes: 3,
+            bytes: 10,
+            max_pushes: 3,
+            max_bytes: 0,
+        };
+        let StoreError::Overloaded(m) = StoreError::from(backlog) else {
+            panic!("overloaded")
+        };
+        assert!(
+            m.starts_with("too many pushes waiting for clickhouse (3 pushes"),
+            "{m}"
+        );
     }
 }

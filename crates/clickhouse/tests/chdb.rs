@@ -913,6 +913,106 @@ fn a_push_sent_again_is_stored_once_even_by_another_process() {
     assert_eq!(first.push_retries() + restarted.push_retries(), 0);
 }
 
+/// Pushes from many threads at once share inserts (the group commit), and
+/// every line is in `logs` exactly once, each push's `seq` range intact.
+#[test]
+fn concurrent_pushes_share_inserts_and_every_line_is_stored_once() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use std::sync::Barrier;
+    const THREADS: usize = 8;
+    const PUSHES: usize = 12;
+    const LINES: usize = 25;
+    let c = front::client("group_commit");
+    let b = Arc::new(ClickHouseBackend::open(c.clone()).unwrap());
+    let start = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (b, start) = (b.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                for p in 0..PUSHES {
+                    // Two tenants, and pushes on both sides of midnight.
+                    let tenant = TenantId::new(if t % 2 == 0 { "t" } else { "u" });
+                    let first = (6_400 - 30 + (t * PUSHES + p) as i64) * 1_000_000_000;
+                    let push = numbered_push(&format!("thread {t} push {p}"), LINES, first);
+                    b.push(&tenant, &push).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let all = (THREADS * PUSHES * LINES) as u64;
+    assert_eq!(log_rows(&c), all);
+    let q = |sql: &str| c.rows(sql, &Request::default()).unwrap();
+    assert_eq!(
+        q("SELECT uniqExact(tenant, line) AS n FROM logs")[0]["n"],
+        all
+    );
+    assert_eq!(q("SELECT uniqExact(seq) AS n FROM logs")[0]["n"], all);
+    let s = b.push_stats();
+    eprintln!(
+        "{} pushes in {} inserts ({} failed), {} retries",
+        s.batched_pushes, s.batches, s.failed_batches, s.retries
+    );
+    assert_eq!(s.batched_pushes, (THREADS * PUSHES) as u64);
+    assert_eq!(s.batched_rows, all);
+    assert!(
+        s.batches < s.batched_pushes,
+        "concurrent pushes shared no insert: {s:?}"
+    );
+    assert_eq!((s.failed_batches, s.refused, s.waiting_pushes), (0, 0, 0));
+    // One `streams` row per (tenant, stream, day), however pushes were batched.
+    assert_eq!(q("SELECT count() AS n FROM streams FINAL")[0]["n"], 4);
+}
+
+/// A batch insert sent twice (the backend's retry after a lost answer)
+/// stores its rows once, across two day partitions; a push of the batch
+/// sent again alone (a collector re-sending after the batch's 503) is
+/// another insert, stored again: the documented limit, which reads collapse.
+#[test]
+fn a_batch_sent_again_is_stored_once_and_its_pushes_alone_are_other_inserts() {
+    use runakefli_clickhouse::insert::encode_batch;
+    let c = front::client("batch_resend");
+    assert_eq!(schema::ensure(&c).unwrap(), schema::SCHEMA_VERSION);
+    let t = TenantId::new("t");
+    let midnight = 6_400 * 1_000_000_000;
+    let pushes = [
+        encode_push(&t, &numbered_push("one", 10, midnight - 5_000_000_000), 1),
+        encode_push(&t, &numbered_push("two", 10, midnight - 3_000_000_000), 11),
+        encode_push(&TenantId::new("u"), &numbered_push("three", 10, 0), 21),
+    ];
+    let members: Vec<_> = pushes.iter().collect();
+    let insert = |body: &runakefli_clickhouse::insert::InsertBody, stmt: &str| {
+        let r = Request {
+            settings: vec![("insert_deduplication_token", body.token.clone())],
+            ..Request::default()
+        };
+        c.insert(stmt, &body.data, &r).unwrap();
+    };
+    for _ in 0..2 {
+        let batch = encode_batch(&members);
+        insert(&batch.streams, INSERT_STREAMS);
+        insert(&batch.logs, INSERT_LOGS);
+        assert_eq!(log_rows(&c), 30);
+    }
+    // The same members numbered anew (another process): still a no-op.
+    let renumbered = [
+        encode_push(&t, &numbered_push("one", 10, midnight - 5_000_000_000), 100),
+        encode_push(&t, &numbered_push("two", 10, midnight - 3_000_000_000), 110),
+        encode_push(&TenantId::new("u"), &numbered_push("three", 10, 0), 120),
+    ];
+    insert(
+        &encode_batch(&renumbered.iter().collect::<Vec<_>>()).logs,
+        INSERT_LOGS,
+    );
+    assert_eq!(log_rows(&c), 30);
+    // The first push alone: its own token, another insert.
+    insert(&pushes[0].logs, INSERT_LOGS);
+    assert_eq!(log_rows(&c), 40);
+}
+
 /// A TCP relay to the front that can cut the answer of the next insert into
 /// `logs` (after ClickHouse wrote it: the front answers only then), or go
 /// down (refuse new connections, cut the requests of open ones).

@@ -28,6 +28,11 @@ pub enum StoreError {
     /// unreachable); nothing was acknowledged and a retry may succeed.
     #[error("{0}")]
     Unavailable(String),
+    /// The backend is behind and refused the request at once rather than
+    /// let it wait (a bounded queue is full); nothing was acknowledged and a
+    /// retry after a short wait may succeed.
+    #[error("{0}")]
+    Overloaded(String),
     /// The disk or quota is full; nothing was acknowledged.
     #[error("{0}")]
     Full(String),

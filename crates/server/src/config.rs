@@ -53,6 +53,11 @@ pub const DEFAULT_MAX_INFLIGHT_PUSH_BYTES: usize = 256 << 20;
 /// Default free space below which `/ready` answers 503: room for about one
 /// default memtable's flush.
 pub const DEFAULT_READY_MIN_FREE_DISK_BYTES: u64 = 64 << 20;
+/// Default of [`ServerConfig::clickhouse_backlog`]'s pushes.
+pub const DEFAULT_CLICKHOUSE_MAX_WAITING_PUSHES: usize =
+    runakefli_clickhouse::group_commit::DEFAULT_MAX_WAITING_PUSHES;
+pub use runakefli_clickhouse::Backlog as ClickHouseBacklog;
+
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 
@@ -65,6 +70,10 @@ pub struct ServerConfig {
     pub backend: BackendConfig,
     /// Where data lives (the embedded store).
     pub data_dir: PathBuf,
+    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
+    /// once (`--backend clickhouse`); past it a push answers 503 at once
+    /// ([`runakefli_clickhouse::Backlog`]).
+    pub clickhouse_backlog: runakefli_clickhouse::Backlog,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
     /// Credentials file for basic and bearer auth ([`crate::auth`]); `None`:
@@ -185,6 +194,7 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:3100".parse().expect("valid default address"),
             backend: BackendConfig::Embedded,
             data_dir: PathBuf::from("./runakefli-data"),
+            clickhouse_backlog: runakefli_clickhouse::Backlog::default(),
             multi_tenant: false,
             auth_file: None,
             max_push_body_bytes: 64 << 20,

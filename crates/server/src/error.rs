@@ -14,7 +14,13 @@ pub struct ApiError {
     /// Why a push was refused, for `runakefli_rejected_requests_total`;
     /// `None`: derived from the status ([`ApiError::reason`]).
     pub reason: Option<&'static str>,
+    /// Seconds for a `Retry-After` header (backpressure refusals), if any.
+    pub retry_after: Option<u32>,
 }
+
+/// The metrics reason of a push the backend refused because too much
+/// already waits for it ([`runakefli_model::StoreError::Overloaded`]).
+pub const BACKEND_OVERLOADED: &str = "backend_overloaded";
 
 /// The reason of a failed request, left in the response's extensions for the
 /// metrics layer.
@@ -28,7 +34,14 @@ impl ApiError {
             status,
             message: message.into(),
             reason: None,
+            retry_after: None,
         }
+    }
+
+    /// The same error with `Retry-After: secs`.
+    pub fn with_retry_after(mut self, secs: u32) -> Self {
+        self.retry_after = Some(secs);
+        self
     }
 
     /// The same error, counted under `reason` in the metrics.
@@ -124,6 +137,10 @@ impl IntoResponse for ApiError {
             body,
         )
             .into_response();
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+        }
         resp.extensions_mut().insert(reason);
         resp
     }
@@ -132,13 +149,18 @@ impl IntoResponse for ApiError {
 impl From<runakefli_model::StoreError> for ApiError {
     /// One status per backend failure kind, 4xx only where the request is at
     /// fault: 400 invalid, 413 too large, 503 unavailable (collectors retry),
-    /// 507 full, 504 timed out, 501 not offered by this backend, 500 other.
+    /// 503 overloaded with `Retry-After: 1` (as the in-flight push budget
+    /// answers; counted under the reason `backend_overloaded`), 507 full,
+    /// 504 timed out, 501 not offered by this backend, 500 other.
     fn from(e: runakefli_model::StoreError) -> Self {
         use runakefli_model::StoreError as K;
         match e {
             K::Invalid(m) => ApiError::bad_request(m),
             K::TooLarge(m) => ApiError::too_large(m),
             K::Unavailable(m) => ApiError::unavailable(m),
+            K::Overloaded(m) => ApiError::unavailable(m)
+                .with_reason(BACKEND_OVERLOADED)
+                .with_retry_after(1),
             K::Full(m) => ApiError::insufficient_storage(m),
             K::Timeout(m) => ApiError::new(504, m),
             K::Unsupported(m) => ApiError::not_implemented(m),
@@ -219,6 +241,26 @@ mod tests {
         assert_eq!(status(S::io("/data/wal/1.wal", full)), 507);
         assert_eq!(status(S::io("/data", std::io::Error::other("eio"))), 500);
         assert_eq!(status(S::corrupt("part", "checksum")), 500);
+    }
+
+    #[test]
+    fn an_overloaded_backend_answers_503_with_retry_after() {
+        let e = ApiError::from(runakefli_model::StoreError::Overloaded("behind".into()));
+        assert_eq!((e.status, e.reason()), (503, BACKEND_OVERLOADED));
+        let resp = e.into_response();
+        assert_eq!(resp.status(), 503);
+        assert_eq!(resp.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(
+            resp.headers()[header::CONTENT_TYPE],
+            "text/plain; charset=utf-8"
+        );
+        let plain = ApiError::from(runakefli_model::StoreError::Unavailable("down".into()));
+        assert_eq!((plain.status, plain.reason()), (503, "unavailable"));
+        assert!(plain
+            .into_response()
+            .headers()
+            .get(header::RETRY_AFTER)
+            .is_none());
     }
 
     #[test]

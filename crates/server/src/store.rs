@@ -92,7 +92,8 @@ impl Store {
                 };
                 let backend = Arc::new(
                     ClickHouseBackend::open(Client::new(c.clone()))?
-                        .with_housekeeping(housekeeping),
+                        .with_housekeeping(housekeeping)
+                        .with_backlog(config.clickhouse_backlog),
                 );
                 backend
                     .spawn_housekeeping()

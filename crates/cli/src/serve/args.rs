@@ -130,6 +130,12 @@ pub struct ServeArgs {
     /// Longest one HTTP request to ClickHouse may take (queries also stop at --query-timeout).
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_TIMEOUT", default_value = "5m", value_parser = duration)]
     pub clickhouse_timeout: Duration,
+    /// Pushes that may wait for ClickHouse at once (queued for the next shared insert, or in the one being written); a push past it is answered 503 with Retry-After at once, nothing stored. Each waiting push holds a server thread. 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_WAITING_PUSHES", default_value_t = runakefli_server::config::DEFAULT_CLICKHOUSE_MAX_WAITING_PUSHES)]
+    pub clickhouse_max_waiting_pushes: usize,
+    /// Bytes of encoded rows that may wait for ClickHouse at once; a push past it is answered 503 with Retry-After at once (one push larger than this alone is admitted when nothing waits). 0 for no limit.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_WAITING_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
+    pub clickhouse_max_waiting_bytes: usize,
     /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
     #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
     pub multi_tenant: bool,

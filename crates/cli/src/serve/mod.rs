@@ -36,6 +36,10 @@ fn server_config(
         listen: args.listen,
         backend,
         data_dir: args.data_dir,
+        clickhouse_backlog: runakefli_server::config::ClickHouseBacklog {
+            max_pushes: args.clickhouse_max_waiting_pushes,
+            max_bytes: args.clickhouse_max_waiting_bytes,
+        },
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,
         max_push_body_bytes: args.max_push_body_bytes,

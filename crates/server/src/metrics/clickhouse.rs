@@ -1,18 +1,64 @@
-//! The ClickHouse backend's SQL counters ([`SqlStats`]) as metric families,
-//! read at scrape time (none on another backend): how many query plans
-//! ClickHouse answered in SQL, how many the backend declined (the engine then
-//! scanned and evaluated them itself), and the rows each path shipped.
+//! The ClickHouse backend's counters as metric families, read at scrape time
+//! (none on another backend): how many query plans ClickHouse answered in
+//! SQL, how many the backend declined (the engine then scanned and evaluated
+//! them itself), and the rows each path shipped ([`SqlStats`]); the pushes'
+//! batches, retries and backlog ([`PushStats`]); housekeeping
+//! ([`HousekeepingStats`]).
 
 use super::Exposition;
 use crate::state::AppState;
-use runakefli_clickhouse::{HousekeepingStats, SqlStats};
+use runakefli_clickhouse::{HousekeepingStats, PushStats, SqlStats};
 
 /// Writes the `runakefli_clickhouse_*` families when the backend is ClickHouse.
 pub(super) fn render(x: &mut Exposition, state: &AppState) {
     if let Some(backend) = state.store.clickhouse_backend() {
         render_stats(x, &backend.sql_stats());
+        render_pushes(x, &backend.push_stats());
         render_housekeeping(x, &backend.housekeeping_stats());
     }
+}
+
+/// Writes the push families: batches (insert pairs) by outcome, the pushes
+/// and rows in acknowledged ones (pushes per batch is their ratio), retries,
+/// backlog refusals and the backlog now.
+fn render_pushes(x: &mut Exposition, p: &PushStats) {
+    x.family(
+        "runakefli_clickhouse_insert_batches_total",
+        "counter",
+        "Batches of pushes written to ClickHouse as one streams and one logs insert, by outcome (a failed batch answered each of its pushes 503 or 500).",
+    );
+    x.sample("", &[("outcome", "ok")], p.batches as f64);
+    x.sample("", &[("outcome", "failed")], p.failed_batches as f64);
+    x.counter(
+        "runakefli_clickhouse_batched_pushes_total",
+        "Pushes in batches ClickHouse acknowledged; divided by the ok batches, pushes per insert.",
+        p.batched_pushes as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_batched_rows_total",
+        "Log rows in batches ClickHouse acknowledged; divided by the ok batches, rows per insert.",
+        p.batched_rows as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_push_retries_total",
+        "Inserts retried after a failure that may pass (no answer, HTTP 503, a retryable exception).",
+        p.retries as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_pushes_refused_total",
+        "Pushes answered 503 at once because the backlog bound was reached (--clickhouse-max-waiting-pushes, --clickhouse-max-waiting-bytes); nothing of them was stored.",
+        p.refused as f64,
+    );
+    x.gauge(
+        "runakefli_clickhouse_push_backlog_pushes",
+        "Pushes waiting for ClickHouse now (queued, or in the batch being written).",
+        p.waiting_pushes as f64,
+    );
+    x.gauge(
+        "runakefli_clickhouse_push_backlog_bytes",
+        "Encoded bytes of the pushes waiting for ClickHouse now.",
+        p.waiting_bytes as f64,
+    );
 }
 
 /// Writes the retention and delete-processing families.
@@ -116,6 +162,37 @@ mod tests {
             "runakefli_clickhouse_retention_expired_stream_days_total 12",
             "runakefli_clickhouse_delete_requests_processed_total 5",
             "runakefli_clickhouse_delete_processing_failures_total 6",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+    }
+
+    #[test]
+    fn push_counters_are_exposed() {
+        let mut x = Exposition::default();
+        let p = PushStats {
+            retries: 2,
+            batches: 10,
+            failed_batches: 1,
+            batched_pushes: 40,
+            batched_rows: 4_000,
+            refused: 3,
+            waiting_pushes: 5,
+            waiting_bytes: 1_234,
+        };
+        render_pushes(&mut x, &p);
+        let text = x.finish();
+        for line in [
+            r#"runakefli_clickhouse_insert_batches_total{outcome="ok"} 10"#,
+            r#"runakefli_clickhouse_insert_batches_total{outcome="failed"} 1"#,
+            "runakefli_clickhouse_batched_pushes_total 40",
+            "runakefli_clickhouse_batched_rows_total 4000",
+            "runakefli_clickhouse_push_retries_total 2",
+            "runakefli_clickhouse_pushes_refused_total 3",
+            "runakefli_clickhouse_push_backlog_pushes 5",
+            "runakefli_clickhouse_push_backlog_bytes 1234",
+            "# TYPE runakefli_clickhouse_push_backlog_pushes gauge",
+            "# TYPE runakefli_clickhouse_push_retries_total counter",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
         }

@@ -9,6 +9,7 @@
 //! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes,
 //!   also the server's write, operations and delete-request seam
 //!   (`model::Ingest`, `model::Operations`, `model::Deletes`);
+//! - [`lines`]: lines plans read by legs (day slices) and keyset pages;
 //! - [`deletes`]: delete requests (persisted, hidden, purged);
 //! - [`retention`]: retention passes (partition drops, lightweight deletes);
 //! - [`housekeeping`]: the thread running both.
@@ -23,6 +24,7 @@ pub mod deletes;
 mod error;
 pub mod housekeeping;
 pub mod insert;
+pub mod lines;
 pub mod retention;
 pub mod schema;
 mod seam;
@@ -33,4 +35,5 @@ pub use backend::{ClickHouseBackend, HousekeepingStats, PushRetry, SqlStats};
 pub use client::{Client, Config};
 pub use error::{Error, RETRYABLE_CODES};
 pub use housekeeping::Housekeeping;
+pub use lines::LinesPaging;
 pub use retention::RetentionReport;

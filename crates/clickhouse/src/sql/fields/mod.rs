@@ -426,7 +426,9 @@ mod tests {
         });
         let q = crate::sql::lines_query(&p, &Default::default()).unwrap();
         assert!(
-            q.starts_with("SELECT sid AS stream_id, labels_text, ts, line, metadata, seq, res FROM"),
+            q.starts_with(
+                "SELECT sid AS stream_id, labels_text, ts, line, metadata, seq, res FROM"
+            ),
             "{q}"
         );
         assert!(q.contains("sum(kept) OVER (ORDER BY ts DESC, labels_text ASC, seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - kept AS kept_before"), "{q}");

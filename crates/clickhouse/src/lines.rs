@@ -74,45 +74,93 @@ impl LinesPaging {
     }
 }
 
-/// The legs of `[start, end)` in the order `direction` reads them: whole
-/// UTC days, clipped to the range, the first one day, each later one twice
-/// the days of the one before.
-pub fn legs(start: Timestamp, end: Timestamp, direction: Direction) -> Vec<(Timestamp, Timestamp)> {
-    let mut out = Vec::new();
-    if start >= end {
-        return out;
-    }
-    let floor = |t: Timestamp| t - t.rem_euclid(DAY_NS);
-    let mut days: i64 = 1;
-    match direction {
-        Direction::Backward => {
-            let mut hi = end;
-            let mut lo = floor(end - 1).max(start);
-            loop {
-                out.push((lo, hi));
-                if lo <= start {
-                    break;
-                }
-                hi = lo;
-                days = days.saturating_mul(2);
-                lo = lo.saturating_sub(days.saturating_mul(DAY_NS)).max(start);
-            }
-        }
-        Direction::Forward => {
-            let mut lo = start;
-            let mut hi = floor(start).saturating_add(DAY_NS).min(end);
-            loop {
-                out.push((lo, hi));
-                if hi >= end {
-                    break;
-                }
-                lo = hi;
-                days = days.saturating_mul(2);
-                hi = hi.saturating_add(days.saturating_mul(DAY_NS)).min(end);
-            }
+/// The legs of `[start, end)` in the order `direction` reads them, chosen
+/// one at a time from what the legs before found: whole UTC days clipped to
+/// the range; the first is one day, each later one at least twice the days
+/// of the one before, and more when the rows held so far say more are
+/// needed (1.5 times the days the rows still wanted take at the density
+/// read so far; the whole rest when nothing was found yet).
+#[derive(Clone, Debug)]
+pub struct Legs {
+    start: Timestamp,
+    end: Timestamp,
+    direction: Direction,
+    /// The edge of what is read so far (backward: its start; forward: its end).
+    edge: Timestamp,
+    /// Days of the last leg; 0 before the first.
+    days: i64,
+}
+
+impl Legs {
+    /// The legs of `[start, end)` read in `direction`.
+    pub fn new(start: Timestamp, end: Timestamp, direction: Direction) -> Self {
+        let edge = match direction {
+            Direction::Backward => end,
+            Direction::Forward => start,
+        };
+        Legs {
+            start,
+            end,
+            direction,
+            edge,
+            days: 0,
         }
     }
-    out
+
+    /// The next leg, with `held` rows found by the legs so far and `wanted`
+    /// more wanted; `None` once the range is read.
+    pub fn next_leg(&mut self, held: usize, wanted: usize) -> Option<(Timestamp, Timestamp)> {
+        let floor = |t: Timestamp| t - t.rem_euclid(DAY_NS);
+        let (start, end) = (self.start, self.end);
+        if start >= end {
+            return None;
+        }
+        let read = match self.direction {
+            Direction::Backward => end - self.edge,
+            Direction::Forward => self.edge - start,
+        };
+        if self.days > 0 && read >= end - start {
+            return None;
+        }
+        let days = if self.days == 0 {
+            1
+        } else if held == 0 {
+            i64::MAX / DAY_NS
+        } else {
+            // Days the wanted rows take at the density read so far, × 1.5.
+            let need = 1.5 * wanted as f64 * read as f64 / held as f64 / DAY_NS as f64;
+            self.days
+                .saturating_mul(2)
+                .max(need.ceil().min((i64::MAX / DAY_NS) as f64) as i64)
+        };
+        let span = days.saturating_mul(DAY_NS);
+        let leg = match self.direction {
+            Direction::Backward => {
+                let lo = if self.days == 0 {
+                    floor(end - 1)
+                } else {
+                    self.edge.saturating_sub(span)
+                }
+                .max(start);
+                (lo, self.edge)
+            }
+            Direction::Forward => {
+                let hi = if self.days == 0 {
+                    floor(start).saturating_add(DAY_NS)
+                } else {
+                    self.edge.saturating_add(span)
+                }
+                .min(end);
+                (self.edge, hi)
+            }
+        };
+        self.days = days;
+        self.edge = match self.direction {
+            Direction::Backward => leg.0,
+            Direction::Forward => leg.1,
+        };
+        Some(leg)
+    }
 }
 
 impl ClickHouseBackend {
@@ -143,7 +191,8 @@ impl ClickHouseBackend {
         if limit == 0 {
             return Ok(out);
         }
-        for (start, end) in legs(plan.start, plan.end, direction) {
+        let mut legs = Legs::new(plan.start, plan.end, direction);
+        while let Some((start, end)) = legs.next_leg(kept, limit - kept) {
             c.lines_legs.fetch_add(1, Ordering::Relaxed);
             let mut after: Option<LinesKey> = None;
             loop {
@@ -224,46 +273,93 @@ mod tests {
 
     const D: i64 = DAY_NS;
 
+    /// Every leg of `[s, e)` read in `dir`, `found(leg)` rows found in each
+    /// (none wanted after `limit` are held).
+    fn walk(
+        s: i64,
+        e: i64,
+        dir: Direction,
+        limit: usize,
+        found: impl Fn((i64, i64)) -> usize,
+    ) -> Vec<(i64, i64)> {
+        let (mut legs, mut out, mut held) = (Legs::new(s, e, dir), Vec::new(), 0);
+        while held < limit {
+            let Some(l) = legs.next_leg(held, limit - held) else {
+                break;
+            };
+            held += found(l);
+            out.push(l);
+        }
+        out
+    }
+
     #[test]
     fn legs_are_whole_days_doubling_from_the_end_read_first() {
-        // 7 days and a bit, backward: today's part, then 2, 4 days, the rest.
+        // 7 days and a bit, a row a day, 6 wanted. Backward: today's 5 ns
+        // (1 row: the density asks nothing more), 2 days (3 rows in 2 days
+        // and 5 ns: 3 more take 3 days, ×1.5 → 4.5; twice 2 is 4), 4 days.
         let (s, e) = (D / 2, 7 * D + 5);
+        let one_a_day = |(a, b): (i64, i64)| ((b - a + D - 1) / D) as usize;
         assert_eq!(
-            legs(s, e, Direction::Backward),
-            [(7 * D, e), (5 * D, 7 * D), (D, 5 * D), (s, D)]
+            walk(s, e, Direction::Backward, 6, one_a_day),
+            [(7 * D, e), (5 * D, 7 * D), (D, 5 * D)]
         );
+        // Forward: half a day with a row (5 more at 2 a day, ×1.5 → 4
+        // days), then the rest.
         assert_eq!(
-            legs(s, e, Direction::Forward),
-            [(s, D), (D, 3 * D), (3 * D, 7 * D), (7 * D, e)]
+            walk(s, e, Direction::Forward, 6, one_a_day),
+            [(s, D), (D, 5 * D), (5 * D, e)]
+        );
+        // A row per leg whatever its length: the density asks for more
+        // than double (3 more at 1 a day → 5 days; 2 at 1 in 3 → 9, twice 5
+        // is 10; 1 at 1 in 5⅓ → 8, twice 10 is 20).
+        let sparse = |(a, b): (i64, i64)| usize::from(b - a >= D / 2);
+        assert_eq!(
+            walk(0, 40 * D, Direction::Backward, 4, sparse),
+            [
+                (39 * D, 40 * D),
+                (34 * D, 39 * D),
+                (24 * D, 34 * D),
+                (4 * D, 24 * D)
+            ]
+        );
+        // Nothing found in the first leg: the rest at once.
+        assert_eq!(
+            walk(s, e, Direction::Backward, 5, |_| 0),
+            [(7 * D, e), (s, 7 * D)]
         );
         // Within a day: one leg, the whole range.
-        assert_eq!(legs(D + 1, 2 * D, Direction::Backward), [(D + 1, 2 * D)]);
-        assert_eq!(legs(D, 2 * D, Direction::Forward), [(D, 2 * D)]);
+        assert_eq!(
+            walk(D + 1, 2 * D, Direction::Backward, 5, |_| 0),
+            [(D + 1, 2 * D)]
+        );
+        assert_eq!(walk(D, 2 * D, Direction::Forward, 5, |_| 0), [(D, 2 * D)]);
         // Exactly at a day's start: the day before is not read.
         assert_eq!(
-            legs(D, 3 * D, Direction::Backward),
+            walk(D, 3 * D, Direction::Backward, 5, one_a_day),
             [(2 * D, 3 * D), (D, 2 * D)]
         );
         // Before the epoch, days are still UTC days.
         assert_eq!(
-            legs(-D - 1, 1, Direction::Backward),
-            [(0, 1), (-2 * D, 0)].map(|(a, b): (i64, i64)| (a.max(-D - 1), b))
+            walk(-D - 1, 1, Direction::Backward, 5, one_a_day),
+            [(0, 1), (-D - 1, 0)]
         );
-        assert!(legs(5, 5, Direction::Forward).is_empty());
-        // Legs cover the range once, in order, whatever the span.
+        assert!(walk(5, 5, Direction::Forward, 5, one_a_day).is_empty());
+        // Legs cover the range once, in order, whatever the span and density.
         for (s, e) in [(3, 40 * D + 7), (-3 * D, 100 * D), (0, D)] {
             for dir in [Direction::Backward, Direction::Forward] {
-                let mut l = legs(s, e, dir);
-                if dir == Direction::Backward {
-                    l.reverse();
+                for per_leg in [0, 1, 3] {
+                    let mut l = walk(s, e, dir, usize::MAX, |_| per_leg);
+                    if dir == Direction::Backward {
+                        l.reverse();
+                    }
+                    assert_eq!(l.first().unwrap().0, s);
+                    assert_eq!(l.last().unwrap().1, e);
+                    assert!(l.windows(2).all(|w| w[0].1 == w[1].0));
+                    assert!(l.iter().all(|&(a, b)| a < b));
+                    assert!(l.iter().all(|&(a, _)| a == s || a.rem_euclid(D) == 0));
+                    assert!(l.iter().all(|&(_, b)| b == e || b.rem_euclid(D) == 0));
                 }
-                assert_eq!(l.first().unwrap().0, s);
-                assert_eq!(l.last().unwrap().1, e);
-                assert!(l.windows(2).all(|w| w[0].1 == w[1].0 && w[0].0 < w[0].1));
-                assert!(l.iter().all(|&(a, b)| a == s || a.rem_euclid(D) == 0));
-                assert!(l
-                    .iter()
-                    .all(|&(a, b)| b == e || b.rem_euclid(D) == 0 && a < b));
             }
         }
     }

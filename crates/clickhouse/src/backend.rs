@@ -10,8 +10,8 @@ use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
 use crate::Error;
 use runakefli_model::plan::{
-    AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, LineRow, PlanAnswer, PlanOutput,
-    QueryPlan, ResidualRows,
+    AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, PlanAnswer, PlanOutput, QueryPlan,
+    ResidualRows,
 };
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// ClickHouse's `TIMEOUT_EXCEEDED`.
-const TIMEOUT_EXCEEDED: u32 = 159;
+pub(crate) const TIMEOUT_EXCEEDED: u32 = 159;
 
 /// A ClickHouse database as a Rúnakefli backend.
 pub struct ClickHouseBackend {
@@ -38,6 +38,8 @@ pub struct ClickHouseBackend {
     pub(crate) deletes: crate::deletes::Book,
     /// Retention and the delete cancellation period.
     pub(crate) housekeeping: Housekeeping,
+    /// How lines plans are paged (`crate::lines`).
+    pub(crate) lines_paging: crate::lines::LinesPaging,
 }
 
 /// Now, in nanoseconds since the epoch.
@@ -106,20 +108,27 @@ pub struct SqlStats {
     /// value ClickHouse cannot give as Loki writes it, a line Loki's
     /// parser would mark `__error__`), shipped whole for the engine.
     pub residual_rows: u64,
+    /// Legs lines plans read (`crate::lines`: slices of whole days of the
+    /// plan's range, read until the limit is held).
+    pub lines_legs: u64,
+    /// SQL reads of lines plans: one per page of a leg.
+    pub lines_pages: u64,
 }
 
 #[derive(Default)]
 pub(crate) struct Counters {
     plans_answered: AtomicU64,
     plans_declined: AtomicU64,
-    plan_rows: AtomicU64,
+    pub(crate) plan_rows: AtomicU64,
     scans: AtomicU64,
     scan_rows: AtomicU64,
     bounds_queries: AtomicU64,
     bounds_rows: AtomicU64,
-    residual_rows: AtomicU64,
+    pub(crate) residual_rows: AtomicU64,
     totals_queries: AtomicU64,
     totals_rows: AtomicU64,
+    pub(crate) lines_legs: AtomicU64,
+    pub(crate) lines_pages: AtomicU64,
     pub(crate) housekeeping: HousekeepingCounters,
 }
 
@@ -173,6 +182,7 @@ impl ClickHouseBackend {
             commits: GroupCommit::new(BatchLimits::default(), Backlog::default()),
             deletes: crate::deletes::Book::default(),
             housekeeping: Housekeeping::default(),
+            lines_paging: crate::lines::LinesPaging::default(),
         };
         backend.reload_deletes()?;
         Ok(backend)
@@ -248,6 +258,8 @@ impl ClickHouseBackend {
             residual_rows: get(&c.residual_rows),
             totals_queries: get(&c.totals_queries),
             totals_rows: get(&c.totals_rows),
+            lines_legs: get(&c.lines_legs),
+            lines_pages: get(&c.lines_pages),
         }
     }
 
@@ -319,7 +331,11 @@ impl ClickHouseBackend {
             .map(|_| ())
     }
 
-    fn rows(&self, sql: &str, deadline: Option<std::time::Instant>) -> Result<Vec<Value>, Error> {
+    pub(crate) fn rows(
+        &self,
+        sql: &str,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<Value>, Error> {
         self.client.rows(
             sql,
             &Request {
@@ -443,29 +459,7 @@ impl ClickHouseBackend {
         };
         let mut residual = Vec::new();
         let data = match &plan.output {
-            PlanOutput::Lines { .. } => {
-                let rows = self.rows(&sql::lines_query(plan, &mask)?, plan.deadline)?;
-                // With a fields stage, rows the SQL could not decide come
-                // in answer order among the kept ones (`res` 1).
-                let undecided = rows
-                    .iter()
-                    .filter(|r| r.get("res").and_then(u64_of_value) == Some(1))
-                    .count() as u64;
-                self.counters
-                    .plan_rows
-                    .fetch_add(rows.len() as u64 - undecided, Ordering::Relaxed);
-                self.counters
-                    .residual_rows
-                    .fetch_add(undecided, Ordering::Relaxed);
-                let mut out = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    out.push(LineRow {
-                        stream: stream(u64_of(r, "stream_id")?)?,
-                        entry: entry_of(r)?,
-                    });
-                }
-                AnswerData::Lines(out)
-            }
+            PlanOutput::Lines { .. } => AnswerData::Lines(self.read_lines(plan, &mask, &stream)?),
             PlanOutput::Buckets(b) => {
                 let rows = self.rows(&sql::buckets_query(plan, &mask)?, plan.deadline)?;
                 self.counters
@@ -563,12 +557,12 @@ fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
     }))
 }
 
-fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
+pub(crate) fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
     u64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
 }
 
 /// A JSON number, or a number in a string (ClickHouse quotes 64-bit ones).
-fn u64_of_value(v: &Value) -> Option<u64> {
+pub(crate) fn u64_of_value(v: &Value) -> Option<u64> {
     match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.parse().ok(),
@@ -620,7 +614,7 @@ fn i64_of_value(v: &Value) -> Option<i64> {
     }
 }
 
-fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
+pub(crate) fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
     r[k].as_str()
         .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
 }
@@ -652,7 +646,7 @@ fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
         .collect()
 }
 
-fn entry_of(r: &Value) -> Result<Entry, Error> {
+pub(crate) fn entry_of(r: &Value) -> Result<Entry, Error> {
     Ok(Entry {
         ts: i64_of(r, "ts")?,
         line: str_of(r, "line")?.to_string(),

@@ -11,6 +11,7 @@
 //! - [`backend`]: `model::Backend` (streams, labels, scans, plans) and pushes,
 //!   also the server's write, operations and delete-request seam
 //!   (`model::Ingest`, `model::Operations`, `model::Deletes`);
+//! - [`lines`]: lines plans read by legs (day slices) and keyset pages;
 //! - [`deletes`]: delete requests (persisted, hidden, purged);
 //! - [`retention`]: retention passes (partition drops, lightweight deletes);
 //! - [`housekeeping`]: the thread running both.
@@ -26,6 +27,7 @@ mod error;
 pub mod group_commit;
 pub mod housekeeping;
 pub mod insert;
+pub mod lines;
 pub mod retention;
 pub mod schema;
 mod seam;
@@ -37,4 +39,5 @@ pub use client::{Client, Config};
 pub use error::{Error, RETRYABLE_CODES};
 pub use group_commit::{Backlog, BatchLimits, PushStats};
 pub use housekeeping::Housekeeping;
+pub use lines::LinesPaging;
 pub use retention::RetentionReport;

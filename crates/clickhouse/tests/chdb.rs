@@ -846,6 +846,8 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             residual_rows: 0,
             totals_queries: 0,
             totals_rows: 0,
+            lines_legs: 1,
+            lines_pages: 1,
         }
     );
 }
@@ -1268,4 +1270,268 @@ fn exact_floats_are_the_engines_floats() {
         }
     }
     assert!(accepted > texts.len() / 3, "{accepted} of {}", texts.len());
+}
+
+/// A lines plan read by legs (whole UTC days) and keyset pages gives the
+/// one-read answer (`sql::lines_query`), for every page size down to one
+/// row and a byte budget below one row, both directions, limits below and
+/// above a day's rows: rows exactly at a day's start in two streams (a tie
+/// across streams at a leg edge), an exact duplicate pushed again, and two
+/// different rows of one stream with the same time *and* push order (two
+/// writers' `seq`s colliding: the one key pages could split, kept together
+/// by `WITH TIES`). Reading stops once the limit is held: one leg and one
+/// read when the first leg has the rows.
+#[test]
+fn lines_plans_read_by_legs_and_pages_give_the_one_read_answer() {
+    use runakefli_clickhouse::{ClickHouseBackend, LinesPaging};
+    use runakefli_model::plan::AnswerData;
+    use runakefli_model::Backend;
+    const DAY: i64 = 86_400_000_000_000;
+    // `push` adds T0; `edge` is the offset of the day start after T0.
+    let edge = (T0 / DAY + 1) * DAY - T0;
+    let c = front::client("legs");
+    let b = ClickHouseBackend::open(c.clone()).unwrap();
+    let mut api: Vec<TestEntry<'_>> = Vec::new();
+    let mut web: Vec<TestEntry<'_>> = Vec::new();
+    let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+    for d in 0..4 {
+        for i in 0..5 {
+            let ts = edge + d * DAY + DAY / 4 + i * 1000;
+            api.push((ts, texts[(d * 10 + i) as usize].as_str(), &[]));
+            web.push((ts + 1, texts[(d * 10 + i + 5) as usize].as_str(), &[]));
+        }
+        // At the day's start, in both streams.
+        api.push((edge + d * DAY, "api at the edge", &[]));
+        web.push((edge + d * DAY, "web at the edge", &[]));
+    }
+    push(&c, "t", &[(API, api), (WEB, web)]);
+    // Pushed again: an exact duplicate (collapsed), and a different line
+    // with the same time and the same `seq` (this helper numbers every push
+    // from 1) as `line 0`.
+    push(
+        &c,
+        "t",
+        &[(
+            API,
+            vec![
+                (edge + DAY / 4, "line 0 twin", &[]),
+                (edge, "api at the edge", &[]),
+            ],
+        )],
+    );
+    let whole = |p: &QueryPlan| -> Vec<(String, i64, String)> { lines(&c, p) };
+    let legs = |b: &ClickHouseBackend, p: &QueryPlan| -> Vec<(String, i64, String)> {
+        let answer = b.execute(p).unwrap().expect("lines plan answered");
+        let AnswerData::Lines(rows) = answer.data else {
+            panic!("{answer:?}")
+        };
+        rows.into_iter()
+            .map(|r| (r.stream.labels.to_string(), r.entry.ts - T0, r.entry.line))
+            .collect()
+    };
+    let pagings = [
+        LinesPaging::default(),
+        LinesPaging {
+            rows: 1,
+            bytes: 1 << 20,
+        },
+        LinesPaging {
+            rows: 2,
+            bytes: 1 << 20,
+        },
+        LinesPaging {
+            rows: 7,
+            bytes: 1 << 20,
+        },
+        LinesPaging {
+            rows: 1000,
+            bytes: 4,
+        },
+    ];
+    let backends: Vec<ClickHouseBackend> = pagings
+        .iter()
+        .map(|&p| {
+            ClickHouseBackend::open(c.clone())
+                .unwrap()
+                .with_lines_paging(p)
+        })
+        .collect();
+    let ranges = [
+        (T0, T0 + edge + 4 * DAY),
+        (T0 + edge, T0 + edge + 2 * DAY),
+        (T0 + edge - 1, T0 + edge + 1),
+        (T0 + edge + DAY / 4, T0 + edge + 2 * DAY + 1),
+    ];
+    let mut checked = 0;
+    for (start, end) in ranges {
+        for limit in [1, 3, 13, 100] {
+            for direction in [Direction::Backward, Direction::Forward] {
+                let mut p = plan("app=~.+", vec![], PlanOutput::Lines { limit, direction });
+                (p.start, p.end) = (start, end);
+                let one = whole(&p);
+                for (bk, paging) in backends.iter().zip(&pagings) {
+                    let got = legs(bk, &p);
+                    // The twins tie on the whole key: either order is the
+                    // answer order, in one read as in pages.
+                    let key = |v: &[(String, i64, String)]| -> Vec<(String, i64)> {
+                        v.iter().map(|r| (r.0.clone(), r.1)).collect()
+                    };
+                    assert_eq!(key(&got), key(&one), "{paging:?} {limit} {direction:?}");
+                    // Unless the limit cuts between the twins (either may
+                    // be the one kept), the same rows.
+                    let twins = |v: &[(String, i64, String)]| {
+                        v.iter().filter(|r| r.2.starts_with("line 0")).count()
+                    };
+                    if twins(&one) != 1 {
+                        let (mut g, mut o) = (got.clone(), one.clone());
+                        g.sort();
+                        o.sort();
+                        assert_eq!(g, o, "{paging:?} [{start}, {end}) {limit} {direction:?}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, ranges.len() * 4 * 2 * pagings.len());
+    // Early stop: backward over the four days and a bit, the newest leg
+    // (the last day, 12 rows) holds a limit of 3: one leg, one read.
+    let mut p = plan(
+        "app=~.+",
+        vec![],
+        PlanOutput::Lines {
+            limit: 3,
+            direction: Direction::Backward,
+        },
+    );
+    (p.start, p.end) = (T0, T0 + edge + 4 * DAY);
+    let before = b.sql_stats();
+    assert_eq!(legs(&b, &p).len(), 3);
+    let after = b.sql_stats();
+    assert_eq!(
+        (
+            after.lines_legs - before.lines_legs,
+            after.lines_pages - before.lines_pages,
+            after.plan_rows - before.plan_rows
+        ),
+        (1, 1, 3)
+    );
+    // With one-row pages: the twins come in one page, the page after the
+    // pair starts past both.
+    let one_row = &backends[1];
+    p.output = PlanOutput::Lines {
+        limit: 100,
+        direction: Direction::Forward,
+    };
+    let before = one_row.sql_stats();
+    let got = legs(one_row, &p);
+    let after = one_row.sql_stats();
+    let rows = got.len() as u64;
+    assert_eq!(rows, 49, "{got:?}");
+    // One read per row but one for the twins, plus the empty read ending
+    // each leg: the part of day 0 before the first edge (empty), then,
+    // nothing found yet, the rest at once.
+    assert_eq!(after.lines_legs - before.lines_legs, 2);
+    assert_eq!(after.lines_pages - before.lines_pages, rows - 1 + 2);
+}
+
+/// Not a check: what legs and pages change, on seven days of 40,000 rows
+/// each in eight streams (`cargo test -p runakefli-clickhouse --test chdb
+/// -- --ignored --nocapture lines_legs_measurement`). Prints, per query, the
+/// time of the one-read query and of the legs, and the legs' reads.
+#[test]
+#[ignore]
+fn lines_legs_measurement() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::Backend;
+    use std::time::Instant;
+    const DAY: i64 = 86_400_000_000_000;
+    let d0 = T0 / DAY * DAY;
+    let c = front::client("legs_measure");
+    let b = ClickHouseBackend::open(c.clone()).unwrap();
+    let t = TenantId::new("t");
+    let per_day = 40_000i64;
+    for k in 0..7 {
+        let streams = (0..8)
+            .map(|s| PushStream {
+                labels: Labels::parse(&format!(r#"{{app="a{s}"}}"#)).unwrap(),
+                entries: (0..per_day / 8)
+                    .map(|i| Entry {
+                        ts: d0 + k * DAY + (i * 8 + s) * (DAY / per_day),
+                        line: if i % 5000 == 7 {
+                            format!("rare event {k} {s} {i} level=error")
+                        } else {
+                            format!(
+                                "GET /api/v1/items/{i} status=200 took={}ms stream={s}",
+                                i % 97
+                            )
+                        },
+                        metadata: vec![],
+                    })
+                    .collect(),
+            })
+            .collect();
+        b.push(&t, &PushRequest { streams }).unwrap();
+    }
+    let queries: [(&str, Vec<LineFilter>, usize, Direction); 5] = [
+        ("app=~a.*", vec![], 100, Direction::Backward),
+        ("app=~a.*", vec![], 100, Direction::Forward),
+        ("app=~a.*", vec![], 5000, Direction::Backward),
+        (
+            "app=~a.*",
+            vec![filter(LineMatch::Substring, false, &["rare"])],
+            100,
+            Direction::Backward,
+        ),
+        (
+            "app=~a.*",
+            vec![filter(LineMatch::Substring, false, &["status=200"])],
+            1000,
+            Direction::Backward,
+        ),
+    ];
+    for (sel, filters, limit, direction) in queries {
+        let desc = format!(
+            "{sel} {:?} limit {limit} {direction:?}",
+            filters.first().map(|f| f.values.clone())
+        );
+        let mut p = plan(sel, filters, PlanOutput::Lines { limit, direction });
+        (p.start, p.end) = (d0, d0 + 7 * DAY);
+        let (mut one, mut legs) = (Vec::new(), Vec::new());
+        let mut reads = (0, 0, 0);
+        for _ in 0..3 {
+            let q = sql::lines_query(&p, &Default::default()).unwrap();
+            let t0 = Instant::now();
+            let body = c
+                .query(
+                    &q,
+                    &Request {
+                        format: Some("JSONEachRow"),
+                        ..Request::default()
+                    },
+                )
+                .unwrap();
+            one.push((t0.elapsed().as_secs_f64() * 1000.0, body.len()));
+            let before = b.sql_stats();
+            let t0 = Instant::now();
+            b.execute(&p).unwrap().unwrap();
+            legs.push(t0.elapsed().as_secs_f64() * 1000.0);
+            let after = b.sql_stats();
+            reads = (
+                after.lines_legs - before.lines_legs,
+                after.lines_pages - before.lines_pages,
+                after.plan_rows - before.plan_rows,
+            );
+        }
+        let best = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
+        eprintln!(
+            "{desc}: one read {:.0} ms ({} bytes); legs {:.0} ms, {} legs, {} reads, {} rows",
+            best(&one.iter().map(|x| x.0).collect::<Vec<_>>()),
+            one[0].1,
+            best(&legs),
+            reads.0,
+            reads.1,
+            reads.2
+        );
+    }
 }

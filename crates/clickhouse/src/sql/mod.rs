@@ -7,6 +7,7 @@
 mod fields;
 mod filter;
 mod group;
+mod lines;
 mod mask;
 mod query;
 mod regex;
@@ -14,6 +15,7 @@ mod regex;
 pub use fields::exact_float;
 use filter::contains_pattern;
 pub use filter::{line_filter, matcher, time_range};
+pub use lines::{keyset_condition, lines_read_query, LinesKey, LinesRead};
 pub use mask::{delete_condition, delete_line_filter, id_set, streams_subquery, RowMask};
 pub use query::{
     bucket_expr, buckets_query, label_names_query, label_values_query, lines_query, scan_query,

@@ -64,7 +64,7 @@ pub fn streams_query(sel: &StreamSelect<'_>) -> Result<String, Error> {
 
 /// The `WHERE` condition over `logs`: tenant, streams, time range, line
 /// filters, rows hidden by delete requests.
-fn rows_condition(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
+pub(super) fn rows_condition(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
     let sel = StreamSelect::of(plan);
     let mut c = format!(
         "tenant = {} AND stream_id IN (SELECT stream_id FROM streams WHERE {}) AND {}",
@@ -83,34 +83,13 @@ fn rows_condition(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
 /// A lines plan: at most `limit` rows in the plan's answer order (time in
 /// the direction, then the stream's label text, then push order — reversed
 /// reading backward). Columns: `stream_id`, `labels_text`, `ts` (Int64
-/// nanoseconds), `line`, `metadata` (a map in push order). With a `| json`
-/// stage, the rows the SQL cannot decide come in that order too, flagged
-/// by a column `res` (see `sql/fields`). Rows `mask` hides are left out.
+/// nanoseconds), `line`, `metadata` (a map in push order), `seq` (push
+/// order). With a `| json` stage, the rows the SQL cannot decide come in
+/// that order too, flagged by a column `res` (see `sql/fields`). Rows
+/// `mask` hides are left out. The backend reads the same rows by legs and
+/// pages ([`super::lines_read_query`]); this is the plan in one read.
 pub fn lines_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
-    let PlanOutput::Lines { limit, direction } = plan.output else {
-        return Err(Error::Unsupported("not a lines plan".into()));
-    };
-    if plan.fields.is_some() {
-        let (rows, streams) = (
-            rows_condition(plan, mask)?,
-            StreamSelect::of(plan).condition()?,
-        );
-        return super::fields::fields_lines_query(plan, &rows, &streams);
-    }
-    let (time, seq) = match direction {
-        Direction::Backward => ("DESC", "DESC"),
-        Direction::Forward => ("ASC", "ASC"),
-    };
-    Ok(format!(
-        "SELECT r.stream_id AS stream_id, s.labels_text AS labels_text, \
-         toUnixTimestamp64Nano(r.timestamp) AS ts, r.line AS line, r.metadata AS metadata \
-         FROM (SELECT stream_id, timestamp, line, metadata, min(seq) AS seq FROM logs \
-         WHERE {rows} GROUP BY stream_id, timestamp, line, metadata) AS r \
-         INNER JOIN ({streams}) AS s ON r.stream_id = s.stream_id \
-         ORDER BY r.timestamp {time}, s.labels_text ASC, r.seq {seq} LIMIT {limit}",
-        rows = rows_condition(plan, mask)?,
-        streams = streams_query(&StreamSelect::of(plan))?,
-    ))
+    super::lines::lines_read_query(plan, mask, &super::LinesRead::whole(plan)?)
 }
 
 /// The 0-based bucket of the row's `timestamp` for strictly increasing

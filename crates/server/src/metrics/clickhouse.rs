@@ -134,6 +134,16 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
     x.sample("", &[("path", "bounds")], s.bounds_rows as f64);
     x.sample("", &[("path", "totals")], s.totals_rows as f64);
     x.sample("", &[("path", "residual")], s.residual_rows as f64);
+    x.counter(
+        "runakefli_clickhouse_lines_legs_total",
+        "Legs (slices of whole days) log queries answered in SQL read, newest first backward; reading stops once the limit is held.",
+        s.lines_legs as f64,
+    );
+    x.counter(
+        "runakefli_clickhouse_lines_pages_total",
+        "SQL reads of log queries answered in SQL: one per keyset page of a leg.",
+        s.lines_pages as f64,
+    );
 }
 
 #[cfg(test)]
@@ -212,6 +222,8 @@ mod tests {
             residual_rows: 9,
             totals_queries: 2,
             totals_rows: 11,
+            lines_legs: 6,
+            lines_pages: 8,
         };
         render_stats(&mut x, &stats);
         let text = x.finish();
@@ -229,6 +241,8 @@ mod tests {
                 "runakefli_clickhouse_rows_shipped_total{path=\"bounds\"} 7",
                 "runakefli_clickhouse_rows_shipped_total{path=\"totals\"} 11",
                 "runakefli_clickhouse_rows_shipped_total{path=\"residual\"} 9",
+                "runakefli_clickhouse_lines_legs_total 6",
+                "runakefli_clickhouse_lines_pages_total 8",
             ]
         );
         for family in [
@@ -238,6 +252,8 @@ mod tests {
             "runakefli_clickhouse_stream_bounds_total",
             "runakefli_clickhouse_stream_totals_total",
             "runakefli_clickhouse_rows_shipped_total",
+            "runakefli_clickhouse_lines_legs_total",
+            "runakefli_clickhouse_lines_pages_total",
         ] {
             assert!(
                 text.contains(&format!("# TYPE {family} counter\n")),

@@ -242,11 +242,15 @@ pub(super) fn fields_buckets_query(
 /// pipeline on each (it needs the parsed labels anyway) and keeps the first
 /// `limit` that pass: every row the SQL keeps passes, every row it drops
 /// fails, so those are the answer. Columns as [`super::lines_query`]'s,
-/// plus `res`.
+/// plus `res`. `after` (a keyset condition over `ts`, `labels_text`, `seq`)
+/// keeps only the rows after a page's key, counting kept rows from there;
+/// `page_limit` (` LIMIT n WITH TIES` or nothing) bounds the rows shipped.
 pub(super) fn fields_lines_query(
     plan: &QueryPlan,
     rows: &str,
     streams_cond: &str,
+    after: Option<&str>,
+    page_limit: &str,
 ) -> Result<String, Error> {
     let PlanOutput::Lines { limit, direction } = plan.output else {
         return Err(Error::Unsupported("not a lines plan".into()));
@@ -269,7 +273,7 @@ pub(super) fn fields_lines_query(
     };
     let order = format!("ts {dir}, labels_text ASC, seq {dir}");
     Ok(format!(
-        "SELECT sid AS stream_id, labels_text, ts, line, metadata, res FROM \
+        "SELECT sid AS stream_id, labels_text, ts, line, metadata, seq, res FROM \
          (SELECT sid, labels_text, ts, line, metadata, seq, res, \
          sum(kept) OVER (ORDER BY {order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - kept \
          AS kept_before FROM (SELECT {cols} \
@@ -277,9 +281,10 @@ pub(super) fn fields_lines_query(
          WHERE {rows} GROUP BY stream_id, timestamp, line, metadata) AS r \
          INNER JOIN (SELECT stream_id, any(labels) AS stream_labels, \
          any(labels_text) AS labels_text FROM streams WHERE {streams_cond} GROUP BY stream_id) AS s \
-         ON r.stream_id = s.stream_id) WHERE res OR kept) \
-         WHERE kept_before < {limit} ORDER BY {order} SETTINGS {INFER}",
+         ON r.stream_id = s.stream_id) WHERE (res OR kept){after}) \
+         WHERE kept_before < {limit} ORDER BY {order}{page_limit} SETTINGS {INFER}",
         cols = rs.cols.join(", "),
+        after = after.map_or(String::new(), |k| format!(" AND {k}")),
     ))
 }
 
@@ -421,11 +426,13 @@ mod tests {
         });
         let q = crate::sql::lines_query(&p, &Default::default()).unwrap();
         assert!(
-            q.starts_with("SELECT sid AS stream_id, labels_text, ts, line, metadata, res FROM"),
+            q.starts_with(
+                "SELECT sid AS stream_id, labels_text, ts, line, metadata, seq, res FROM"
+            ),
             "{q}"
         );
         assert!(q.contains("sum(kept) OVER (ORDER BY ts DESC, labels_text ASC, seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - kept AS kept_before"), "{q}");
-        assert!(q.contains("WHERE res OR kept) WHERE kept_before < 7 ORDER BY ts DESC, labels_text ASC, seq DESC SETTINGS"), "{q}");
+        assert!(q.contains("WHERE (res OR kept)) WHERE kept_before < 7 ORDER BY ts DESC, labels_text ASC, seq DESC SETTINGS"), "{q}");
         assert!(q.contains("(jkind = 3 OR (lu0)) AS res"), "{q}");
         assert!(q.contains("WHERE tenant = 't1' AND stream_id IN"), "{q}");
         p.output = PlanOutput::Lines {
@@ -435,6 +442,26 @@ mod tests {
         let q = crate::sql::lines_query(&p, &Default::default()).unwrap();
         assert!(
             q.contains("ORDER BY ts ASC, labels_text ASC, seq ASC"),
+            "{q}"
+        );
+        // A page: the rows after the key, kept rows counted from there, at
+        // most a page of rows (kept or undecided) with ties.
+        let key = crate::sql::LinesKey {
+            ts: 86_400_000_000_009,
+            labels_text: r#"{app="api"}"#.into(),
+            seq: 4,
+        };
+        let read = crate::sql::LinesRead {
+            start: 86_400_000_000_000,
+            end: 2 * 86_400_000_000_000,
+            after: Some(&key),
+            wanted: 2,
+            page: Some(50),
+        };
+        let q = crate::sql::lines_read_query(&p, &Default::default(), &read).unwrap();
+        assert!(q.contains("WHERE (res OR kept) AND (ts > 86400000000009 OR (ts = 86400000000009 AND (labels_text > '{app=\"api\"}' OR (labels_text = '{app=\"api\"}' AND seq > 4))))) WHERE kept_before < 2 ORDER BY ts ASC, labels_text ASC, seq ASC LIMIT 50 WITH TIES SETTINGS"), "{q}");
+        assert!(
+            q.contains("AND timestamp >= fromUnixTimestamp64Nano(toInt64(86400000000009), 'UTC')"),
             "{q}"
         );
         // Undecidable pieces decline as in bucket plans.

@@ -7,10 +7,10 @@ use super::encoding::{encode_column, encode_shared, Encoding};
 use super::hash::FastMap;
 use super::ints::put_ints;
 use super::layout::{
-    boundary_bit, BlockHeader, ColumnHead, ColumnKind, ColumnPlace, FrameInfo, SharedPlace,
-    TemplateHead, CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL, METADATA_FORM_SETS,
-    OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN, VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY,
-    VALUES_UNESCAPED, VERSION,
+    boundary_bit, BlockHeader, ColumnBrief, ColumnHead, ColumnKind, ColumnPlace, FrameInfo,
+    SharedPlace, TemplateHead, CODEC_NONE, CODEC_ZSTD, FIXED_FRAMES, FRAME_SMALL,
+    METADATA_FORM_SETS, OWN_FRAME_MIN, TOKEN_LEN_UNKNOWN, VALUES_JSON_SCALARS,
+    VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED, VERSION,
 };
 use super::shape::{split_line, template_slots, SLOT};
 use super::shared::SharedDictWriter;
@@ -578,6 +578,7 @@ impl BlockBuilder {
             boundaries,
             frames,
             templates,
+            briefs: ColumnBrief::of_all(&columns),
             columns,
             bloom: 0..0,
             bloom_crc: None,

@@ -130,9 +130,25 @@ struct ContainsScratch {
     want: Vec<bool>,
     /// Per template: some open row uses it.
     used: Vec<bool>,
+    /// The [`alphabet`](crate::block::tokens::alphabet) of each needle
+    /// stretch met, as (needle, start, end, alphabet): constant for the
+    /// query, so worked out once rather than per block and column. Never
+    /// cleared (the scratch lives for one query).
+    alphabets: Vec<(usize, usize, usize, u64)>,
 }
 
 impl ContainsScratch {
+    /// The alphabet of needle `n`'s stretch `test` (`needle`: its bytes).
+    fn stretch_alphabet(&mut self, n: usize, test: &ValueTest, needle: &[u8]) -> u64 {
+        let key = (n, test.start, test.end);
+        if let Some(&(.., a)) = self.alphabets.iter().find(|e| (e.0, e.1, e.2) == key) {
+            return a;
+        }
+        let a = crate::block::tokens::alphabet(&needle[test.start..test.end]);
+        self.alphabets.push((n, test.start, test.end, a));
+        a
+    }
+
     fn clear(&mut self) {
         self.testers.clear();
         for c in self.touched.drain(..) {
@@ -918,7 +934,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
                     let src = || LazySources::new(header, header.bloom_bytes(self.r.src()), prefix);
-                    if !self.test_possible(c, &test, prefix, &sources, src)? {
+                    let alpha = crate::block::tokens::alphabet(&prefix[test.start..test.end]);
+                    if !self.test_possible(c, &test, prefix, alpha, &sources, src)? {
                         continue 'alt;
                     }
                 }
@@ -1109,12 +1126,14 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                             let src = || {
                                 LazySources::new(header, header.bloom_bytes(self.r.src()), needle)
                             };
-                            let id = if self.test_possible(c, &test, needle, &sources, src)? {
-                                sc.testers.push((c, test));
-                                sc.testers.len() - 1
-                            } else {
-                                usize::MAX
-                            };
+                            let alpha = sc.stretch_alphabet(n, &test, needle);
+                            let id =
+                                if self.test_possible(c, &test, needle, alpha, &sources, src)? {
+                                    sc.testers.push((c, test));
+                                    sc.testers.len() - 1
+                                } else {
+                                    usize::MAX
+                                };
                             if sc.tester_of[c].is_empty() {
                                 sc.touched.push(c);
                             }
@@ -1216,23 +1235,39 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         c: usize,
         test: &ValueTest,
         needle: &[u8],
+        alpha: u64,
         sources: &std::cell::OnceCell<LazySources<'s, 'n>>,
         make: impl FnOnce() -> LazySources<'s, 'n>,
     ) -> Result<bool, StorageError> {
-        if self.r.column_kind(c) != ColumnKind::Field {
+        let bytes = &needle[test.start..test.end];
+        let header = self.r.header();
+        // The brief (one small record per column) before the column's full
+        // head: most columns of a block are judged by it alone.
+        let brief = header.briefs[c];
+        let (kind, encoding) = if header.version >= 2 {
+            (brief.kind, brief.encoding)
+        } else {
+            (self.r.column_kind(c), self.r.column_head(c).0)
+        };
+        if kind != ColumnKind::Field {
             return Ok(true);
         }
-        let (enc, prefix) = self.r.column_head(c);
-        let bytes = &needle[test.start..test.end];
-        let col_alphabet = self.r.header().columns[c].alphabet;
-        if crate::block::tokens::alphabet(bytes) & !col_alphabet != 0
-            || !enc.may_print(bytes, prefix)
-        {
+        if alpha & !brief.alphabet != 0 {
+            return Ok(false);
+        }
+        // Only a PrefixedDecimal column's prints depend on its prefix (in
+        // the full head).
+        let prefix: &[u8] = if encoding == Encoding::PrefixedDecimal {
+            self.r.column_head(c).1
+        } else {
+            &[]
+        };
+        if !encoding.may_print(bytes, prefix) {
             return Ok(false);
         }
         // Values that are all JSON numbers, booleans, null or arrays without
         // strings hold no `"`.
-        let facts = self.r.header().columns[c].facts;
+        let facts = brief.facts;
         if facts & crate::block::layout::VALUES_JSON_SCALARS != 0 && bytes.contains(&b'"') {
             return Ok(false);
         }

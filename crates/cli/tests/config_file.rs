@@ -192,3 +192,28 @@ fn clickhouse_settings_come_from_the_file_and_the_password_is_never_printed() {
     assert!(!ok);
     assert!(err.contains("expected NAME=VALUE"), "{err}");
 }
+
+#[test]
+fn the_clickhouse_cluster_comes_from_the_file_and_replication_needs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runakefli.yaml");
+    std::fs::write(
+        &path,
+        "backend: clickhouse\nclickhouse_cluster: logs_cluster\nclickhouse_replicated: true\n",
+    )
+    .unwrap();
+    let (ok, yaml, err) = print_config(&["--config-file", path.to_str().unwrap()], &[]);
+    assert!(ok, "{err}");
+    assert_eq!(setting(&yaml, "clickhouse_cluster"), "logs_cluster");
+    assert_eq!(setting(&yaml, "clickhouse_replicated"), "true");
+    let (ok, yaml, err) = print_config(&[], &[("RUNAKEFLI_CLICKHOUSE_CLUSTER", "c2")]);
+    assert!(ok, "{err}");
+    assert_eq!(setting(&yaml, "clickhouse_cluster"), "c2");
+    assert_eq!(setting(&yaml, "clickhouse_replicated"), "false");
+    let (ok, _, err) = print_config(&["--clickhouse-replicated"], &[]);
+    assert!(!ok);
+    assert!(err.contains("needs --clickhouse-cluster"), "{err}");
+    let (ok, _, err) = print_config(&["--clickhouse-cluster", " "], &[]);
+    assert!(!ok);
+    assert!(err.contains("cluster name"), "{err}");
+}

@@ -9,10 +9,7 @@ use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
 use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
 use crate::Error;
-use runakefli_model::plan::{
-    AnswerData, BucketData, BucketGroup, GroupBy, GroupKey, PlanAnswer, PlanOutput, QueryPlan,
-    ResidualRows,
-};
+use runakefli_model::plan::{AnswerData, PlanAnswer, PlanOutput, QueryPlan};
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
     ScanRequest, StreamBounds, StreamId, StreamInfo, StreamTotals, TenantId, Timestamp,
@@ -40,6 +37,8 @@ pub struct ClickHouseBackend {
     pub(crate) housekeeping: Housekeeping,
     /// How lines plans are paged (`crate::lines`).
     pub(crate) lines_paging: crate::lines::LinesPaging,
+    /// How bucket plans are split into legs read at once (`crate::buckets`).
+    pub(crate) metric_legs: crate::buckets::MetricLegs,
 }
 
 /// Now, in nanoseconds since the epoch.
@@ -113,6 +112,10 @@ pub struct SqlStats {
     pub lines_legs: u64,
     /// SQL reads of lines plans: one per page of a leg.
     pub lines_pages: u64,
+    /// SQL reads of bucket plans (range aggregations): one per leg
+    /// (`crate::buckets`: runs of whole days of the plan's buckets, read at
+    /// once), one for a plan read whole.
+    pub metric_legs: u64,
 }
 
 #[derive(Default)]
@@ -129,6 +132,7 @@ pub(crate) struct Counters {
     totals_rows: AtomicU64,
     pub(crate) lines_legs: AtomicU64,
     pub(crate) lines_pages: AtomicU64,
+    pub(crate) metric_legs: AtomicU64,
     pub(crate) housekeeping: HousekeepingCounters,
 }
 
@@ -183,6 +187,7 @@ impl ClickHouseBackend {
             deletes: crate::deletes::Book::default(),
             housekeeping: Housekeeping::default(),
             lines_paging: crate::lines::LinesPaging::default(),
+            metric_legs: crate::buckets::MetricLegs::default(),
         };
         backend.reload_deletes()?;
         Ok(backend)
@@ -260,6 +265,7 @@ impl ClickHouseBackend {
             totals_rows: get(&c.totals_rows),
             lines_legs: get(&c.lines_legs),
             lines_pages: get(&c.lines_pages),
+            metric_legs: get(&c.metric_legs),
         }
     }
 
@@ -457,84 +463,14 @@ impl ClickHouseBackend {
                 .cloned()
                 .ok_or_else(|| Error::Decode(format!("row of unknown stream {id}")))
         };
-        let mut residual = Vec::new();
-        let data = match &plan.output {
-            PlanOutput::Lines { .. } => AnswerData::Lines(self.read_lines(plan, &mask, &stream)?),
+        let (data, residual) = match &plan.output {
+            PlanOutput::Lines { .. } => (
+                AnswerData::Lines(self.read_lines(plan, &mask, &stream)?),
+                Vec::new(),
+            ),
             PlanOutput::Buckets(b) => {
-                let rows = self.rows(&sql::buckets_query(plan, &mask)?, plan.deadline)?;
-                self.counters
-                    .plan_rows
-                    .fetch_add(rows.len() as u64, Ordering::Relaxed);
-                let mut groups: Vec<BucketGroup> = Vec::new();
-                let mut index: HashMap<GroupKey, usize> = HashMap::new();
-                for r in &rows {
-                    if r.get("res").is_some_and(|v| u64_of_value(v) == Some(1)) {
-                        let id = u64_of(r, "rsid")?;
-                        let entries = residual_entries(&r["residual"])?;
-                        self.counters
-                            .residual_rows
-                            .fetch_add(entries.len() as u64, Ordering::Relaxed);
-                        residual.push(ResidualRows {
-                            stream: stream(id)?,
-                            entries,
-                        });
-                        continue;
-                    }
-                    let key = match b.group_by {
-                        GroupBy::Stream => GroupKey::Stream {
-                            labels: stream(u64_of(r, "stream_id")?)?.labels,
-                            metadata: pairs_of(&r["meta"])?,
-                        },
-                        GroupBy::Labels(_) => GroupKey::Labels(key_of(&r["key"])?),
-                    };
-                    let g = *index.entry(key.clone()).or_insert_with(|| {
-                        groups.push(BucketGroup {
-                            key,
-                            data: BucketData::new(b.value, b.buckets()),
-                        });
-                        groups.len() - 1
-                    });
-                    let bucket = usize::try_from(i64_of(r, "bucket")?)
-                        .ok()
-                        .filter(|&i| i < b.buckets())
-                        .ok_or_else(|| Error::Decode(format!("bucket of {r}")))?;
-                    let rows = u64_of(r, "rows")?;
-                    match &mut groups[g].data {
-                        BucketData::Count(c) => c[bucket] += rows,
-                        BucketData::Sum(c, s) => {
-                            c[bucket] += rows;
-                            s[bucket] += u64_of(r, "bytes")? as f64;
-                        }
-                        // One answer row per (group, bucket): its extreme.
-                        BucketData::Min(c, m) | BucketData::Max(c, m) => {
-                            c[bucket] += rows;
-                            m[bucket] = f64_of(&r["unwrapped"])
-                                .ok_or_else(|| Error::Decode(format!("unwrapped in {r}")))?;
-                        }
-                        BucketData::Values(vs) => {
-                            let vals = r["unwrapped"]
-                                .as_array()
-                                .ok_or_else(|| Error::Decode(format!("unwrapped in {r}")))?;
-                            for v in vals {
-                                vs[bucket].push(f64_of(v).ok_or_else(|| {
-                                    Error::Decode(format!("unwrapped value in {r}"))
-                                })?);
-                            }
-                        }
-                        BucketData::Points(ps) => {
-                            let bad = || Error::Decode(format!("unwrapped points in {r}"));
-                            for p in r["unwrapped"].as_array().ok_or_else(bad)? {
-                                let [ts, v] = p.as_array().map(Vec::as_slice).ok_or_else(bad)?
-                                else {
-                                    return Err(bad());
-                                };
-                                let ts = i64_of_value(ts).ok_or_else(bad)?;
-                                ps[bucket].push((ts, f64_of(v).ok_or_else(bad)?));
-                            }
-                        }
-                    }
-                }
-                AnswerData::Buckets(groups)
+                let a = self.read_buckets(plan, b, &mask, &stream)?;
+                (AnswerData::Buckets(a.groups), a.residual)
             }
         };
         Ok(PlanAnswer {
@@ -573,7 +509,7 @@ pub(crate) fn u64_of_value(v: &Value) -> Option<u64> {
 /// A float of an answer: a JSON number, or one in a string (unwrapped
 /// values are sent as `toString(Float64)`, the shortest text of the value,
 /// which Rust's correctly rounded parse reads back exactly).
-fn f64_of(v: &Value) -> Option<f64> {
+pub(crate) fn f64_of(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.parse().ok(),
@@ -582,7 +518,7 @@ fn f64_of(v: &Value) -> Option<f64> {
 }
 
 /// The rows of a residual group: `[stream_id, ts, line, metadata]` each.
-fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
+pub(crate) fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
     let bad = || Error::Decode(format!("residual rows {v}"));
     v.as_array()
         .ok_or_else(bad)?
@@ -601,12 +537,12 @@ fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
         .collect()
 }
 
-fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
+pub(crate) fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
     i64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
 }
 
 /// A JSON integer, or one in a string (ClickHouse quotes 64-bit ones).
-fn i64_of_value(v: &Value) -> Option<i64> {
+pub(crate) fn i64_of_value(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.parse().ok(),
@@ -621,7 +557,7 @@ pub(crate) fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
 
 /// A label-grouped answer's `key`: each grouping label's value, `null`
 /// where the rows lack it.
-fn key_of(v: &Value) -> Result<Vec<Option<String>>, Error> {
+pub(crate) fn key_of(v: &Value) -> Result<Vec<Option<String>>, Error> {
     v.as_array()
         .ok_or_else(|| Error::Decode(format!("group key {v}")))?
         .iter()
@@ -633,7 +569,7 @@ fn key_of(v: &Value) -> Result<Vec<Option<String>>, Error> {
         .collect()
 }
 
-fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
+pub(crate) fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
     let obj = v
         .as_object()
         .ok_or_else(|| Error::Decode(format!("metadata {v}")))?;

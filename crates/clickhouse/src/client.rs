@@ -4,6 +4,7 @@
 //! the `X-ClickHouse-User`/`X-ClickHouse-Key` headers. Any answer but 200,
 //! or a 200 carrying `X-ClickHouse-Exception-Code`, is [`Error::Server`].
 
+use crate::cluster::Cluster;
 use crate::Error;
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -23,6 +24,9 @@ pub struct Config {
     pub settings: Vec<(String, String)>,
     /// Time limit of one HTTP request.
     pub timeout: Duration,
+    /// The cluster the tables are spread over (`None`: one server). Every
+    /// request then carries [`Cluster::request_settings`].
+    pub cluster: Option<Cluster>,
 }
 
 impl Config {
@@ -35,6 +39,7 @@ impl Config {
             password: None,
             settings: Vec::new(),
             timeout: Duration::from_secs(300),
+            cluster: None,
         }
     }
 }
@@ -48,6 +53,7 @@ impl std::fmt::Debug for Config {
             .field("password", &self.password.as_ref().map(|_| "<secret>"))
             .field("settings", &self.settings)
             .field("timeout", &self.timeout)
+            .field("cluster", &self.cluster)
             .finish()
     }
 }
@@ -125,6 +131,11 @@ impl Client {
         }
         if let Some(f) = req.format {
             r = r.query("default_format", f);
+        }
+        if let Some(c) = &self.config.cluster {
+            for (k, v) in c.request_settings() {
+                r = r.query(k, v);
+            }
         }
         for (k, v) in &self.config.settings {
             r = r.query(k, v);
@@ -218,6 +229,57 @@ mod tests {
             },
         );
         assert_eq!(r.unwrap_err().code(), Some(159));
+    }
+
+    /// The request line of one insert `config`'s client sends (answered 200).
+    fn insert_url(config: Config) -> String {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut first = String::new();
+            reader.read_line(&mut first).unwrap();
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h.trim_end().is_empty() {
+                    break;
+                }
+            }
+            let mut w = conn;
+            w.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                .unwrap();
+            first
+        });
+        let c = Client::new(Config { url, ..config });
+        c.insert(
+            "INSERT INTO logs FORMAT JSONEachRow",
+            b"",
+            &Request::default(),
+        )
+        .unwrap();
+        seen.join().unwrap()
+    }
+
+    /// On a cluster every request asks for inserts acknowledged once the
+    /// shards have the rows, and for subqueries read on each shard; on one
+    /// server the URL is as it always was.
+    #[test]
+    fn cluster_requests_carry_the_cluster_settings() {
+        let single = insert_url(Config::new("", "db"));
+        assert_eq!(
+            single,
+            "POST /?database=db&query=INSERT+INTO+logs+FORMAT+JSONEachRow HTTP/1.1\r\n"
+        );
+        let mut config = Config::new("", "db");
+        config.cluster = Some(Cluster::new("c"));
+        let clustered = insert_url(config);
+        assert!(
+            clustered.contains("&insert_distributed_sync=1&distributed_product_mode=local "),
+            "{clustered}"
+        );
     }
 
     #[test]

@@ -55,7 +55,8 @@ pub enum Error {
         /// [`crate::Backlog::max_bytes`].
         max_bytes: usize,
     },
-    /// A bug in the backend (an insert writer that panicked).
+    /// A bug in the backend (an insert writer that panicked, legs of a
+    /// plan answering different kinds of buckets).
     #[error("internal error: {0}")]
     Internal(String),
 }

@@ -3,6 +3,8 @@
 //! - [`client`]: ClickHouse's plain HTTP interface (queries, inserts,
 //!   exceptions mapped to [`Error::Server`]);
 //! - [`schema`]: the versioned tables and their migrations;
+//! - [`cluster`]: the cluster layout (`ON CLUSTER`, local and `Distributed`
+//!   tables, Replicated engines);
 //! - [`sql`]: SQL text for the pieces of a [`runakefli_model::plan::QueryPlan`],
 //!   as pure functions;
 //! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
@@ -12,6 +14,8 @@
 //!   also the server's write, operations and delete-request seam
 //!   (`model::Ingest`, `model::Operations`, `model::Deletes`);
 //! - [`lines`]: lines plans read by legs (day slices) and keyset pages;
+//! - [`buckets`]: bucket plans (range aggregations) read by legs of whole
+//!   days at once;
 //! - [`deletes`]: delete requests (persisted, hidden, purged);
 //! - [`retention`]: retention passes (partition drops, lightweight deletes);
 //! - [`housekeeping`]: the thread running both.
@@ -21,7 +25,9 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod buckets;
 pub mod client;
+pub mod cluster;
 pub mod deletes;
 mod error;
 pub mod group_commit;
@@ -35,7 +41,9 @@ mod selector;
 pub mod sql;
 
 pub use backend::{ClickHouseBackend, HousekeepingStats, PushRetry, SqlStats};
+pub use buckets::MetricLegs;
 pub use client::{Client, Config};
+pub use cluster::Cluster;
 pub use error::{Error, RETRYABLE_CODES};
 pub use group_commit::{Backlog, BatchLimits, PushStats};
 pub use housekeeping::Housekeeping;

@@ -28,11 +28,18 @@
 //! 5. deletes the expired (stream, day) rows of `streams`, so label names,
 //!    values and series forget them and the next pass has nothing to redo.
 //!
+//! On a cluster ([`crate::Cluster`]) step 3 is left out — part names are
+//! per node, and `DROP PART … ON CLUSTER` would fail on every node without
+//! that part — so every expired row goes by step 4's `DELETE`, sent to the
+//! local tables of every node (`DELETE FROM logs_local ON CLUSTER …`,
+//! [`crate::cluster::mutation_target`]), as are step 5's.
+//!
 //! A table `TTL` was not used: it cannot read a stream's labels (which live
 //! in `streams`) for `retention_stream` rules, it would need DDL on every
 //! change of the settings, and it removes rows when ClickHouse merges, not
 //! on the documented day boundary.
 
+use crate::cluster::mutation_target;
 use crate::deletes::IDS_PER_STATEMENT;
 use crate::sql::{self, quote, ts_literal};
 use crate::{ClickHouseBackend, Error};
@@ -216,9 +223,17 @@ impl ClickHouseBackend {
         let shortest = shortest.as_nanos().min(i64::MAX as u128) as i64;
         // No day from the latest possible cutoff's day on expires anywhere.
         let before = kept_from(now.saturating_sub(shortest));
-        // Parts first, candidates second: see the module documentation.
+        let cluster = self.client.config().cluster.as_ref();
+        // Parts first, candidates second: see the module documentation. On
+        // a cluster no part is dropped (each node has its own part names):
+        // every expired row goes by `DELETE`.
         let mut parts: std::collections::HashMap<String, Vec<String>> = Default::default();
-        for r in self.client.rows(PARTS_QUERY, &Default::default())? {
+        let listed = if cluster.is_none() {
+            self.client.rows(PARTS_QUERY, &Default::default())?
+        } else {
+            Vec::new()
+        };
+        for r in listed {
             let bad = || Error::Decode(format!("parts of {r}"));
             let names = r["parts"].as_array().ok_or_else(bad)?;
             parts.insert(
@@ -233,7 +248,13 @@ impl ClickHouseBackend {
             .client
             .rows(&candidates_query(before), &Default::default())?;
         let candidates: Vec<Candidate> = rows.iter().map(candidate).collect::<Result<_, _>>()?;
-        let plan = plan(cfg, now, &candidates);
+        let mut plan = plan(cfg, now, &candidates);
+        if cluster.is_some() {
+            plan.drop.clear();
+            for e in &mut plan.expire {
+                e.rows_left = true;
+            }
+        }
         for day in &plan.drop {
             for part in parts.get(day).into_iter().flatten() {
                 let drop = format!("ALTER TABLE logs DROP PART {}", quote(part));
@@ -249,6 +270,10 @@ impl ClickHouseBackend {
             report.dropped_partitions += 1;
         }
         let fallback = report.failed_part_drops > 0;
+        let (logs, streams) = (
+            mutation_target(cluster, "logs"),
+            mutation_target(cluster, "streams"),
+        );
         for e in &plan.expire {
             for chunk in e.streams.chunks(IDS_PER_STATEMENT) {
                 let cond = format!(
@@ -258,13 +283,13 @@ impl ClickHouseBackend {
                 );
                 if e.rows_left || fallback {
                     self.client.execute(&format!(
-                        "DELETE FROM logs WHERE {cond} AND timestamp < {}",
+                        "DELETE FROM {logs} WHERE {cond} AND timestamp < {}",
                         ts_literal(e.kept_from)
                     ))?;
                     report.row_deletes += 1;
                 }
                 self.client.execute(&format!(
-                    "DELETE FROM streams WHERE {cond} AND day < {}",
+                    "DELETE FROM {streams} WHERE {cond} AND day < {}",
                     sql::day_literal(e.kept_from)
                 ))?;
             }

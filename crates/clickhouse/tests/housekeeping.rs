@@ -497,3 +497,90 @@ fn retention_drops_whole_days_and_deletes_the_expired_days_of_shorter_streams() 
         RetentionReport::default()
     );
 }
+
+/// The cluster layout on a one-node cluster chdb knows (`front::TEST_CLUSTER`;
+/// no Keeper, so no `ON CLUSTER` and no Replicated engines): every table a
+/// local table plus a `Distributed` one, pushes (a re-sent one deduplicated
+/// through the `Distributed` insert), reads, a delete request and a
+/// retention pass through them; deletes land in the local tables.
+#[test]
+fn the_cluster_layout_pushes_reads_deletes_and_expires_through_distributed_tables() {
+    let c = front::cluster_client("cluster");
+    let mut h = an_hour_to_cancel();
+    h.retention.default.period = Some(Duration::from_secs(2 * 86_400));
+    let b = open(&c, h);
+    let engines: Vec<String> = c
+        .rows(
+            "SELECT name, engine FROM system.tables WHERE database = currentDatabase() \
+             ORDER BY name",
+            &Request::default(),
+        )
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["name"].as_str().unwrap(),
+                r["engine"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        engines,
+        [
+            "delete_requests Distributed",
+            "delete_requests_local ReplacingMergeTree",
+            "logs Distributed",
+            "logs_local MergeTree",
+            "runakefli_schema Distributed",
+            "runakefli_schema_local MergeTree",
+            "streams Distributed",
+            "streams_local ReplacingMergeTree",
+        ]
+    );
+    let t = TenantId::new("t");
+    let rows: &[(i64, &str)] = &[
+        (D0 + 10, "old password=1"),
+        (D0 + 3 * DAY, "new password=2"),
+    ];
+    push(&b, "t", &[(API, rows), (WEB, &[(D0 + 3 * DAY + 5, "web")])]);
+    // The same push again: its token makes it a no-op on the shard.
+    push(&b, "t", &[(API, rows), (WEB, &[(D0 + 3 * DAY + 5, "web")])]);
+    assert_eq!(count(&c, "SELECT count() AS n FROM logs_local"), 3);
+    assert_eq!(scanned(&b, "t").len(), 3);
+    assert_eq!(
+        planned(&b, "t"),
+        ["new password=2", "old password=1", "web"]
+    );
+    assert_eq!(
+        totals(&b, "t"),
+        [(API.to_string(), 2), (WEB.to_string(), 1)]
+    );
+
+    // A delete request: hidden at once, then deleted from `logs_local`.
+    let filters = vec![LineFilter {
+        negate: false,
+        alternatives: vec![contains("password=2")],
+    }];
+    b.add_delete(&t, request("q", API, filters, D0, D0 + 4 * DAY))
+        .unwrap();
+    assert_eq!(planned(&b, "t"), ["old password=1", "web"]);
+    assert_eq!(b.process_due_deletes(now_ns() + NOW_PLUS_2H).unwrap(), 1);
+    assert_eq!(count(&c, "SELECT count() AS n FROM logs_local"), 2);
+    assert_eq!(b.delete_requests(&t)[0].status, DeleteStatus::Processed);
+
+    // Retention at D0+3 noon keeps from D0+1: D0's row goes by DELETE (no
+    // part dropped on a cluster), from `logs_local` and `streams_local`.
+    let report = b.apply_retention(D0 + 3 * DAY + DAY / 2).unwrap();
+    assert_eq!(
+        (
+            report.dropped_partitions,
+            report.row_deletes,
+            report.expired_stream_days
+        ),
+        (0, 1, 1)
+    );
+    assert_eq!(count(&c, "SELECT count() AS n FROM logs_local"), 1);
+    assert_eq!(count(&c, "SELECT count() AS n FROM streams_local FINAL"), 2);
+    assert_eq!(planned(&b, "t"), ["web"]);
+}

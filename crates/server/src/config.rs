@@ -57,6 +57,10 @@ pub const DEFAULT_READY_MIN_FREE_DISK_BYTES: u64 = 64 << 20;
 pub const DEFAULT_CLICKHOUSE_MAX_WAITING_PUSHES: usize =
     runakefli_clickhouse::group_commit::DEFAULT_MAX_WAITING_PUSHES;
 pub use runakefli_clickhouse::Backlog as ClickHouseBacklog;
+pub use runakefli_clickhouse::MetricLegs as ClickHouseMetricLegs;
+/// Default of [`ServerConfig::clickhouse_metric_legs`]' legs read at once.
+pub const DEFAULT_CLICKHOUSE_MAX_PARALLEL_LEGS: usize =
+    runakefli_clickhouse::buckets::DEFAULT_MAX_PARALLEL_LEGS;
 
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
@@ -74,6 +78,9 @@ pub struct ServerConfig {
     /// once (`--backend clickhouse`); past it a push answers 503 at once
     /// ([`runakefli_clickhouse::Backlog`]).
     pub clickhouse_backlog: runakefli_clickhouse::Backlog,
+    /// How range aggregations over several days are split into legs read
+    /// at once (`--backend clickhouse`, [`runakefli_clickhouse::MetricLegs`]).
+    pub clickhouse_metric_legs: runakefli_clickhouse::MetricLegs,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
     /// Credentials file for basic and bearer auth ([`crate::auth`]); `None`:
@@ -195,6 +202,7 @@ impl Default for ServerConfig {
             backend: BackendConfig::Embedded,
             data_dir: PathBuf::from("./runakefli-data"),
             clickhouse_backlog: runakefli_clickhouse::Backlog::default(),
+            clickhouse_metric_legs: runakefli_clickhouse::MetricLegs::default(),
             multi_tenant: false,
             auth_file: None,
             max_push_body_bytes: 64 << 20,

@@ -28,6 +28,7 @@ pub mod units;
 
 pub use config::ServerConfig;
 pub use error::ApiError;
+pub use runakefli_clickhouse::Cluster as ClickHouseCluster;
 pub use runakefli_clickhouse::Config as ClickHouseConfig;
 pub use state::AppState;
 

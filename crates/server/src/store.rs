@@ -93,7 +93,8 @@ impl Store {
                 let backend = Arc::new(
                     ClickHouseBackend::open(Client::new(c.clone()))?
                         .with_housekeeping(housekeeping)
-                        .with_backlog(config.clickhouse_backlog),
+                        .with_backlog(config.clickhouse_backlog)
+                        .with_metric_legs(config.clickhouse_metric_legs),
                 );
                 backend
                     .spawn_housekeeping()

@@ -63,6 +63,24 @@ fn clickhouse_setting(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A ClickHouse cluster name: not empty.
+fn cluster_name(s: &str) -> Result<String, String> {
+    match s.trim() {
+        "" => Err("a cluster name (remote_servers entry) is needed".into()),
+        name => Ok(name.to_string()),
+    }
+}
+
+/// `--clickhouse-max-parallel-legs`: 1 to 64.
+fn parallel_legs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid leg count {s:?}: expected 1 to 64 (1: one request per metric query)"
+        )),
+    }
+}
+
 /// Where the server keeps its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendKind {
@@ -127,6 +145,12 @@ pub struct ServeArgs {
     /// A ClickHouse setting sent with every request as NAME=VALUE, e.g. max_threads=8; repeatable.
     #[arg(long = "clickhouse-setting", env = "RUNAKEFLI_CLICKHOUSE_SETTING", value_delimiter = ';', value_parser = clickhouse_setting)]
     pub clickhouse_setting: Vec<(String, String)>,
+    /// Spread the tables over this ClickHouse cluster (a remote_servers name): every table a local table on each node plus a Distributed table sharded by stream, all DDL ON CLUSTER, inserts acknowledged once the shards have them (docs/clickhouse.md, "Cluster"). Unset: one server.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_CLUSTER", value_parser = cluster_name)]
+    pub clickhouse_cluster: Option<String>,
+    /// With --clickhouse-cluster: Replicated engines ({shard} and {replica} macros, Keeper paths naming database and table); needs ClickHouse Keeper or ZooKeeper.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_REPLICATED", default_value_t = false)]
+    pub clickhouse_replicated: bool,
     /// Longest one HTTP request to ClickHouse may take (queries also stop at --query-timeout).
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_TIMEOUT", default_value = "5m", value_parser = duration)]
     pub clickhouse_timeout: Duration,
@@ -136,6 +160,9 @@ pub struct ServeArgs {
     /// Bytes of encoded rows that may wait for ClickHouse at once; a push past it is answered 503 with Retry-After at once (one push larger than this alone is admitted when nothing waits). 0 for no limit.
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_WAITING_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
     pub clickhouse_max_waiting_bytes: usize,
+    /// Most requests to ClickHouse one range aggregation over two days or more is split into, read at once: legs of whole days of its steps, so each request reads about its own days' partitions (docs/clickhouse.md). 1 reads every metric query in one request.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_PARALLEL_LEGS", default_value_t = runakefli_server::config::DEFAULT_CLICKHOUSE_MAX_PARALLEL_LEGS, value_parser = parallel_legs)]
+    pub clickhouse_max_parallel_legs: usize,
     /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
     #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]
     pub multi_tenant: bool,

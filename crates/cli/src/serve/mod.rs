@@ -29,6 +29,12 @@ fn server_config(
             password: args.clickhouse_password,
             settings: args.clickhouse_setting,
             timeout: args.clickhouse_timeout,
+            cluster: args
+                .clickhouse_cluster
+                .map(|name| runakefli_server::ClickHouseCluster {
+                    replicated: args.clickhouse_replicated,
+                    ..runakefli_server::ClickHouseCluster::new(name)
+                }),
             ..runakefli_server::ClickHouseConfig::new(args.clickhouse_url, args.clickhouse_database)
         }),
     };
@@ -39,6 +45,10 @@ fn server_config(
         clickhouse_backlog: runakefli_server::config::ClickHouseBacklog {
             max_pushes: args.clickhouse_max_waiting_pushes,
             max_bytes: args.clickhouse_max_waiting_bytes,
+        },
+        clickhouse_metric_legs: runakefli_server::config::ClickHouseMetricLegs {
+            max_parallel: args.clickhouse_max_parallel_legs,
+            ..runakefli_server::config::ClickHouseMetricLegs::default()
         },
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,
@@ -128,6 +138,12 @@ pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
     };
     let (serve_cmd, sub) = serve_parts(&cli, &matches);
     let args = <ServeArgs as clap::FromArgMatches>::from_arg_matches(&sub)?;
+    if args.clickhouse_replicated && args.clickhouse_cluster.is_none() {
+        anyhow::bail!(
+            "--clickhouse-replicated needs --clickhouse-cluster (RUNAKEFLI_CLICKHOUSE_CLUSTER): \
+             the replicated tables are created ON CLUSTER"
+        );
+    }
     if args.print_config {
         let mut merged = overrides.clone();
         for (t, p) in &args.tenant_retention_period {

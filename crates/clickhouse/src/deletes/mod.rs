@@ -14,6 +14,8 @@
 //!   it was accepted), a lightweight `DELETE FROM logs WHERE …` with the same
 //!   condition removes its rows (ClickHouse masks them at once and drops them
 //!   from disk when it merges the parts); the request is then `processed`.
+//!   On a cluster the `DELETE` goes to `logs_local ON CLUSTER …`
+//!   ([`crate::cluster::mutation_target`]).
 //! - **Regexps**: a line filter regexp outside the RE2 subset ClickHouse and
 //!   the engine read alike cannot be evaluated in SQL exactly; such a request
 //!   is refused (400) rather than deleting other rows than the embedded store
@@ -24,6 +26,7 @@ pub mod record;
 
 use crate::backend::now_ns;
 use crate::client::Request;
+use crate::cluster::mutation_target;
 use crate::selector::Split;
 use crate::sql::{self, quote, RowMask, StreamSelect};
 use crate::{ClickHouseBackend, Error};
@@ -268,10 +271,11 @@ impl ClickHouseBackend {
         };
         let mut ids: Vec<u64> = self.stream_map(&sel)?.into_keys().collect();
         ids.sort_unstable();
+        let logs = mutation_target(self.client.config().cluster.as_ref(), "logs");
         for chunk in ids.chunks(IDS_PER_STATEMENT) {
             let cond = sql::delete_condition(req, &sql::id_set(chunk))?;
             self.client.execute(&format!(
-                "DELETE FROM logs WHERE tenant = {} AND {cond}",
+                "DELETE FROM {logs} WHERE tenant = {} AND {cond}",
                 quote(tenant.as_str())
             ))?;
         }

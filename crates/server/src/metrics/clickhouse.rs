@@ -144,6 +144,11 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
         "SQL reads of log queries answered in SQL: one per keyset page of a leg.",
         s.lines_pages as f64,
     );
+    x.counter(
+        "runakefli_clickhouse_metric_legs_total",
+        "SQL reads of metric queries answered in SQL: one per leg (runs of whole days of the steps, read at once) of a query over two days or more, one for a query read whole.",
+        s.metric_legs as f64,
+    );
 }
 
 #[cfg(test)]
@@ -224,6 +229,7 @@ mod tests {
             totals_rows: 11,
             lines_legs: 6,
             lines_pages: 8,
+            metric_legs: 5,
         };
         render_stats(&mut x, &stats);
         let text = x.finish();
@@ -243,6 +249,7 @@ mod tests {
                 "runakefli_clickhouse_rows_shipped_total{path=\"residual\"} 9",
                 "runakefli_clickhouse_lines_legs_total 6",
                 "runakefli_clickhouse_lines_pages_total 8",
+                "runakefli_clickhouse_metric_legs_total 5",
             ]
         );
         for family in [
@@ -254,6 +261,7 @@ mod tests {
             "runakefli_clickhouse_rows_shipped_total",
             "runakefli_clickhouse_lines_legs_total",
             "runakefli_clickhouse_lines_pages_total",
+            "runakefli_clickhouse_metric_legs_total",
         ] {
             assert!(
                 text.contains(&format!("# TYPE {family} counter\n")),

@@ -32,7 +32,7 @@ fn bench() -> Command {
 #[test]
 fn side_by_side_bench_runs_both_backends_and_their_answers_agree() {
     // Makes .venv-chdb when it is missing, or fails naming the setup.
-    front::url();
+    front::url("bench");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = bench()

@@ -38,7 +38,7 @@ fn pair(test: &str, extra: &[&str]) -> (TestServer, TestServer, Client) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let ch = TestServer::start_with(&args);
     let embedded = TestServer::start_with(extra);
-    (embedded, ch, Client::new(Config::new(front::url(), db)))
+    (embedded, ch, Client::new(Config::new(front::url(&db), db)))
 }
 
 /// Pushes the same body to both servers as `tenant` (None: the default).

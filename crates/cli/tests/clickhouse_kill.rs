@@ -243,7 +243,7 @@ fn a_server_killed_mid_ingest_keeps_acknowledged_lines_and_resent_pushes_once() 
     // Batches are pushed in order: the acknowledged ones come first.
     let last_acked = *acked_batches.last().unwrap();
     assert_eq!(acked_batches.len(), last_acked + 1, "{outcomes:?}");
-    let url = front::url();
+    let url = front::url(&db);
     let rows = stored(&url, &db);
     assert_stored_once(&rows, &acked_batches, "after the kill");
     // Whether the kill fell between ClickHouse's write and the answer (the

@@ -248,7 +248,7 @@ fn clickhouse_answers_like_the_embedded_store() {
     push_all(&embedded);
     // The rows are in ClickHouse, every pushed entry once.
     let client =
-        runakefli_clickhouse::Client::new(runakefli_clickhouse::Config::new(front::url(), db));
+        runakefli_clickhouse::Client::new(runakefli_clickhouse::Config::new(front::url(&db), db));
     let rows = client
         .rows("SELECT count() AS n FROM logs", &Default::default())
         .unwrap();
@@ -431,7 +431,7 @@ fn clickhouse_serves_health_and_answers_501_for_embedded_only_endpoints() {
 
 #[test]
 fn clickhouse_refuses_the_disk_budget_at_start() {
-    let url = front::url();
+    let url = front::url("disk_budget");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_runakefli"))
         .args([
             "serve",
@@ -616,10 +616,10 @@ fn metric(s: &TestServer, name: &str) -> f64 {
 #[test]
 fn a_stalled_clickhouse_refuses_pushes_past_the_backlog_and_recovers() {
     use std::time::{Duration, Instant};
-    let target = front::url().trim_start_matches("http://").to_string();
+    let db = format!("serve_stall_{}", std::process::id());
+    let target = front::url(&db).trim_start_matches("http://").to_string();
     let relay = Relay::start(target.clone());
     let url = format!("http://127.0.0.1:{}", relay.port);
-    let db = format!("serve_stall_{}", std::process::id());
     let ch = std::sync::Arc::new(TestServer::start_with(&[
         "--backend",
         "clickhouse",
@@ -710,10 +710,10 @@ fn a_stalled_clickhouse_refuses_pushes_past_the_backlog_and_recovers() {
 
 #[test]
 fn clickhouse_going_away_answers_503_and_pushes_succeed_again_when_it_returns() {
-    let target = front::url().trim_start_matches("http://").to_string();
+    let db = format!("serve_relay_{}", std::process::id());
+    let target = front::url(&db).trim_start_matches("http://").to_string();
     let relay = Relay::start(target);
     let url = format!("http://127.0.0.1:{}", relay.port);
-    let db = format!("serve_relay_{}", std::process::id());
     let ch = TestServer::start_with(&[
         "--backend",
         "clickhouse",

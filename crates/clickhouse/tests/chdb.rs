@@ -182,8 +182,8 @@ fn a_version_1_database_is_migrated_to_version_2_keeping_its_rows() {
          ENGINE = MergeTree ORDER BY version",
     )
     .unwrap();
-    for s in schema::MIGRATIONS[0] {
-        c.execute(s).unwrap();
+    for s in schema::migration(1, None, &c.config().database) {
+        c.execute(&s).unwrap();
     }
     c.execute("INSERT INTO runakefli_schema (version) VALUES (1)")
         .unwrap();
@@ -848,6 +848,7 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             totals_rows: 0,
             lines_legs: 1,
             lines_pages: 1,
+            metric_legs: 1,
         }
     );
 }
@@ -1026,11 +1027,12 @@ struct LossyRelay {
 }
 
 impl LossyRelay {
-    fn start() -> LossyRelay {
+    /// A relay to the front at `front` (`http://HOST:PORT`).
+    fn start(front: &str) -> LossyRelay {
         use std::io::{Read, Write};
         use std::net::{Shutdown, TcpListener, TcpStream};
         use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
-        let target = front::url().trim_start_matches("http://").to_string();
+        let target = front.trim_start_matches("http://").to_string();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let relay = LossyRelay {
             url: format!("http://{}", listener.local_addr().unwrap()),
@@ -1108,8 +1110,8 @@ fn a_retried_insert_whose_answer_was_lost_is_stored_once() {
     use runakefli_clickhouse::{ClickHouseBackend, PushRetry};
     use std::sync::atomic::Ordering::SeqCst;
     use std::time::Duration;
-    let relay = LossyRelay::start();
     let direct = front::client("lost_answer");
+    let relay = LossyRelay::start(&direct.config().url);
     let via_relay = Client::new(Config::new(
         relay.url.clone(),
         direct.config().database.clone(),

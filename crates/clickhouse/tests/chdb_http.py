@@ -10,7 +10,11 @@ the body is the data that follows it, as for `INSERT ... FORMAT ...`), the
 their `Code: N. DB::Exception: ...` text, a non-200 status and the
 `X-ClickHouse-Exception-Code` header. GET /ping answers `Ok.`.
 
-Usage: chdb_http.py --path DIR [--port 0]
+Usage: chdb_http.py --path DIR [--port 0] [--cluster NAME]
+With --cluster, chdb reads a configuration defining the cluster NAME as one
+shard whose one replica is this process itself (local, so queries and
+inserts through a Distributed table run in-process; there is no Keeper, so
+no ON CLUSTER DDL and no Replicated tables).
 Prints `listening PORT` once bound; exits when its standard input closes
 (so it never outlives the test process that started it).
 """
@@ -39,6 +43,10 @@ class Front(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     sess = None
     lock = threading.Lock()
+    # The session's current database and the settings it has been SET to
+    # (name -> value, None when a SET failed); guarded by `lock`.
+    db = None
+    applied = {}
 
     def log_message(self, *args):
         pass
@@ -79,21 +87,29 @@ class Front(http.server.BaseHTTPRequestHandler):
         with Front.lock:
             s = Front.sess
             try:
-                s.query("USE " + "`" + p.get("database", "default").replace("`", "\\`") + "`")
-                for k, v in settings:
-                    s.query("SET %s = %s" % (k, quote(v)))
+                # The session keeps its database and settings between
+                # requests: only what differs from the last request is sent
+                # (each statement is a round through the engine).
+                db = p.get("database", "default")
+                if db != Front.db:
+                    s.query("USE " + "`" + db.replace("`", "\\`") + "`")
+                    Front.db = db
+                wanted = dict(settings)
+                for k in [k for k in Front.applied if k not in wanted]:
+                    s.query("SET %s = DEFAULT" % k)
+                    del Front.applied[k]
+                for k, v in wanted.items():
+                    if Front.applied.get(k) != v:
+                        # Unknown until the SET succeeds: reset if not wanted.
+                        Front.applied[k] = None
+                        s.query("SET %s = %s" % (k, quote(v)))
+                        Front.applied[k] = v
                 out = s.query(query, fmt).bytes()
             except Exception as e:  # chdb raises its ChdbError with ClickHouse's text
                 text = str(e).strip() + "\n"
                 m = CODE.search(text)
                 code = int(m.group(1)) if m else 1001
                 return self.answer(STATUS.get(code, 500), text.encode(), code)
-            finally:
-                for k, _ in settings:
-                    try:
-                        s.query("SET %s = DEFAULT" % k)
-                    except Exception:
-                        pass
         self.answer(200, out)
 
 
@@ -110,8 +126,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--path", required=True)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--cluster")
     a = ap.parse_args()
-    Front.sess = session.Session(a.path)
+    path = a.path
+    if a.cluster:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", a.cluster):
+            sys.exit("bad cluster name %r" % a.cluster)
+        os.makedirs(a.path, exist_ok=True)
+        config = os.path.join(a.path, "cluster.xml")
+        # tcp_port: a shard at localhost on this port is this process
+        # (is_local), though nothing listens on it.
+        with open(config, "w") as f:
+            f.write(
+                "<clickhouse><tcp_port>9000</tcp_port><remote_servers><%s><shard><replica>"
+                "<host>localhost</host><port>9000</port></replica></shard></%s>"
+                "</remote_servers></clickhouse>\n" % (a.cluster, a.cluster)
+            )
+        path = "%s?config-file=%s" % (a.path, config)
+    Front.sess = session.Session(path)
     # A thread per connection (clients keep connections alive and may hold
     # several); Front.lock still runs one query at a time.
     srv = Server(("127.0.0.1", a.port), Front)

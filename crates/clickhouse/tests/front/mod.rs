@@ -1,5 +1,6 @@
 //! The ClickHouse engine for tests: chdb-core behind `tests/chdb_http.py`,
-//! started once per test process on a loopback port ([`url`]), or, for tests
+//! started on loopback ports by each test process ([`FRONTS`] of them, a
+//! database on one of them: [`url`]), or, for tests
 //! that kill and restart ClickHouse, one of a test's own on a data path it
 //! keeps ([`OwnFront`]).
 //!
@@ -75,6 +76,10 @@ fn setup_chdb() -> Result<(), String> {
 
 /// Starts `chdb_http.py` on `path` and `port` (0: any); the process and its port.
 fn spawn(path: &Path, port: u16) -> Result<(Child, u16), String> {
+    spawn_with(path, port, &[])
+}
+
+fn spawn_with(path: &Path, port: u16, extra: &[&str]) -> Result<(Child, u16), String> {
     ensure_chdb()?;
     let mut child = Command::new(python())
         .arg(workspace_root().join("crates/clickhouse/tests/chdb_http.py"))
@@ -82,6 +87,7 @@ fn spawn(path: &Path, port: u16) -> Result<(Child, u16), String> {
         .arg(path)
         .arg("--port")
         .arg(port.to_string())
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -106,8 +112,12 @@ fn spawn(path: &Path, port: u16) -> Result<(Child, u16), String> {
 }
 
 fn start() -> Result<Front, String> {
+    start_with(&[])
+}
+
+fn start_with(extra: &[&str]) -> Result<Front, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let (child, port) = spawn(&dir.path().join("chdb"), 0)?;
+    let (child, port) = spawn_with(&dir.path().join("chdb"), 0, extra)?;
     Ok(Front {
         _child: child,
         _dir: dir,
@@ -180,12 +190,21 @@ impl Drop for OwnFront {
     }
 }
 
-static FRONT: OnceLock<Result<Front, String>> = OnceLock::new();
+/// How many fronts a test process runs: each front answers one query at a
+/// time (one chdb session), so tests running side by side share the cores
+/// only if their databases live on different fronts.
+const FRONTS: usize = 2;
+
+static FRONT: [OnceLock<Result<Front, String>>; FRONTS] = [const { OnceLock::new() }; FRONTS];
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
-/// The front's base URL; panics (failing the test) naming what to install.
-pub fn url() -> String {
-    match FRONT.get_or_init(start) {
+/// The base URL of the front that holds `database` (the same front for the
+/// same name, every time); panics (failing the test) naming what to install.
+pub fn url(database: &str) -> String {
+    let i = database.bytes().fold(0usize, |h, b| {
+        h.wrapping_mul(31).wrapping_add(usize::from(b))
+    }) % FRONTS;
+    match FRONT[i].get_or_init(start) {
         Ok(f) => f.url.clone(),
         Err(e) => panic!("{INSTALL}\n({e})"),
     }
@@ -199,7 +218,7 @@ pub fn serve_args(database: &str) -> Vec<String> {
         "--backend",
         "clickhouse",
         "--clickhouse-url",
-        &url(),
+        &url(database),
         "--clickhouse-database",
         database,
     ]
@@ -210,7 +229,33 @@ pub fn serve_args(database: &str) -> Vec<String> {
 /// A client of a fresh database of its own (named after `test`).
 pub fn client(test: &str) -> Client {
     let n = NEXT_DB.fetch_add(1, Ordering::Relaxed);
-    Client::new(Config::new(url(), format!("t_{test}_{n}")))
+    let database = format!("t_{test}_{n}");
+    Client::new(Config::new(url(&database), database))
+}
+
+/// The one-node cluster of [`cluster_client`]'s front.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub const TEST_CLUSTER: &str = "runakefli_test";
+
+static CLUSTER_FRONT: OnceLock<Result<Front, String>> = OnceLock::new();
+
+/// A client of a fresh database on a front of its own (started once per
+/// test process) whose chdb knows [`TEST_CLUSTER`]: one shard, this process
+/// itself, so `Distributed` tables over it work; the client's
+/// [`runakefli_clickhouse::Cluster`] has `on_cluster` off (no Keeper).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn cluster_client(test: &str) -> Client {
+    let url = match CLUSTER_FRONT.get_or_init(|| start_with(&["--cluster", TEST_CLUSTER])) {
+        Ok(f) => f.url.clone(),
+        Err(e) => panic!("{INSTALL}\n({e})"),
+    };
+    let n = NEXT_DB.fetch_add(1, Ordering::Relaxed);
+    let mut config = Config::new(url, format!("t_{test}_{n}"));
+    config.cluster = Some(runakefli_clickhouse::Cluster {
+        on_cluster: false,
+        ..runakefli_clickhouse::Cluster::new(TEST_CLUSTER)
+    });
+    Client::new(config)
 }
 
 /// The text of `column` in each row `sql` selects (a column of strings).

@@ -206,8 +206,11 @@ fn random_damage_is_reported_and_everything_intact_is_served() {
         server.start_again();
         let found = stored(&server);
         let stats = server.get_json("/admin/storage/stats", &[]);
+        // A truncated WAL segment ends in a record cut short: the replay
+        // cuts it as a crash's torn tail and reports the cut.
         let reported = stats["quarantined_files"].as_u64().unwrap()
-            + stats["damaged_blocks"].as_u64().unwrap();
+            + stats["damaged_blocks"].as_u64().unwrap()
+            + stats["wal_torn_tails"].as_u64().unwrap();
         let set: HashSet<&String> = found.iter().collect();
         assert_eq!(
             set.len(),
@@ -247,7 +250,16 @@ fn random_damage_is_reported_and_everything_intact_is_served() {
                 "round {round} {hit:?}: line {l} ({h}) lost though its file is intact"
             );
         }
-        if lost > 0 {
+        // A WAL cut exactly between two records leaves a well-formed,
+        // shorter log: nothing on disk tells it from one never written.
+        let cut_between_records = matches!(
+            hit.get("wal"),
+            Some(Damage::Truncate { at }) if records.iter().any(|(s, _, _)| s == at)
+        );
+        let lost_only_wal = home
+            .iter()
+            .all(|(l, h)| set.contains(l) || h.starts_with("wal"));
+        if lost > 0 && !(cut_between_records && lost_only_wal) {
             assert!(
                 reported > 0,
                 "round {round} {hit:?}: {lost} lines lost without a quarantined file or damaged block"

@@ -86,3 +86,31 @@ fn damaged_part_and_wal_are_quarantined_and_the_rest_is_served() {
         .join(seg.strip_prefix(server.data_dir()).unwrap())
         .exists());
 }
+
+#[test]
+fn a_wal_cut_inside_its_last_record_is_cut_and_reported() {
+    let mut server = TestServer::start();
+    for i in 0..3 {
+        push(&server, T0 + i, &format!("wal only {i}"));
+    }
+    server.kill9();
+    let seg = std::fs::read_dir(server.data_dir().join("wal"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let wal = std::fs::read(&seg).unwrap();
+    // Three records of one size after the 16-byte header: cut the last in two.
+    let rec = (wal.len() - 16) / 3;
+    std::fs::write(&seg, &wal[..wal.len() - rec / 2]).unwrap();
+
+    server.start_again();
+    let stats = server.get_json("/admin/storage/stats", &[]);
+    assert_eq!(stats["wal_torn_tails"], 1, "{stats}");
+    assert_eq!(stats["quarantined_files"], 0, "{stats}");
+    assert_eq!(lines(&server), vec!["wal only 0", "wal only 1"]);
+    let (status, metrics) = server.get("/metrics", &[]);
+    assert_eq!(status, 200);
+    assert!(metrics.contains("runakefli_wal_torn_tails 1"), "{metrics}");
+}

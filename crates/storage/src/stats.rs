@@ -108,6 +108,11 @@ pub struct StorageStats {
     /// Files that failed verification when the store opened and were moved
     /// (or copied) to `quarantine/` (see `docs/storage-format.md`).
     pub quarantined_files: u64,
+    /// WAL segments whose torn tail was cut when the store opened: a record
+    /// cut short at the end of the newest segment, as a crash during its
+    /// write leaves it (never acknowledged) — or as a truncated file does,
+    /// which loses acknowledged records; reported so it is never silent.
+    pub wal_torn_tails: u64,
     /// Blocks of parts found damaged when read since open (left out of reads
     /// and merges; each part kept in the quarantine).
     pub damaged_blocks: u64,

@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     pub(crate) shutdown: AtomicBool,
     pub(crate) counters: Counters,
     quarantine: Arc<Quarantine>,
+    /// WAL segments whose torn tail the replay cut at open.
+    wal_torn_tails: u64,
     _lock: std::fs::File,
 }
 
@@ -179,11 +181,13 @@ impl Storage {
             part_lines = part_rows,
             tenants = tenants.len(),
             quarantined = quarantine.count(),
-            "storage opened: WAL replayed: {} records, {} lines{wal_note}; {part_rows} lines in {parts} parts of {} tenants; {} files quarantined",
+            wal_torn_tails = replayed.truncated,
+            "storage opened: WAL replayed: {} records, {} lines{wal_note}; {part_rows} lines in {parts} parts of {} tenants; {} files quarantined; {} torn WAL tails cut",
             replayed.records,
             active.rows(),
             tenants.len(),
             quarantine.count(),
+            replayed.truncated,
         );
         let inner = Arc::new(Inner {
             cfg,
@@ -201,6 +205,7 @@ impl Storage {
             shutdown: AtomicBool::new(false),
             counters: Counters::default(),
             quarantine,
+            wal_torn_tails: replayed.truncated,
             _lock: lock,
         });
         let mut threads = Vec::new();
@@ -741,6 +746,7 @@ impl Inner {
             background_errors: ld(&c.background_errors),
             quarantined_files: self.quarantine.count(),
             damaged_blocks: self.quarantine.damaged_blocks(),
+            wal_torn_tails: self.wal_torn_tails,
             flush_cpu_ms: ld(&c.flush_cpu_us) / 1000,
             merge_cpu_ms: ld(&c.merge_cpu_us) / 1000,
             retention_runs: ld(&c.retention_runs),

@@ -22,6 +22,11 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
         s.wal_recoveries as f64,
     );
     x.gauge(
+        "runakefli_wal_torn_tails",
+        "Write-ahead log segments whose torn tail (a record cut short at the end) was cut when the store opened.",
+        s.wal_torn_tails as f64,
+    );
+    x.gauge(
         "runakefli_wal_disk_bytes",
         "Bytes of write-ahead log segments on disk.",
         s.wal_disk_bytes as f64,

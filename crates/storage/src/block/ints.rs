@@ -124,7 +124,20 @@ fn unpack_bits_map<T>(
         // Eight values fill exactly `bits` bytes: one load per eight values.
         let mask = (1u64 << bits) - 1;
         let groups = n / 8;
-        for chunk in src.chunks_exact(bits).take(groups) {
+        // Straight 8-byte loads while 8 bytes remain (the bytes past the
+        // group's `bits` are shifted out or masked off; a padded copy would
+        // stall on the store it was just written by).
+        let direct = if src.len() >= 8 {
+            ((src.len() - 8) / bits + 1).min(groups)
+        } else {
+            0
+        };
+        for g in 0..direct {
+            let at = g * bits;
+            let word = u64::from_le_bytes(src[at..at + 8].try_into().expect("8 bytes"));
+            out.extend((0..8).map(|k| f((word >> (k * bits)) & mask)));
+        }
+        for chunk in src.chunks_exact(bits).take(groups).skip(direct) {
             let mut w = [0u8; 8];
             w[..bits].copy_from_slice(chunk);
             let word = u64::from_le_bytes(w);

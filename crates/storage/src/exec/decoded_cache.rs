@@ -233,7 +233,14 @@ pub(super) fn keep_decoded(
     r: &crate::block::BlockReader<'_>,
     primed: bool,
 ) {
-    if !primed && r.has_timestamps() {
+    if primed {
+        return;
+    }
+    // A log query past its cutoff decodes only the newest timestamps of a
+    // block; they are decoded whole for the cache only on the block's
+    // second offer (the doorkeeper's), so a query that runs once does not
+    // pay for it.
+    if r.has_timestamps() || offered_before((part.serial(), block.index, DIRECTORY)) {
         keep_directory(
             part.serial(),
             block.index,
@@ -241,6 +248,17 @@ pub(super) fn keep_decoded(
             r.timestamps_shared(),
         );
     }
+}
+
+/// Whether `key`, not kept now, was offered before (the doorkeeper's
+/// answer, which remembers this offer when not).
+fn offered_before(key: Key) -> bool {
+    if BUDGET.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = c.get_or_insert_with(Cache::default);
+    !cache.map.contains_key(&key) && cache.seen.offered_before(key)
 }
 
 fn get(key: Key) -> Option<Item> {

@@ -442,7 +442,7 @@ impl Part {
     /// (decoded now, and checked, when it was not).
     pub fn header(&self, b: &BlockRef) -> Result<HeaderRef<'_>, StorageError> {
         if let Some(Some(h)) = self.headers.get(b.index as usize) {
-            return Ok(HeaderRef::Shared(h.clone()));
+            return Ok(HeaderRef::Kept(h));
         }
         Ok(HeaderRef::Owned(BlockHeader::decode(self.block_slice(b)?)?))
     }

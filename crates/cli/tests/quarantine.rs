@@ -32,6 +32,16 @@ fn lines(server: &TestServer) -> Vec<String> {
 
 const DAY: i64 = 86_400_000_000_000;
 
+/// The server's WAL segment holding its records (the longest one).
+fn longest_wal_segment(server: &TestServer) -> std::path::PathBuf {
+    std::fs::read_dir(server.data_dir().join("wal"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap()
+}
+
 #[test]
 fn damaged_part_and_wal_are_quarantined_and_the_rest_is_served() {
     let mut server = TestServer::start();
@@ -59,12 +69,7 @@ fn damaged_part_and_wal_are_quarantined_and_the_rest_is_served() {
     let n = bytes.len();
     bytes[n - 3] ^= 0xff;
     std::fs::write(&part, &bytes).unwrap();
-    let seg = std::fs::read_dir(server.data_dir().join("wal"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
-        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
-        .unwrap();
+    let seg = longest_wal_segment(&server);
     let mut wal = std::fs::read(&seg).unwrap();
     let rec = (wal.len() - 16) / 4;
     wal[16 + rec + rec / 2] ^= 0xff;
@@ -94,12 +99,7 @@ fn a_wal_cut_inside_its_last_record_is_cut_and_reported() {
         push(&server, T0 + i, &format!("wal only {i}"));
     }
     server.kill9();
-    let seg = std::fs::read_dir(server.data_dir().join("wal"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wal"))
-        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
-        .unwrap();
+    let seg = longest_wal_segment(&server);
     let wal = std::fs::read(&seg).unwrap();
     // Three records of one size after the 16-byte header: cut the last in two.
     let rec = (wal.len() - 16) / 3;

@@ -689,17 +689,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 // first time the worker meets it, judged) once; one pass
                 // over the rows.
                 let mut by_entry = vec![0u8; g];
-                for r in first..end {
-                    let vi = vidx[r];
-                    if !want[r] || vi == u32::MAX {
-                        continue;
-                    }
-                    let e = entry_at(vi)?;
-                    if e >= g {
-                        need_local = true;
-                        out[r] = LOCAL;
-                        continue;
-                    }
+                let mut settle = |e: usize| -> Result<u8, StorageError> {
                     let v = &mut by_entry[e];
                     if *v == 0 {
                         let gid = sc.index.global(e)?;
@@ -709,7 +699,40 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         }
                         *v = *m;
                     }
-                    out[r] = *v;
+                    Ok(*v)
+                };
+                match &bulk {
+                    // Every entry decoded: a tight loop over the rows.
+                    Some(all) => {
+                        for r in first..end {
+                            let vi = vidx[r];
+                            if !want[r] || vi == u32::MAX {
+                                continue;
+                            }
+                            let e = all[vi as usize] as usize;
+                            if e >= g {
+                                need_local = true;
+                                out[r] = LOCAL;
+                                continue;
+                            }
+                            out[r] = settle(e)?;
+                        }
+                    }
+                    None => {
+                        for r in first..end {
+                            let vi = vidx[r];
+                            if !want[r] || vi == u32::MAX {
+                                continue;
+                            }
+                            let e = entry_at(vi)?;
+                            if e >= g {
+                                need_local = true;
+                                out[r] = LOCAL;
+                                continue;
+                            }
+                            out[r] = settle(e)?;
+                        }
+                    }
                 }
             }
             if need_local {
@@ -752,28 +775,37 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             Values::Dict { ends, .. } => vec![0; ends.len()],
             Values::Flat { .. } => Vec::new(),
         };
-        for r in first..end {
-            let vi = vidx[r];
-            if !want[r] || vi == u32::MAX {
-                continue;
+        // One loop per value layout (the layout is the block's, not the row's).
+        let open = |r: usize| want[r] && vidx[r] != u32::MAX;
+        match vals {
+            Values::Const { value, .. } => {
+                for r in first..end {
+                    if open(r) {
+                        if memo[0] == 0 {
+                            memo[0] = verdict(test(value));
+                        }
+                        out[r] = memo[0];
+                    }
+                }
             }
-            let vi = vi as usize;
-            out[r] = match vals {
-                Values::Const { value, .. } => {
-                    if memo[0] == 0 {
-                        memo[0] = verdict(test(value));
+            Values::Dict { idx, .. } => {
+                for r in first..end {
+                    if open(r) {
+                        let e = idx[vidx[r] as usize] as usize;
+                        if memo[e] == 0 {
+                            memo[e] = verdict(test(vals.entry(e)));
+                        }
+                        out[r] = memo[e];
                     }
-                    memo[0]
                 }
-                Values::Dict { idx, .. } => {
-                    let e = idx[vi] as usize;
-                    if memo[e] == 0 {
-                        memo[e] = verdict(test(vals.entry(e)));
+            }
+            Values::Flat { .. } => {
+                for r in first..end {
+                    if open(r) {
+                        out[r] = verdict(test(vals.get(vidx[r] as usize)));
                     }
-                    memo[e]
                 }
-                Values::Flat { .. } => verdict(test(vals.get(vi))),
-            };
+            }
         }
         Ok(out)
     }
@@ -1188,7 +1220,33 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             verdicts.push(v);
         }
         let mut rebuild: Option<Vec<bool>> = None;
-        for r in first_row..end_row {
+        // Every template decided by one and the same tester (one template,
+        // or one column in all): a row holds the needle when the tester
+        // holds on it, with no look at its template.
+        let one_tester = match sc.tpl.first() {
+            Some(&TplNeedle::One(id))
+                if sc
+                    .tpl
+                    .iter()
+                    .all(|t| matches!(t, TplNeedle::One(i) if *i == id)) =>
+            {
+                Some(id)
+            }
+            _ => None,
+        };
+        if let Some(id) = one_tester {
+            let v = &verdicts[id][first_row..end_row];
+            let want = &sc.want[first_row..end_row];
+            for ((h, &w), &t) in hit[first_row..end_row].iter_mut().zip(want).zip(v) {
+                *h |= w & (t == 2);
+            }
+        }
+        let rest = if one_tester.is_some() {
+            0..0
+        } else {
+            first_row..end_row
+        };
+        for r in rest {
             if !sc.want[r] {
                 continue;
             }

@@ -779,12 +779,12 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let open = |r: usize| want[r] && vidx[r] != u32::MAX;
         match vals {
             Values::Const { value, .. } => {
-                for r in first..end {
+                for (r, o) in out.iter_mut().enumerate().take(end).skip(first) {
                     if open(r) {
                         if memo[0] == 0 {
                             memo[0] = verdict(test(value));
                         }
-                        out[r] = memo[0];
+                        *o = memo[0];
                     }
                 }
             }

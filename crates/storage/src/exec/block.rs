@@ -135,9 +135,35 @@ struct ContainsScratch {
     /// query, so worked out once rather than per block and column. Never
     /// cleared (the scratch lives for one query).
     alphabets: Vec<(usize, usize, usize, u64)>,
+    /// The kept column verdicts of each (part serial, needle, test) met:
+    /// few per query, never cleared (the scratch lives for one query).
+    column_verdicts: Vec<((u64, usize, ValueTest), crate::part::needle_memo::Verdicts)>,
 }
 
 impl ContainsScratch {
+    /// The verdicts `part` keeps for needle `n`'s test `test`.
+    fn column_verdicts(
+        &mut self,
+        part: &crate::part::Part,
+        n: usize,
+        test: &ValueTest,
+        needle: &[u8],
+    ) -> crate::part::needle_memo::Verdicts {
+        let key = (part.serial(), n, *test);
+        if let Some((_, v)) = self.column_verdicts.iter().find(|(k, _)| *k == key) {
+            return v.clone();
+        }
+        // The needle (UTF-8: no 0xff byte), then the test.
+        let mut bytes = needle.to_vec();
+        bytes.push(0xff);
+        bytes.extend_from_slice(&(test.start as u64).to_le_bytes());
+        bytes.extend_from_slice(&(test.end as u64).to_le_bytes());
+        bytes.push(test.kind as u8);
+        let v = part.column_verdicts(&bytes);
+        self.column_verdicts.push((key, v.clone()));
+        v
+    }
+
     /// The alphabet of needle `n`'s stretch `test` (`needle`: its bytes).
     fn stretch_alphabet(&mut self, n: usize, test: &ValueTest, needle: &[u8]) -> u64 {
         let key = (n, test.start, test.end);
@@ -250,6 +276,9 @@ pub struct BlockEval<'r, 'a> {
     shared: Vec<Option<SharedColumn<'a>>>,
     memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
     scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
+    /// The part and block index whose column verdicts are kept across
+    /// queries ([`crate::part::Part::column_verdicts`]); `None`: not kept.
+    verdicts_in: Option<(&'a crate::part::Part, u32)>,
 }
 
 /// What is known of a row and one regexp filter.
@@ -461,6 +490,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             shared: (0..ncols).map(|_| None).collect(),
             memo: cache.shared.clone(),
             scratch: cache.scratch.clone(),
+            verdicts_in: None,
         }))
     }
 
@@ -534,6 +564,14 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     pub fn keep_decoded_as(&mut self, part: u64, block: u32, admit: bool) {
         self.cache_key = Some((part, block));
         self.admit = admit;
+    }
+
+    /// Keeps what each column of this block (block `block` of `part`)
+    /// answers to a line filter's column tests in the part, so that the
+    /// next query asking the same needle judges the column by one byte
+    /// instead of its brief, head and bloom.
+    pub fn keep_verdicts_in(&mut self, part: &'a crate::part::Part, block: u32) {
+        self.verdicts_in = Some((part, block));
     }
 
     /// Per row: the index of its value in column `c` (`u32::MAX`: absent).
@@ -1158,14 +1196,33 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                             let src = || {
                                 LazySources::new(header, header.bloom_bytes(self.r.src()), needle)
                             };
-                            let alpha = sc.stretch_alphabet(n, &test, needle);
-                            let id =
-                                if self.test_possible(c, &test, needle, alpha, &sources, src)? {
-                                    sc.testers.push((c, test));
-                                    sc.testers.len() - 1
-                                } else {
-                                    usize::MAX
-                                };
+                            use crate::part::needle_memo;
+                            let kept = self.verdicts_in.and_then(|(part, block)| {
+                                let slot = part.column_slot(block, c)?;
+                                Some((sc.column_verdicts(part, n, &test, needle), slot))
+                            });
+                            let known = kept
+                                .as_ref()
+                                .map_or(needle_memo::UNKNOWN, |(v, s)| needle_memo::get(v, *s));
+                            let possible = match known {
+                                needle_memo::NO => false,
+                                needle_memo::MAYBE => true,
+                                _ => {
+                                    let alpha = sc.stretch_alphabet(n, &test, needle);
+                                    let ok =
+                                        self.test_possible(c, &test, needle, alpha, &sources, src)?;
+                                    if let Some((v, s)) = &kept {
+                                        needle_memo::set(v, *s, ok);
+                                    }
+                                    ok
+                                }
+                            };
+                            let id = if possible {
+                                sc.testers.push((c, test));
+                                sc.testers.len() - 1
+                            } else {
+                                usize::MAX
+                            };
                             if sc.tester_of[c].is_empty() {
                                 sc.touched.push(c);
                             }

@@ -343,6 +343,7 @@ fn run_unit(
     };
     let admit = ctx.admit_block(u64::from(block.meta.rows));
     ev.keep_decoded_as(part.serial(), block.index, admit);
+    ev.keep_verdicts_in(part, block.index);
     let nrows = ev.rows();
     let mut keep = vec![false; nrows];
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);

@@ -33,11 +33,16 @@ impl NeedleMemo {
     /// The verdicts for `needle` over `blocks` blocks (all unknown when the
     /// needle is new to the part).
     pub fn verdicts(&self, needle: &[u8], blocks: usize) -> Verdicts {
+        self.verdicts_keeping(needle, blocks, Self::MAX_NEEDLES)
+    }
+
+    /// [`NeedleMemo::verdicts`], keeping at most `max` needles (keys).
+    pub fn verdicts_keeping(&self, needle: &[u8], blocks: usize, max: usize) -> Verdicts {
         let mut needles = self.needles.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, v)) = needles.iter().find(|(n, _)| n == needle) {
             return v.clone();
         }
-        if needles.len() >= Self::MAX_NEEDLES {
+        if needles.len() >= max.max(1) {
             needles.remove(0);
         }
         let v: Verdicts = (0..blocks).map(|_| AtomicU8::new(UNKNOWN)).collect();
@@ -89,5 +94,24 @@ mod tests {
             "abc was the oldest"
         );
         assert_eq!(get(&m.verdicts(b"n63", 3), 0), UNKNOWN);
+    }
+}
+
+#[cfg(test)]
+mod keeping_tests {
+    use super::*;
+
+    #[test]
+    fn a_smaller_bound_forgets_sooner() {
+        let m = NeedleMemo::default();
+        set(&m.verdicts_keeping(b"a", 2, 2), 0, true);
+        m.verdicts_keeping(b"b", 2, 2);
+        assert_eq!(get(&m.verdicts_keeping(b"a", 2, 2), 0), MAYBE, "two kept");
+        m.verdicts_keeping(b"c", 2, 2);
+        assert_eq!(
+            get(&m.verdicts_keeping(b"a", 2, 2), 0),
+            UNKNOWN,
+            "a forgotten"
+        );
     }
 }

@@ -57,6 +57,11 @@ impl StreamIndex {
         self.streams.is_empty()
     }
 
+    /// The values of label `name` and the streams that have each.
+    pub fn postings_of(&self, name: &str) -> Option<&HashMap<String, Vec<StreamId>>> {
+        self.postings.get(name)
+    }
+
     /// The stream `sid`, if known.
     pub fn get(&self, sid: StreamId) -> Option<&StreamEntry> {
         self.streams.get(&sid)

@@ -34,6 +34,11 @@ pub(super) struct Agg<'b> {
     /// Per stream of the plan: the group of its rows without metadata
     /// (`usize::MAX`: not looked up yet).
     stream_groups: Vec<usize>,
+    /// Groups of stream rows by the group labels' cells in the plan's
+    /// stream label table ([`Agg::stream_group`]).
+    by_cells: HashMap<Vec<u32>, usize>,
+    /// Scratch cells of one stream.
+    cells: Vec<u32>,
 }
 
 impl<'b> Agg<'b> {
@@ -47,6 +52,8 @@ impl<'b> Agg<'b> {
             stats: PlanStats::default(),
             last_bucket: 0,
             stream_groups: Vec::new(),
+            by_cells: HashMap::default(),
+            cells: Vec::new(),
         }
     }
 
@@ -65,14 +72,44 @@ impl<'b> Agg<'b> {
     }
 
     /// The group of stream `stream`'s rows that have no metadata.
-    pub fn stream_group(&mut self, stream: usize, labels: &std::sync::Arc<Labels>) -> usize {
+    ///
+    /// Grouped by labels, the key is made from the plan's stream label
+    /// table ([`Context::stream_labels`]) and looked up by its cells: the
+    /// streams' own labels are not read, and a key is made once per
+    /// distinct tuple of values, not once per stream.
+    pub fn stream_group(&mut self, ctx: &Context<'_>, stream: usize) -> usize {
         if self.stream_groups.len() <= stream {
             self.stream_groups.resize(stream + 1, usize::MAX);
         }
-        if self.stream_groups[stream] == usize::MAX {
-            self.stream_groups[stream] = self.group(base_key(self.plan, &[], labels));
+        if self.stream_groups[stream] != usize::MAX {
+            return self.stream_groups[stream];
         }
-        self.stream_groups[stream]
+        let g = match &self.plan.group_by {
+            GroupBy::Labels(_) => {
+                let table = &ctx.stream_labels;
+                let group = &ctx.q.labels.group;
+                self.cells.clear();
+                self.cells
+                    .extend(group.iter().map(|&j| table.cell(stream, j)));
+                match self.by_cells.get(self.cells.as_slice()) {
+                    Some(&g) => g,
+                    None => {
+                        let key = GroupKey::Labels(
+                            group
+                                .iter()
+                                .map(|&j| table.get(stream, j).map(str::to_string))
+                                .collect(),
+                        );
+                        let g = self.group(key);
+                        self.by_cells.insert(self.cells.clone(), g);
+                        g
+                    }
+                }
+            }
+            GroupBy::Stream => self.group(base_key(self.plan, &[], &ctx.streams[stream].labels)),
+        };
+        self.stream_groups[stream] = g;
+        g
     }
 
     /// Walks the rows `first..end` of a block (`ts` ascending, see
@@ -360,9 +397,12 @@ fn run_unit(
     let md_needed = r.has_metadata()
         && match (&agg.plan.group_by, ctx.q.fields()) {
             (GroupBy::Stream, _) => true,
-            (GroupBy::Labels(_), Some(_)) => super::fields::metadata_matters(ctx, &ev)?,
+            (GroupBy::Labels(_), Some(_)) => {
+                let md_names = part.metadata_names(block.index, &r)?;
+                super::fields::metadata_matters(ctx, &ev, &md_names)?
+            }
             (GroupBy::Labels(names), None) => {
-                let md_names = r.metadata_names()?;
+                let md_names = part.metadata_names(block.index, &r)?;
                 names.iter().any(|n| md_names.contains(n))
             }
         };
@@ -377,9 +417,7 @@ fn run_unit(
         decode_all_used(&mut ev, &keep)?;
     }
     if ctx.q.fields().is_none() {
-        let constant = md
-            .is_none()
-            .then(|| agg.stream_group(u.stream, &stream.labels));
+        let constant = md.is_none().then(|| agg.stream_group(ctx, u.stream));
         if let (Some(g), BucketValue::Count) = (constant, agg.plan.value) {
             let n = agg.count_rows(g, ts, ev.first, ev.end, |i| keep[i]);
             agg.stats.rows_kept += n;

@@ -176,9 +176,10 @@ fn facts(v: &[u8]) -> u8 {
 
 /// What the header says about all values of column `c`: `MEMBER` when
 /// every value is a member, `ESCAPED` / `BAD` when some value may be.
+/// Read from the column briefs (a few cache lines for a whole block).
 fn column_facts(ev: &BlockEval<'_, '_>, c: usize) -> u8 {
     use crate::block::layout::{VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED};
-    let f = ev.r.header().columns[c].facts;
+    let f = ev.r.header().briefs[c].facts;
     let mut out = KNOWN;
     if f & VALUES_NOT_NULL_OR_ARRAY != 0 {
         out |= MEMBER;
@@ -267,10 +268,10 @@ fn call(test: &runakefli_model::plan::FieldTest, args: &[Option<&[u8]>]) -> Filt
 pub(super) fn metadata_matters(
     ctx: &Context<'_>,
     ev: &BlockEval<'_, '_>,
+    md_names: &[String],
 ) -> Result<bool, StorageError> {
     let stage = ctx.q.fields().expect("fields stage");
     let names = &ctx.q.labels.labels;
-    let md_names = ev.r.metadata_names()?;
     Ok(md_names
         .iter()
         .any(|n| name_is_seen(n, names, stage, ev.infos.iter())))
@@ -328,6 +329,15 @@ pub fn run<'e>(
     let (first, end) = (ev.first, ev.end);
     if nt == 1 {
         used[0] = keep[first..end].contains(&true);
+    } else if nt <= 64 {
+        // A mask in a register: no store and reload of `used` per row.
+        let mask = row_tpl[first..end]
+            .iter()
+            .zip(&keep[first..end])
+            .fold(0u64, |m, (&t, &k)| m | (u64::from(k) << (t & 63)));
+        for (t, u) in used.iter_mut().enumerate() {
+            *u = mask >> t & 1 != 0;
+        }
     } else {
         for (&t, &k) in row_tpl[first..end].iter().zip(&keep[first..end]) {
             used[t as usize] |= k;
@@ -521,9 +531,8 @@ pub fn run<'e>(
         col_base,
         values,
         vidx,
-        stream_vals: names
-            .iter()
-            .map(|n| labels.get(n).map(str::as_bytes))
+        stream_vals: (0..names.len())
+            .map(|j| ctx.stream_labels.get(stream, j).map(str::as_bytes))
             .collect(),
         meta: HashMap::default(),
         meta_text: Vec::new(),
@@ -1004,7 +1013,7 @@ fn unwrap_decimals(
     if (first..end).any(|r| keep[r] && vidx[r] as usize >= nums.len()) {
         return Ok(false);
     }
-    let g = agg.stream_group(stream, &ctx.streams[stream].labels);
+    let g = agg.stream_group(ctx, stream);
     let kept = agg.add_rows(g, ts, first, end, |r| keep[r], |r| nums[vidx[r] as usize]);
     agg.stats.rows_kept += kept;
     agg.stats.rows_from_columns += kept;
@@ -1188,7 +1197,7 @@ impl<'e> FastBlock<'e> {
                 })
             });
             if ready {
-                let g = agg.stream_group(stream, &ctx.streams[stream].labels);
+                let g = agg.stream_group(ctx, stream);
                 let (first, end) = (ev.first, ev.end);
                 let n = match filters.first().map(|f| f.0) {
                     None => agg.count_rows(g, ts, first, end, |r| keep[r]),
@@ -1282,8 +1291,7 @@ impl<'e> FastBlock<'e> {
             let g = if constant_group {
                 // Each group label is the stream's (or absent): the
                 // stream's group, looked up once per query and worker.
-                *constant
-                    .get_or_insert_with(|| agg.stream_group(stream, &ctx.streams[stream].labels))
+                *constant.get_or_insert_with(|| agg.stream_group(ctx, stream))
             } else if group.len() == 1 {
                 let id = group[0].id(r);
                 let slot = &mut group_memo[id as usize];

@@ -24,6 +24,7 @@ mod lines;
 mod needle;
 mod query;
 mod rows;
+mod stream_labels;
 mod units;
 
 use crate::memtable::Memtable;
@@ -47,6 +48,9 @@ pub(crate) struct Context<'p> {
     /// Each stream's label names, hashed (where `| json` adds `_extracted`
     /// depends on them; kept in the stream index).
     name_sigs: Vec<u64>,
+    /// Each stream's values of the labels the plan reads
+    /// ([`query::LabelUse::labels`]).
+    pub stream_labels: stream_labels::StreamLabels,
     /// A block was found damaged and reported while the plan ran.
     damaged: std::sync::atomic::AtomicBool,
     /// Bytes of residual rows the plan holds (all workers).
@@ -200,10 +204,19 @@ impl Storage {
                 .flat_map(|(_, p)| p.state.read().parts.clone())
                 .collect()
         };
-        let matching = tenant
-            .index
-            .read()
-            .matching_unsorted(&plan.selector, lo, hi);
+        let (matching, stream_labels) = {
+            let index = tenant.index.read();
+            let matching = index.matching_unsorted(&plan.selector, lo, hi);
+            let sids: Vec<_> = matching.iter().map(|(id, _, _)| *id).collect();
+            let table = stream_labels::StreamLabels::build(
+                &q.labels.labels,
+                &sids,
+                index.len(),
+                |n| index.postings_of(n),
+                |i| &matching[i].1,
+            );
+            (matching, table)
+        };
         // Delete requests: plans do not filter deleted rows, so a plan that
         // could see one is declined and the engine falls back to the scan,
         // which drops them (backend.rs, column_scan.rs).
@@ -242,6 +255,7 @@ impl Storage {
             streams,
             orders,
             name_sigs,
+            stream_labels,
             damaged: std::sync::atomic::AtomicBool::new(false),
             residual_bytes: Default::default(),
             declined: Default::default(),

@@ -146,6 +146,9 @@ pub struct Part {
     /// What each column of each block answered to a line filter's column
     /// test (see `exec/block.rs`), kept from query to query.
     column_memo: needle_memo::NeedleMemo,
+    /// Per block: the metadata names its rows use, read once
+    /// ([`Part::metadata_names`]).
+    metadata_names: Vec<std::sync::OnceLock<Arc<[String]>>>,
 }
 
 impl std::fmt::Debug for Part {
@@ -326,6 +329,7 @@ impl Part {
             needle_memo: Default::default(),
             column_base,
             column_memo: Default::default(),
+            metadata_names: (0..blocks_len).map(|_| Default::default()).collect(),
         })
     }
 
@@ -400,6 +404,24 @@ impl Part {
         let all = self.column_base.last().copied().unwrap_or(0) as usize;
         self.column_memo
             .verdicts_keeping(key, all, Self::MAX_COLUMN_TESTS)
+    }
+
+    /// The metadata names some row of block `block` uses (`r` reads it),
+    /// read from the block once and kept: plans grouped by labels ask for
+    /// every block they read.
+    pub fn metadata_names(
+        &self,
+        block: u32,
+        r: &BlockReader<'_>,
+    ) -> Result<Arc<[String]>, StorageError> {
+        let Some(cell) = self.metadata_names.get(block as usize) else {
+            return Ok(r.metadata_names()?.into());
+        };
+        if let Some(names) = cell.get() {
+            return Ok(names.clone());
+        }
+        let names: Arc<[String]> = r.metadata_names()?.into();
+        Ok(cell.get_or_init(|| names).clone())
     }
 
     /// The place of column `c` of block `block` in [`Part::column_verdicts`].

@@ -353,6 +353,20 @@ fn run_unit(
     agg: &mut Agg<'_>,
     cache: &mut TemplateCache,
 ) -> Result<(), StorageError> {
+    let mut keep = std::mem::take(&mut cache.buffers.keep);
+    let done = run_unit_with(ctx, u, agg, cache, &mut keep);
+    cache.buffers.keep = keep;
+    done
+}
+
+/// [`run_unit`] with the worker's row buffer.
+fn run_unit_with(
+    ctx: &Context<'_>,
+    u: &Unit,
+    agg: &mut Agg<'_>,
+    cache: &mut TemplateCache,
+    keep: &mut Vec<bool>,
+) -> Result<(), StorageError> {
     let (lo, hi) = (ctx.q.lo, ctx.q.hi);
     let stream = &ctx.streams[u.stream];
     let UnitData::Columnar { part, block } = &u.data else {
@@ -382,12 +396,13 @@ fn run_unit(
     ev.keep_decoded_as(part.serial(), block.index, admit);
     ev.keep_verdicts_in(part, block.index);
     let nrows = ev.rows();
-    let mut keep = vec![false; nrows];
+    keep.clear();
+    keep.resize(nrows, false);
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
     agg.stats.rows_scanned += (ev.end - ev.first) as u64;
     agg.stats.bytes_scanned += ev.range_line_bytes_estimate();
     let mut lines: Vec<Option<String>> = Vec::new();
-    ev.line_filters(&ctx.q, &mut keep, &mut lines)?;
+    ev.line_filters(&ctx.q, keep, &mut lines)?;
     if !keep.iter().any(|&k| k) {
         return Ok(());
     }
@@ -414,7 +429,7 @@ fn run_unit(
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));
     let bytes = agg.plan.value == BucketValue::LineBytes;
     if bytes {
-        decode_all_used(&mut ev, &keep)?;
+        decode_all_used(&mut ev, keep)?;
     }
     if ctx.q.fields().is_none() {
         let constant = md.is_none().then(|| agg.stream_group(ctx, u.stream));
@@ -448,7 +463,7 @@ fn run_unit(
         }
         return Ok(());
     }
-    super::fields::run(ctx, &mut ev, &keep, agg, u.stream, ts, md, cache)
+    super::fields::run(ctx, &mut ev, keep, agg, u.stream, ts, md, cache)
 }
 
 /// Decodes every column the kept rows' templates use.

@@ -11,7 +11,7 @@
 //! once per id and memoized, so the engine's label filters and conversions
 //! run once per distinct value, not per row.
 
-use super::block::{BlockEval, TemplateCache};
+use super::block::{BlockBuffers, BlockEval, TemplateCache};
 use super::buckets::{base_key, decode_all_used, line_len, Agg};
 use super::query::{resolve_labels, LabelSource};
 use super::Context;
@@ -311,6 +311,25 @@ pub fn run<'e>(
     md: Option<&'e crate::block::RowMetadata>,
     cache: &mut TemplateCache,
 ) -> Result<(), StorageError> {
+    let mut bufs = std::mem::take(&mut cache.buffers);
+    let done = run_with(ctx, ev, keep, agg, stream, ts, md, cache, &mut bufs);
+    cache.buffers = bufs;
+    done
+}
+
+/// [`run`] with the worker's block buffers.
+#[allow(clippy::too_many_arguments)]
+fn run_with<'e>(
+    ctx: &'e Context<'_>,
+    ev: &'e mut BlockEval<'_, '_>,
+    keep: &[bool],
+    agg: &mut Agg<'_>,
+    stream: usize,
+    ts: &[i64],
+    md: Option<&'e crate::block::RowMetadata>,
+    cache: &mut TemplateCache,
+    bufs: &mut BlockBuffers,
+) -> Result<(), StorageError> {
     let stage = ctx.q.fields().expect("fields stage");
     let lu = &ctx.q.labels;
     let names = &lu.labels;
@@ -318,14 +337,17 @@ pub fn run<'e>(
     let bytes = agg.plan.value == BucketValue::LineBytes;
     let infos = ev.infos.clone();
     let nt = infos.len();
-    let heads = ev.r.template_heads().to_vec();
+    let reader = ev.r;
+    let heads = reader.template_heads();
     let row_tpl: &[u32] = ev.r.row_templates();
     let no_md: &[(String, String)] = &[];
     let row_md = |i: usize| md.map_or(no_md, |m| m.row(i));
 
     // Which templates the kept rows use, and whether any row has metadata.
     let stream_sig = ctx.name_sig(stream);
-    let mut used = vec![false; nt];
+    let used = &mut bufs.used;
+    used.clear();
+    used.resize(nt, false);
     let (first, end) = (ev.first, ev.end);
     if nt == 1 {
         used[0] = keep[first..end].contains(&true);
@@ -343,6 +365,7 @@ pub fn run<'e>(
             used[t as usize] |= k;
         }
     }
+    let used: &[bool] = used;
     // Most blocks have no metadata at all: no per-row look then.
     let any_md = md.is_some_and(|m| {
         !m.all_empty() && (ev.first..ev.end).any(|i| keep[i] && !m.row(i).is_empty())
@@ -470,14 +493,16 @@ pub fn run<'e>(
     }
 
     if let Some(placed) = &uniform {
-        if unwrap_decimals(ctx, ev, keep, agg, stream, ts, placed, &used)? {
+        if unwrap_decimals(ctx, ev, keep, agg, stream, ts, placed, used)? {
             return Ok(());
         }
     }
 
     // Columns labels may come from, and unquoted columns `| json` reads.
     let ncols = ev.r.column_count();
-    let mut label_col = vec![false; ncols];
+    let label_col = &mut bufs.label_col;
+    label_col.clear();
+    label_col.resize(ncols, false);
     for t in 0..nt {
         if !used[t] {
             continue;
@@ -506,7 +531,9 @@ pub fn run<'e>(
     }
     let ev: &'e BlockEval<'_, '_> = ev;
     let mut col_base = vec![u32::MAX; ncols];
-    let mut col_fact = vec![0u8; ncols];
+    let col_fact = &mut bufs.col_fact;
+    col_fact.clear();
+    col_fact.resize(ncols, 0);
     let mut next = 1 + names.len() as u32;
     let mut values: Vec<Option<&Values>> = vec![None; ncols];
     let mut vidx: Vec<Option<&[u32]>> = vec![None; ncols];
@@ -541,8 +568,7 @@ pub fn run<'e>(
     };
     let total = next as usize;
     if let Some(srcs) = &uniform {
-        if let Some(fast) = FastBlock::plan(ctx, agg, srcs, &ids, &col_fact, &infos, &heads, &used)
-        {
+        if let Some(fast) = FastBlock::plan(ctx, agg, srcs, &ids, col_fact, &infos, heads, used) {
             return fast.run(ctx, ev, keep, agg, stream, ts, md, cache, &mut ids);
         }
     }

@@ -24,6 +24,16 @@ pub enum LabelsParseError {
 }
 
 impl Labels {
+    /// [`Labels::new`] from borrowed `(name, value)` pairs.
+    pub fn from_strs(pairs: &[(&str, &str)]) -> Self {
+        Labels::new(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
     /// Builds a canonical label set: sorted by name; for a repeated name the last value wins.
     /// Empty values are dropped, as Loki and Prometheus treat them as absent.
     pub fn new(mut pairs: Vec<(String, String)>) -> Self {

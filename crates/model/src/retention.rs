@@ -180,15 +180,6 @@ mod tests {
         }
     }
 
-    fn labels(pairs: &[(&str, &str)]) -> Labels {
-        Labels::new(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn highest_priority_then_shortest_period_wins() {
         let p = RetentionPolicy {
@@ -200,7 +191,10 @@ mod tests {
                 rule("team", "sec", 5, 720),
             ],
         };
-        let h = |l: &[(&str, &str)]| p.period_for(&labels(l)).map(|d| d.as_secs() / 3600);
+        let h = |l: &[(&str, &str)]| {
+            p.period_for(&Labels::from_strs(l))
+                .map(|d| d.as_secs() / 3600)
+        };
         assert_eq!(h(&[("app", "web")]), Some(100));
         assert_eq!(h(&[("app", "api")]), Some(48));
         assert_eq!(h(&[("app", "api"), ("env", "dev")]), Some(24));
@@ -216,7 +210,11 @@ mod tests {
         assert!(!cfg.is_active());
         cfg.default.streams = vec![rule("app", "api", 1, 0)];
         assert!(!cfg.is_active());
-        assert_eq!(cfg.default.period_for(&labels(&[("app", "api")])), None);
+        assert_eq!(
+            cfg.default
+                .period_for(&Labels::from_strs(&[("app", "api")])),
+            None
+        );
         cfg.tenants.insert(
             "t".into(),
             TenantRetention {
@@ -227,7 +225,7 @@ mod tests {
         assert!(cfg.is_active());
         let p = cfg.policy_for("t");
         assert_eq!(
-            p.cutoff_for(&labels(&[("app", "web")]), 10_000_000_000_000),
+            p.cutoff_for(&Labels::from_strs(&[("app", "web")]), 10_000_000_000_000),
             Some(10_000_000_000_000 - 3_600_000_000_000)
         );
         assert_eq!(cfg.policy_for("other").period, None);

@@ -476,22 +476,15 @@ pub fn persist(tenant_dir: &Path, streams: &[(StreamId, Arc<Labels>)]) -> Result
 mod tests {
     use super::*;
 
-    fn l(pairs: &[(&str, &str)]) -> Labels {
-        Labels::new(
-            pairs
-                .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn matching_ranges_and_names() {
         let mut idx = StreamIndex::default();
         let (a, _) = idx
-            .resolve("t", &l(&[("app", "api"), ("env", "prod")]))
+            .resolve("t", &Labels::from_strs(&[("app", "api"), ("env", "prod")]))
             .unwrap();
-        let (b, _) = idx.resolve("t", &l(&[("app", "web")])).unwrap();
+        let (b, _) = idx
+            .resolve("t", &Labels::from_strs(&[("app", "web")]))
+            .unwrap();
         idx.note_range(a, 0, 10, 20);
         idx.note_range(b, 0, 30, 40);
         let m = |n: &str, op, v: &str| Matcher::new(n, op, v).unwrap();
@@ -523,8 +516,8 @@ mod tests {
     #[test]
     fn id_collisions_are_detected() {
         let mut idx = StreamIndex::default();
-        let a = l(&[("app", "a")]);
-        let b = l(&[("app", "b")]);
+        let a = Labels::from_strs(&[("app", "a")]);
+        let b = Labels::from_strs(&[("app", "b")]);
         // Pretend `b` hashed to `a`'s id.
         idx.insert(a.stream_id(), Arc::new(b.clone()), true);
         let err = idx.resolve("t", &a).unwrap_err();
@@ -539,8 +532,8 @@ mod tests {
     fn persist_load_and_torn_tail() {
         let d = tempfile::tempdir().unwrap();
         let mut idx = StreamIndex::default();
-        idx.resolve("t", &l(&[("a", "1")])).unwrap();
-        idx.resolve("t", &l(&[("a", "2")])).unwrap();
+        idx.resolve("t", &Labels::from_strs(&[("a", "1")])).unwrap();
+        idx.resolve("t", &Labels::from_strs(&[("a", "2")])).unwrap();
         let un = idx.unpersisted();
         persist(d.path(), &un).unwrap();
         let path = d.path().join(names::STREAMS_FILE);
@@ -564,7 +557,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut idx = StreamIndex::default();
         for i in 0..5 {
-            idx.resolve("t", &l(&[("a", &i.to_string())])).unwrap();
+            idx.resolve("t", &Labels::from_strs(&[("a", &i.to_string())]))
+                .unwrap();
         }
         persist(d.path(), &idx.unpersisted()).unwrap();
         let path = d.path().join(names::STREAMS_FILE);

@@ -116,15 +116,6 @@ impl StreamLabels {
 mod tests {
     use super::*;
 
-    fn labels(pairs: &[(&str, &str)]) -> Labels {
-        Labels::new(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-
     /// Both ways of building give what each stream's labels say.
     #[test]
     fn postings_and_lookups_agree_with_the_labels() {
@@ -135,7 +126,7 @@ mod tests {
                 if i % 4 == 0 {
                     p.push(("level", "info"));
                 }
-                (i * 7 + 1, labels(&p))
+                (i * 7 + 1, Labels::from_strs(&p))
             })
             .collect();
         let mut postings: std::collections::BTreeMap<String, HashMap<String, Vec<StreamId>>> =

@@ -31,6 +31,9 @@ pub(super) struct Agg<'b> {
     pub stats: PlanStats,
     /// The bucket of the last row added: the first guess for the next one.
     last_bucket: usize,
+    /// Rows in the last bucket run: the first guess for the next run's
+    /// length ([`Agg::for_each_run`]).
+    last_run: usize,
     /// Per stream of the plan: the group of its rows without metadata
     /// (`usize::MAX`: not looked up yet).
     stream_groups: Vec<usize>,
@@ -51,6 +54,7 @@ impl<'b> Agg<'b> {
             residual: HashMap::default(),
             stats: PlanStats::default(),
             last_bucket: 0,
+            last_run: 1,
             stream_groups: Vec::new(),
             by_cells: HashMap::default(),
             cells: Vec::new(),
@@ -134,13 +138,25 @@ impl<'b> Agg<'b> {
             self.last_bucket = b;
             let hi = self.plan.bounds[b + 1];
             // Rows after `i` are no older: the run ends at the first row
-            // past `hi` (found by walking: runs are short, and a binary
-            // search's scattered reads miss the cache on a block's
-            // timestamps).
-            let mut j = i + 1;
-            while j < end && ts[j] <= hi {
-                j += 1;
+            // past `hi`. Runs of a block are of about one length (rows
+            // spread over time), so the search starts where the last run's
+            // length puts the end and walks from there (a binary search's
+            // scattered reads miss the cache on a block's timestamps; a
+            // walk from `i` compared every row: 22 % of the CPU of
+            // `sum(count_over_time({app="…"} | json | level="error" [1m]))`).
+            let mut j = (i + self.last_run).clamp(i + 1, end);
+            if ts[j - 1] <= hi {
+                while j < end && ts[j] <= hi {
+                    j += 1;
+                }
+            } else {
+                // `ts[i] <= hi`: the walk back stops at `i + 1` at the latest.
+                j -= 1;
+                while ts[j - 1] > hi {
+                    j -= 1;
+                }
             }
+            self.last_run = j - i;
             run(self, Some(b), i, j);
             i = j;
         }
@@ -518,12 +534,13 @@ mod tests {
             0, 5, 10, 11, 12, 20, 20, 21, 29, 30, 31, 44, 45, 46, 59, 60, 61, 70,
         ];
         for (first, end) in [(0, ts.len()), (3, 9), (8, 17), (5, 5)] {
-            for every in 1..4 {
+            for (every, guess) in (1..4).flat_map(|e| [(e, 1), (e, 3), (e, 40)]) {
                 let pass = |i: usize| i.is_multiple_of(every);
                 let mut a = Agg::new(&plan);
                 let g = a.group(GroupKey::Labels(Vec::new()));
-                // Start from a stale guess, as a later block would.
+                // Start from stale guesses, as a later block would.
                 a.last_bucket = 3;
+                a.last_run = guess;
                 let n = a.count_rows(g, &ts, first, end, pass);
                 let mut b = Agg::new(&plan);
                 let h = b.group(GroupKey::Labels(Vec::new()));
@@ -534,12 +551,62 @@ mod tests {
                         b.add(h, t, 1.0);
                     }
                 }
-                assert_eq!(n, m, "rows {first}..{end} every {every}");
+                assert_eq!(n, m, "rows {first}..{end} every {every} guess {guess}");
                 let counts = |x: &Agg<'_>| -> Vec<u64> {
                     (0..plan.buckets()).map(|k| x.groups[0].1.rows(k)).collect()
                 };
-                assert_eq!(counts(&a), counts(&b), "rows {first}..{end} every {every}");
+                assert_eq!(
+                    counts(&a),
+                    counts(&b),
+                    "rows {first}..{end} every {every} guess {guess}"
+                );
             }
+        }
+    }
+
+    /// Bucket runs found from a guessed run length: blocks of random
+    /// ascending timestamps (ties, gaps, rows before and after every
+    /// bucket) counted with stale guesses of every size give the row-by-row
+    /// counts.
+    #[test]
+    fn guessed_run_ends_count_every_row_once() {
+        let plan = BucketPlan {
+            bounds: (0..=40).map(|k| 1_000 + k * 100).collect(),
+            group_by: GroupBy::Labels(Vec::new()),
+            value: BucketValue::Count,
+        };
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..200 {
+            let rows = 1 + next(400) as usize;
+            let step = 1 + next(60) as i64;
+            let mut t = 900 + next(200) as i64;
+            let ts: Vec<i64> = (0..rows)
+                .map(|_| {
+                    t += next(step as u64 + 1) as i64;
+                    t
+                })
+                .collect();
+            let mut a = Agg::new(&plan);
+            let g = a.group(GroupKey::Labels(Vec::new()));
+            a.last_bucket = next(40) as usize;
+            a.last_run = 1 + next(100) as usize;
+            let n = a.count_rows(g, &ts, 0, rows, |_| true);
+            let mut b = Agg::new(&plan);
+            let h = b.group(GroupKey::Labels(Vec::new()));
+            for &t in &ts {
+                b.add(h, t, 1.0);
+            }
+            assert_eq!(n, rows as u64);
+            let counts = |x: &Agg<'_>| -> Vec<u64> {
+                (0..plan.buckets()).map(|k| x.groups[0].1.rows(k)).collect()
+            };
+            assert_eq!(counts(&a), counts(&b), "{ts:?}");
         }
     }
 

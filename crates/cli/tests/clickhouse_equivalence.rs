@@ -16,17 +16,17 @@ mod answer_cmp;
 mod front;
 mod store_states;
 
-use answer_cmp::same;
+use answer_cmp::{compare_metadata, compare_queries, nonempty, same, Side};
 use runakefli_clickhouse::{ClickHouseBackend, Client, Config, SqlStats};
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
 use runakefli_model::deletes::{DeleteRequest, DeleteStatus, LineFilter, LineTest};
 use runakefli_model::{
-    Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, TenantId,
+    Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, TenantId,
 };
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State};
+use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State, STATES};
 
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
@@ -55,120 +55,52 @@ fn filled(test: &str, pushes: &[PushRequest]) -> (Arc<ClickHouseBackend>, MemBac
 }
 
 /// The two backends holding `pushes`: (ClickHouse, reference).
-fn backends(test: &str, pushes: &[PushRequest]) -> (Arc<dyn Backend>, Arc<dyn Backend>) {
+fn backends(test: &str, pushes: &[PushRequest]) -> (Side, Side) {
     let (ch, mem) = filled(test, pushes);
-    (ch, Arc::new(mem))
+    (
+        Side::new("clickhouse", ch),
+        Side::new("reference", Arc::new(mem)),
+    )
 }
 
-fn nonempty(r: &QueryResult) -> bool {
-    match r {
-        QueryResult::Streams(s) => !s.is_empty(),
-        QueryResult::Matrix(m) => !m.is_empty(),
-        QueryResult::Vector(v) => !v.is_empty(),
-        _ => false,
-    }
-}
-
-/// Runs every query on both backends; panics on a difference. Returns how
-/// many answers held data.
-fn compare(
-    (ch, reference): (Arc<dyn Backend>, Arc<dyn Backend>),
-    queries: &[&str],
-    (start, end): (i64, i64),
-    step: i64,
-) -> usize {
-    let tenant = TenantId::default_tenant();
-    let engines = [
-        Engine::new(ch, QueryLimits::default()),
-        Engine::new(reference, QueryLimits::default()),
-    ];
-    let mut with_data = 0;
-    for q in queries {
-        let expr = runakefli_logql::parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
-        let runs: &[(u32, Direction)] = if matches!(expr, runakefli_logql::Expr::Log(_)) {
-            &[
-                (100, Direction::Backward),
-                (7, Direction::Backward),
-                (100, Direction::Forward),
-                (3, Direction::Forward),
-            ]
-        } else {
-            &[(100, Direction::Backward)]
-        };
-        for &(limit, dir) in runs {
-            let answers: Vec<Result<QueryResult, String>> = engines
-                .iter()
-                .map(|e| {
-                    e.query_range(&tenant, &expr, start, end, step, limit, dir)
-                        .map(|r| r.result)
-                        .map_err(|e| e.to_string())
-                })
-                .collect();
-            let ok = match (&answers[0], &answers[1]) {
-                (Ok(a), Ok(b)) => same(a, b),
-                (a, b) => a == b,
-            };
-            assert!(
-                ok,
-                "limit={limit} {dir:?}: clickhouse and reference differ for {q}\nclickhouse: {:?}\nreference: {:?}",
-                answers[0], answers[1]
-            );
-            with_data += usize::from(answers[0].as_ref().is_ok_and(nonempty));
-        }
-    }
-    // Metadata over the whole range and over a part of it.
-    let all = [Matcher::new("app", MatchOp::Re, ".+").unwrap()];
-    for (s, e) in [(start, end), (start, start + (end - start) / 3)] {
-        let [a, b] = &engines;
-        assert_eq!(
-            a.labels(&tenant, None, s, e).unwrap(),
-            b.labels(&tenant, None, s, e).unwrap()
-        );
-        assert_eq!(
-            a.labels(&tenant, Some(&all), s, e).unwrap(),
-            b.labels(&tenant, Some(&all), s, e).unwrap()
-        );
-        for name in ["app", "namespace", "level", "missing"] {
-            assert_eq!(
-                a.label_values(&tenant, name, None, s, e).unwrap(),
-                b.label_values(&tenant, name, None, s, e).unwrap(),
-                "values of {name}"
-            );
-        }
-        let sel = [all.to_vec()];
-        assert_eq!(
-            a.series(&tenant, &sel, s, e).unwrap(),
-            b.series(&tenant, &sel, s, e).unwrap()
-        );
-    }
+/// Runs every query on both sides (see [`compare_queries`]), then the
+/// metadata calls; returns how many answers held data.
+fn compare((a, b): (Side, Side), queries: &[&str], range: (i64, i64), step: i64) -> usize {
+    let with_data = compare_queries(&a, &b, queries, range, step, "");
+    compare_metadata(&a, &b, &["app", "namespace", "level", "missing"], range);
     with_data
 }
+
+/// The workload queries compared on every backend pair: line filters of
+/// every kind, `| json` with and without parameters, counts, rates, bytes,
+/// `topk`.
+const WORKLOAD_QUERIES: [&str; 18] = [
+    r#"{app=~".+"}"#,
+    r#"{app=~".+"} |= "timeout""#,
+    r#"{app=~".+"} |= "connection timeout""#,
+    r#"{namespace=~".+"} |= "timeout" != "connection""#,
+    r#"{app=~".+"} |= `"level":"error"`"#,
+    r#"{app=~".+"} |~ `time.ut`"#,
+    r#"{namespace=~".+"} |~ `"msg":"[^"]*request`"#,
+    r#"{app=~".+"} !~ `"status":[45]`"#,
+    r#"{app=~"(?i)API.*"}"#,
+    r#"{namespace=~".+"} |= "error" | json | level="error""#,
+    r#"count_over_time({app=~".+"}[5m])"#,
+    r#"sum by (app) (count_over_time({app=~".+"} |= "timeout" [10m]))"#,
+    r#"sum by (app) (rate({app=~".+"}[5m]))"#,
+    r#"bytes_over_time({namespace=~".+"} |~ `time.ut` [10m])"#,
+    r#"sum(bytes_rate({app=~".+"}[10m]))"#,
+    r#"topk(3, sum by (app) (count_over_time({app=~".+"}[10m])))"#,
+    r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [10m]))"#,
+    r#"sum by (app) (rate({app=~".+"} | json | status >= 500 [10m]))"#,
+];
 
 #[test]
 fn workload_queries_answer_alike_on_clickhouse_and_the_reference() {
     let end = 1_800_000_000_000_000_000;
     let pushes = workload_pushes(11, 40, end, 8);
     let (lo, hi) = time_range(&pushes);
-    let queries = [
-        r#"{app=~".+"}"#,
-        r#"{app=~".+"} |= "timeout""#,
-        r#"{app=~".+"} |= "connection timeout""#,
-        r#"{namespace=~".+"} |= "timeout" != "connection""#,
-        r#"{app=~".+"} |= `"level":"error"`"#,
-        r#"{app=~".+"} |~ `time.ut`"#,
-        r#"{namespace=~".+"} |~ `"msg":"[^"]*request`"#,
-        r#"{app=~".+"} !~ `"status":[45]`"#,
-        r#"{app=~"(?i)API.*"}"#,
-        r#"{namespace=~".+"} |= "error" | json | level="error""#,
-        r#"count_over_time({app=~".+"}[5m])"#,
-        r#"sum by (app) (count_over_time({app=~".+"} |= "timeout" [10m]))"#,
-        r#"sum by (app) (rate({app=~".+"}[5m]))"#,
-        r#"bytes_over_time({namespace=~".+"} |~ `time.ut` [10m])"#,
-        r#"sum(bytes_rate({app=~".+"}[10m]))"#,
-        r#"topk(3, sum by (app) (count_over_time({app=~".+"}[10m])))"#,
-        r#"sum by (level) (count_over_time({namespace=~".+"} | json level="level" [10m]))"#,
-        r#"sum by (app) (rate({app=~".+"} | json | status >= 500 [10m]))"#,
-    ];
+    let queries = WORKLOAD_QUERIES;
     let with_data = compare(
         backends("workload", &pushes),
         &queries,
@@ -179,6 +111,46 @@ fn workload_queries_answer_alike_on_clickhouse_and_the_reference() {
         with_data * 2 >= queries.len(),
         "most queries found nothing ({with_data})"
     );
+}
+
+/// Any pair of backends, not only each against the reference: the embedded
+/// store in every state (memtable, row-wise and columnar flushed parts,
+/// merged parts) and ClickHouse, holding the same workload data, answer the
+/// workload queries and the metadata calls alike.
+#[test]
+fn the_embedded_store_and_clickhouse_answer_alike() {
+    let end = 1_800_000_000_000_000_000;
+    let pushes = workload_pushes(11, 40, end, 8);
+    let (lo, hi) = time_range(&pushes);
+    let range = (lo + 120_000_000_000, hi + 1);
+    let (ch, _) = filled("store_pair", &pushes);
+    let ch = Side::new("clickhouse", ch);
+    for state in STATES {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Side::new(
+            format!("embedded store ({state:?})"),
+            open_store(dir.path(), state, &pushes, 5),
+        );
+        let context = format!("{state:?}");
+        let with_data = compare_queries(
+            &store,
+            &ch,
+            &WORKLOAD_QUERIES,
+            range,
+            300_000_000_000,
+            &context,
+        );
+        compare_metadata(
+            &store,
+            &ch,
+            &["app", "namespace", "level", "missing"],
+            range,
+        );
+        assert!(
+            with_data * 2 >= WORKLOAD_QUERIES.len(),
+            "{state:?}: most queries found nothing ({with_data})"
+        );
+    }
 }
 
 #[test]

@@ -13,10 +13,9 @@
 mod answer_cmp;
 mod store_states;
 
-use answer_cmp::same;
+use answer_cmp::{compare_queries, Side};
 use runakefli_engine::testing::MemBackend;
-use runakefli_engine::{Engine, QueryLimits, QueryResult};
-use runakefli_model::{Backend, Direction, PushRequest, TenantId};
+use runakefli_model::{PushRequest, TenantId};
 use runakefli_storage::Storage;
 use std::sync::Arc;
 use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State, STATES};
@@ -52,61 +51,23 @@ fn member_values(pushes: &[PushRequest], key: &str, n: usize) -> Vec<String> {
     out
 }
 
-/// Runs every query on the store and on the reference; panics on a difference.
+/// Runs every query on the store and on the reference; panics on a
+/// difference. Returns how many of the store's answers held data.
 fn compare(
     store: Arc<Storage>,
     reference: Arc<MemBackend>,
     queries: &[String],
-    (start, end): (i64, i64),
+    range: (i64, i64),
     state: State,
 ) -> usize {
-    let tenant = TenantId::default_tenant();
-    let engines = [
-        Engine::new(store as Arc<dyn Backend>, QueryLimits::default()),
-        Engine::new(reference as Arc<dyn Backend>, QueryLimits::default()),
-    ];
-    let step = 300 * 1_000_000_000;
-    let mut nonempty = 0;
-    for q in queries {
-        let expr = runakefli_logql::parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e:?}"));
-        let is_log = matches!(expr, runakefli_logql::Expr::Log(_));
-        let runs: Vec<(u32, Direction)> = if is_log {
-            vec![
-                (100, Direction::Backward),
-                (7, Direction::Backward),
-                (100, Direction::Forward),
-                (3, Direction::Forward),
-            ]
-        } else {
-            vec![(100, Direction::Backward)]
-        };
-        for (limit, dir) in runs {
-            let answers: Vec<Result<QueryResult, String>> = engines
-                .iter()
-                .map(|e| {
-                    e.query_range(&tenant, &expr, start, end, step, limit, dir)
-                        .map(|r| r.result)
-                        .map_err(|e| e.to_string())
-                })
-                .collect();
-            let ok = match (&answers[0], &answers[1]) {
-                (Ok(a), Ok(b)) => same(a, b),
-                (a, b) => a == b,
-            };
-            assert!(
-                ok,
-                "{state:?} limit={limit} {dir:?}: store and reference differ for {q}\nstore: {:?}\nreference: {:?}",
-                answers[0], answers[1]
-            );
-            if let Ok(QueryResult::Streams(s)) = &answers[0] {
-                nonempty += usize::from(!s.is_empty());
-            }
-            if let Ok(QueryResult::Matrix(m)) = &answers[0] {
-                nonempty += usize::from(!m.is_empty());
-            }
-        }
-    }
-    nonempty
+    compare_queries(
+        &Side::new("store", store),
+        &Side::new("reference", reference),
+        queries,
+        range,
+        300 * 1_000_000_000,
+        &format!("{state:?}"),
+    )
 }
 
 fn run_all(pushes: &[PushRequest], queries: &[String], range: (i64, i64)) {

@@ -16,7 +16,7 @@ mod answer_cmp;
 mod front;
 mod store_states;
 
-use answer_cmp::{compare_metadata, compare_queries, nonempty, same, Side};
+use answer_cmp::{answers_of, compare_metadata, compare_queries, nonempty, same, Side};
 use runakefli_clickhouse::{ClickHouseBackend, Client, Config, SqlStats};
 use runakefli_engine::testing::MemBackend;
 use runakefli_engine::{Engine, QueryLimits, QueryResult};
@@ -635,14 +635,14 @@ fn json_parameter_plans_answer_in_sql_like_the_reference() {
     for (q, errors) in queries {
         let expr = runakefli_logql::parse_expr(q).unwrap();
         let before = ch.sql_stats();
-        let answers: Vec<Result<QueryResult, String>> = engines
-            .iter()
-            .map(|e| {
-                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
-                    .map(|r| r.result)
-                    .map_err(|e| e.to_string())
-            })
-            .collect();
+        let answers = answers_of(
+            &engines,
+            &tenant,
+            &expr,
+            (start, stop, step),
+            100,
+            Direction::Backward,
+        );
         let after = ch.sql_stats();
         for (i, name) in [(1, "reference"), (2, "embedded store")] {
             let ok = match (&answers[0], &answers[i]) {
@@ -897,14 +897,7 @@ fn answers_alike(
 ) -> (Vec<Result<QueryResult, String>>, SqlStats, SqlStats) {
     let expr = runakefli_logql::parse_expr(q).unwrap();
     let before = ch.sql_stats();
-    let answers: Vec<Result<QueryResult, String>> = engines
-        .iter()
-        .map(|e| {
-            e.query_range(tenant, &expr, start, stop, step, limit, dir)
-                .map(|r| r.result)
-                .map_err(|e| e.to_string())
-        })
-        .collect();
+    let answers = answers_of(engines, tenant, &expr, (start, stop, step), limit, dir);
     let after = ch.sql_stats();
     for (i, name) in [(1, "reference"), (2, "embedded store")] {
         assert!(
@@ -1513,14 +1506,8 @@ fn multi_day_log_queries_read_by_legs_and_pages_answer_as_the_reference() {
             for limit in limits {
                 for dir in [Direction::Backward, Direction::Forward] {
                     let before = (small.sql_stats(), default.sql_stats());
-                    let answers: Vec<Result<QueryResult, String>> = engines
-                        .iter()
-                        .map(|e| {
-                            e.query_range(&tenant, &expr, start, end, step, limit, dir)
-                                .map(|r| r.result)
-                                .map_err(|e| e.to_string())
-                        })
-                        .collect();
+                    let answers =
+                        answers_of(&engines, &tenant, &expr, (start, end, step), limit, dir);
                     let after = (small.sql_stats(), default.sql_stats());
                     for (i, name) in [(0, "pages of 4"), (2, "default pages")] {
                         assert!(

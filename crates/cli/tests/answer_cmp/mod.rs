@@ -68,6 +68,26 @@ impl Side {
     }
 }
 
+/// Every engine's answer to `expr` as a range query for `tenant` (errors
+/// as text).
+pub fn answers_of(
+    engines: &[Engine],
+    tenant: &TenantId,
+    expr: &runakefli_logql::Expr,
+    (start, end, step): (i64, i64, i64),
+    limit: u32,
+    dir: Direction,
+) -> Vec<Result<QueryResult, String>> {
+    engines
+        .iter()
+        .map(|e| {
+            e.query_range(tenant, expr, start, end, step, limit, dir)
+                .map(|r| r.result)
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
 /// The limits and directions a log query is compared at: a page larger
 /// and one smaller than most answers, both ways.
 pub const LOG_RUNS: [(u32, Direction); 4] = [
@@ -101,14 +121,7 @@ pub fn compare_queries<Q: AsRef<str>>(
             &LOG_RUNS[..1]
         };
         for &(limit, dir) in runs {
-            let answers: Vec<Result<QueryResult, String>> = engines
-                .iter()
-                .map(|e| {
-                    e.query_range(&tenant, &expr, start, end, step, limit, dir)
-                        .map(|r| r.result)
-                        .map_err(|e| e.to_string())
-                })
-                .collect();
+            let answers = answers_of(&engines, &tenant, &expr, (start, end, step), limit, dir);
             let ok = match (&answers[0], &answers[1]) {
                 (Ok(x), Ok(y)) => same(x, y),
                 (x, y) => x == y,

@@ -313,26 +313,8 @@ pub(super) fn release_read_data(
         }
     }
     let n = ranges.len();
-    release_many(map, &coalesce(ranges, DROP_GAP_BYTES));
+    release_many(map, &ranges);
     n
-}
-
-/// Data ranges closer than this are dropped as one range (nothing kept
-/// lies between them).
-const DROP_GAP_BYTES: usize = 0;
-
-/// `ranges` (half-open, page-aligned, any order) with those at most
-/// `max_gap` bytes apart merged, in ascending order.
-fn coalesce(mut ranges: Vec<(usize, usize)>, max_gap: usize) -> Vec<(usize, usize)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
-    for (from, end) in ranges {
-        match out.last_mut() {
-            Some(last) if from <= last.1.saturating_add(max_gap) => last.1 = last.1.max(end),
-            _ => out.push((from, end)),
-        }
-    }
-    out
 }
 
 /// The runs of whole `page`-sized pages of `[from, end)` (`from`
@@ -547,25 +529,6 @@ mod tests {
         };
         release_each(&[iov(2, 4), iov(10, 2)]);
         assert_eq!(mapped_rss(&map), 10 * PAGE);
-    }
-
-    #[test]
-    fn close_ranges_are_dropped_together() {
-        const P: usize = 4096;
-        assert_eq!(coalesce(vec![], P), vec![]);
-        // Out of order, one gap within the bound, one beyond it, one overlap.
-        assert_eq!(
-            coalesce(
-                vec![(10 * P, 12 * P), (0, 2 * P), (3 * P, 5 * P), (4 * P, 6 * P)],
-                P
-            ),
-            vec![(0, 6 * P), (10 * P, 12 * P)]
-        );
-        // Touching ranges merge even with no gap allowed.
-        assert_eq!(
-            coalesce(vec![(0, P), (P, 2 * P), (3 * P, 4 * P)], 0),
-            vec![(0, 2 * P), (3 * P, 4 * P)]
-        );
     }
 
     #[test]

@@ -797,6 +797,7 @@ fn clickhouse_live_tail_delivers_new_lines() {
                     }
                 }
             }
+            Ok(Message::Close(frame)) => panic!("tail closed: {frame:?}; lines so far {lines:?}"),
             Ok(_) => {}
             Err(tungstenite::Error::Io(e))
                 if matches!(

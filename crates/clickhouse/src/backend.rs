@@ -8,14 +8,14 @@ use crate::housekeeping::Housekeeping;
 use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
 use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
+use crate::stream_catalog::StreamCatalog;
 use crate::Error;
 use runakefli_model::plan::{AnswerData, PlanAnswer, PlanOutput, QueryPlan};
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
-    ScanRequest, StreamBounds, StreamId, StreamInfo, StreamTotals, TenantId, Timestamp,
+    ScanRequest, StreamBounds, StreamInfo, StreamTotals, TenantId, Timestamp,
 };
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -351,25 +351,10 @@ impl ClickHouseBackend {
         )
     }
 
-    /// The selected streams by id; matchers SQL cannot evaluate exactly are
-    /// checked on the labels ([`Split`]).
-    pub(crate) fn stream_map(
-        &self,
-        sel: &StreamSelect<'_>,
-    ) -> Result<HashMap<StreamId, StreamInfo>, Error> {
-        let split = Split::of(sel.selector);
-        let sql_sel = StreamSelect {
-            selector: &split.sql,
-            ..*sel
-        };
-        let rows = self.rows(&sql::streams_query(&sql_sel)?, None)?;
-        let mut out = HashMap::with_capacity(rows.len());
-        for r in rows {
-            if let Some(s) = kept_stream(&r, &split)? {
-                out.insert(s.id, s);
-            }
-        }
-        Ok(out)
+    /// The selected streams, read again when a row names one not seen
+    /// ([`StreamCatalog`]).
+    pub fn stream_catalog<'a>(&'a self, sel: StreamSelect<'a>) -> Result<StreamCatalog<'a>, Error> {
+        StreamCatalog::read(self, sel)
     }
 
     /// Each selected stream with rows in the window and its first and last
@@ -455,14 +440,9 @@ impl ClickHouseBackend {
     }
 
     fn answer(&self, plan: &QueryPlan) -> Result<PlanAnswer, Error> {
-        let streams = self.stream_map(&StreamSelect::of(plan))?;
+        let streams = self.stream_catalog(StreamSelect::of(plan))?;
         let mask = self.mask(&plan.tenant, plan.start, plan.end)?;
-        let stream = |id| {
-            streams
-                .get(&id)
-                .cloned()
-                .ok_or_else(|| Error::Decode(format!("row of unknown stream {id}")))
-        };
+        let stream = |id| streams.kept(id);
         let (data, residual) = match &plan.output {
             PlanOutput::Lines { .. } => (
                 AnswerData::Lines(self.read_lines(plan, &mask, &stream)?),
@@ -483,7 +463,7 @@ impl ClickHouseBackend {
 
 /// The stream of a result row (`stream_id`, `labels_text`), unless matchers
 /// SQL could not evaluate exactly reject its labels.
-fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
+pub(crate) fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
     let id = u64_of(r, "stream_id")?;
     let labels = Labels::parse(str_of(r, "labels_text")?)
         .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
@@ -616,8 +596,9 @@ impl Backend for ClickHouseBackend {
             end,
         };
         let mut v: Vec<StreamInfo> = self
-            .stream_map(&sel)
+            .stream_catalog(sel)
             .map_err(backend_error)?
+            .into_kept()
             .into_values()
             .collect();
         v.sort_by_key(|s| s.id);
@@ -657,7 +638,8 @@ impl Backend for ClickHouseBackend {
             if !Split::of(matchers).residual.is_empty() {
                 // Read from the streams the whole selector keeps.
                 let values: std::collections::BTreeSet<String> = self
-                    .stream_map(&sel)?
+                    .stream_catalog(sel)?
+                    .into_kept()
                     .into_values()
                     .filter_map(|s| s.labels.get(name).map(str::to_string))
                     .collect();
@@ -683,8 +665,8 @@ impl Backend for ClickHouseBackend {
             end: request.end,
         };
         let split = Split::of(&request.matchers);
-        let run = || -> Result<(HashMap<StreamId, StreamInfo>, Vec<Value>), Error> {
-            let streams = self.stream_map(&sel)?;
+        let run = || -> Result<(StreamCatalog<'_>, Vec<Value>), Error> {
+            let streams = self.stream_catalog(sel)?;
             let mask = self.mask(sel.tenant, sel.start, sel.end)?;
             let q = sql::scan_query(
                 &StreamSelect {
@@ -712,16 +694,11 @@ impl Backend for ClickHouseBackend {
                 entries.push(entry_of(&rows[i]).map_err(backend_error)?);
                 i += 1;
             }
-            let Some(info) = streams.get(&id) else {
-                if split.residual.is_empty() {
-                    return Err(backend_error(Error::Decode(format!(
-                        "row of unknown stream {id}"
-                    ))));
-                }
-                // A stream the residual matchers leave out.
+            // `None`: a stream the residual matchers leave out.
+            let Some(info) = streams.get(id).map_err(backend_error)? else {
                 continue;
             };
-            if visit(info, EntryBatch { entries }) == ScanControl::Stop {
+            if visit(&info, EntryBatch { entries }) == ScanControl::Stop {
                 break;
             }
         }

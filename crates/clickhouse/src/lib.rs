@@ -7,6 +7,8 @@
 //!   tables, Replicated engines);
 //! - [`sql`]: SQL text for the pieces of a [`runakefli_model::plan::QueryPlan`],
 //!   as pure functions;
+//! - [`stream_catalog`]: the streams a query reads rows of (read again when
+//!   a push lands between the streams' read and the rows');
 //! - [`insert`]: push requests encoded as `JSONEachRow` insert bodies;
 //! - [`group_commit`]: concurrent pushes joined into shared inserts, and the
 //!   bound on pushes waiting for ClickHouse;
@@ -39,6 +41,7 @@ pub mod schema;
 mod seam;
 mod selector;
 pub mod sql;
+pub mod stream_catalog;
 
 pub use backend::{ClickHouseBackend, HousekeepingStats, PushRetry, SqlStats};
 pub use buckets::MetricLegs;

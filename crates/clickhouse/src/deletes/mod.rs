@@ -269,7 +269,7 @@ impl ClickHouseBackend {
             start: req.start,
             end: req.end.saturating_add(1),
         };
-        let mut ids: Vec<u64> = self.stream_map(&sel)?.into_keys().collect();
+        let mut ids: Vec<u64> = self.stream_catalog(sel)?.into_kept().into_keys().collect();
         ids.sort_unstable();
         let logs = mutation_target(self.client.config().cluster.as_ref(), "logs");
         for chunk in ids.chunks(IDS_PER_STATEMENT) {
@@ -307,7 +307,7 @@ impl ClickHouseBackend {
             let streams = if Split::of(&r.matchers).residual.is_empty() {
                 sql::streams_subquery(&sel)?
             } else {
-                let mut ids: Vec<u64> = self.stream_map(&sel)?.into_keys().collect();
+                let mut ids: Vec<u64> = self.stream_catalog(sel)?.into_kept().into_keys().collect();
                 if ids.is_empty() {
                     continue;
                 }

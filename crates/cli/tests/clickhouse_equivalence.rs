@@ -1210,6 +1210,127 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
     }
 }
 
+/// Lines at the edges of duration label filters: one number and one unit
+/// (decided in SQL where the engine's `f64` product is provably whole),
+/// fractions, every unit, several components, signs, `0` alone, a missing
+/// or unknown unit, a product past 2^53, a quoted value with a space, an
+/// absent `took`, as logfmt and as JSON strings.
+const DURATION_EDGE_LINES: &[&str] = &[
+    "level=error took=5ms",
+    "level=info took=1.5s",
+    "level=warn took=1.2s",
+    "level=info took=0.3ms",
+    "level=error took=250us",
+    "level=info took=3µs",
+    "level=info took=7μs",
+    "level=info took=10ns",
+    "level=error took=2m",
+    "level=info took=1h",
+    "level=info took=2502h",
+    "level=info took=0.5ns",
+    "level=warn took=1m30s",
+    "level=info took=-5ms",
+    "level=info took=+5ms",
+    "level=info took=0",
+    "level=info took=5",
+    "level=info took=",
+    "level=info took=abc",
+    "level=info took=007ms",
+    "level=info took=1e3ms",
+    r#"level=info took="5 ms""#,
+    "level=info took=5d",
+    "level=info took=1000ms",
+    "level=info",
+    r#"{"level":"error","took":"1.5s"}"#,
+    r#"{"level":"info","took":"999ms"}"#,
+    r#"{"level":"info","took":5}"#,
+];
+
+/// Streams of [`DURATION_EDGE_LINES`].
+fn duration_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
+    edge_pushes(
+        &[r#"{app="dur"}"#, r#"{app="dur2", env="x"}"#],
+        DURATION_EDGE_LINES,
+        |i, k, s| end - (i as i64 % 4 + 1) * step + k * (step / 3) + i as i64 * 1000 + s as i64,
+        |_, _| Vec::new(),
+    )
+}
+
+/// Duration label filters (`| logfmt | took > 1s`, in `and`/`or`, after
+/// `| json`) are answered in SQL where the SQL reads the duration as the
+/// engine does and by the engine for the rest (residual rows), with
+/// answers bit-identical to the reference's and the embedded store's, in
+/// bucket plans and lines plans, over the edge lines.
+#[test]
+fn duration_filters_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = duration_edge_pushes(end, step);
+    let (lo, hi) = time_range(&pushes);
+    let (ch, mem) = filled("durations", &pushes);
+    let tenant = TenantId::default_tenant();
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let rows: u64 = pushes
+        .iter()
+        .flat_map(|p| &p.streams)
+        .map(|s| s.entries.len() as u64)
+        .sum();
+    let (l, j) = (r#"{app=~"dur.*"} | logfmt"#, r#"{app=~"dur.*"} | json"#);
+    let queries = [
+        // Metric queries fail on rows with conversion errors (as Loki's):
+        // `__error__=""` drops those.
+        format!(r#"sum by (took) (count_over_time({l} | took > 1s | __error__="" [2m]))"#),
+        format!(r#"sum by (level) (count_over_time({l} | took <= 250us | __error__="" [2m]))"#),
+        format!(
+            r#"sum by (app) (count_over_time({l} | took == 5ms or took != 1s | __error__="" [5m]))"#
+        ),
+        format!(
+            r#"sum by (level) (count_over_time({l} | level="error" and took >= 2m | __error__="" [5m]))"#
+        ),
+        format!(r#"sum by (took) (count_over_time({j} | took > 1s | __error__="" [2m]))"#),
+        format!(r#"{l} | took > 1ms"#),
+        format!(r#"{l} | took < 1s | __error__="""#),
+        format!(r#"{j} | took >= 999ms"#),
+    ];
+    let (start, stop) = (lo - step, hi + step);
+    for q in &queries {
+        let expr = runakefli_logql::parse_expr(q).unwrap();
+        let log = matches!(expr, runakefli_logql::Expr::Log(_));
+        let runs: &[(u32, Direction)] = if log {
+            &[
+                (1, Direction::Backward),
+                (5, Direction::Forward),
+                (100, Direction::Backward),
+            ]
+        } else {
+            &[(100, Direction::Backward)]
+        };
+        for &(limit, dir) in runs {
+            let (answers, before, after) =
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
+            let residual = after.residual_rows - before.residual_rows;
+            eprintln!("{q} (limit {limit}): residual rows {residual}");
+            assert!(
+                answers[0].as_ref().is_ok_and(nonempty),
+                "{q} found nothing: {:?}",
+                answers[0]
+            );
+            assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+            assert_eq!(after.scans, before.scans, "{q}: no scan");
+            // Many edge lines are the engine's by design (several
+            // components, signs, bad units; under `| json` every logfmt
+            // line); the rest are decided in SQL.
+            assert!(residual < rows, "{q}: every row residual");
+        }
+    }
+}
+
 /// The pushes without the rows any of `requests` deletes.
 fn without_deleted(pushes: &[PushRequest], requests: &[DeleteRequest]) -> Vec<PushRequest> {
     pushes

@@ -1323,6 +1323,120 @@ fn exact_floats_are_the_engines_floats() {
     assert!(accepted > texts.len() / 3, "{accepted} of {}", texts.len());
 }
 
+/// `sql::exact_duration_ns` gives a duration's nanoseconds only where the
+/// engine's reading (the number as `f64` times the unit's nanoseconds,
+/// rounded) is that whole number: the listed texts give exactly the
+/// listed values or nothing (the engine decides those), and over thousands
+/// of generated `<decimal><unit>` texts every value given is the `f64`
+/// product, whole and within 2^53.
+#[test]
+fn exact_durations_are_the_engines_durations() {
+    let c = front::client("durations");
+    schema::ensure(&c).unwrap();
+    let listed: &[(&str, Option<i64>)] = &[
+        ("5ms", Some(5_000_000)),
+        ("1.5s", Some(1_500_000_000)),
+        ("1.2s", Some(1_200_000_000)),
+        ("0.1s", Some(100_000_000)),
+        ("0.3ms", Some(300_000)),
+        ("250us", Some(250_000)),
+        ("3µs", Some(3_000)),
+        ("7μs", Some(7_000)),
+        ("10ns", Some(10)),
+        ("2m", Some(120_000_000_000)),
+        ("1h", Some(3_600_000_000_000)),
+        ("2500h", Some(9_000_000_000_000_000)),
+        ("0ms", Some(0)),
+        ("2502h", None),
+        ("0.5ns", None),
+        ("1.0000001ns", None),
+        ("1m30s", None),
+        ("-5ms", None),
+        ("+5ms", None),
+        ("0", None),
+        ("5", None),
+        ("", None),
+        ("abc", None),
+        ("007ms", None),
+        ("1.ms", None),
+        (".5s", None),
+        ("1e3ms", None),
+        ("5 ms", None),
+        ("5MS", None),
+        ("5ms ", None),
+        ("5d", None),
+    ];
+    let units: [(&str, f64); 8] = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("μs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+        ("m", 60e9),
+        ("h", 3600e9),
+    ];
+    let mut generated: Vec<(String, f64)> = Vec::new();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for _ in 0..4000 {
+        let mut t = (1 + next(9)).to_string();
+        for _ in 0..next(8) {
+            t.push(char::from(b'0' + next(10) as u8));
+        }
+        let frac = next(7);
+        if frac > 0 {
+            t.push('.');
+            for _ in 0..frac {
+                t.push(char::from(b'0' + next(10) as u8));
+            }
+        }
+        let (unit, mult) = units[next(8) as usize];
+        let product = t.parse::<f64>().unwrap() * mult;
+        generated.push((format!("{t}{unit}"), product));
+    }
+    let texts: Vec<&str> = listed
+        .iter()
+        .map(|(t, _)| *t)
+        .chain(generated.iter().map(|(t, _)| t.as_str()))
+        .collect();
+    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
+    let q = format!(
+        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
+        sql::exact_duration_ns("t"),
+        list.join(", ")
+    );
+    let rows = c.rows(&q, &Request::default()).unwrap();
+    let got: Vec<Option<i64>> = rows[0]["v"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().map(|s| s.parse().unwrap()))
+        .collect();
+    assert_eq!(got.len(), texts.len());
+    for ((t, want), have) in listed.iter().zip(&got) {
+        assert_eq!(have, want, "{t:?}");
+    }
+    let mut given = 0;
+    for ((t, product), have) in generated.iter().zip(&got[listed.len()..]) {
+        let whole = product.fract() == 0.0 && *product <= 9_007_199_254_740_992.0;
+        match have {
+            Some(ns) => {
+                given += 1;
+                assert!(whole, "{t}: {ns} for {product}");
+                assert_eq!(*ns as f64, *product, "{t}");
+            }
+            None => assert!(!whole, "{t}: {product} not given"),
+        }
+    }
+    assert!(given > 1000, "only {given} durations decided in SQL");
+}
+
 /// A lines plan read by legs (whole UTC days) and keyset pages gives the
 /// one-read answer (`sql::lines_query`), for every page size down to one
 /// row and a byte budget below one row, both directions, limits below and

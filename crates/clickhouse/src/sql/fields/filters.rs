@@ -3,7 +3,7 @@
 //! the text, `lu{i}` whether it is undecided, `lf{i}` its exact number, see
 //! `super::json::Label` and `super::number`).
 
-use super::number::float_compare;
+use super::number::{exact_duration_ns, float_compare, sql_cmp};
 use crate::sql::{quote, selector_regex};
 use crate::Error;
 use runakefli_logql::{Expr, LabelFilterExpr, Stage};
@@ -71,6 +71,17 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
                     float_compare(&format!("lf{i}"), *op, *value)
                 ),
                 undecided: format!("(isNull(lf{i}) AND (lu{i} OR isNotNull(lv{i})))"),
+            }
+        }
+        // Decided where the SQL reads the duration as the engine does
+        // (`exact_duration_ns`); an absent label drops the row; any other
+        // value is the engine's.
+        LabelFilterExpr::Duration { name, op, value } => {
+            let i = col(name);
+            let ns = exact_duration_ns(&format!("lv{i}"));
+            Compiled {
+                keep: format!("(isNotNull({ns}) AND {ns} {} {value})", sql_cmp(*op)),
+                undecided: format!("(lu{i} OR (isNull({ns}) AND isNotNull(lv{i})))"),
             }
         }
         other => {
@@ -150,8 +161,14 @@ pub(super) mod tests {
                 0.5f64.to_bits()
             )
         );
+        let c = compiled("latency > 5s").unwrap();
+        let ns = exact_duration_ns("lv1");
+        assert_eq!(c.keep, format!("(isNotNull({ns}) AND {ns} > 5000000000)"));
+        assert_eq!(
+            c.undecided,
+            format!("(lu1 OR (isNull({ns}) AND isNotNull(lv1)))")
+        );
         for declined in [
-            "latency > 5s",
             "size > 20MB",
             r#"addr = ip("10.0.0.0/8")"#,
             r#"level=~"\\d+""#,

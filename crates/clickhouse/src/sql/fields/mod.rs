@@ -51,7 +51,7 @@ mod json;
 mod logfmt;
 mod number;
 
-pub use number::exact_float;
+pub use number::{exact_duration_ns, exact_float};
 
 use super::group::{distinct_rows, key_array, labels_plan};
 use super::{bucket_expr, quote};
@@ -399,7 +399,11 @@ mod tests {
         declined.push(error_label);
         let mut duration = p.clone();
         duration.fields.as_mut().unwrap().filters = vec![ff("took > 1s", &["took"])];
-        declined.push(duration);
+        let q = crate::sql::buckets_query(&duration, &Default::default()).unwrap();
+        assert!(q.contains(&exact_duration_ns("lv1")), "{q}");
+        let mut bytes = p.clone();
+        bytes.fields.as_mut().unwrap().filters = vec![ff("size > 20MB", &["size"])];
+        declined.push(bytes);
         let mut by_stream = p;
         if let PlanOutput::Buckets(b) = &mut by_stream.output {
             b.group_by = GroupBy::Stream;
@@ -465,7 +469,7 @@ mod tests {
             "{q}"
         );
         // Undecidable pieces decline as in bucket plans.
-        p.fields.as_mut().unwrap().filters = vec![ff("took > 1s", &["took"])];
+        p.fields.as_mut().unwrap().filters = vec![ff("size > 20MB", &["size"])];
         assert!(crate::sql::lines_query(&p, &Default::default()).is_err());
     }
 

@@ -25,6 +25,7 @@
 //! still agree). Values are shipped as `toString(Float64)` and read with
 //! Rust's correctly rounded parse, which gives the same `f64` back.
 
+use crate::sql::quote;
 use runakefli_logql::CmpOp;
 
 /// `Nullable(Float64)`: the value of the `Nullable(String)` text `t` where
@@ -35,6 +36,35 @@ pub fn exact_float(t: &str) -> String {
         "if(match({t}, '^-?[0-9]{{1,30}}(\\\\.[0-9]{{1,30}})?$') AND \
          toString(toFloat64OrNull({t})) = if(position({t}, '.') > 0, \
          replaceRegexpOne({t}, '\\\\.?0+$', ''), {t}), toFloat64OrNull({t}), NULL)"
+    )
+}
+
+/// A duration the SQL decides: one decimal number and one unit (captures 1
+/// and 2).
+const DURATION: &str = r"^([0-9]{1,30}(?:\.[0-9]{1,30})?)(ns|us|µs|μs|ms|s|m|h)$";
+
+/// `Nullable(Int64)`: the nanoseconds the engine reads from the duration
+/// text `t` (its `parse_duration`: the decimal number as `f64`, times the
+/// unit's nanoseconds in `f64`, rounded), where the SQL provably gets the
+/// same: one number with one unit, the number an [`exact_float`] (so
+/// ClickHouse's `f64` is the engine's), and the product — one IEEE
+/// multiplication on both sides — a whole number within 2^53 (so rounding
+/// leaves it and `Int64` holds it exactly). Else `NULL`: several
+/// components (`1m30s`), a sign, `0` alone, a missing or unknown unit, a
+/// fractional or too large product are the engine's.
+pub fn exact_duration_ns(t: &str) -> String {
+    let re = quote(DURATION);
+    let number = exact_float(&format!("regexpExtract({t}, {re}, 1)"));
+    let unit = format!("regexpExtract({t}, {re}, 2)");
+    let product = format!(
+        "({number} * multiIf({unit} = 'ns', toFloat64(1), {unit} IN ('us', 'µs', 'μs'), \
+         toFloat64(1000), {unit} = 'ms', toFloat64(1000000), {unit} = 's', \
+         toFloat64(1000000000), {unit} = 'm', toFloat64(60000000000), {unit} = 'h', \
+         toFloat64(3600000000000), NULL))"
+    );
+    format!(
+        "if({product} = floor({product}) AND {product} <= toFloat64(9007199254740992), \
+         toInt64({product}), NULL)"
     )
 }
 
@@ -58,15 +88,19 @@ pub(super) fn float_compare(x: &str, op: CmpOp, c: f64) -> String {
         // Every comparison with NaN is false but `!=`.
         return if op == CmpOp::Neq { "1" } else { "0" }.to_string();
     }
-    let op = match op {
+    format!("{x} {} {}", sql_cmp(op), f64_literal(c))
+}
+
+/// A comparison as its SQL operator.
+pub(super) fn sql_cmp(op: CmpOp) -> &'static str {
+    match op {
         CmpOp::Eq => "=",
         CmpOp::Neq => "!=",
         CmpOp::Gt => ">",
         CmpOp::Gte => ">=",
         CmpOp::Lt => "<",
         CmpOp::Lte => "<=",
-    };
-    format!("{x} {op} {}", f64_literal(c))
+    }
 }
 
 /// A `Float64` constant equal to `c` bit for bit (an integer when it is

@@ -1210,11 +1210,13 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
     }
 }
 
-/// Lines at the edges of duration label filters: one number and one unit
-/// (decided in SQL where the engine's `f64` product is provably whole),
-/// fractions, every unit, several components, signs, `0` alone, a missing
-/// or unknown unit, a product past 2^53, a quoted value with a space, an
-/// absent `took`, as logfmt and as JSON strings.
+/// Lines at the edges of duration and byte-size label filters: one number
+/// and one unit (decided in SQL where the engine's `f64` product is
+/// provably whole or, for sizes, within 2^53), fractions, every unit and
+/// case, several components, signs, `0` alone, a missing or unknown unit,
+/// a product past 2^53, a quoted value with a space, digit separators,
+/// sizes on both sides of a filter's reprinted constant (`3MiB` compares as
+/// `3.1MB`), absent labels, as logfmt and as JSON.
 const DURATION_EDGE_LINES: &[&str] = &[
     "level=error took=5ms",
     "level=info took=1.5s",
@@ -1244,6 +1246,23 @@ const DURATION_EDGE_LINES: &[&str] = &[
     r#"{"level":"error","took":"1.5s"}"#,
     r#"{"level":"info","took":"999ms"}"#,
     r#"{"level":"info","took":5}"#,
+    "level=info size=10kB",
+    "level=error size=3MiB",
+    "level=info size=3.1MB",
+    "level=info size=3100000",
+    "level=info size=3099999",
+    "level=warn size=1.5KB",
+    "level=info size=512",
+    "level=info size=1KiB",
+    "level=info size=1kib",
+    r#"level=info size="10 kB""#,
+    "level=info size=1,024",
+    "level=info size=-5",
+    "level=info size=8EB",
+    "level=info size=abc",
+    "level=info size=",
+    r#"{"level":"error","size":"3MiB"}"#,
+    r#"{"level":"info","size":2048}"#,
 ];
 
 /// Streams of [`DURATION_EDGE_LINES`].
@@ -1256,13 +1275,14 @@ fn duration_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
     )
 }
 
-/// Duration label filters (`| logfmt | took > 1s`, in `and`/`or`, after
-/// `| json`) are answered in SQL where the SQL reads the duration as the
-/// engine does and by the engine for the rest (residual rows), with
+/// Duration and byte-size label filters (`| logfmt | took > 1s`,
+/// `size > 3MiB`, in `and`/`or`, after `| json`) are answered in SQL where
+/// the SQL reads the value as the engine does and by the engine for the
+/// rest (residual rows), with
 /// answers bit-identical to the reference's and the embedded store's, in
 /// bucket plans and lines plans, over the edge lines.
 #[test]
-fn duration_filters_answer_in_sql_like_the_reference() {
+fn duration_and_size_filters_answer_in_sql_like_the_reference() {
     let step = 60_000_000_000;
     let end = 1_800_000_000_000_000_000;
     let pushes = duration_edge_pushes(end, step);
@@ -1294,6 +1314,14 @@ fn duration_filters_answer_in_sql_like_the_reference() {
             r#"sum by (level) (count_over_time({l} | level="error" and took >= 2m | __error__="" [5m]))"#
         ),
         format!(r#"sum by (took) (count_over_time({j} | took > 1s | __error__="" [2m]))"#),
+        format!(r#"sum by (size) (count_over_time({l} | size > 3MiB | __error__="" [2m]))"#),
+        format!(r#"sum by (size) (count_over_time({l} | size <= 1KiB | __error__="" [5m]))"#),
+        format!(
+            r#"sum by (level) (count_over_time({j} | size >= 2kB or took < 1s | __error__="" [5m]))"#
+        ),
+        format!(r#"{l} | size == 3.1MB or took > 1s"#),
+        format!(r#"{l} | size < 10kB | __error__="""#),
+        format!(r#"{l} | size == 10kB or size == 1.5kB or size == 1KiB"#),
         format!(r#"{l} | took > 1ms"#),
         format!(r#"{l} | took < 1s | __error__="""#),
         format!(r#"{j} | took >= 999ms"#),

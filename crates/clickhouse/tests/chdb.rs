@@ -1323,6 +1323,103 @@ fn exact_floats_are_the_engines_floats() {
     assert!(accepted > texts.len() / 3, "{accepted} of {}", texts.len());
 }
 
+/// `sql::exact_bytes` gives a size's bytes only where they are the
+/// engine's (`parse_humanized_bytes`, go-humanize's `ParseBytes`): listed
+/// forms in every unit and case are decided, the rest (spaces, `,`, signs,
+/// unknown units, past 2^53) are left to the engine, and over thousands of
+/// generated sizes every value given is the engine's.
+#[test]
+fn exact_byte_sizes_are_the_engines_sizes() {
+    use runakefli_logql::humanize::parse_humanized_bytes;
+    let c = front::client("sizes");
+    schema::ensure(&c).unwrap();
+    let decided = [
+        "512", "512b", "512B", "10kB", "10KB", "10k", "1.5KiB", "3MiB", "3mib", "2.5GB", "1gi",
+        "7TB", "1.25TiB", "2PB", "1pib", "0", "0.5", "0.3kB", "1.1MB",
+    ];
+    let left = [
+        "",
+        " 10kB",
+        "10 kB",
+        "10kB ",
+        "1,024",
+        "-5",
+        "+5",
+        "10 parsecs",
+        "kB",
+        "1e3",
+        "007",
+        "1.",
+        ".5kB",
+        "8EB",
+        "10PB",
+        "2EiB",
+        "10kBs",
+        "10ｋB",
+    ];
+    let units = [
+        "", "b", "B", "k", "kB", "KB", "ki", "KiB", "m", "MB", "mi", "MiB", "g", "GB", "gi", "GiB",
+        "t", "TB", "ti", "TiB", "p", "PB", "pi", "PiB",
+    ];
+    let mut generated: Vec<String> = Vec::new();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for _ in 0..4000 {
+        let mut t = (1 + next(9)).to_string();
+        for _ in 0..next(6) {
+            t.push(char::from(b'0' + next(10) as u8));
+        }
+        let frac = next(5);
+        if frac > 0 {
+            t.push('.');
+            for _ in 0..frac {
+                t.push(char::from(b'0' + next(10) as u8));
+            }
+        }
+        t.push_str(units[next(units.len() as u64) as usize]);
+        generated.push(t);
+    }
+    let texts: Vec<&str> = decided
+        .iter()
+        .chain(left.iter())
+        .copied()
+        .chain(generated.iter().map(String::as_str))
+        .collect();
+    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
+    let q = format!(
+        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
+        sql::exact_bytes("t"),
+        list.join(", ")
+    );
+    let rows = c.rows(&q, &Request::default()).unwrap();
+    let got: Vec<Option<u64>> = rows[0]["v"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().map(|s| s.parse().unwrap()))
+        .collect();
+    assert_eq!(got.len(), texts.len());
+    let mut given = 0;
+    for (t, have) in texts.iter().zip(&got) {
+        if let Some(b) = have {
+            given += 1;
+            assert_eq!(Ok(*b), parse_humanized_bytes(t), "{t:?}");
+        }
+    }
+    for (t, have) in decided.iter().zip(&got) {
+        assert!(have.is_some(), "{t:?} left to the engine");
+    }
+    for (t, have) in left.iter().zip(&got[decided.len()..]) {
+        assert!(have.is_none(), "{t:?} decided in SQL");
+    }
+    assert!(given > 3000, "only {given} sizes decided in SQL");
+}
+
 /// `sql::exact_duration_ns` gives a duration's nanoseconds only where the
 /// engine's reading (the number as `f64` times the unit's nanoseconds,
 /// rounded) is that whole number: the listed texts give exactly the

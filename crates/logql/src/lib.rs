@@ -10,6 +10,7 @@ pub mod ast;
 pub mod duration;
 pub mod errors;
 mod helpers;
+pub mod humanize;
 pub mod ip;
 pub mod lexer;
 pub mod logfmt_expr;

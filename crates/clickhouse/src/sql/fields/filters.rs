@@ -3,9 +3,10 @@
 //! the text, `lu{i}` whether it is undecided, `lf{i}` its exact number, see
 //! `super::json::Label` and `super::number`).
 
-use super::number::{exact_duration_ns, float_compare, sql_cmp};
+use super::number::{exact_bytes, exact_duration_ns, float_compare, sql_cmp};
 use crate::sql::{quote, selector_regex};
 use crate::Error;
+use runakefli_logql::humanize::loki_bytes_round_trip;
 use runakefli_logql::{Expr, LabelFilterExpr, Stage};
 use runakefli_model::plan::FieldFilter;
 use runakefli_model::{MatchOp, Matcher};
@@ -82,6 +83,18 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
             Compiled {
                 keep: format!("(isNotNull({ns}) AND {ns} {} {value})", sql_cmp(*op)),
                 undecided: format!("(lu{i} OR (isNull({ns}) AND isNotNull(lv{i})))"),
+            }
+        }
+        // Compared with the size as Loki's query text prints it
+        // (`loki_bytes_round_trip`), decided where the SQL reads the value
+        // as the engine does (`exact_bytes`), as durations.
+        LabelFilterExpr::Bytes { name, op, value } => {
+            let i = col(name);
+            let bytes = exact_bytes(&format!("lv{i}"));
+            let value = loki_bytes_round_trip(*value);
+            Compiled {
+                keep: format!("(isNotNull({bytes}) AND {bytes} {} {value})", sql_cmp(*op)),
+                undecided: format!("(lu{i} OR (isNull({bytes}) AND isNotNull(lv{i})))"),
             }
         }
         other => {
@@ -168,11 +181,10 @@ pub(super) mod tests {
             c.undecided,
             format!("(lu1 OR (isNull({ns}) AND isNotNull(lv1)))")
         );
-        for declined in [
-            "size > 20MB",
-            r#"addr = ip("10.0.0.0/8")"#,
-            r#"level=~"\\d+""#,
-        ] {
+        let c = compiled("size > 3MiB").unwrap();
+        let b = exact_bytes("lv1");
+        assert_eq!(c.keep, format!("(isNotNull({b}) AND {b} > 3100000)"));
+        for declined in [r#"addr = ip("10.0.0.0/8")"#, r#"level=~"\\d+""#] {
             assert!(compiled(declined).is_err(), "{declined}");
         }
     }

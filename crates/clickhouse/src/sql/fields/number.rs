@@ -68,6 +68,42 @@ pub fn exact_duration_ns(t: &str) -> String {
     )
 }
 
+/// A byte size the SQL decides: one decimal number and a unit (captures 1
+/// and 2; any case, no spaces, no digit separators).
+const BYTE_SIZE: &str = r"^([0-9]{1,30}(?:\.[0-9]{1,30})?)((?i)b|k|kb|ki|kib|m|mb|mi|mib|g|gb|gi|gib|t|tb|ti|tib|p|pb|pi|pib|e|eb|ei|eib|)$";
+
+/// `Nullable(UInt64)`: the bytes the engine reads from the size text `t`
+/// (go-humanize's `ParseBytes`: the number as `f64`, times the unit in
+/// `f64`, truncated), where the SQL provably gets the same: one number and
+/// one unit (or none) without spaces or `,`, the number an
+/// [`exact_float`], and the product — one IEEE multiplication on both sides
+/// — within 2^53, so its floor is exact. Else `NULL` (the engine's).
+pub fn exact_bytes(t: &str) -> String {
+    let re = quote(BYTE_SIZE);
+    let number = exact_float(&format!("regexpExtract({t}, {re}, 1)"));
+    let unit = format!("lower(regexpExtract({t}, {re}, 2))");
+    let mut arms = String::new();
+    for (names, mult) in [
+        ("'', 'b'", 1u64),
+        ("'k', 'kb'", 1_000),
+        ("'ki', 'kib'", 1 << 10),
+        ("'m', 'mb'", 1_000_000),
+        ("'mi', 'mib'", 1 << 20),
+        ("'g', 'gb'", 1_000_000_000),
+        ("'gi', 'gib'", 1 << 30),
+        ("'t', 'tb'", 1_000_000_000_000),
+        ("'ti', 'tib'", 1 << 40),
+        ("'p', 'pb'", 1_000_000_000_000_000),
+        ("'pi', 'pib'", 1 << 50),
+        ("'e', 'eb'", 1_000_000_000_000_000_000),
+        ("'ei', 'eib'", 1 << 60),
+    ] {
+        arms.push_str(&format!("{unit} IN ({names}), toFloat64({mult}), "));
+    }
+    let product = format!("({number} * multiIf({arms}NULL))");
+    format!("if({product} <= toFloat64(9007199254740992), toUInt64(floor({product})), NULL)")
+}
+
 /// `Nullable(String)`: the text of the top-level member `key` (of
 /// `[A-Za-z0-9_]`) of the JSON object `line` whose value `member` (a
 /// `Dynamic`) ClickHouse typed `Float64`, as written in the line; `NULL`

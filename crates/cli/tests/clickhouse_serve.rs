@@ -154,8 +154,10 @@ const METRIC_QUERIES: &[&str] = &[
     // `| json` without parameters and a label with `_` (rows where other
     // members may give it are residual).
     r#"sum by (app) (count_over_time({app="api"} | json | __error__="" | trace_id="abc" [1m]))"#,
-    // Declined: a duration filter; the engine scans.
+    // A duration filter, decided in SQL.
     r#"sum by (app) (count_over_time({app="api"} | json | __error__="" | took > 1s [1m]))"#,
+    // Declined: a `duration()` unwrap; the engine scans.
+    r#"max_over_time({app="api"} | json | unwrap duration(took) | __error__="" [1m]) by (app)"#,
     // An error answer (the plain-text line fails `| json`), compared too.
     r#"sum by (level) (count_over_time({app="api"} | json [1m]))"#,
 ];
@@ -296,8 +298,8 @@ fn clickhouse_answers_like_the_embedded_store() {
     );
     assert!(checked > 50, "{checked} requests compared");
     // /metrics tells how much of it ran in SQL: plain selectors, line
-    // filters and grouped counts are answered there, a plan with a duration
-    // filter is declined (the engine scans), and both ship rows; the
+    // filters and grouped counts are answered there, a plan with a
+    // `duration()` unwrap is declined (the engine scans), and both ship rows; the
     // embedded server has no such family.
     let (status, page) = ch.get("/metrics", &[]);
     assert_eq!(status, 200, "{page}");

@@ -1210,7 +1210,9 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
     }
 }
 
-/// Lines at the edges of duration and byte-size label filters: one number
+/// Lines at the edges of duration, byte-size and `ip()` label filters (plain
+/// dotted quads decided in SQL; ports, leading zeros, IPv6, two addresses
+/// are the engine's): one number
 /// and one unit (decided in SQL where the engine's `f64` product is
 /// provably whole or, for sizes, within 2^53), fractions, every unit and
 /// case, several components, signs, `0` alone, a missing or unknown unit,
@@ -1263,6 +1265,16 @@ const DURATION_EDGE_LINES: &[&str] = &[
     "level=info size=",
     r#"{"level":"error","size":"3MiB"}"#,
     r#"{"level":"info","size":2048}"#,
+    "level=info addr=10.1.2.3",
+    "level=error addr=192.168.1.15",
+    "level=info addr=192.168.1.21",
+    "level=info addr=010.1.2.3",
+    "level=info addr=10.1.2.3:8080",
+    "level=info addr=::1",
+    "level=info addr=abc",
+    r#"level=info addr="10.0.0.1 10.0.0.2""#,
+    "level=info addr=",
+    r#"{"level":"warn","addr":"10.9.9.9"}"#,
 ];
 
 /// Streams of [`DURATION_EDGE_LINES`].
@@ -1275,14 +1287,15 @@ fn duration_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
     )
 }
 
-/// Duration and byte-size label filters (`| logfmt | took > 1s`,
-/// `size > 3MiB`, in `and`/`or`, after `| json`) are answered in SQL where
+/// Duration, byte-size and IPv4 `ip()` label filters (`| logfmt | took >
+/// 1s`, `size > 3MiB`, `addr = ip("10.0.0.0/8")`, in `and`/`or`, after
+/// `| json`) are answered in SQL where
 /// the SQL reads the value as the engine does and by the engine for the
 /// rest (residual rows), with
 /// answers bit-identical to the reference's and the embedded store's, in
 /// bucket plans and lines plans, over the edge lines.
 #[test]
-fn duration_and_size_filters_answer_in_sql_like_the_reference() {
+fn duration_size_and_ip_filters_answer_in_sql_like_the_reference() {
     let step = 60_000_000_000;
     let end = 1_800_000_000_000_000_000;
     let pushes = duration_edge_pushes(end, step);
@@ -1322,6 +1335,10 @@ fn duration_and_size_filters_answer_in_sql_like_the_reference() {
         format!(r#"{l} | size == 3.1MB or took > 1s"#),
         format!(r#"{l} | size < 10kB | __error__="""#),
         format!(r#"{l} | size == 10kB or size == 1.5kB or size == 1KiB"#),
+        format!(r#"{l} | addr = ip("10.0.0.0/8")"#),
+        format!(r#"{j} | addr = ip("10.0.0.0/8")"#),
+        format!(r#"{l} | addr != ip("192.168.1.10-192.168.1.20") or level="error""#),
+        format!(r#"sum by (addr) (count_over_time({l} | addr = ip("10.1.2.3") [5m]))"#),
         format!(r#"{l} | took > 1ms"#),
         format!(r#"{l} | took < 1s | __error__="""#),
         format!(r#"{j} | took >= 999ms"#),

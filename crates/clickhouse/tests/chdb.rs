@@ -1323,6 +1323,73 @@ fn exact_floats_are_the_engines_floats() {
     assert!(accepted > texts.len() / 3, "{accepted} of {}", texts.len());
 }
 
+/// `sql::exact_ipv4` gives an address only for a plain dotted quad, and
+/// then the address Rust (as Go's `netip`) reads: listed and generated
+/// texts (octets past 255, leading zeros, three or five parts, spaces,
+/// IPv6) are given exactly when they are canonical quads.
+#[test]
+fn exact_ipv4_addresses_are_the_engines_addresses() {
+    use std::net::Ipv4Addr;
+    let c = front::client("ipv4");
+    schema::ensure(&c).unwrap();
+    let mut texts: Vec<String> = [
+        "10.0.0.1",
+        "0.0.0.0",
+        "255.255.255.255",
+        "192.168.1.20",
+        "010.0.0.1",
+        "1.2.3",
+        "1.2.3.4.5",
+        "256.1.1.1",
+        " 1.2.3.4",
+        "1.2.3.4 ",
+        "::1",
+        "::ffff:1.2.3.4",
+        "",
+        "a.b.c.d",
+        "1..2.3",
+        "1.2.3.4/8",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for _ in 0..2000 {
+        let parts = if next(10) == 0 { 3 + next(3) } else { 4 };
+        let octets: Vec<String> = (0..parts)
+            .map(|_| match next(12) {
+                0 => format!("0{}", next(100)),
+                1 => (256 + next(50)).to_string(),
+                _ => next(256).to_string(),
+            })
+            .collect();
+        texts.push(octets.join("."));
+    }
+    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
+    let q = format!(
+        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
+        sql::exact_ipv4("t"),
+        list.join(", ")
+    );
+    let rows = c.rows(&q, &Request::default()).unwrap();
+    let got = rows[0]["v"].as_array().unwrap();
+    assert_eq!(got.len(), texts.len());
+    let mut given = 0;
+    for (t, v) in texts.iter().zip(got) {
+        let canonical = t.parse::<Ipv4Addr>().ok().filter(|a| a.to_string() == *t);
+        let have = v.as_str().map(|s| s.parse::<u32>().unwrap());
+        assert_eq!(have, canonical.map(u32::from), "{t:?}");
+        given += usize::from(have.is_some());
+    }
+    assert!(given > 500, "only {given} addresses decided in SQL");
+}
+
 /// `sql::exact_bytes` gives a size's bytes only where they are the
 /// engine's (`parse_humanized_bytes`, go-humanize's `ParseBytes`): listed
 /// forms in every unit and case are decided, the rest (spaces, `,`, signs,

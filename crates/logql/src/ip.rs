@@ -100,4 +100,42 @@ impl IpPattern {
         let k = key(ip);
         !self.never && k.0 == self.lo.0 && k.1 >= self.lo.1 && k.1 <= self.hi.1
     }
+
+    /// The first and last address of an IPv4 pattern as numbers (an IPv4
+    /// address is in the pattern exactly when its number is within them);
+    /// `None` for an IPv6 pattern.
+    pub fn ipv4_range(&self) -> Option<(u32, u32)> {
+        let v4 = |k: (bool, u128)| (!k.0).then(|| u32::try_from(k.1).ok()).flatten();
+        match (v4(self.lo), v4(self.hi)) {
+            (Some(lo), Some(hi)) if !self.never => Some((lo, hi)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_patterns_give_their_range() {
+        let r = |p: &str| IpPattern::parse(p).unwrap().ipv4_range();
+        assert_eq!(r("10.0.0.1"), Some((0x0a00_0001, 0x0a00_0001)));
+        assert_eq!(r("10.0.0.0/8"), Some((0x0a00_0000, 0x0aff_ffff)));
+        assert_eq!(
+            r("192.168.1.10-192.168.1.20"),
+            Some((0xc0a8_010a, 0xc0a8_0114))
+        );
+        assert_eq!(r("0.0.0.0/0"), Some((0, u32::MAX)));
+        assert_eq!(r("::1"), None);
+        assert_eq!(r("2001:db8::/32"), None);
+        for p in ["10.0.0.0/8", "192.168.1.10-192.168.1.20", "10.0.0.1"] {
+            let pat = IpPattern::parse(p).unwrap();
+            let (lo, hi) = pat.ipv4_range().unwrap();
+            for n in [lo.wrapping_sub(1), lo, hi, hi.wrapping_add(1)] {
+                let ip = IpAddr::V4(n.into());
+                assert_eq!(pat.contains(ip), (lo..=hi).contains(&n), "{p} {ip}");
+            }
+        }
+    }
 }

@@ -3,10 +3,11 @@
 //! the text, `lu{i}` whether it is undecided, `lf{i}` its exact number, see
 //! `super::json::Label` and `super::number`).
 
-use super::number::{exact_bytes, exact_duration_ns, float_compare, sql_cmp};
+use super::number::{exact_bytes, exact_duration_ns, exact_ipv4, float_compare, sql_cmp};
 use crate::sql::{quote, selector_regex};
 use crate::Error;
 use runakefli_logql::humanize::loki_bytes_round_trip;
+use runakefli_logql::ip::IpPattern;
 use runakefli_logql::{Expr, LabelFilterExpr, Stage};
 use runakefli_model::plan::FieldFilter;
 use runakefli_model::{MatchOp, Matcher};
@@ -97,10 +98,27 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
                 undecided: format!("(lu{i} OR (isNull({bytes}) AND isNotNull(lv{i})))"),
             }
         }
-        other => {
-            return Err(Error::Unsupported(format!(
-                "label filter {other:?} is not translated"
-            )))
+        // An IPv4 pattern over values that are plain dotted quads; an
+        // absent label drops the row (`!=` too, as in Loki); other values
+        // are the engine's. IPv6 patterns are declined.
+        LabelFilterExpr::Ip {
+            name,
+            negated,
+            pattern,
+        } => {
+            let (lo, hi) = IpPattern::parse(pattern)
+                .ok()
+                .and_then(|p| p.ipv4_range())
+                .ok_or_else(|| Error::Unsupported(format!("ip({pattern:?}) is not IPv4")))?;
+            let i = col(name);
+            let n = exact_ipv4(&format!("lv{i}"));
+            Compiled {
+                keep: format!(
+                    "(isNotNull({n}) AND ({n} BETWEEN {lo} AND {hi}) != {})",
+                    u8::from(*negated)
+                ),
+                undecided: format!("(lu{i} OR (isNull({n}) AND isNotNull(lv{i})))"),
+            }
         }
     })
 }
@@ -184,7 +202,13 @@ pub(super) mod tests {
         let c = compiled("size > 3MiB").unwrap();
         let b = exact_bytes("lv1");
         assert_eq!(c.keep, format!("(isNotNull({b}) AND {b} > 3100000)"));
-        for declined in [r#"addr = ip("10.0.0.0/8")"#, r#"level=~"\\d+""#] {
+        let c = compiled(r#"addr != ip("10.0.0.0/8")"#).unwrap();
+        let n = exact_ipv4("lv1");
+        assert_eq!(
+            c.keep,
+            format!("(isNotNull({n}) AND ({n} BETWEEN 167772160 AND 184549375) != 1)")
+        );
+        for declined in [r#"addr = ip("2001:db8::/32")"#, r#"level=~"\\d+""#] {
             assert!(compiled(declined).is_err(), "{declined}");
         }
     }

@@ -104,6 +104,21 @@ pub fn exact_bytes(t: &str) -> String {
     format!("if({product} <= toFloat64(9007199254740992), toUInt64(floor({product})), NULL)")
 }
 
+/// A plain dotted-quad IPv4 address: four decimal octets without leading
+/// zeros.
+const IPV4: &str = r"^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$";
+
+/// `Nullable(UInt32)`: the address of the text `t` as a number where `t` is
+/// a plain dotted quad (then the engine's `ip()` filter, which looks for
+/// addresses in the text as in a line, finds exactly this one: the whole
+/// text is one run of address characters); else `NULL` (the engine's).
+pub fn exact_ipv4(t: &str) -> String {
+    format!(
+        "if(match({t}, {}), IPv4StringToNumOrNull({t}), NULL)",
+        quote(IPV4)
+    )
+}
+
 /// `Nullable(String)`: the text of the top-level member `key` (of
 /// `[A-Za-z0-9_]`) of the JSON object `line` whose value `member` (a
 /// `Dynamic`) ClickHouse typed `Float64`, as written in the line; `NULL`

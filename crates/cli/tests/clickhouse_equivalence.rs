@@ -1289,7 +1289,7 @@ fn duration_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
 
 /// Duration, byte-size and IPv4 `ip()` label filters (`| logfmt | took >
 /// 1s`, `size > 3MiB`, `addr = ip("10.0.0.0/8")`, in `and`/`or`, after
-/// `| json`) are answered in SQL where
+/// `| json`) and `duration()`/`bytes()` unwraps are answered in SQL where
 /// the SQL reads the value as the engine does and by the engine for the
 /// rest (residual rows), with
 /// answers bit-identical to the reference's and the embedded store's, in
@@ -1339,6 +1339,15 @@ fn duration_size_and_ip_filters_answer_in_sql_like_the_reference() {
         format!(r#"{j} | addr = ip("10.0.0.0/8")"#),
         format!(r#"{l} | addr != ip("192.168.1.10-192.168.1.20") or level="error""#),
         format!(r#"sum by (addr) (count_over_time({l} | addr = ip("10.1.2.3") [5m]))"#),
+        // `duration()`/`bytes()` unwraps: values in seconds and bytes.
+        format!(r#"max_over_time({l} | unwrap duration(took) | __error__="" [5m]) by (app)"#),
+        format!(
+            r#"min_over_time({j} | unwrap duration_seconds(took) | __error__="" [5m]) by (level)"#
+        ),
+        format!(
+            r#"quantile_over_time(0.5, {l} | unwrap bytes(size) | __error__="" [5m]) by (level)"#
+        ),
+        format!(r#"avg_over_time({l} | unwrap bytes(size) | __error__="" [5m]) by (app)"#),
         format!(r#"{l} | took > 1ms"#),
         format!(r#"{l} | took < 1s | __error__="""#),
         format!(r#"{j} | took >= 999ms"#),

@@ -9,7 +9,7 @@ use crate::Error;
 use runakefli_logql::humanize::loki_bytes_round_trip;
 use runakefli_logql::ip::IpPattern;
 use runakefli_logql::{Expr, LabelFilterExpr, Stage};
-use runakefli_model::plan::FieldFilter;
+use runakefli_model::plan::{FieldFilter, UnwrapConversion};
 use runakefli_model::{MatchOp, Matcher};
 
 /// A label filter's expression, parsed back from its LogQL text.
@@ -134,20 +134,40 @@ fn string_match(v: &str, m: &Matcher) -> Result<String, Error> {
     })
 }
 
-/// The unwrap of label column `i` (float conversion) as a stage: kept
-/// with the value `lf{i}` where that is exact and not `-0` (`-0.0` as
-/// `f64`, which orders apart from `0` in quantiles); an absent or empty
-/// label gives no sample (dropped, as in Loki); any other text is the
-/// engine's (its conversion or its `__error__`).
-pub(super) fn unwrap_stage(i: usize) -> Compiled {
-    let neg_zero = format!("(lf{i} = 0 AND startsWith(ln{i}, '-'))");
-    Compiled {
-        keep: format!("(isNotNull(lf{i}) AND NOT {neg_zero})"),
-        undecided: format!(
-            "((isNull(lf{i}) AND (lu{i} OR coalesce(lv{i}, '') != '')) OR \
-             (isNotNull(lf{i}) AND {neg_zero}))"
+/// The unwrap of label column `i` with `conversion`: the unwrapped value
+/// (`Nullable(Float64)`) and the stage. Kept with the value where the SQL
+/// reads it as the engine does — a float that is exact and not `-0`
+/// (`-0.0` as `f64`, which orders apart from `0` in quantiles); a duration
+/// of [`exact_duration_ns`], in seconds (`ns / 1e9`, the engine's one IEEE
+/// division); a size of [`exact_bytes`] — an absent or empty label gives no
+/// sample (dropped, as in Loki); any other text is the engine's (its
+/// conversion or its `__error__`).
+pub(super) fn unwrap_stage(i: usize, conversion: UnwrapConversion) -> (String, Compiled) {
+    let value = match conversion {
+        UnwrapConversion::Float => {
+            let neg_zero = format!("(lf{i} = 0 AND startsWith(ln{i}, '-'))");
+            return (
+                format!("lf{i}"),
+                Compiled {
+                    keep: format!("(isNotNull(lf{i}) AND NOT {neg_zero})"),
+                    undecided: format!(
+                        "((isNull(lf{i}) AND (lu{i} OR coalesce(lv{i}, '') != '')) OR \
+                         (isNotNull(lf{i}) AND {neg_zero}))"
+                    ),
+                },
+            );
+        }
+        UnwrapConversion::Duration => format!(
+            "(toFloat64({}) / toFloat64(1000000000))",
+            exact_duration_ns(&format!("lv{i}"))
         ),
-    }
+        UnwrapConversion::Bytes => format!("toFloat64({})", exact_bytes(&format!("lv{i}"))),
+    };
+    let stage = Compiled {
+        keep: format!("isNotNull({value})"),
+        undecided: format!("(lu{i} OR (isNull({value}) AND coalesce(lv{i}, '') != ''))"),
+    };
+    (value, stage)
 }
 
 #[cfg(test)]
@@ -215,7 +235,8 @@ pub(super) mod tests {
 
     #[test]
     fn the_unwrap_keeps_exact_numbers_but_negative_zero() {
-        let s = unwrap_stage(2);
+        let (v, s) = unwrap_stage(2, UnwrapConversion::Float);
+        assert_eq!(v, "lf2");
         assert_eq!(
             s.keep,
             "(isNotNull(lf2) AND NOT (lf2 = 0 AND startsWith(ln2, '-')))"

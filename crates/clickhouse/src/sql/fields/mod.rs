@@ -58,7 +58,7 @@ use super::{bucket_expr, quote};
 use crate::Error;
 use filters::{compile, filter_expr, unwrap_stage, Compiled};
 use json::Fields;
-use runakefli_model::plan::{BucketValue, FieldStage, PlanOutput, QueryPlan, UnwrapConversion};
+use runakefli_model::plan::{BucketValue, FieldStage, PlanOutput, QueryPlan};
 use runakefli_model::Direction;
 
 /// Keeps `JSONExtractKeysAndValues(…, 'Dynamic')` from reading strings as
@@ -87,7 +87,7 @@ struct RowStages {
 /// The stages of `stage` for a plan grouping by `names` (none for lines).
 fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> {
     if let Some(u) = &stage.unwrap {
-        if u.conversion != UnwrapConversion::Float || names.contains(&u.label) {
+        if names.contains(&u.label) {
             return Err(Error::Unsupported(format!("unwrap {u:?}")));
         }
     }
@@ -99,7 +99,10 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
             .as_ref()
             .map_or(&[][..], |u| &u.post_filters[..]),
     )?;
-    let unwrap_label = stage.unwrap.as_ref().map(|u| u.label.clone());
+    let unwrap_label = stage
+        .unwrap
+        .as_ref()
+        .map(|u| (u.label.clone(), u.conversion));
     let mut read: Vec<String> = names.to_vec();
     let all_filters = stage
         .filters
@@ -107,7 +110,7 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
         .chain(stage.unwrap.iter().flat_map(|u| u.post_filters.iter()));
     for l in all_filters
         .flat_map(|f| f.labels.iter().cloned())
-        .chain(unwrap_label.clone())
+        .chain(unwrap_label.iter().map(|(l, _)| l.clone()))
     {
         if !read.contains(&l) {
             read.push(l);
@@ -140,10 +143,11 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
     for f in &filters {
         stages.push(compile(f, &col)?);
     }
-    if let Some(l) = &unwrap_label {
+    if let Some((l, conversion)) = &unwrap_label {
         let i = col(l);
-        cols.push(format!("lf{i} AS uv"));
-        stages.push(unwrap_stage(i));
+        let (value, stage) = unwrap_stage(i, *conversion);
+        cols.push(format!("{value} AS uv"));
+        stages.push(stage);
     }
     for f in &post {
         stages.push(compile(f, &col)?);
@@ -292,6 +296,7 @@ pub(super) fn fields_lines_query(
 mod tests {
     use super::filters::tests::ff;
     use super::*;
+    use runakefli_model::plan::UnwrapConversion;
     use runakefli_model::plan::{BucketPlan, GroupBy, JsonKey, JsonParser, UnwrapField};
     use std::sync::Arc;
 
@@ -379,7 +384,10 @@ mod tests {
         .unwrap();
         assert!(q.contains("lf1 AS uv"), "{q}");
         assert!(q.contains("toString(max(uv)) AS unwrapped"), "{q}");
-        assert!(q.contains(&unwrap_stage(1).undecided), "{q}");
+        assert!(
+            q.contains(&unwrap_stage(1, UnwrapConversion::Float).1.undecided),
+            "{q}"
+        );
         let q = crate::sql::buckets_query(
             &with(BucketValue::Points, UnwrapConversion::Float),
             &Default::default(),
@@ -389,7 +397,12 @@ mod tests {
             q.contains("groupArray((ts, toString(uv))) AS unwrapped"),
             "{q}"
         );
-        declined.push(with(BucketValue::Max, UnwrapConversion::Duration));
+        let q = crate::sql::buckets_query(
+            &with(BucketValue::Max, UnwrapConversion::Duration),
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(q.contains(&exact_duration_ns("lv1")), "{q}");
         declined.push(with(BucketValue::Sum, UnwrapConversion::Float));
         let mut error_label = p.clone();
         error_label.fields.as_mut().unwrap().parser = JsonParser::Keys(vec![JsonKey {

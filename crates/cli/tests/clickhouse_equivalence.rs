@@ -1142,23 +1142,7 @@ fn logfmt_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
 fn logfmt_plans_answer_in_sql_like_the_reference() {
     let step = 60_000_000_000;
     let end = 1_800_000_000_000_000_000;
-    let edges = logfmt_edge_pushes(end, step);
-    let (lo, hi) = time_range(&edges);
-    let pushes = edges.clone();
-    let (ch, mem) = filled("logfmt", &pushes);
-    let tenant = TenantId::default_tenant();
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
-    let edge_rows: u64 = edges
-        .iter()
-        .flat_map(|p| &p.streams)
-        .map(|s| s.entries.len() as u64)
-        .sum();
+    let pushes = logfmt_edge_pushes(end, step);
     let l = r#"{app=~"lf.*"} | logfmt"#;
     let queries = [
         format!(r#"sum by (level) (count_over_time({l} [1m]))"#),
@@ -1178,8 +1162,68 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
         format!(r#"{l} | status >= 400 or level=~"w.*""#),
         format!(r#"{l} | msg=~".*level.*""#),
     ];
+    field_plans_answer_alike("logfmt", &pushes, &queries, step, |run| {
+        assert!(
+            run.residual <= run.pushed,
+            "{}: {} residual rows",
+            run.query,
+            run.residual
+        );
+        if run.log {
+            assert!(
+                run.kept <= u64::from(run.limit),
+                "{}: {} kept rows",
+                run.query,
+                run.kept
+            );
+        }
+    });
+}
+
+/// One run of a query by [`field_plans_answer_alike`]: what ClickHouse's SQL
+/// did for it.
+struct FieldPlanRun<'a> {
+    query: &'a str,
+    limit: u32,
+    /// A log query (else a metric one).
+    log: bool,
+    /// Rows the plan kept in SQL.
+    kept: u64,
+    /// Rows shipped for the engine to decide.
+    residual: u64,
+    /// Rows pushed in all.
+    pushed: u64,
+}
+
+/// Each of `queries` over `pushes` on ClickHouse, the reference and the
+/// embedded store (merged parts), log queries at limits 1, 5 and 100 in
+/// both directions, metric ones once with `step`: answers bit-identical and
+/// not empty, one plan answered in SQL and no scan per run; `check` adds a
+/// test's own bounds on what the SQL did.
+fn field_plans_answer_alike(
+    test: &str,
+    pushes: &[PushRequest],
+    queries: &[String],
+    step: i64,
+    check: impl Fn(&FieldPlanRun<'_>),
+) {
+    let (lo, hi) = time_range(pushes);
+    let (ch, mem) = filled(test, pushes);
+    let tenant = TenantId::default_tenant();
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, pushes, 3);
+    let engines = [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ];
+    let pushed: u64 = pushes
+        .iter()
+        .flat_map(|p| &p.streams)
+        .map(|s| s.entries.len() as u64)
+        .sum();
     let (start, stop) = (lo - step, hi + step);
-    for q in &queries {
+    for q in queries {
         let expr = runakefli_logql::parse_expr(q).unwrap();
         let log = matches!(expr, runakefli_logql::Expr::Log(_));
         let runs: &[(u32, Direction)] = if log {
@@ -1194,18 +1238,26 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
         for &(limit, dir) in runs {
             let (answers, before, after) =
                 answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
-            let (rows, residual) = (
-                after.plan_rows - before.plan_rows,
-                after.residual_rows - before.residual_rows,
+            let run = FieldPlanRun {
+                query: q,
+                limit,
+                log,
+                kept: after.plan_rows - before.plan_rows,
+                residual: after.residual_rows - before.residual_rows,
+                pushed,
+            };
+            eprintln!(
+                "{q} (limit {limit}): plan rows {}, residual rows {}",
+                run.kept, run.residual
             );
-            eprintln!("{q} (limit {limit}): plan rows {rows}, residual rows {residual}");
-            assert!(answers[0].as_ref().is_ok_and(nonempty), "{q} found nothing");
+            assert!(
+                answers[0].as_ref().is_ok_and(nonempty),
+                "{q} found nothing: {:?}",
+                answers[0]
+            );
             assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
             assert_eq!(after.scans, before.scans, "{q}: no scan");
-            assert!(residual <= edge_rows, "{q}: {residual} residual rows");
-            if log {
-                assert!(rows <= u64::from(limit), "{q}: {rows} kept rows");
-            }
+            check(&run);
         }
     }
 }
@@ -1299,21 +1351,6 @@ fn duration_size_and_ip_filters_answer_in_sql_like_the_reference() {
     let step = 60_000_000_000;
     let end = 1_800_000_000_000_000_000;
     let pushes = duration_edge_pushes(end, step);
-    let (lo, hi) = time_range(&pushes);
-    let (ch, mem) = filled("durations", &pushes);
-    let tenant = TenantId::default_tenant();
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
-    let rows: u64 = pushes
-        .iter()
-        .flat_map(|p| &p.streams)
-        .map(|s| s.entries.len() as u64)
-        .sum();
     let (l, j) = (r#"{app=~"dur.*"} | logfmt"#, r#"{app=~"dur.*"} | json"#);
     let queries = [
         // Metric queries fail on rows with conversion errors (as Loki's):
@@ -1352,37 +1389,16 @@ fn duration_size_and_ip_filters_answer_in_sql_like_the_reference() {
         format!(r#"{l} | took < 1s | __error__="""#),
         format!(r#"{j} | took >= 999ms"#),
     ];
-    let (start, stop) = (lo - step, hi + step);
-    for q in &queries {
-        let expr = runakefli_logql::parse_expr(q).unwrap();
-        let log = matches!(expr, runakefli_logql::Expr::Log(_));
-        let runs: &[(u32, Direction)] = if log {
-            &[
-                (1, Direction::Backward),
-                (5, Direction::Forward),
-                (100, Direction::Backward),
-            ]
-        } else {
-            &[(100, Direction::Backward)]
-        };
-        for &(limit, dir) in runs {
-            let (answers, before, after) =
-                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
-            let residual = after.residual_rows - before.residual_rows;
-            eprintln!("{q} (limit {limit}): residual rows {residual}");
-            assert!(
-                answers[0].as_ref().is_ok_and(nonempty),
-                "{q} found nothing: {:?}",
-                answers[0]
-            );
-            assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
-            assert_eq!(after.scans, before.scans, "{q}: no scan");
-            // Many edge lines are the engine's by design (several
-            // components, signs, bad units; under `| json` every logfmt
-            // line); the rest are decided in SQL.
-            assert!(residual < rows, "{q}: every row residual");
-        }
-    }
+    // Many edge lines are the engine's by design (several components,
+    // signs, bad units; under `| json` every logfmt line); the rest are
+    // decided in SQL.
+    field_plans_answer_alike("durations", &pushes, &queries, step, |run| {
+        assert!(
+            run.residual < run.pushed,
+            "{}: every row residual",
+            run.query
+        );
+    });
 }
 
 /// The pushes without the rows any of `requests` deletes.

@@ -903,6 +903,35 @@ fn a_stream_pushed_after_the_catalog_was_read_is_found_on_a_second_read() {
     assert_eq!(catalog.into_kept().len(), 2);
 }
 
+/// A small deterministic generator (xorshift): `next(n)` is in `0..n`.
+fn generator(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
+/// The SQL expression `expr` (over a `String` named `t`) of each of
+/// `texts`, in one query: its `toString`, `None` where it is `NULL`.
+fn each_text_in_sql<T: AsRef<str>>(c: &Client, expr: &str, texts: &[T]) -> Vec<Option<String>> {
+    let list: Vec<String> = texts.iter().map(|t| sql::quote(t.as_ref())).collect();
+    let q = format!(
+        "SELECT arrayMap(t -> toString({expr}), [{}]) AS v",
+        list.join(", ")
+    );
+    let rows = c.rows(&q, &Request::default()).unwrap();
+    let got: Vec<Option<String>> = rows[0]["v"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect();
+    assert_eq!(got.len(), texts.len(), "{expr}");
+    got
+}
+
 fn log_rows(c: &Client) -> u64 {
     let r = c
         .rows("SELECT count() AS n FROM logs", &Request::default())
@@ -1279,17 +1308,9 @@ fn exact_floats_are_the_engines_floats() {
         }
         texts.push(t);
     }
-    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
-    let q = format!(
-        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
-        sql::exact_float("t"),
-        list.join(", ")
-    );
-    let rows = c.rows(&q, &Request::default()).unwrap();
-    let got = rows[0]["v"].as_array().unwrap();
-    assert_eq!(got.len(), texts.len());
+    let got = each_text_in_sql(&c, &sql::exact_float("t"), &texts);
     let mut accepted = 0;
-    for (t, v) in texts.iter().zip(got) {
+    for (t, v) in texts.iter().zip(&got) {
         let significant = t
             .trim_start_matches('-')
             .replace('.', "")
@@ -1303,7 +1324,7 @@ fn exact_floats_are_the_engines_floats() {
             && !t.starts_with('.')
             && !t.ends_with('.')
             && !t.trim_start_matches('-').starts_with("00");
-        match v.as_str() {
+        match v.as_deref() {
             Some(printed) => {
                 accepted += 1;
                 let want: f64 = t.parse().unwrap();
@@ -1353,13 +1374,7 @@ fn exact_ipv4_addresses_are_the_engines_addresses() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let mut seed = 0x1234_5678_9abc_def1u64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = generator(0x1234_5678_9abc_def1u64);
     for _ in 0..2000 {
         let parts = if next(10) == 0 { 3 + next(3) } else { 4 };
         let octets: Vec<String> = (0..parts)
@@ -1371,19 +1386,11 @@ fn exact_ipv4_addresses_are_the_engines_addresses() {
             .collect();
         texts.push(octets.join("."));
     }
-    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
-    let q = format!(
-        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
-        sql::exact_ipv4("t"),
-        list.join(", ")
-    );
-    let rows = c.rows(&q, &Request::default()).unwrap();
-    let got = rows[0]["v"].as_array().unwrap();
-    assert_eq!(got.len(), texts.len());
+    let got = each_text_in_sql(&c, &sql::exact_ipv4("t"), &texts);
     let mut given = 0;
     for (t, v) in texts.iter().zip(got) {
         let canonical = t.parse::<Ipv4Addr>().ok().filter(|a| a.to_string() == *t);
-        let have = v.as_str().map(|s| s.parse::<u32>().unwrap());
+        let have = v.as_deref().map(|s| s.parse::<u32>().unwrap());
         assert_eq!(have, canonical.map(u32::from), "{t:?}");
         given += usize::from(have.is_some());
     }
@@ -1429,13 +1436,7 @@ fn exact_byte_sizes_are_the_engines_sizes() {
         "t", "TB", "ti", "TiB", "p", "PB", "pi", "PiB",
     ];
     let mut generated: Vec<String> = Vec::new();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = generator(0x2545_f491_4f6c_dd1du64);
     for _ in 0..4000 {
         let mut t = (1 + next(9)).to_string();
         for _ in 0..next(6) {
@@ -1457,20 +1458,11 @@ fn exact_byte_sizes_are_the_engines_sizes() {
         .copied()
         .chain(generated.iter().map(String::as_str))
         .collect();
-    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
-    let q = format!(
-        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
-        sql::exact_bytes("t"),
-        list.join(", ")
-    );
-    let rows = c.rows(&q, &Request::default()).unwrap();
-    let got: Vec<Option<u64>> = rows[0]["v"]
-        .as_array()
-        .unwrap()
+    let got = each_text_in_sql(&c, &sql::exact_bytes("t"), &texts);
+    let got: Vec<Option<u64>> = got
         .iter()
-        .map(|v| v.as_str().map(|s| s.parse().unwrap()))
+        .map(|v| v.as_deref().map(|s| s.parse().unwrap()))
         .collect();
-    assert_eq!(got.len(), texts.len());
     let mut given = 0;
     for (t, have) in texts.iter().zip(&got) {
         if let Some(b) = have {
@@ -1541,13 +1533,7 @@ fn exact_durations_are_the_engines_durations() {
         ("h", 3600e9),
     ];
     let mut generated: Vec<(String, f64)> = Vec::new();
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = generator(0x9e37_79b9_7f4a_7c15u64);
     for _ in 0..4000 {
         let mut t = (1 + next(9)).to_string();
         for _ in 0..next(8) {
@@ -1569,20 +1555,11 @@ fn exact_durations_are_the_engines_durations() {
         .map(|(t, _)| *t)
         .chain(generated.iter().map(|(t, _)| t.as_str()))
         .collect();
-    let list: Vec<String> = texts.iter().map(|t| sql::quote(t)).collect();
-    let q = format!(
-        "SELECT arrayMap(t -> toString({}), [{}]) AS v",
-        sql::exact_duration_ns("t"),
-        list.join(", ")
-    );
-    let rows = c.rows(&q, &Request::default()).unwrap();
-    let got: Vec<Option<i64>> = rows[0]["v"]
-        .as_array()
-        .unwrap()
+    let got = each_text_in_sql(&c, &sql::exact_duration_ns("t"), &texts);
+    let got: Vec<Option<i64>> = got
         .iter()
-        .map(|v| v.as_str().map(|s| s.parse().unwrap()))
+        .map(|v| v.as_deref().map(|s| s.parse().unwrap()))
         .collect();
-    assert_eq!(got.len(), texts.len());
     for ((t, want), have) in listed.iter().zip(&got) {
         assert_eq!(have, want, "{t:?}");
     }

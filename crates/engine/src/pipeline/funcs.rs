@@ -738,22 +738,6 @@ fn round_decimal(v: f64) -> f64 {
     format!("{v:.14e}").parse().unwrap_or(v)
 }
 
-/// humanize.Bytes: SI units with one decimal under 10.
-pub fn humanize_bytes(n: u64) -> String {
-    if n < 10 {
-        return format!("{n} B");
-    }
-    let sizes = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
-    let e = ((n as f64).ln() / 1000f64.ln()).floor();
-    let suffix = sizes[(e as usize).min(sizes.len() - 1)];
-    let val = ((n as f64) / 1000f64.powf(e) * 10.0 + 0.5).floor() / 10.0;
-    if val < 10.0 {
-        format!("{val:.1} {suffix}")
-    } else {
-        format!("{val:.0} {suffix}")
-    }
-}
-
 /// Go's `time.Duration.String()`.
 pub fn go_duration(ns: i64) -> String {
     if ns == 0 {
@@ -1071,8 +1055,6 @@ mod tests {
         assert_eq!(go_duration(3_723_000_000_000), "1h2m3s");
         assert_eq!(go_duration(1_500_000_000), "1.5s");
         assert_eq!(go_duration(250_000_000), "250ms");
-        assert_eq!(humanize_bytes(27997), "28 kB");
-        assert_eq!(humanize_bytes(1500), "1.5 kB");
         assert_eq!(
             sprintf(
                 "%s-%v|%5d|%.2f",

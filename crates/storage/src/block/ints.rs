@@ -88,105 +88,86 @@ fn pack_bits(dst: &mut Vec<u8>, vals: &[u64], bits: usize) {
 /// Reads `n` values bit-packed at `bits` from `src` (exactly long enough).
 fn unpack_bits(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
     out.reserve(n);
-    unpack_bits_map(src, n, bits, out, |v| v)
+    let at = out.len();
+    unpack_bits_into(src, bits, &mut out.spare_capacity_mut()[..n], |v| v);
+    // SAFETY: `unpack_bits_into` wrote each of the `n` slots after `at`.
+    unsafe { out.set_len(at + n) };
 }
 
-/// Writes values into a slice of uninitialised slots, in order (an output
-/// of [`unpack_bits_map`] that needs no copy afterwards).
-struct SlotWriter<'s, T> {
-    slots: &'s mut [MaybeUninit<T>],
-    at: usize,
-}
-
-impl<T> Extend<T> for SlotWriter<'_, T> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        for v in iter {
-            self.slots[self.at].write(v);
-            self.at += 1;
-        }
-    }
-}
-
-/// Reads `n` values bit-packed at `bits` from `src` (exactly long enough),
-/// appending each mapped by `f` to `out` (a `Vec` the caller reserved).
-fn unpack_bits_map<T>(
+/// Reads `slots.len()` values bit-packed at `bits` from `src` (exactly long
+/// enough), writing each mapped by `f` (called in order) to its slot: every
+/// slot is written. Straight writes to the slots, no capacity check or
+/// length update per value (a block's row templates and timestamps are
+/// decoded by this on their first read).
+fn unpack_bits_into<T>(
     src: &[u8],
-    n: usize,
     bits: usize,
-    out: &mut impl Extend<T>,
+    slots: &mut [MaybeUninit<T>],
     mut f: impl FnMut(u64) -> T,
 ) {
+    let n = slots.len();
     if bits == 0 {
-        out.extend((0..n).map(|_| f(0)));
+        for s in slots {
+            s.write(f(0));
+        }
         return;
     }
-    if bits <= 8 && src.len() >= (n * bits).div_ceil(8) {
-        // Eight values fill exactly `bits` bytes: one load per eight values.
-        let mask = (1u64 << bits) - 1;
-        let groups = n / 8;
-        // Straight 8-byte loads while 8 bytes remain (the bytes past the
-        // group's `bits` are shifted out or masked off; a padded copy would
-        // stall on the store it was just written by).
-        let direct = if src.len() >= 8 {
-            ((src.len() - 8) / bits + 1).min(groups)
-        } else {
-            0
-        };
-        for g in 0..direct {
+    if bits > 56 {
+        let mut wide = Vec::with_capacity(n);
+        unpack_wide(src, n, bits, &mut wide);
+        for (s, v) in slots.iter_mut().zip(wide) {
+            s.write(f(v));
+        }
+        return;
+    }
+    let mask = (1u64 << bits) - 1;
+    // Values read with a straight 8-byte load from `src`: those whose first
+    // byte is at most `len - 8`.
+    let direct = if src.len() >= 8 {
+        (((src.len() - 8) * 8 + 7) / bits + 1).min(n)
+    } else {
+        0
+    };
+    let (head, tail) = slots.split_at_mut(direct);
+    if bits <= 8 {
+        // Eight values fill exactly `bits` bytes: one load per eight values
+        // (the bytes past the group's `bits` are shifted out or masked off).
+        let groups = direct / 8;
+        let (whole, rest) = head.split_at_mut(groups * 8);
+        for (g, chunk) in whole.chunks_exact_mut(8).enumerate() {
             let at = g * bits;
             let word = u64::from_le_bytes(src[at..at + 8].try_into().expect("8 bytes"));
-            out.extend((0..8).map(|k| f((word >> (k * bits)) & mask)));
+            for (k, s) in chunk.iter_mut().enumerate() {
+                s.write(f((word >> (k * bits)) & mask));
+            }
         }
-        for chunk in src.chunks_exact(bits).take(groups).skip(direct) {
-            let mut w = [0u8; 8];
-            w[..bits].copy_from_slice(chunk);
-            let word = u64::from_le_bytes(w);
-            out.extend((0..8).map(|k| f((word >> (k * bits)) & mask)));
+        for (i, s) in rest.iter_mut().enumerate() {
+            let bit = (groups * 8 + i) * bits;
+            let byte = bit / 8;
+            let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
+            s.write(f((word >> (bit % 8)) & mask));
         }
-        let done = groups * 8;
-        if done < n {
-            let mut w = [0u8; 8];
-            let rest = &src[groups * bits..];
-            let k = rest.len().min(8);
-            w[..k].copy_from_slice(&rest[..k]);
-            let word = u64::from_le_bytes(w);
-            out.extend((0..n - done).map(|k| f((word >> (k * bits)) & mask)));
-        }
-        return;
-    }
-    if bits <= 56 {
-        // One unaligned 8-byte load per value: straight from `src` while
-        // 8 bytes remain, then from a zero-padded copy of the tail.
-        let mask = (1u64 << bits) - 1;
-        let direct = if src.len() >= 8 {
-            (((src.len() - 8) * 8 + 7) / bits + 1).min(n)
-        } else {
-            0
-        };
-        // `extend` over a counted range: no capacity check per value.
-        out.extend((0..direct).map(|i| {
+    } else {
+        for (i, s) in head.iter_mut().enumerate() {
             let bit = i * bits;
             let byte = bit / 8;
             let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
-            f((word >> (bit % 8)) & mask)
-        }));
-        if direct < n {
-            let from = (direct * bits / 8).min(src.len());
-            let mut tail = [0u8; 24];
-            let k = (src.len() - from).min(16);
-            tail[..k].copy_from_slice(&src[from..from + k]);
-            out.extend((direct..n).map(|i| {
-                let bit = i * bits;
-                let byte = bit / 8 - from;
-                let word = u64::from_le_bytes(tail[byte..byte + 8].try_into().expect("8 bytes"));
-                f((word >> (bit % 8)) & mask)
-            }));
+            s.write(f((word >> (bit % 8)) & mask));
         }
-        return;
     }
-    let mut wide = Vec::with_capacity(n);
-    unpack_wide(src, n, bits, &mut wide);
-    out.extend(wide.into_iter().map(f));
+    if !tail.is_empty() {
+        // The last values, from a zero-padded copy of the stream's end.
+        let from = (direct * bits / 8).min(src.len());
+        let mut pad = [0u8; 24];
+        let k = (src.len() - from).min(16);
+        pad[..k].copy_from_slice(&src[from..from + k]);
+        for (i, s) in tail.iter_mut().enumerate() {
+            let bit = (direct + i) * bits;
+            let byte = bit / 8 - from;
+            let word = u64::from_le_bytes(pad[byte..byte + 8].try_into().expect("8 bytes"));
+            s.write(f((word >> (bit % 8)) & mask));
+        }
+    }
 }
 
 /// [`unpack_bits`] for widths above 56 bits.
@@ -319,7 +300,14 @@ impl IntsLayout {
             LayoutKind::Bits(w) => {
                 let len = (n * w).div_ceil(8);
                 let mut out = Vec::with_capacity(n);
-                unpack_bits_map(&buf[self.start..self.start + len], n, *w, &mut out, f);
+                unpack_bits_into(
+                    &buf[self.start..self.start + len],
+                    *w,
+                    &mut out.spare_capacity_mut()[..n],
+                    f,
+                );
+                // SAFETY: `unpack_bits_into` wrote each of the `n` slots.
+                unsafe { out.set_len(n) };
                 out
             }
             LayoutKind::Decoded(v) => v.iter().map(|&x| f(x)).collect(),
@@ -341,11 +329,8 @@ impl IntsLayout {
         let len = (n * w).div_ceil(8);
         let mut shared = Arc::<[T]>::new_uninit_slice(n);
         let slots = Arc::get_mut(&mut shared).expect("a new Arc is not shared");
-        let mut out = SlotWriter { slots, at: 0 };
-        unpack_bits_map(&buf[self.start..self.start + len], n, *w, &mut out, f);
-        assert_eq!(out.at, n, "bit unpacking wrote every value");
-        // SAFETY: `out` wrote slots 0..n in order (checked just above), so
-        // every one of the `n` slots is initialised.
+        unpack_bits_into(&buf[self.start..self.start + len], *w, slots, f);
+        // SAFETY: `unpack_bits_into` wrote every one of the `n` slots.
         unsafe { shared.assume_init() }
     }
 

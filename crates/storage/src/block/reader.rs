@@ -554,20 +554,17 @@ impl<'a> BlockReader<'a> {
                 l.all_shared(dir, rows, |t| t as u32)
             }
             _ => {
+                // Unpacked first, then counted in a loop of its own: the
+                // unpacking stays a straight run of shifts and stores.
                 let l = IntsLayout::read(&mut c, rows)?;
-                let mut bad_tpl = false;
-                let t = l.all(dir, rows, |t| {
-                    let t = u32::try_from(t).unwrap_or(u32::MAX);
+                let t = l.all_shared(dir, rows, |t| u32::try_from(t).unwrap_or(u32::MAX));
+                for &t in t.iter() {
                     match per_tpl.get_mut(t as usize) {
                         Some(n) => *n += 1,
-                        None => bad_tpl = true,
+                        None => return Err(c.err("row template out of range")),
                     }
-                    t
-                });
-                if bad_tpl {
-                    return Err(c.err("row template out of range"));
                 }
-                t.into()
+                t
             }
         };
         self.row_tpl = row_tpl;

@@ -42,6 +42,8 @@ pub(super) struct Agg<'b> {
     by_cells: HashMap<Vec<u32>, usize>,
     /// Scratch cells of one stream.
     cells: Vec<u32>,
+    /// Scratch: the rows of a block that pass ([`Agg::count_rows`]).
+    passing: Vec<u32>,
 }
 
 impl<'b> Agg<'b> {
@@ -58,6 +60,7 @@ impl<'b> Agg<'b> {
             stream_groups: Vec::new(),
             by_cells: HashMap::default(),
             cells: Vec::new(),
+            passing: Vec::new(),
         }
     }
 
@@ -166,6 +169,12 @@ impl<'b> Agg<'b> {
     /// (a [`BucketValue::Count`] plan), `ts` ascending as in a block;
     /// returns how many passed. `pass` is summed over each bucket's run of
     /// rows without a branch.
+    ///
+    /// When few rows pass (a quarter or fewer: a line filter or a label
+    /// filter keeping rare rows, the common case), they are gathered first,
+    /// branch-free, and only they are put in buckets: a walk over every
+    /// bucket run of the block cost ~20 instructions a row, passing or not
+    /// (callgrind, `sum by (app) (count_over_time({…} |= "…" [1m]))`).
     #[inline]
     pub fn count_rows(
         &mut self,
@@ -175,6 +184,32 @@ impl<'b> Agg<'b> {
         end: usize,
         pass: impl Fn(usize) -> bool,
     ) -> u64 {
+        if first >= end {
+            return 0;
+        }
+        let mut passing = std::mem::take(&mut self.passing);
+        passing.clear();
+        passing.resize(end - first, 0);
+        // Each row is written to the slot after the last passing one (a
+        // row that does not pass is overwritten by the next): no branch.
+        // `k` is at most the rows before `i`, so the slot is in bounds.
+        let mut k = 0usize;
+        for i in first..end {
+            passing[k] = i as u32;
+            k += usize::from(pass(i));
+        }
+        let sparse = k * 4 <= end - first;
+        if sparse {
+            for &i in &passing[..k] {
+                if let Some(b) = self.plan.bucket_of_near(ts[i as usize], self.last_bucket) {
+                    self.last_bucket = b;
+                    self.groups[g].1.add_count(b, 1);
+                }
+            }
+            self.passing = passing;
+            return k as u64;
+        }
+        self.passing = passing;
         let mut passed = 0u64;
         self.for_each_run(ts, first, end, |agg, b, i, j| {
             let n: u64 = (i..j).map(|r| u64::from(pass(r))).sum();
@@ -534,7 +569,12 @@ mod tests {
             0, 5, 10, 11, 12, 20, 20, 21, 29, 30, 31, 44, 45, 46, 59, 60, 61, 70,
         ];
         for (first, end) in [(0, ts.len()), (3, 9), (8, 17), (5, 5)] {
-            for (every, guess) in (1..4).flat_map(|e| [(e, 1), (e, 3), (e, 40)]) {
+            // Every row, half, a third (bucket runs), a fifth and a ninth
+            // (few enough rows to be put in buckets one by one).
+            for (every, guess) in [1, 2, 3, 5, 9]
+                .into_iter()
+                .flat_map(|e| [(e, 1), (e, 3), (e, 40)])
+            {
                 let pass = |i: usize| i.is_multiple_of(every);
                 let mut a = Agg::new(&plan);
                 let g = a.group(GroupKey::Labels(Vec::new()));
@@ -596,13 +636,17 @@ mod tests {
             let g = a.group(GroupKey::Labels(Vec::new()));
             a.last_bucket = next(40) as usize;
             a.last_run = 1 + next(100) as usize;
-            let n = a.count_rows(g, &ts, 0, rows, |_| true);
+            // Every row (bucket runs), or a random share of them (down to
+            // few enough to be put in buckets one by one).
+            let share = [1, 1, 2, 4, 10, 50][next(6) as usize];
+            let keep: Vec<bool> = (0..rows).map(|_| next(share) == 0).collect();
+            let n = a.count_rows(g, &ts, 0, rows, |i| keep[i]);
             let mut b = Agg::new(&plan);
             let h = b.group(GroupKey::Labels(Vec::new()));
-            for &t in &ts {
+            for (&t, _) in ts.iter().zip(&keep).filter(|(_, &k)| k) {
                 b.add(h, t, 1.0);
             }
-            assert_eq!(n, rows as u64);
+            assert_eq!(n, keep.iter().filter(|&&k| k).count() as u64);
             let counts = |x: &Agg<'_>| -> Vec<u64> {
                 (0..plan.buckets()).map(|k| x.groups[0].1.rows(k)).collect()
             };

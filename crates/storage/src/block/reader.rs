@@ -108,7 +108,6 @@ impl<'a> std::ops::Deref for HeaderRef<'a> {
 pub struct BlockReader<'a> {
     src: &'a [u8],
     header: HeaderRef<'a>,
-    frame_starts: Vec<usize>,
     /// Frames read so far (stored frames are borrowed from the block).
     frames: RefCell<Vec<Option<FrameRef<'a>>>>,
     /// Version 1: start of the payload area in frame 0.
@@ -442,17 +441,10 @@ impl<'a> BlockReader<'a> {
         if header.frames.is_empty() {
             return Err(bad("no directory frame"));
         }
-        let mut frame_starts = Vec::with_capacity(header.frames.len());
-        let mut at = body_start;
-        for f in &header.frames {
-            frame_starts.push(at);
-            at += f.stored_len;
-        }
         let nframes = header.frames.len();
         let r = BlockReader {
             src,
             header,
-            frame_starts,
             frames: RefCell::new(vec![None; nframes]),
             payload_base: 0,
             templates: OnceCell::new(),
@@ -516,9 +508,17 @@ impl<'a> BlockReader<'a> {
             Some(file) if i != FRAME_DIRECTORY && info.codec == CODEC_ZSTD => Some(file),
             _ => None,
         };
+        // Where the frame starts: summed on each first read of a frame (a
+        // block has a few), not kept per reader (one allocation fewer per
+        // block opened; the sums cannot overflow, `unread` checked them).
+        let start = self.header.body_start
+            + self.header.frames[..i]
+                .iter()
+                .map(|f| f.stored_len)
+                .sum::<usize>();
         let f = match from_file {
-            Some(file) => read_frame_from_file(file, self.frame_starts[i], info, !known)?,
-            None => read_frame(self.src, self.frame_starts[i], info, !known)?,
+            Some(file) => read_frame_from_file(file, start, info, !known)?,
+            None => read_frame(self.src, start, info, !known)?,
         };
         if let Some(l) = self.log {
             if !known {

@@ -743,10 +743,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     .or_insert_with(|| vec![0u8; sc.dict.len()]);
                 // Each of the block's shared entries is looked up (and, the
                 // first time the worker meets it, judged) once; one pass
-                // over the rows.
-                // The rows' loops read `by_entry` themselves and call
-                // `settle` only for an entry not seen yet in the block: a
-                // call per row cost ~30 instructions a row (callgrind, q7).
+                // over the rows, which read `by_entry` themselves and call
+                // `settle` only for an entry not seen yet in the block (a
+                // call per row cost ~30 instructions a row, callgrind, q7).
                 let mut by_entry = vec![0u8; g];
                 let mut settle = |by_entry: &mut [u8], e: usize| -> Result<u8, StorageError> {
                     let gid = sc.index.global(e)?;

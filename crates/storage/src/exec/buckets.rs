@@ -193,12 +193,23 @@ impl<'b> Agg<'b> {
         // Each row is written to the slot after the last passing one (a
         // row that does not pass is overwritten by the next): no branch.
         // `k` is at most the rows before `i`, so the slot is in bounds.
+        // The first 64 rows decide whether to go on (a block where more
+        // than a quarter of them pass is counted by runs, not gathered).
+        let rows = end - first;
         let mut k = 0usize;
-        for i in first..end {
+        let probe = first + rows.min(64);
+        for i in first..probe {
             passing[k] = i as u32;
             k += usize::from(pass(i));
         }
-        let sparse = k * 4 <= end - first;
+        let mut sparse = k * 4 <= probe - first;
+        if sparse {
+            for i in probe..end {
+                passing[k] = i as u32;
+                k += usize::from(pass(i));
+            }
+            sparse = k * 4 <= rows;
+        }
         if sparse {
             for &i in &passing[..k] {
                 if let Some(b) = self.plan.bucket_of_near(ts[i as usize], self.last_bucket) {

@@ -129,31 +129,23 @@ fn unpack_bits_into<T>(
         0
     };
     let (head, tail) = slots.split_at_mut(direct);
-    if bits <= 8 {
-        // Eight values fill exactly `bits` bytes: one load per eight values
-        // (the bytes past the group's `bits` are shifted out or masked off).
-        let groups = direct / 8;
-        let (whole, rest) = head.split_at_mut(groups * 8);
-        for (g, chunk) in whole.chunks_exact_mut(8).enumerate() {
-            let at = g * bits;
-            let word = u64::from_le_bytes(src[at..at + 8].try_into().expect("8 bytes"));
-            for (k, s) in chunk.iter_mut().enumerate() {
-                s.write(f((word >> (k * bits)) & mask));
-            }
+    // Up to 8 bits, eight values fill exactly `bits` bytes: one load per
+    // eight values (the bytes past the group's `bits` are shifted out or
+    // masked off); the rest of the direct values, one load each.
+    let groups = if bits <= 8 { direct / 8 } else { 0 };
+    let (whole, single) = head.split_at_mut(groups * 8);
+    for (g, chunk) in whole.chunks_exact_mut(8).enumerate() {
+        let at = g * bits;
+        let word = u64::from_le_bytes(src[at..at + 8].try_into().expect("8 bytes"));
+        for (k, s) in chunk.iter_mut().enumerate() {
+            s.write(f((word >> (k * bits)) & mask));
         }
-        for (i, s) in rest.iter_mut().enumerate() {
-            let bit = (groups * 8 + i) * bits;
-            let byte = bit / 8;
-            let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
-            s.write(f((word >> (bit % 8)) & mask));
-        }
-    } else {
-        for (i, s) in head.iter_mut().enumerate() {
-            let bit = i * bits;
-            let byte = bit / 8;
-            let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
-            s.write(f((word >> (bit % 8)) & mask));
-        }
+    }
+    for (i, s) in single.iter_mut().enumerate() {
+        let bit = (groups * 8 + i) * bits;
+        let byte = bit / 8;
+        let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
+        s.write(f((word >> (bit % 8)) & mask));
     }
     if !tail.is_empty() {
         // The last values, from a zero-padded copy of the stream's end.

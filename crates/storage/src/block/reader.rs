@@ -558,12 +558,8 @@ impl<'a> BlockReader<'a> {
                 // unpacking stays a straight run of shifts and stores.
                 let l = IntsLayout::read(&mut c, rows)?;
                 let t = l.all_shared(dir, rows, |t| u32::try_from(t).unwrap_or(u32::MAX));
-                for &t in t.iter() {
-                    match per_tpl.get_mut(t as usize) {
-                        Some(n) => *n += 1,
-                        None => return Err(c.err("row template out of range")),
-                    }
-                }
+                count_templates(&t, &mut per_tpl)
+                    .map_err(|_| c.err("row template out of range"))?;
                 t
             }
         };
@@ -1320,6 +1316,15 @@ impl<'a> BlockReader<'a> {
         if keep.len() != self.rows() {
             return Err(bad("row selection does not match the block"));
         }
+        let kept = keep.iter().filter(|&&k| k).count();
+        if kept * SPARSE_REBUILD <= self.rows() {
+            let rows: Vec<usize> = (0..keep.len()).filter(|&r| keep[r]).collect();
+            let mut out = vec![None; keep.len()];
+            for (r, line) in rows.iter().zip(self.lines_at(&rows)?) {
+                out[*r] = Some(line);
+            }
+            return Ok(out);
+        }
         let templates = self.templates()?;
         // Per column, which of its values the kept rows use.
         let mut wanted: Vec<Vec<bool>> = (0..self.column_count())
@@ -1366,7 +1371,178 @@ impl<'a> BlockReader<'a> {
         }
         Ok(out)
     }
+
+    /// Rebuilds the lines of `rows` (ascending, below [`Self::rows`]), in
+    /// that order. A row's value in a column is found by counting the
+    /// templates of the rows before it, and only the values the rows use
+    /// are read: dictionary-coded and shared columns look up each value's
+    /// entry alone, instead of spelling out the whole column.
+    pub fn lines_at(&self, rows: &[usize]) -> Result<Vec<String>, StorageError> {
+        let templates = self.templates()?;
+        let template = |t: u32| {
+            templates
+                .get(t as usize)
+                .ok_or_else(|| bad("row template out of range"))
+        };
+        let ncols = self.column_count();
+        // Values of each column before the current row, advanced by the
+        // templates met since the last kept row (each counted once).
+        let mut before = vec![0u32; ncols];
+        let mut met = vec![0u32; templates.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut wanted: Vec<Vec<u32>> = vec![Vec::new(); ncols];
+        let mut next = 0usize;
+        for &r in rows {
+            if r < next || r >= self.rows() {
+                return Err(bad("rows to rebuild out of order or range"));
+            }
+            for &t in &self.row_tpl[next..r] {
+                let n = met
+                    .get_mut(t as usize)
+                    .ok_or_else(|| bad("row template out of range"))?;
+                if *n == 0 {
+                    touched.push(t);
+                }
+                *n += 1;
+            }
+            for t in touched.drain(..) {
+                let n = std::mem::take(&mut met[t as usize]);
+                for &c in &templates[t as usize].slots {
+                    before[c as usize] += n;
+                }
+            }
+            for &c in &template(self.row_tpl[r])?.slots {
+                wanted[c as usize].push(before[c as usize]);
+                before[c as usize] += 1;
+            }
+            next = r + 1;
+        }
+        let cols: Vec<Option<Values>> = wanted
+            .iter()
+            .enumerate()
+            .map(|(c, w)| {
+                if w.is_empty() {
+                    return Ok(None);
+                }
+                self.values_at(c, w).map(Some)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut taken = vec![0usize; ncols];
+        let mut out = Vec::with_capacity(rows.len());
+        for &r in rows {
+            let t = template(self.row_tpl[r])?;
+            let mut line = Vec::with_capacity(t.text.len() + 64);
+            line.extend_from_slice(t.piece(0));
+            for (k, &c) in t.slots.iter().enumerate() {
+                let c = c as usize;
+                let values = cols[c]
+                    .as_ref()
+                    .ok_or_else(|| bad("column of a kept row not decoded"))?;
+                line.extend_from_slice(values.get(taken[c]));
+                taken[c] += 1;
+                line.extend_from_slice(t.piece(k + 1));
+            }
+            out.push(String::from_utf8(line).map_err(|_| bad("line is not utf-8"))?);
+        }
+        Ok(out)
+    }
+
+    /// Values `positions` (ascending, distinct) of column `id`, in that
+    /// order, spelled out.
+    fn values_at(&self, id: usize, positions: &[u32]) -> Result<Values, StorageError> {
+        let col = self.dir(id);
+        if positions.last().is_some_and(|&p| p as usize >= col.values) {
+            return Err(bad("value position out of range"));
+        }
+        let mut data = Vec::new();
+        let mut ends = Vec::with_capacity(positions.len());
+        if col.encoding.is_shared() {
+            self.shared_values_at(id, positions, &mut data, &mut ends)?;
+        } else {
+            let mut wanted = vec![false; col.values];
+            for &p in positions {
+                wanted[p as usize] = true;
+            }
+            let all = self.values_where(id, Some(&wanted))?;
+            for &p in positions {
+                data.extend_from_slice(all.get(p as usize));
+                ends.push(data.len() as u32);
+            }
+        }
+        Ok(Values::Flat { data, ends })
+    }
+
+    /// Appends values `positions` (ascending, distinct) of shared column
+    /// `id` to `data`/`ends`: each value's entry looked up alone; for
+    /// skeleton columns the digit runs of the values between are skipped.
+    fn shared_values_at(
+        &self,
+        id: usize,
+        positions: &[u32],
+        data: &mut Vec<u8>,
+        ends: &mut Vec<u32>,
+    ) -> Result<(), StorageError> {
+        let dict = self
+            .shared_dict(id)
+            .ok_or_else(|| bad("column is not shared"))?;
+        let si = self.shared_index_view(id)?;
+        let locals = if si.locals > 0 {
+            Some(self.shared_strings(id, si.locals)?)
+        } else {
+            None
+        };
+        let entry = |e: usize| -> Result<&[u8], StorageError> {
+            if e < si.global_count {
+                return dict
+                    .get(si.global(e)?)
+                    .ok_or_else(|| bad("shared id out of range"));
+            }
+            let (bytes, local_ends) = locals.as_ref().ok_or_else(|| bad("no local strings"))?;
+            let i = e - si.global_count;
+            let end = *local_ends
+                .get(i)
+                .ok_or_else(|| bad("local string out of range"))?;
+            let start = if i == 0 { 0 } else { local_ends[i - 1] };
+            bytes
+                .get(start as usize..end as usize)
+                .ok_or_else(|| bad("local string out of range"))
+        };
+        let Some(mut digits) = si.digit_reader() else {
+            for &p in positions {
+                data.extend_from_slice(entry(si.entry(p as usize)?)?);
+                ends.push(data.len() as u32);
+            }
+            return Ok(());
+        };
+        // Skeletons: the values before a wanted one own digit runs too
+        // (one per hole of their entry); skip them.
+        let mut holes: Vec<u32> = Vec::new();
+        let mut v = 0usize;
+        for &p in positions {
+            let mut skip = 0usize;
+            while v < p as usize {
+                let e = si.entry(v)?;
+                if e >= holes.len() {
+                    holes.resize(e + 1, u32::MAX);
+                }
+                if holes[e] == u32::MAX {
+                    holes[e] = super::digits::holes(entry(e)?) as u32;
+                }
+                skip += holes[e] as usize;
+                v += 1;
+            }
+            digits.skip(skip)?;
+            super::digits::fill(entry(si.entry(v)?)?, &mut digits, data)?;
+            ends.push(data.len() as u32);
+            v += 1;
+        }
+        Ok(())
+    }
 }
+
+/// A row selection keeping at most one row in this many is rebuilt row by
+/// row ([`BlockReader::lines_at`]) instead of by decoding whole columns.
+const SPARSE_REBUILD: usize = 4;
 
 /// Largest offset or length accepted in the directory.
 const MAX: usize = super::layout::MAX_FRAME_RAW;
@@ -1375,6 +1551,36 @@ const MAX: usize = super::layout::MAX_FRAME_RAW;
 /// matched): its version-2 directory passed every check against the header
 /// once, so later readers of the same bytes skip the per-row counts.
 const DIRECTORY_CHECKED: u64 = 1 << 63;
+
+/// Adds each row's template to `per_tpl` (one count per template); `Err`
+/// when a row names a template past `per_tpl`. Up to 256 templates (nearly
+/// every block) the range is checked once, by the largest, and the counts
+/// go to a fixed table a byte indexes: no check per row.
+fn count_templates(row_tpl: &[u32], per_tpl: &mut [usize]) -> Result<(), ()> {
+    let nt = per_tpl.len();
+    if nt <= 256 {
+        if row_tpl
+            .iter()
+            .copied()
+            .max()
+            .is_some_and(|m| m as usize >= nt)
+        {
+            return Err(());
+        }
+        let mut counts = [0u32; 256];
+        for &t in row_tpl {
+            counts[(t & 0xFF) as usize] += 1;
+        }
+        for (n, &k) in per_tpl.iter_mut().zip(&counts) {
+            *n += k as usize;
+        }
+        return Ok(());
+    }
+    for &t in row_tpl {
+        *per_tpl.get_mut(t as usize).ok_or(())? += 1;
+    }
+    Ok(())
+}
 
 fn read_row_templates(
     c: &mut Cursor<'_>,
@@ -1766,6 +1972,33 @@ mod metadata_tests {
 mod directory_tests {
     use super::*;
     use crate::block::BlockBuilder;
+
+    #[test]
+    fn template_counts_match_a_plain_count_and_reject_unknown_templates() {
+        for nt in [1usize, 2, 7, 256, 257, 1000] {
+            let rows: Vec<u32> = (0..3000u32)
+                .map(|i| (i * 7919 + i / 3) % nt as u32)
+                .collect();
+            let mut got = vec![0usize; nt];
+            count_templates(&rows, &mut got).unwrap();
+            let mut want = vec![0usize; nt];
+            for &t in &rows {
+                want[t as usize] += 1;
+            }
+            assert_eq!(got, want, "{nt} templates");
+            let mut bad = rows.clone();
+            bad[1234] = nt as u32;
+            assert!(
+                count_templates(&bad, &mut vec![0; nt]).is_err(),
+                "{nt} templates"
+            );
+            bad[1234] = u32::MAX;
+            assert!(
+                count_templates(&bad, &mut vec![0; nt]).is_err(),
+                "{nt} templates"
+            );
+        }
+    }
 
     #[test]
     fn a_directory_is_checked_once_and_reads_the_same_after() {

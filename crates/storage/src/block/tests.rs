@@ -984,3 +984,53 @@ fn compressed_frames_read_from_the_file_equal_those_read_in_place() {
         });
     assert!(wrong.lines().is_err());
 }
+
+/// Every kept-row selection rebuilds the same lines row by row
+/// ([`BlockReader::lines_at`]) as by whole columns: workload lines (shared,
+/// skeleton and typed columns), lines of other shapes mixed in, and
+/// blocks with and without shared dictionaries.
+#[test]
+fn sparse_rebuilds_match_whole_column_rebuilds() {
+    let mut w = Workload::new(9);
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    for b in 0..3 {
+        blocks.push(
+            (0..160)
+                .map(|i| match (i + b) % 23 {
+                    0 => "plain text line 42".to_string(),
+                    7 => format!(r#"{{"a":"x{i}","n":{i}}}"#),
+                    _ => w.line().1,
+                })
+                .collect(),
+        );
+    }
+    let (bufs, dicts) = shared_blocks(&blocks);
+    let mut rng = testgen::Rng::new(5);
+    for (k, lines) in blocks.iter().enumerate() {
+        let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        let own = encode(&rows, 1);
+        for (buf, dicts) in [(&bufs[k], Some(&dicts)), (&own, None)] {
+            let r = BlockReader::with_header_in(
+                buf,
+                HeaderRef::Owned(super::layout::BlockHeader::decode(buf).unwrap()),
+                dicts,
+            )
+            .unwrap();
+            assert_eq!(&r.lines().unwrap(), lines);
+            for (row, line) in lines.iter().enumerate() {
+                assert_eq!(r.lines_at(&[row]).unwrap(), vec![line.clone()]);
+            }
+            for every in [2, 5, 17, 40, 160] {
+                let keep: Vec<bool> = (0..lines.len())
+                    .map(|_| rng.below(every as u64) == 0)
+                    .collect();
+                let got = r.lines_where(&keep).unwrap();
+                for (i, line) in got.iter().enumerate() {
+                    assert_eq!(line.as_ref(), keep[i].then_some(&lines[i]), "row {i}");
+                }
+            }
+            assert!(r.lines_at(&[3, 2]).is_err(), "rows out of order");
+            assert!(r.lines_at(&[lines.len()]).is_err(), "row out of range");
+        }
+    }
+}

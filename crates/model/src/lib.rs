@@ -15,6 +15,7 @@ pub mod labels;
 pub mod matcher;
 pub mod number;
 pub mod plan;
+pub mod regex_cache;
 pub mod retention;
 pub mod store;
 pub mod tenant;

@@ -62,7 +62,8 @@ impl Matcher {
         let value = value.into();
         let re = match op {
             MatchOp::Re | MatchOp::Nre => Some(
-                Regex::new(&format!("^(?s:{value})$")).map_err(|e| MatcherError(e.to_string()))?,
+                crate::regex_cache::compile(&format!("^(?s:{value})$"))
+                    .map_err(|e| MatcherError(e.to_string()))?,
             ),
             _ => None,
         };

@@ -79,7 +79,7 @@ impl LineFilterStage {
                 }
                 (LineFilterOp::Match | LineFilterOp::NotMatch, LineFilterValue::Str(s)) => {
                     Test::Regex(
-                        Regex::new(s).map_err(|e| {
+                        runakefli_model::regex_cache::compile(s).map_err(|e| {
                             format!("stage '{}' : {}", stage_text(f), regex_error(&e))
                         })?,
                     )

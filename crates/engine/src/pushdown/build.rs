@@ -165,7 +165,7 @@ fn regex_split(re: &str) -> Option<runakefli_model::plan::RegexSplit> {
     }
     let prefix = String::from_utf8(prefix).ok()?;
     let rest_hir = Hir::concat(rest.to_vec());
-    let anchored = regex::Regex::new(&format!("^(?:{rest_hir})")).ok()?;
+    let anchored = runakefli_model::regex_cache::compile(&format!("^(?:{rest_hir})")).ok()?;
     let rest_all_of = crate::pipeline::hir_required_literals(&rest_hir);
     Some(runakefli_model::plan::RegexSplit {
         prefix,

@@ -1354,20 +1354,7 @@ impl<'a> BlockReader<'a> {
                 out.push(None);
                 continue;
             }
-            let mut line = Vec::with_capacity(t.text.len() + 64);
-            line.extend_from_slice(t.piece(0));
-            for (k, &col) in t.slots.iter().enumerate() {
-                let col = col as usize;
-                let values = cols[col]
-                    .as_ref()
-                    .ok_or_else(|| bad("column of a kept row not decoded"))?;
-                line.extend_from_slice(values.get(cursor[col]));
-                cursor[col] += 1;
-                line.extend_from_slice(t.piece(k + 1));
-            }
-            out.push(Some(
-                String::from_utf8(line).map_err(|_| bad("line is not utf-8"))?,
-            ));
+            out.push(Some(assemble_line(t, &cols, &mut cursor)?));
         }
         Ok(out)
     }
@@ -1430,19 +1417,11 @@ impl<'a> BlockReader<'a> {
         let mut taken = vec![0usize; ncols];
         let mut out = Vec::with_capacity(rows.len());
         for &r in rows {
-            let t = template(self.row_tpl[r])?;
-            let mut line = Vec::with_capacity(t.text.len() + 64);
-            line.extend_from_slice(t.piece(0));
-            for (k, &c) in t.slots.iter().enumerate() {
-                let c = c as usize;
-                let values = cols[c]
-                    .as_ref()
-                    .ok_or_else(|| bad("column of a kept row not decoded"))?;
-                line.extend_from_slice(values.get(taken[c]));
-                taken[c] += 1;
-                line.extend_from_slice(t.piece(k + 1));
-            }
-            out.push(String::from_utf8(line).map_err(|_| bad("line is not utf-8"))?);
+            out.push(assemble_line(
+                template(self.row_tpl[r])?,
+                &cols,
+                &mut taken,
+            )?);
         }
         Ok(out)
     }
@@ -1538,6 +1517,27 @@ impl<'a> BlockReader<'a> {
         }
         Ok(())
     }
+}
+
+/// Spells out a row of template `t`: its pieces with, per slot, value
+/// `next[c]` of the slot's column `c` (then advanced).
+fn assemble_line(
+    t: &Template,
+    cols: &[Option<Values>],
+    next: &mut [usize],
+) -> Result<String, StorageError> {
+    let mut line = Vec::with_capacity(t.text.len() + 64);
+    line.extend_from_slice(t.piece(0));
+    for (k, &c) in t.slots.iter().enumerate() {
+        let c = c as usize;
+        let values = cols[c]
+            .as_ref()
+            .ok_or_else(|| bad("column of a kept row not decoded"))?;
+        line.extend_from_slice(values.get(next[c]));
+        next[c] += 1;
+        line.extend_from_slice(t.piece(k + 1));
+    }
+    String::from_utf8(line).map_err(|_| bad("line is not utf-8"))
 }
 
 /// A row selection keeping at most one row in this many is rebuilt row by

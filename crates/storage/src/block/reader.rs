@@ -113,7 +113,13 @@ pub struct BlockReader<'a> {
     /// Version 1: start of the payload area in frame 0.
     payload_base: usize,
     templates: OnceCell<Vec<Template>>,
-    row_tpl: Arc<[u32]>,
+    /// Row templates, unpacked on first use of [`Self::row_templates`] when
+    /// the directory was checked before (else when it is read).
+    row_tpl: OnceCell<Arc<[u32]>>,
+    /// Version 2, directory checked earlier, two templates or more: where
+    /// the row templates lie in the directory, to read single rows'
+    /// ([`Self::row_template`]) without unpacking all.
+    tpl_layout: Option<(FrameRef<'a>, IntsLayout)>,
     /// Row timestamps, decoded on first use of [`Self::timestamps`] (or
     /// given by [`Self::set_timestamps`]).
     ts: OnceCell<Arc<[i64]>>,
@@ -406,8 +412,8 @@ impl<'a> BlockReader<'a> {
             r.set_timestamps(ts);
             return Ok(r);
         }
-        let mut r = Self::unread(src, header, dicts, log)?;
-        r.row_tpl = row_tpl;
+        let r = Self::unread(src, header, dicts, log)?;
+        let _ = r.row_tpl.set(row_tpl);
         let _ = r.ts.set(ts);
         Ok(r)
     }
@@ -448,7 +454,8 @@ impl<'a> BlockReader<'a> {
             frames: RefCell::new(vec![None; nframes]),
             payload_base: 0,
             templates: OnceCell::new(),
-            row_tpl: Arc::from(Vec::new()),
+            row_tpl: OnceCell::new(),
+            tpl_layout: None,
             ts: OnceCell::new(),
             ts_layout: None,
             ts_tail: RefCell::new((usize::MAX, Vec::new())),
@@ -547,11 +554,14 @@ impl<'a> BlockReader<'a> {
         // checked again: the counts below cost a pass over every row.
         let checked = self.log.is_some_and(|l| l.has(DIRECTORY_CHECKED));
         let mut per_tpl = vec![0usize; nt.max(1)];
-        let row_tpl: Arc<[u32]> = match nt {
-            0 | 1 => std::iter::repeat_n(0, rows).collect(),
+        match nt {
+            // Unpacked when first asked for (`row_templates`).
+            0 | 1 => {}
             _ if checked => {
+                // Every template was found in range when the directory was
+                // checked: unpacked when asked for, or read row by row.
                 let l = IntsLayout::read(&mut c, rows)?;
-                l.all_shared(dir, rows, |t| t as u32)
+                self.tpl_layout = Some((frame.clone(), l));
             }
             _ => {
                 // Unpacked first, then counted in a loop of its own: the
@@ -560,10 +570,9 @@ impl<'a> BlockReader<'a> {
                 let t = l.all_shared(dir, rows, |t| u32::try_from(t).unwrap_or(u32::MAX));
                 count_templates(&t, &mut per_tpl)
                     .map_err(|_| c.err("row template out of range"))?;
-                t
+                let _ = self.row_tpl.set(t);
             }
-        };
-        self.row_tpl = row_tpl;
+        }
         if nt == 1 {
             per_tpl[0] = rows;
         }
@@ -656,14 +665,16 @@ impl<'a> BlockReader<'a> {
         if rows > 0 && nt == 0 {
             return Err(c.err("rows without templates"));
         }
-        self.row_tpl = read_row_templates(&mut c, rows, nt)?.into();
+        let _ = self
+            .row_tpl
+            .set(read_row_templates(&mut c, rows, nt)?.into());
         let _ = self
             .ts
             .set(read_row_timestamps(&mut c, rows, self.header.min_ts)?.into());
         let metadata = read_metadata(&mut c, rows)?;
         // How many values each column must hold, from the templates.
         let mut per_tpl = vec![0usize; nt];
-        for &t in self.row_tpl.iter() {
+        for &t in self.row_templates() {
             per_tpl[t as usize] += 1;
         }
         let mut expected = vec![0usize; ncols];
@@ -986,12 +997,38 @@ impl<'a> BlockReader<'a> {
 
     /// The template of each row, an index below [`Self::template_count`].
     pub fn row_templates(&self) -> &[u32] {
-        &self.row_tpl
+        self.row_templates_shared()
     }
 
     /// [`Self::row_templates`], shared (for keeping them past this reader).
     pub fn row_templates_shared(&self) -> &Arc<[u32]> {
-        &self.row_tpl
+        self.row_tpl.get_or_init(|| match &self.tpl_layout {
+            Some((frame, l)) => l.all_shared(frame, self.rows(), |t| t as u32),
+            None => std::iter::repeat_n(0, self.rows()).collect(),
+        })
+    }
+
+    /// The template of row `r` (below [`Self::rows`]), read alone when the
+    /// row templates have not been unpacked: a log query past its cutoff
+    /// looks at the last few rows of most blocks it opens.
+    pub fn row_template(&self, r: usize) -> u32 {
+        match (self.row_tpl.get(), &self.tpl_layout) {
+            (Some(all), _) => all[r],
+            (None, Some((frame, l))) => {
+                assert!(r < self.rows(), "row {r} out of range");
+                l.get(frame, r) as u32
+            }
+            // One template or none: every row's is template 0.
+            (None, None) => {
+                assert!(r < self.rows(), "row {r} out of range");
+                0
+            }
+        }
+    }
+
+    /// Whether [`Self::row_template`] reads rows without unpacking all.
+    pub fn reads_templates_by_row(&self) -> bool {
+        self.row_tpl.get().is_none() && self.tpl_layout.is_some()
     }
 
     /// The slots of template `t` in line order: column id, dotted field name
@@ -1129,7 +1166,7 @@ impl<'a> BlockReader<'a> {
             })
             .collect();
         let mut next = 0u32;
-        for (r, &t) in self.row_tpl.iter().enumerate() {
+        for (r, &t) in self.row_templates().iter().enumerate() {
             if let Some(q) = holds[t as usize] {
                 row_value[r] = next;
                 quoted[r] = q;
@@ -1152,7 +1189,7 @@ impl<'a> BlockReader<'a> {
             .iter()
             .map(|slots| slots.contains(&(id as u32)))
             .collect();
-        for (&t, &ts) in self.row_tpl.iter().zip(self.timestamps()) {
+        for (&t, &ts) in self.row_templates().iter().zip(self.timestamps()) {
             if holds[t as usize] {
                 out.push(ts);
             }
@@ -1330,7 +1367,7 @@ impl<'a> BlockReader<'a> {
         let mut wanted: Vec<Vec<bool>> = (0..self.column_count())
             .map(|c| Vec::with_capacity(self.dir(c).values))
             .collect();
-        for (&t, &k) in self.row_tpl.iter().zip(keep) {
+        for (&t, &k) in self.row_templates().iter().zip(keep) {
             for &c in &templates[t as usize].slots {
                 wanted[c as usize].push(k);
             }
@@ -1345,7 +1382,7 @@ impl<'a> BlockReader<'a> {
             .collect::<Result<_, _>>()?;
         let mut cursor = vec![0usize; cols.len()];
         let mut out = Vec::with_capacity(self.rows());
-        for (&t, &k) in self.row_tpl.iter().zip(keep) {
+        for (&t, &k) in self.row_templates().iter().zip(keep) {
             let t = &templates[t as usize];
             if !k {
                 for &col in &t.slots {
@@ -1383,7 +1420,7 @@ impl<'a> BlockReader<'a> {
             if r < next || r >= self.rows() {
                 return Err(bad("rows to rebuild out of order or range"));
             }
-            for &t in &self.row_tpl[next..r] {
+            for &t in &self.row_templates()[next..r] {
                 let n = met
                     .get_mut(t as usize)
                     .ok_or_else(|| bad("row template out of range"))?;
@@ -1398,7 +1435,7 @@ impl<'a> BlockReader<'a> {
                     before[c as usize] += n;
                 }
             }
-            for &c in &template(self.row_tpl[r])?.slots {
+            for &c in &template(self.row_templates()[r])?.slots {
                 wanted[c as usize].push(before[c as usize]);
                 before[c as usize] += 1;
             }
@@ -1418,7 +1455,7 @@ impl<'a> BlockReader<'a> {
         let mut out = Vec::with_capacity(rows.len());
         for &r in rows {
             out.push(assemble_line(
-                template(self.row_tpl[r])?,
+                template(self.row_templates()[r])?,
                 &cols,
                 &mut taken,
             )?);
@@ -2023,6 +2060,46 @@ mod directory_tests {
         assert!(flags.has(DIRECTORY_CHECKED));
         assert_eq!(read(), first);
         assert_eq!(first.1[3], "{\"level\":\"error\",\"n\":3}");
+    }
+
+    #[test]
+    fn a_checked_directory_reads_row_templates_one_by_one_as_unpacked() {
+        for shapes in [1usize, 2, 3, 9] {
+            let mut b = BlockBuilder::new();
+            for i in 0..500i64 {
+                let line = match i as usize % shapes {
+                    0 => format!("{{\"level\":\"error\",\"n\":{i}}}"),
+                    1 => format!("plain line {i}"),
+                    k => format!("{{\"k{k}\":{i},\"msg\":\"x\"}}"),
+                };
+                b.push(i, &line, &[]);
+            }
+            let mut buf = Vec::new();
+            b.finish(3, &mut buf);
+            let flags = BlockLog::default();
+            let open = || {
+                let h = HeaderRef::Owned(BlockHeader::decode(&buf).unwrap());
+                BlockReader::with_context(&buf, h, None, Some(&flags)).unwrap()
+            };
+            // The first reader checks the directory and unpacks every row's.
+            let checker = open();
+            assert!(!checker.reads_templates_by_row());
+            let all = checker.row_templates().to_vec();
+            assert_eq!(all.len(), 500);
+            assert!(flags.has(DIRECTORY_CHECKED));
+            // A later one reads single rows until asked for all of them.
+            let later = open();
+            assert_eq!(
+                later.reads_templates_by_row(),
+                shapes > 1,
+                "{shapes} shapes"
+            );
+            let one_by_one: Vec<u32> = (0..500).rev().map(|r| later.row_template(r)).collect();
+            assert!(one_by_one.iter().rev().eq(&all), "{shapes} shapes");
+            assert_eq!(later.row_templates(), &all[..]);
+            assert!(!later.reads_templates_by_row());
+            assert_eq!(later.lines().unwrap(), checker.lines().unwrap());
+        }
     }
 }
 

@@ -109,6 +109,51 @@ impl ValueIndex {
     }
 }
 
+/// The value positions of rows `[first, end)` of `rows` in a column held by
+/// the rows whose template has `holds[t]`, over `total` values (the
+/// column's count, which the block's directory check matched with the
+/// templates' rows), given the templates of rows `base..rows` (`base` at
+/// most `first`): one entry per row, `u32::MAX` for rows lacking the column
+/// and for every row outside the window, which a [`BlockEval`] never reads.
+/// The values before the window are counted from whichever end is nearer
+/// (from the back only, when the front rows' templates are not given): a
+/// log query past its cutoff opens the last few rows of most blocks, and
+/// numbering every row cost ~2,400 instructions a column and block
+/// (callgrind, q14).
+#[allow(clippy::too_many_arguments)]
+fn window_value_index(
+    rows: usize,
+    base: usize,
+    tpl: &[u32],
+    holds: &[bool],
+    total: usize,
+    first: usize,
+    end: usize,
+) -> Vec<u32> {
+    let mut out = vec![u32::MAX; rows];
+    let (first, end) = (first.min(rows), end.min(rows));
+    if first >= end || base > first || base + tpl.len() != rows {
+        return out;
+    }
+    let held = |r: &[u32]| r.iter().filter(|&&t| holds[t as usize]).count();
+    let before = if base == 0 && first <= rows - first {
+        held(&tpl[..first])
+    } else {
+        total.saturating_sub(held(&tpl[first - base..]))
+    };
+    let mut next = before as u32;
+    for (o, &t) in out[first..end]
+        .iter_mut()
+        .zip(&tpl[first - base..end - base])
+    {
+        if holds[t as usize] {
+            *o = next;
+            next += 1;
+        }
+    }
+    out
+}
+
 /// How the rows of one template are decided for one needle.
 #[derive(Clone, Copy)]
 enum TplNeedle {
@@ -270,6 +315,32 @@ pub enum OnSkeletons<'a> {
     Pieces(&'a [&'a [u8]]),
 }
 
+/// Row templates of a block from some row on ([`BlockEval::tail_templates`]).
+pub enum TailTemplates<'r> {
+    /// Those of rows `.0..`, read row by row.
+    From(usize, std::rc::Rc<[u32]>),
+    /// Every row's.
+    All(&'r [u32]),
+}
+
+impl TailTemplates<'_> {
+    /// The first row whose template is given.
+    pub fn base(&self) -> usize {
+        match self {
+            TailTemplates::From(b, _) => *b,
+            TailTemplates::All(_) => 0,
+        }
+    }
+
+    /// The templates of rows [`Self::base`]`..`.
+    pub fn templates(&self) -> &[u32] {
+        match self {
+            TailTemplates::From(_, t) => t,
+            TailTemplates::All(t) => t,
+        }
+    }
+}
+
 /// One block being evaluated.
 pub struct BlockEval<'r, 'a> {
     /// The block.
@@ -290,6 +361,9 @@ pub struct BlockEval<'r, 'a> {
     /// Per column: a bit per template (at most 64) that holds it, made on
     /// first use; `None` inside when the block has more templates.
     tpl_masks: std::cell::OnceCell<Option<Vec<u64>>>,
+    /// The templates of rows `first..`, read row by row (see
+    /// [`Self::tail_templates`]); `None` inside: the block's are unpacked.
+    tail_tpl: std::cell::OnceCell<Option<std::rc::Rc<[u32]>>>,
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     shared: Vec<Option<SharedColumn<'a>>>,
     memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
@@ -504,6 +578,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             admit: false,
             vidx: (0..ncols).map(|_| None).collect(),
             tpl_masks: std::cell::OnceCell::new(),
+            tail_tpl: std::cell::OnceCell::new(),
             identity: cache.identity.clone(),
             shared: (0..ncols).map(|_| None).collect(),
             memo: cache.shared.clone(),
@@ -515,6 +590,26 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// Rows of the block.
     pub fn rows(&self) -> usize {
         self.r.rows()
+    }
+
+    /// The row templates from row `base` on (row `r`'s is `tpl[r - base]`):
+    /// `base` is [`Self::first`] when they are read row by row — the block
+    /// was opened from a checked directory without unpacking its templates
+    /// and the time range holds at most one row in eight, as for most
+    /// blocks a log query past its cutoff opens (unpacking every row's cost
+    /// ~5 % of such a query's first run after a restart, callgrind q14) —
+    /// else 0 and every row's.
+    pub fn tail_templates(&self) -> TailTemplates<'r> {
+        let rows = self.rows();
+        let tail = self.tail_tpl.get_or_init(|| {
+            (self.r.reads_templates_by_row() && (rows - self.first) * 8 <= rows)
+                .then(|| (self.first..rows).map(|r| self.r.row_template(r)).collect())
+        });
+        let r: &'r BlockReader<'a> = self.r;
+        match tail {
+            Some(t) => TailTemplates::From(self.first, t.clone()),
+            None => TailTemplates::All(r.row_templates()),
+        }
     }
 
     /// The line bytes of the rows in the time range, estimated from the
@@ -638,16 +733,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     Some(m) => (0..heads.len()).map(|t| m[c] >> t & 1 == 1).collect(),
                     None => heads.iter().map(|h| h.slots.contains(&col)).collect(),
                 };
-                let mut out = Vec::with_capacity(rows);
-                let mut next = 0u32;
-                for &t in self.r.row_templates() {
-                    if holds[t as usize] {
-                        out.push(next);
-                        next += 1;
-                    } else {
-                        out.push(u32::MAX);
-                    }
-                }
+                let tail = self.tail_templates();
+                let out = window_value_index(
+                    self.rows(),
+                    tail.base(),
+                    tail.templates(),
+                    &holds,
+                    self.r.column_len(c),
+                    self.first,
+                    self.end,
+                );
                 self.vidx[c] = Some(ValueIndex::Map(out));
             }
         }
@@ -1178,14 +1273,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         // block for them would cost more than the rows.
         // (With many open rows every template is taken: the pass would
         // not pay.)
-        let row_tpl = self.r.row_templates();
+        let tail = self.tail_templates();
+        let (tpl_base, tpl) = (tail.base(), tail.templates());
         sc.used.clear();
         let few = self.end - self.first <= 4 * self.infos.len().max(8);
         sc.used.resize(self.infos.len(), !few);
         if few {
             for r in self.first..self.end {
                 if rows[r] && !hit[r] {
-                    sc.used[row_tpl[r] as usize] = true;
+                    sc.used[tpl[r - tpl_base] as usize] = true;
                 }
             }
         }
@@ -1336,7 +1432,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             if !sc.want[r] {
                 continue;
             }
-            match sc.tpl[row_tpl[r] as usize] {
+            match sc.tpl[tpl[r - tpl_base] as usize] {
                 TplNeedle::Rebuild => {
                     rebuild.get_or_insert_with(|| vec![false; rows.len()])[r] = true
                 }
@@ -1437,6 +1533,54 @@ impl<'r, 'a> BlockEval<'r, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windowed_value_positions_match_numbering_every_row() {
+        // Rows of three templates; templates 0 and 2 hold the column.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let holds = [true, false, true];
+        for rows in [0usize, 1, 2, 7, 64, 301] {
+            let tpl: Vec<u32> = (0..rows).map(|_| (next() % 3) as u32).collect();
+            let mut full = Vec::new();
+            let mut n = 0u32;
+            for &t in &tpl {
+                if holds[t as usize] {
+                    full.push(n);
+                    n += 1;
+                } else {
+                    full.push(u32::MAX);
+                }
+            }
+            for first in 0..=rows {
+                for end in first..=rows {
+                    // Every row's templates, and those of rows `base..` only.
+                    for base in [0, first / 2, first] {
+                        let w = window_value_index(
+                            rows,
+                            base,
+                            &tpl[base..],
+                            &holds,
+                            n as usize,
+                            first,
+                            end,
+                        );
+                        assert_eq!(w.len(), rows);
+                        assert_eq!(
+                            w[first..end],
+                            full[first..end],
+                            "rows {rows} [{first}, {end}) from {base}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn probes_stop_for_a_filter_that_lets_nearly_every_block_through() {

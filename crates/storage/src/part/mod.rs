@@ -274,9 +274,11 @@ impl Part {
         // prunes or opens, and opening a large part does not map all of it.
         let mut opening = resident::OpeningRelease::new();
         let mut bloom_checked: Vec<AtomicU8> = Vec::with_capacity(blocks.len());
+        let block_logs: Vec<BlockLog> = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         let headers: Vec<Option<Arc<BlockHeader<'static>>>> = blocks
             .iter()
-            .map(|b| {
+            .zip(&block_logs)
+            .map(|(b, log)| {
                 if format != BlockFormat::Columnar {
                     bloom_checked.push(AtomicU8::new(BLOOM_UNCHECKED));
                     return None;
@@ -297,6 +299,16 @@ impl Part {
                     None => BLOOM_UNCHECKED,
                 };
                 bloom_checked.push(AtomicU8::new(bloom));
+                // The directory (row templates, timestamps) of a version-2
+                // block, checked here over bytes read anyway: a query then
+                // reads only the rows' templates it needs instead of
+                // unpacking and counting every row's (see
+                // `BlockReader::row_template`). A directory that fails is
+                // not marked checked; the read that uses it reports it.
+                if let Some(h) = h.as_ref().filter(|h| h.version >= 2) {
+                    let _ =
+                        BlockReader::with_context(src, HeaderRef::Kept(h), Some(&dicts), Some(log));
+                }
                 if let Some(range) = resident::keep_range(b, h.as_ref()) {
                     opening.keep(range);
                 }
@@ -312,7 +324,6 @@ impl Part {
         }
         column_base.push(columns);
         let blocks_len = blocks.len();
-        let block_logs = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         let versions = headers
             .iter()
             .map(|h| h.as_ref().map_or(0, |h| h.version))
@@ -878,6 +889,46 @@ mod tests {
         for _ in 0..2 {
             let e = p.check_bloom(&b, &h).unwrap_err();
             assert!(e.to_string().contains("checksum mismatch"), "{e}");
+        }
+    }
+
+    #[test]
+    fn directories_are_checked_when_the_part_opens_and_damage_is_reported_on_read() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 4, BlockFormat::Columnar, 1).unwrap();
+        let line = |i: i64| match i % 2 {
+            0 => format!(r#"{{"user":"u{i:05}","n":{i}}}"#),
+            _ => format!("plain text line {i}"),
+        };
+        w.write_stream(1, (0..300).map(|i| Ok(entry(i, &line(i)))))
+            .unwrap();
+        let info = w.finish(4, 0).unwrap();
+        let path = d.path().join(crate::names::part_file(4));
+        let p = Part::open(&path, info.clone()).unwrap();
+        let b = p.stream_blocks(1)[0].clone();
+        let r = p.reader(&b).unwrap();
+        assert!(
+            r.reads_templates_by_row(),
+            "the opening checked the directory: single rows' templates are read"
+        );
+        let lines = r.lines().unwrap();
+        assert_eq!(lines[7], line(7));
+        let at = b.offset as usize
+            + p.headers[b.index as usize]
+                .as_ref()
+                .expect("columnar header")
+                .body_start
+            + 1;
+        drop(r);
+        drop(p);
+
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let p = Part::open(&path, info).unwrap();
+        for _ in 0..2 {
+            let e = p.reader(&b).err().expect("a damaged directory is an error");
+            assert!(e.to_string().contains("checksum"), "{e}");
         }
     }
 

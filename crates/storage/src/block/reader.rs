@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::encoding::{
-    decode_column_where, decode_decimal_numbers, decode_shared_strings, Encoding, Stats, Values,
+    decode_column_at, decode_column_where, decode_decimal_numbers, decode_shared_strings, Encoding,
+    Stats, Values,
 };
 use super::ints::{get_ints, IntsLayout};
 use super::layout::{
@@ -1474,6 +1475,10 @@ impl<'a> BlockReader<'a> {
         let mut ends = Vec::with_capacity(positions.len());
         if col.encoding.is_shared() {
             self.shared_values_at(id, positions, &mut data, &mut ends)?;
+        } else if let Some(v) = self.with_column_payload(id, |p| {
+            decode_column_at(col.encoding, p, col.values, positions, self.header.version)
+        })? {
+            return Ok(v);
         } else {
             let mut wanted = vec![false; col.values];
             for &p in positions {

@@ -277,8 +277,7 @@ impl Part {
         let block_logs: Vec<BlockLog> = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         let headers: Vec<Option<Arc<BlockHeader<'static>>>> = blocks
             .iter()
-            .zip(&block_logs)
-            .map(|(b, log)| {
+            .map(|b| {
                 if format != BlockFormat::Columnar {
                     bloom_checked.push(AtomicU8::new(BLOOM_UNCHECKED));
                     return None;
@@ -299,16 +298,6 @@ impl Part {
                     None => BLOOM_UNCHECKED,
                 };
                 bloom_checked.push(AtomicU8::new(bloom));
-                // The directory (row templates, timestamps) of a version-2
-                // block, checked here over bytes read anyway: a query then
-                // reads only the rows' templates it needs instead of
-                // unpacking and counting every row's (see
-                // `BlockReader::row_template`). A directory that fails is
-                // not marked checked; the read that uses it reports it.
-                if let Some(h) = h.as_ref().filter(|h| h.version >= 2) {
-                    let _ =
-                        BlockReader::with_context(src, HeaderRef::Kept(h), Some(&dicts), Some(log));
-                }
                 if let Some(range) = resident::keep_range(b, h.as_ref()) {
                     opening.keep(range);
                 }
@@ -893,7 +882,7 @@ mod tests {
     }
 
     #[test]
-    fn directories_are_checked_when_the_part_opens_and_damage_is_reported_on_read() {
+    fn a_block_read_once_reads_single_rows_templates_and_damage_is_reported_on_read() {
         let d = tempfile::tempdir().unwrap();
         let mut w = PartWriter::create(d.path(), 4, BlockFormat::Columnar, 1).unwrap();
         let line = |i: i64| match i % 2 {
@@ -906,13 +895,20 @@ mod tests {
         let path = d.path().join(crate::names::part_file(4));
         let p = Part::open(&path, info.clone()).unwrap();
         let b = p.stream_blocks(1)[0].clone();
+        let first = p.reader(&b).unwrap();
+        assert!(
+            !first.reads_templates_by_row(),
+            "the first read checks the directory"
+        );
+        let lines = first.lines().unwrap();
+        assert_eq!(lines[7], line(7));
+        drop(first);
         let r = p.reader(&b).unwrap();
         assert!(
             r.reads_templates_by_row(),
-            "the opening checked the directory: single rows' templates are read"
+            "a later read of the checked directory reads single rows' templates"
         );
-        let lines = r.lines().unwrap();
-        assert_eq!(lines[7], line(7));
+        assert_eq!(r.lines().unwrap(), lines);
         let at = b.offset as usize
             + p.headers[b.index as usize]
                 .as_ref()

@@ -274,7 +274,6 @@ impl Part {
         // prunes or opens, and opening a large part does not map all of it.
         let mut opening = resident::OpeningRelease::new();
         let mut bloom_checked: Vec<AtomicU8> = Vec::with_capacity(blocks.len());
-        let block_logs: Vec<BlockLog> = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         let headers: Vec<Option<Arc<BlockHeader<'static>>>> = blocks
             .iter()
             .map(|b| {
@@ -313,6 +312,7 @@ impl Part {
         }
         column_base.push(columns);
         let blocks_len = blocks.len();
+        let block_logs = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         let versions = headers
             .iter()
             .map(|h| h.as_ref().map_or(0, |h| h.version))

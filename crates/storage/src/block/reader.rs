@@ -2042,23 +2042,35 @@ mod directory_tests {
         }
     }
 
-    #[test]
-    fn a_directory_is_checked_once_and_reads_the_same_after() {
+    /// A block of `rows` lines made by `line`, stored.
+    fn stored_block(rows: i64, line: impl Fn(i64) -> String) -> Vec<u8> {
         let mut b = BlockBuilder::new();
-        for i in 0..40 {
-            let line = if i % 3 == 0 {
-                format!("{{\"level\":\"error\",\"n\":{i}}}")
-            } else {
-                format!("plain line {i}")
-            };
-            b.push(i, &line, &[]);
+        for i in 0..rows {
+            b.push(i, &line(i), &[]);
         }
         let mut buf = Vec::new();
         b.finish(3, &mut buf);
+        buf
+    }
+
+    /// A reader of `buf` sharing `flags` with the block's other readers.
+    fn reader<'b>(buf: &'b [u8], flags: &'b BlockLog) -> BlockReader<'b> {
+        let h = HeaderRef::Owned(BlockHeader::decode(buf).unwrap());
+        BlockReader::with_context(buf, h, None, Some(flags)).unwrap()
+    }
+
+    #[test]
+    fn a_directory_is_checked_once_and_reads_the_same_after() {
+        let buf = stored_block(40, |i| {
+            if i % 3 == 0 {
+                format!("{{\"level\":\"error\",\"n\":{i}}}")
+            } else {
+                format!("plain line {i}")
+            }
+        });
         let flags = BlockLog::default();
         let read = || {
-            let h = HeaderRef::Owned(BlockHeader::decode(&buf).unwrap());
-            let r = BlockReader::with_context(&buf, h, None, Some(&flags)).unwrap();
+            let r = reader(&buf, &flags);
             (r.row_templates().to_vec(), r.lines().unwrap())
         };
         let first = read();
@@ -2070,22 +2082,13 @@ mod directory_tests {
     #[test]
     fn a_checked_directory_reads_row_templates_one_by_one_as_unpacked() {
         for shapes in [1usize, 2, 3, 9] {
-            let mut b = BlockBuilder::new();
-            for i in 0..500i64 {
-                let line = match i as usize % shapes {
-                    0 => format!("{{\"level\":\"error\",\"n\":{i}}}"),
-                    1 => format!("plain line {i}"),
-                    k => format!("{{\"k{k}\":{i},\"msg\":\"x\"}}"),
-                };
-                b.push(i, &line, &[]);
-            }
-            let mut buf = Vec::new();
-            b.finish(3, &mut buf);
+            let buf = stored_block(500, |i| match i as usize % shapes {
+                0 => format!("{{\"level\":\"error\",\"n\":{i}}}"),
+                1 => format!("plain line {i}"),
+                k => format!("{{\"k{k}\":{i},\"msg\":\"x\"}}"),
+            });
             let flags = BlockLog::default();
-            let open = || {
-                let h = HeaderRef::Owned(BlockHeader::decode(&buf).unwrap());
-                BlockReader::with_context(&buf, h, None, Some(&flags)).unwrap()
-            };
+            let open = || reader(&buf, &flags);
             // The first reader checks the directory and unpacks every row's.
             let checker = open();
             assert!(!checker.reads_templates_by_row());

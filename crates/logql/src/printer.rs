@@ -9,6 +9,7 @@ use crate::ast::{
     UnwrapConversion, VectorOp,
 };
 use crate::duration::{format_bytes, format_duration};
+use runakefli_model::labels::name_op_gap;
 use std::fmt::{self, Display, Formatter};
 
 /// Quotes a string as Go's `strconv.Quote` does (shared with the label printer).
@@ -70,7 +71,7 @@ fn extractions(f: &mut Formatter<'_>, params: &[LabelExtraction]) -> fmt::Result
         f.write_str(if i == 0 { " " } else { "," })?;
         f.write_str(&p.label)?;
         if let Some(e) = &p.expression {
-            write!(f, "={}", quote(e))?;
+            write!(f, "{}={}", name_op_gap(&p.label), quote(e))?;
         }
     }
     Ok(())
@@ -119,9 +120,11 @@ impl Display for Stage {
                 for (i, op) in ops.iter().enumerate() {
                     f.write_str(if i == 0 { " " } else { "," })?;
                     match op {
-                        LabelFormatOp::Rename { dst, src } => write!(f, "{dst}={src}")?,
+                        LabelFormatOp::Rename { dst, src } => {
+                            write!(f, "{dst}{}={src}", name_op_gap(dst))?
+                        }
                         LabelFormatOp::Template { dst, template } => {
-                            write!(f, "{dst}={}", quote(template))?
+                            write!(f, "{dst}{}={}", name_op_gap(dst), quote(template))?
                         }
                     }
                 }
@@ -186,13 +189,31 @@ fn write_lf(f: &mut Formatter<'_>, e: &LabelFilterExpr, min: u8, follow: Follow)
         }
         LabelFilterExpr::String(m) => write!(f, "{m}"),
         LabelFilterExpr::Number { name, op, value } => {
-            write!(f, "{name}{}{}", op.as_str(), num(*value))
+            write!(
+                f,
+                "{name}{}{}{}",
+                name_op_gap(name),
+                op.as_str(),
+                num(*value)
+            )
         }
         LabelFilterExpr::Duration { name, op, value } => {
-            write!(f, "{name}{}{}", op.as_str(), format_duration(*value))
+            write!(
+                f,
+                "{name}{}{}{}",
+                name_op_gap(name),
+                op.as_str(),
+                format_duration(*value)
+            )
         }
         LabelFilterExpr::Bytes { name, op, value } => {
-            write!(f, "{name}{}{}", op.as_str(), format_bytes(*value))
+            write!(
+                f,
+                "{name}{}{}{}",
+                name_op_gap(name),
+                op.as_str(),
+                format_bytes(*value)
+            )
         }
         LabelFilterExpr::Ip {
             name,
@@ -201,7 +222,8 @@ fn write_lf(f: &mut Formatter<'_>, e: &LabelFilterExpr, min: u8, follow: Follow)
         } => {
             write!(
                 f,
-                "{name}{}ip({})",
+                "{name}{}{}ip({})",
+                name_op_gap(name),
                 if *negated { "!=" } else { "=" },
                 quote(pattern)
             )

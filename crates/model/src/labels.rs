@@ -170,6 +170,21 @@ impl fmt::Display for Labels {
     }
 }
 
+/// What to print between a label name and the operator after it when a
+/// query is printed back: nothing for a plain identifier, a space for a name
+/// the lexer took from a lone symbol (`!`), which would otherwise join the
+/// operator into another token (`!` `=~` printed `!=~` reads as `!=` `~`).
+pub fn name_op_gap(name: &str) -> &'static str {
+    let mut chars = name.chars();
+    let plain = chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric());
+    if plain {
+        ""
+    } else {
+        " "
+    }
+}
+
 /// Quotes a string as Go's `strconv.Quote` does (printable Unicode kept as is).
 pub fn quote_go(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -101,8 +101,9 @@ impl fmt::Display for Matcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}{}{}",
+            "{}{}{}{}",
             self.name,
+            crate::labels::name_op_gap(&self.name),
             self.op.as_str(),
             crate::labels::quote_go(&self.value)
         )

@@ -213,3 +213,30 @@ fn semantic_errors_like_loki() {
         "only label matchers are supported"
     );
 }
+
+/// A label name the lexer took from a lone symbol (`!`) prints apart from
+/// the operator after it, which it would otherwise join (`!` `=~` → `!=` `~`).
+#[test]
+fn odd_label_names_round_trip() {
+    for q in [
+        "{!\n=~\".+\"}",
+        r#"{a="b", ! !~"x"}"#,
+        r#"{a="b"} | ! > 5"#,
+        r#"{a="b"} | ! = "x""#,
+        r#"{a="b"} | ! = ip("10.0.0.1")"#,
+        r#"{a="b"} | ! >= 1s"#,
+        r#"{a="b"} | ! < 1KB"#,
+        r#"{a="b"} | label_format ! = x, y = !"#,
+        r#"{a="b"} | label_format ! = "{{.x}}""#,
+        r#"{a="b"} | json ! = "x""#,
+        r#"{a="b"} | logfmt ! = "x""#,
+        r#"{a="b"} | drop ! = "x""#,
+        r#"{a="b"} | keep !, ! !~ "x""#,
+    ] {
+        if parse_expr(q).is_ok() {
+            rt(q);
+        } else {
+            eprintln!("does not parse: {q}");
+        }
+    }
+}

@@ -236,6 +236,10 @@ pub struct IntsLayout {
     kind: LayoutKind,
 }
 
+/// The most integers [`IntsLayout::for_each_run`] hands over at once (a
+/// multiple of eight, so that every run starts on a byte).
+pub const RUN: usize = 256;
+
 #[derive(Clone, Debug)]
 enum LayoutKind {
     Bits(usize),
@@ -326,6 +330,46 @@ impl IntsLayout {
         unsafe { shared.assume_init() }
     }
 
+    /// Calls `f` with the `n` integers (the count read) of the stream in
+    /// `buf`, at most [`RUN`] at a time, decoded into a buffer on the stack:
+    /// a pass over every value that allocates nothing (a part checks its
+    /// blocks' directories this way when it opens).
+    pub fn for_each_run(&self, buf: &[u8], n: usize, mut f: impl FnMut(&[u64])) {
+        let mut scratch = [0u64; RUN];
+        match &self.kind {
+            LayoutKind::Bits(w) => {
+                let w = *w;
+                let src = &buf[self.start..self.start + (n * w).div_ceil(8)];
+                let mut i = 0;
+                while i < n {
+                    let k = RUN.min(n - i);
+                    // `i` is a multiple of eight: its first bit starts a byte.
+                    let from = i / 8 * w;
+                    let end = ((i + k) * w).div_ceil(8);
+                    let run = &mut scratch[..k];
+                    // SAFETY: `MaybeUninit<u64>` has the layout of `u64`, and
+                    // `unpack_bits_into` writes only initialised values.
+                    let slots = unsafe { &mut *(run as *mut [u64] as *mut [MaybeUninit<u64>]) };
+                    unpack_bits_into(&src[from..end], w, slots, |v| v);
+                    f(&scratch[..k]);
+                    i += k;
+                }
+            }
+            LayoutKind::Decoded(v) => v[..n.min(v.len())].chunks(RUN).for_each(f),
+            LayoutKind::Planes { .. } => {
+                let mut i = 0;
+                while i < n {
+                    let k = RUN.min(n - i);
+                    for (j, s) in scratch[..k].iter_mut().enumerate() {
+                        *s = self.get(buf, i + j);
+                    }
+                    f(&scratch[..k]);
+                    i += k;
+                }
+            }
+        }
+    }
+
     /// Integer `i` (below the count read) of the stream in `buf`.
     #[inline]
     pub fn get(&self, buf: &[u8], i: usize) -> u64 {
@@ -367,6 +411,53 @@ impl IntsLayout {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Runs of at most `RUN` values, decoded on the stack, concatenate
+        /// to what `all` decodes, for every stored form (bit widths 0-64 over
+        /// counts that do and do not fill runs, byte planes, varints).
+        #[test]
+        fn runs_concatenate_to_every_value(
+            bits in 0u32..=64,
+            n in 0usize..1100,
+            seed in any::<u64>(),
+            form in 0u8..3,
+        ) {
+            let mut x = seed | 1;
+            let vals: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if bits == 64 { x } else { x & ((1u64 << bits) - 1) }
+                })
+                .collect();
+            let (layout, buf) = match form {
+                0 => {
+                    let mut buf = vec![7u8; 3];
+                    pack_bits(&mut buf, &vals, bits as usize);
+                    (IntsLayout { start: 3, kind: LayoutKind::Bits(bits as usize) }, buf)
+                }
+                _ => {
+                    let mut buf = Vec::new();
+                    if form == 1 { put_ints_addressable(&mut buf, &vals) } else { put_ints(&mut buf, &vals) }
+                    let mut c = Cursor::new(&buf, "test");
+                    let l = IntsLayout::read(&mut c, n).unwrap();
+                    (l, buf)
+                }
+            };
+            let mut runs = Vec::new();
+            let mut lens = Vec::new();
+            layout.for_each_run(&buf, n, |run| {
+                lens.push(run.len());
+                runs.extend_from_slice(run);
+            });
+            prop_assert_eq!(&runs, &vals);
+            prop_assert_eq!(&runs, &layout.all(&buf, n, |v| v));
+            prop_assert!(lens.iter().all(|&k| k > 0 && k <= RUN));
+            prop_assert_eq!(lens.len(), n.div_ceil(RUN));
+        }
+    }
 
     proptest! {
         #[test]

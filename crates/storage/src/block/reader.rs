@@ -541,99 +541,44 @@ impl<'a> BlockReader<'a> {
     }
 
     fn read_directory_v2(&mut self, frame: FrameRef<'a>) -> Result<(), StorageError> {
-        let dir: &[u8] = &frame;
-        let rows = self.header.rows;
-        let nt = self.header.templates.len();
-        let mut c = Cursor::new(dir, "directory");
-        if rows > super::layout::MAX_ROWS {
-            return Err(c.err("too many rows"));
-        }
-        if rows > 0 && nt == 0 {
-            return Err(c.err("rows without templates"));
-        }
+        let DirectoryV2 {
+            templates,
+            gcd,
+            timestamps,
+            templates_at,
+        } = DirectoryV2::read(&frame, &self.header)?;
         // A directory checked once (its frame's bytes never change) is not
-        // checked again: the counts below cost a pass over every row.
+        // checked again: the counts cost a pass over every row.
         let checked = self.log.is_some_and(|l| l.has(DIRECTORY_CHECKED));
-        let mut per_tpl = vec![0usize; nt.max(1)];
-        match nt {
-            // Unpacked when first asked for (`row_templates`).
-            0 | 1 => {}
-            _ if checked => {
-                // Every template was found in range when the directory was
-                // checked: unpacked when asked for, or read row by row.
-                let l = IntsLayout::read(&mut c, rows)?;
-                self.tpl_layout = Some((frame.clone(), l));
-            }
-            _ => {
+        let mut per_tpl = TemplateCounts::new(self.header.templates.len());
+        match templates {
+            // One template (or none): unpacked when first asked for.
+            None => per_tpl.all_rows_in_one(self.header.rows),
+            // Every template was found in range when the directory was
+            // checked: unpacked when asked for, or read row by row.
+            Some(l) if checked => self.tpl_layout = Some((frame.clone(), l)),
+            Some(l) => {
                 // Unpacked first, then counted in a loop of its own: the
-                // unpacking stays a straight run of shifts and stores.
-                let l = IntsLayout::read(&mut c, rows)?;
-                let t = l.all_shared(dir, rows, |t| u32::try_from(t).unwrap_or(u32::MAX));
-                count_templates(&t, &mut per_tpl)
-                    .map_err(|_| c.err("row template out of range"))?;
+                // unpacking stays a straight run of shifts and stores, and
+                // the reader keeps it.
+                let t = l.all_shared(&frame, self.header.rows, |t| {
+                    u32::try_from(t).unwrap_or(u32::MAX)
+                });
+                count_templates(&t, per_tpl.as_mut())
+                    .map_err(|_| DirectoryV2::template_error(templates_at))?;
                 let _ = self.row_tpl.set(t);
             }
         }
-        if nt == 1 {
-            per_tpl[0] = rows;
-        }
-        let g = c.uvarint()?;
-        if g == 0 || g > i64::MAX as u64 {
-            return Err(c.err("bad timestamp divisor"));
-        }
-        let layout = IntsLayout::read(&mut c, rows)?;
         self.ts_layout = Some(TsLayout {
             frame: frame.clone(),
-            gcd: g as i64,
-            deltas: layout,
+            gcd,
+            deltas: timestamps,
         });
-        if !c.is_empty() {
-            return Err(c.err("trailing bytes"));
-        }
-        // Templates name each column at most once (checked with the header).
-        // Version 2 column places are read from the header when asked for
-        // (see `dir`): a checked directory costs no pass over the columns.
         if checked {
             return Ok(());
         }
-        let mut expected = vec![
-            0usize;
-            if checked {
-                0
-            } else {
-                self.header.columns.len()
-            }
-        ];
-        for (t, n) in self
-            .header
-            .templates
-            .iter()
-            .zip(&per_tpl)
-            .filter(|_| !checked)
-        {
-            for &s in &t.slots {
-                expected[s as usize] += n;
-            }
-        }
-        for (ci, head) in self.header.columns.iter().enumerate() {
-            let p = head.place.ok_or_else(|| bad("column without place"))?;
-            if !checked && p.values != expected[ci] {
-                return Err(bad("column value count mismatch"));
-            }
-            if let (Some(sp), false) = (head.shared, checked) {
-                // The dictionary exists and holds what the encoding reads:
-                // skeletons for Skeleton columns, values for Shared ones.
-                let skeleton = head.encoding == Encoding::Skeleton;
-                let ok = self.dicts.is_some_and(|d| {
-                    d.get(sp.dict)
-                        .is_some_and(|dict| dict.holds_skeletons() == skeleton)
-                });
-                if !ok {
-                    return Err(bad("shared column without its part's dictionary"));
-                }
-            }
-        }
-        if let (Some(l), false) = (self.log, checked) {
+        check_column_counts(&self.header, self.dicts, per_tpl.as_ref())?;
+        if let Some(l) = self.log {
             l.set(DIRECTORY_CHECKED);
         }
         Ok(())
@@ -1598,20 +1543,20 @@ const DIRECTORY_CHECKED: u64 = 1 << 63;
 /// when a row names a template past `per_tpl`. Up to 256 templates (nearly
 /// every block) the range is checked once, by the largest, and the counts
 /// go to a fixed table a byte indexes: no check per row.
-fn count_templates(row_tpl: &[u32], per_tpl: &mut [usize]) -> Result<(), ()> {
+fn count_templates<T: Copy + Into<u64>>(row_tpl: &[T], per_tpl: &mut [usize]) -> Result<(), ()> {
     let nt = per_tpl.len();
     if nt <= 256 {
         if row_tpl
             .iter()
-            .copied()
+            .map(|&t| t.into())
             .max()
-            .is_some_and(|m| m as usize >= nt)
+            .is_some_and(|m| m >= nt as u64)
         {
             return Err(());
         }
         let mut counts = [0u32; 256];
         for &t in row_tpl {
-            counts[(t & 0xFF) as usize] += 1;
+            counts[(t.into() & 0xFF) as usize] += 1;
         }
         for (n, &k) in per_tpl.iter_mut().zip(&counts) {
             *n += k as usize;
@@ -1619,7 +1564,188 @@ fn count_templates(row_tpl: &[u32], per_tpl: &mut [usize]) -> Result<(), ()> {
         return Ok(());
     }
     for &t in row_tpl {
-        *per_tpl.get_mut(t as usize).ok_or(())? += 1;
+        let i = usize::try_from(t.into()).map_err(|_| ())?;
+        *per_tpl.get_mut(i).ok_or(())? += 1;
+    }
+    Ok(())
+}
+
+/// Checks a version-2 block's directory as its first reader would (row
+/// templates in range, every column's value count equal to the rows of the
+/// templates naming it, shared columns' dictionaries present) and notes it
+/// in `log` as checked, so that readers read single rows' templates instead
+/// of unpacking and counting every row's. Allocates nothing unless the
+/// directory frame is compressed: a part checks its blocks when it opens,
+/// and allocations there would be left in the heap for later queries.
+/// A directory that fails is not noted; the read that uses it reports it.
+pub fn check_directory(
+    src: &[u8],
+    header: &BlockHeader<'_>,
+    dicts: Option<&SharedDicts>,
+    log: &BlockLog,
+) -> Result<(), StorageError> {
+    if header.version < 2 || log.has(DIRECTORY_CHECKED) {
+        return Ok(());
+    }
+    let info = header
+        .frames
+        .get(FRAME_DIRECTORY)
+        .ok_or_else(|| bad("no directory frame"))?;
+    let verified = log.has(1 << FRAME_DIRECTORY);
+    let frame = read_frame(src, header.body_start, info, !verified)?;
+    log.set(1 << FRAME_DIRECTORY);
+    let d = DirectoryV2::read(&frame, header)?;
+    let mut per_tpl = TemplateCounts::new(header.templates.len());
+    match &d.templates {
+        None => per_tpl.all_rows_in_one(header.rows),
+        Some(l) => {
+            let mut sound = true;
+            l.for_each_run(&frame, header.rows, |run| {
+                sound &= count_templates(run, per_tpl.as_mut()).is_ok();
+            });
+            if !sound {
+                return Err(DirectoryV2::template_error(d.templates_at));
+            }
+        }
+    }
+    check_column_counts(header, dicts, per_tpl.as_ref())?;
+    log.set(DIRECTORY_CHECKED);
+    Ok(())
+}
+
+/// Where a version-2 directory frame keeps its row templates and timestamps
+/// (its framing checked: row count, template count, no trailing bytes).
+struct DirectoryV2 {
+    /// The row templates' integers; `None` with at most one template.
+    templates: Option<IntsLayout>,
+    /// Timestamps are stored divided by this.
+    gcd: i64,
+    /// The timestamps' zigzag deltas.
+    timestamps: IntsLayout,
+    /// Where the templates start, for errors.
+    templates_at: usize,
+}
+
+impl DirectoryV2 {
+    fn read(dir: &[u8], header: &BlockHeader<'_>) -> Result<Self, StorageError> {
+        let rows = header.rows;
+        let nt = header.templates.len();
+        let mut c = Cursor::new(dir, "directory");
+        if rows > super::layout::MAX_ROWS {
+            return Err(c.err("too many rows"));
+        }
+        if rows > 0 && nt == 0 {
+            return Err(c.err("rows without templates"));
+        }
+        let templates_at = c.pos();
+        let templates = if nt >= 2 {
+            Some(IntsLayout::read(&mut c, rows)?)
+        } else {
+            None
+        };
+        let g = c.uvarint()?;
+        if g == 0 || g > i64::MAX as u64 {
+            return Err(c.err("bad timestamp divisor"));
+        }
+        let timestamps = IntsLayout::read(&mut c, rows)?;
+        if !c.is_empty() {
+            return Err(c.err("trailing bytes"));
+        }
+        Ok(DirectoryV2 {
+            templates,
+            gcd: g as i64,
+            timestamps,
+            templates_at,
+        })
+    }
+
+    fn template_error(templates_at: usize) -> StorageError {
+        StorageError::corrupt(
+            "block directory".to_string(),
+            format!("row template out of range at offset {templates_at}"),
+        )
+    }
+}
+
+/// Rows per template while a directory is checked: on the stack for the
+/// usual few templates (an empty `Vec` does not allocate).
+struct TemplateCounts {
+    few: [usize; 64],
+    many: Vec<usize>,
+    n: usize,
+}
+
+impl TemplateCounts {
+    fn new(nt: usize) -> Self {
+        let n = nt.max(1);
+        TemplateCounts {
+            few: [0; 64],
+            many: if n > 64 { vec![0; n] } else { Vec::new() },
+            n,
+        }
+    }
+
+    fn all_rows_in_one(&mut self, rows: usize) {
+        self.as_mut()[0] = rows;
+    }
+
+    fn as_mut(&mut self) -> &mut [usize] {
+        if self.n <= self.few.len() {
+            &mut self.few[..self.n]
+        } else {
+            &mut self.many
+        }
+    }
+
+    fn as_ref(&self) -> &[usize] {
+        if self.n <= self.few.len() {
+            &self.few[..self.n]
+        } else {
+            &self.many
+        }
+    }
+}
+
+/// Every column holds one value per row of the templates naming it
+/// (templates name each column at most once: checked with the header), and
+/// a shared column's dictionary exists and holds what its encoding reads:
+/// skeletons for Skeleton columns, values for Shared ones. Version 2 column
+/// places are read from the header when asked for (see `dir`): a checked
+/// directory costs no pass over the columns.
+fn check_column_counts(
+    header: &BlockHeader<'_>,
+    dicts: Option<&SharedDicts>,
+    per_tpl: &[usize],
+) -> Result<(), StorageError> {
+    let ncols = header.columns.len();
+    let mut few = [0usize; 256];
+    let mut many = Vec::new();
+    let expected: &mut [usize] = if ncols <= few.len() {
+        &mut few[..ncols]
+    } else {
+        many.resize(ncols, 0);
+        &mut many
+    };
+    for (t, &n) in header.templates.iter().zip(per_tpl) {
+        for &s in &t.slots {
+            expected[s as usize] += n;
+        }
+    }
+    for (head, &want) in header.columns.iter().zip(expected.iter()) {
+        let p = head.place.ok_or_else(|| bad("column without place"))?;
+        if p.values != want {
+            return Err(bad("column value count mismatch"));
+        }
+        if let Some(sp) = head.shared {
+            let skeleton = head.encoding == Encoding::Skeleton;
+            let ok = dicts.is_some_and(|d| {
+                d.get(sp.dict)
+                    .is_some_and(|dict| dict.holds_skeletons() == skeleton)
+            });
+            if !ok {
+                return Err(bad("shared column without its part's dictionary"));
+            }
+        }
     }
     Ok(())
 }
@@ -2107,6 +2233,64 @@ mod directory_tests {
             assert_eq!(later.row_templates(), &all[..]);
             assert!(!later.reads_templates_by_row());
             assert_eq!(later.lines().unwrap(), checker.lines().unwrap());
+        }
+    }
+
+    /// Lines of `shapes` different shapes (over 64 of them take the
+    /// counting's heap path).
+    fn shaped(shapes: usize) -> impl Fn(i64) -> String {
+        move |i| match i as usize % shapes {
+            0 => format!("{{\"level\":\"error\",\"n\":{i}}}"),
+            1 => format!("plain line {i}"),
+            k => format!("{{\"k{k}\":{i},\"msg\":\"x\"}}"),
+        }
+    }
+
+    #[test]
+    fn a_directory_checked_without_a_reader_is_read_by_row_and_reads_the_same() {
+        for shapes in [1usize, 2, 3, 9, 70] {
+            let buf = stored_block(600, shaped(shapes));
+            let unchecked = BlockLog::default();
+            let want = reader(&buf, &BlockLog::default()).lines().unwrap();
+            let h = BlockHeader::decode(&buf).unwrap();
+            check_directory(&buf, &h, None, &unchecked).unwrap();
+            assert!(unchecked.has(DIRECTORY_CHECKED), "{shapes} shapes");
+            assert!(unchecked.has(1 << FRAME_DIRECTORY), "{shapes} shapes");
+            let r = reader(&buf, &unchecked);
+            assert_eq!(r.reads_templates_by_row(), shapes > 1, "{shapes} shapes");
+            assert_eq!(r.lines().unwrap(), want, "{shapes} shapes");
+            assert_eq!(want[5], shaped(shapes)(5));
+        }
+    }
+
+    #[test]
+    fn a_directory_that_disagrees_with_its_header_is_not_noted_as_checked() {
+        for shapes in [3usize, 70] {
+            let buf = stored_block(300, shaped(shapes));
+            // A column's value count one off.
+            let mut h = BlockHeader::decode(&buf).unwrap();
+            let place = h.columns[0].place.as_mut().unwrap();
+            place.values += 1;
+            let log = BlockLog::default();
+            let e = check_directory(&buf, &h, None, &log).unwrap_err();
+            assert!(e.to_string().contains("value count"), "{e}");
+            assert!(!log.has(DIRECTORY_CHECKED));
+            let e = BlockReader::with_context(&buf, HeaderRef::Owned(h), None, Some(&log))
+                .err()
+                .expect("the reader finds it too");
+            assert!(e.to_string().contains("value count"), "{e}");
+            assert!(!log.has(DIRECTORY_CHECKED));
+            // Rows naming a template the header no longer has.
+            let mut h = BlockHeader::decode(&buf).unwrap();
+            h.templates.pop();
+            let log = BlockLog::default();
+            let e = check_directory(&buf, &h, None, &log).unwrap_err();
+            assert!(e.to_string().contains("row template out of range"), "{e}");
+            assert!(!log.has(DIRECTORY_CHECKED));
+            let e = BlockReader::with_context(&buf, HeaderRef::Owned(h), None, Some(&log))
+                .err()
+                .expect("the reader finds it too");
+            assert!(e.to_string().contains("row template out of range"), "{e}");
         }
     }
 }

@@ -85,6 +85,30 @@ fn gram_key(scope: Scope, gram: &[u8]) -> u64 {
     xxh3_64_with_seed(gram, SEED_GRAM ^ scope.salt())
 }
 
+/// The filter keys of one needle run in one scope: as a whole token, and as
+/// its grams (empty when it is shorter than [`GRAM`]).
+#[derive(Clone, Debug, Default)]
+pub struct RunKeys {
+    /// The key of the run as a whole token ([`Bloom::may_contain`]).
+    pub token: u64,
+    /// The keys of its grams ([`Bloom::may_contain_grams`]).
+    pub grams: Vec<u64>,
+}
+
+impl RunKeys {
+    /// The keys of `run` in `scope`.
+    pub fn new(scope: Scope, run: &[u8]) -> Self {
+        RunKeys {
+            token: token_key(scope, run),
+            grams: if run.len() >= GRAM {
+                run.windows(GRAM).map(|g| gram_key(scope, g)).collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
 /// Collects version-2 keys, then builds the filter.
 #[derive(Default)]
 pub struct BloomBuilder {
@@ -186,6 +210,14 @@ impl<'a> Bloom<'a> {
             let bit = (h as u32).wrapping_mul(*salt) >> 27;
             self.bytes[b + i * 4 + (bit as usize / 8)] & (1 << (bit % 8)) != 0
         })
+    }
+
+    /// [`Self::may_contain`] or [`Self::may_contain_grams`] with the keys
+    /// worked out beforehand ([`RunKeys`]): a query probes thousands of
+    /// blocks with the same few keys.
+    #[inline]
+    pub fn may_contain_keys(&self, keys: &[u64]) -> bool {
+        keys.iter().all(|&k| self.has_key(k))
     }
 
     /// False only if `token` was certainly never added in `scope`.

@@ -14,7 +14,7 @@
 //! allow it. Version 1 blocks (unscoped bloom, no boundary bytes recorded)
 //! are judged run by run.
 
-use super::bloom::{Bloom, BloomV1, Scope, GRAM, MIN_HEX_TOKEN};
+use super::bloom::{Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN};
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
 use super::tokens::{alphabet, needle_runs, token_classes, NeedleRun};
@@ -269,6 +269,59 @@ pub struct NeedleProbe {
     /// Per needle byte: its bit in a header's `boundaries` mask (0 when it
     /// is no boundary byte).
     boundary_bit: Vec<u16>,
+    /// Per needle byte: the encodings (bit `e as u8`) that may print it,
+    /// [`Encoding::PrefixedDecimal`] left out (it depends on the prefix).
+    print_bits: Vec<u16>,
+    /// Per run: its bloom keys in the templates' scope and in the scopes of
+    /// the first [`KEYED_COLUMNS`] columns, and which encodings it fits
+    /// (worked out once per query, not once per block: these depend on the
+    /// run only).
+    facts: Vec<RunFacts>,
+}
+
+/// Columns whose bloom keys a [`NeedleProbe`] works out beforehand (a
+/// block's later columns, rare, have theirs worked out when asked).
+const KEYED_COLUMNS: usize = 64;
+
+/// What a [`NeedleProbe`] knows of one run before it meets a block.
+#[derive(Clone, Debug)]
+struct RunFacts {
+    template: RunKeys,
+    columns: Vec<RunKeys>,
+    /// The encodings (bit `e as u8`) the run fits ([`Encoding::run_fits`],
+    /// the same for a whole token and a part of one once PrefixedDecimal is
+    /// left out).
+    fits: u16,
+}
+
+/// Every encoding but [`Encoding::PrefixedDecimal`], whose printed bytes
+/// depend on the column's prefix.
+const UNPREFIXED: [Encoding; 9] = [
+    Encoding::Const,
+    Encoding::Dict,
+    Encoding::Decimal,
+    Encoding::Timestamp,
+    Encoding::Hex,
+    Encoding::Plain,
+    Encoding::Ipv4,
+    Encoding::Shared,
+    Encoding::Skeleton,
+];
+
+/// The encodings in [`UNPREFIXED`] for which `yes` holds, as a bit mask.
+fn encodings_where(yes: impl Fn(Encoding) -> bool) -> u16 {
+    UNPREFIXED
+        .iter()
+        .filter(|&&e| yes(e))
+        .fold(0, |m, &e| m | 1 << (e as u8))
+}
+
+/// Asks `bloom` for a run by its keys.
+fn look_up(bloom: &Bloom<'_>, keys: &RunKeys, ask: BloomAsk) -> bool {
+    match ask {
+        BloomAsk::Token => bloom.may_contain_keys(std::slice::from_ref(&keys.token)),
+        BloomAsk::Grams => bloom.may_contain_keys(&keys.grams),
+    }
 }
 
 impl NeedleProbe {
@@ -288,7 +341,26 @@ impl NeedleProbe {
                 )
             })
             .collect();
+        let facts = needle_runs(needle)
+            .iter()
+            .map(|r| RunFacts {
+                template: RunKeys::new(Scope::Template, r.text),
+                columns: (0..KEYED_COLUMNS)
+                    .map(|c| RunKeys::new(Scope::Column(c as u32), r.text))
+                    .collect(),
+                fits: encodings_where(|e| {
+                    let whole = e.run_fits(r.text, &[], true);
+                    debug_assert_eq!(whole, e.run_fits(r.text, &[], false));
+                    whole
+                }),
+            })
+            .collect();
         NeedleProbe {
+            facts,
+            print_bits: needle
+                .iter()
+                .map(|&b| encodings_where(|e| e.may_print(&[b], &[])))
+                .collect(),
             bytes: needle.to_vec(),
             runs,
             byte_bits: needle.iter().map(|&b| alphabet(&[b])).collect(),
@@ -332,6 +404,12 @@ impl NeedleProbe {
         true
     }
 
+    /// The encodings (bit `e as u8`, PrefixedDecimal left out) that may
+    /// print every byte of the needle's `a..b` ([`Encoding::may_print`]).
+    fn prints(&self, a: usize, b: usize) -> u16 {
+        self.print_bits[a..b].iter().fold(u16::MAX, |m, &x| m & x)
+    }
+
     /// Whether the fragment `a..b` fits the templates or some column.
     fn fragment_fits(
         &self,
@@ -341,34 +419,56 @@ impl NeedleProbe {
         b: usize,
     ) -> bool {
         let runs: &[(usize, usize, bool, bool, u8)] = &self.runs;
-        let in_frag = |r: &&(usize, usize, bool, bool, u8)| r.0 >= a && r.1 <= b;
+        let in_frag = |(_, r): &(usize, &(usize, usize, bool, bool, u8))| r.0 >= a && r.1 <= b;
         let run = |r: &(usize, usize, bool, bool, u8)| NeedleRun {
             text: &self.bytes[r.0..r.1],
             left_bounded: r.2,
             right_bounded: r.3,
         };
-        if runs
-            .iter()
-            .filter(in_frag)
-            .all(|r| run_in_template(header, bloom, &run(r)))
-        {
+        if runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
+            template_may_hold(header, &run(r), |ask| {
+                look_up(bloom, &self.facts[i].template, ask)
+            })
+        }) {
             return true;
         }
         let frag = &self.bytes[a..b];
         let letters = self.byte_bits[a..b].iter().fold(0, |m, &x| m | x);
+        let prints = self.prints(a, b);
+        let may_print = |col: &ColumnHead<'_>| match col.encoding {
+            Encoding::PrefixedDecimal => col.encoding.may_print(frag, &col.prefix),
+            e => prints & 1 << (e as u8) != 0,
+        };
         header.columns.iter().enumerate().any(|(c, col)| {
             letters & !col.alphabet == 0
-                && runs.iter().filter(in_frag).all(|r| {
+                && runs.iter().enumerate().filter(in_frag).all(|(_, r)| {
                     let len = r.1 - r.0;
                     r.4 & !col.classes == 0
                         && (col.max_token_len == TOKEN_LEN_UNKNOWN
                             || len <= usize::from(col.max_token_len))
                 })
-                && col.encoding.may_print(frag, &col.prefix)
-                && runs
-                    .iter()
-                    .filter(in_frag)
-                    .all(|r| run_in_column(header, bloom, c, &run(r)))
+                && may_print(col)
+                && runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
+                    let run = run(r);
+                    let facts = &self.facts[i];
+                    let fits = || match col.encoding {
+                        Encoding::PrefixedDecimal => {
+                            col.encoding
+                                .run_fits(run.text, &col.prefix, run.is_whole_token())
+                        }
+                        e => facts.fits & 1 << (e as u8) != 0,
+                    };
+                    column_may_hold(header, c, &run, r.4, fits, |ask| {
+                        match facts.columns.get(c) {
+                            Some(keys) => look_up(bloom, keys, ask),
+                            None => look_up(
+                                bloom,
+                                &RunKeys::new(Scope::Column(c as u32), run.text),
+                                ask,
+                            ),
+                        }
+                    })
+                })
         })
     }
 }
@@ -380,12 +480,31 @@ fn fragment_fits_column(header: &BlockHeader<'_>, c: usize, frag: &[u8]) -> bool
     alphabet(frag) & !head.alphabet == 0 && head.encoding.may_print(frag, &head.prefix)
 }
 
+/// How a run is looked up in a bloom: as a whole token, or by its grams.
+#[derive(Clone, Copy)]
+enum BloomAsk {
+    Token,
+    Grams,
+}
+
 /// Version 2: whether the templates may hold `run`.
 pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &NeedleRun<'_>) -> bool {
+    template_may_hold(header, run, |ask| match ask {
+        BloomAsk::Token => bloom.may_contain(Scope::Template, run.text),
+        BloomAsk::Grams => bloom.may_contain_grams(Scope::Template, run.text),
+    })
+}
+
+/// [`run_in_template`], the bloom asked through `look`.
+fn template_may_hold(
+    header: &BlockHeader<'_>,
+    run: &NeedleRun<'_>,
+    look: impl FnOnce(BloomAsk) -> bool,
+) -> bool {
     if run.is_whole_token() {
-        bloom.may_contain(Scope::Template, run.text)
+        look(BloomAsk::Token)
     } else if header.has_grams && run.text.len() >= GRAM {
-        bloom.may_contain_grams(Scope::Template, run.text)
+        look(BloomAsk::Grams)
     } else {
         true
     }
@@ -399,13 +518,42 @@ pub fn run_in_column(
     c: usize,
     run: &NeedleRun<'_>,
 ) -> bool {
+    let scope = Scope::Column(c as u32);
+    let col = &header.columns[c];
+    let fits = || {
+        col.encoding
+            .run_fits(run.text, &col.prefix, run.is_whole_token())
+    };
+    column_may_hold(
+        header,
+        c,
+        run,
+        token_classes(run.text),
+        fits,
+        |ask| match ask {
+            BloomAsk::Token => bloom.may_contain(scope, run.text),
+            BloomAsk::Grams => bloom.may_contain_grams(scope, run.text),
+        },
+    )
+}
+
+/// [`run_in_column`] given the run's [`token_classes`], the bloom asked
+/// through `look`.
+fn column_may_hold(
+    header: &BlockHeader<'_>,
+    c: usize,
+    run: &NeedleRun<'_>,
+    classes: u8,
+    fits: impl FnOnce() -> bool,
+    look: impl FnOnce(BloomAsk) -> bool,
+) -> bool {
     let col: &ColumnHead<'_> = &header.columns[c];
     let whole = run.is_whole_token();
     let enc = col.encoding;
-    if !enc.is_string() && !enc.run_fits(run.text, &col.prefix, whole) {
+    if !enc.is_string() && !fits() {
         return false;
     }
-    if token_classes(run.text) & !col.classes != 0 {
+    if classes & !col.classes != 0 {
         return false;
     }
     let len = run.text.len();
@@ -417,15 +565,14 @@ pub fn run_in_column(
     if !enc.tokens_in_bloom() {
         return true;
     }
-    let scope = Scope::Column(c as u32);
     if whole || (known && len == longest) {
         if enc == Encoding::Hex && len < MIN_HEX_TOKEN {
             return true; // short hex tokens are not indexed
         }
-        return bloom.may_contain(scope, run.text);
+        return look(BloomAsk::Token);
     }
     if col.has_grams && len >= GRAM {
-        return bloom.may_contain_grams(scope, run.text);
+        return look(BloomAsk::Grams);
     }
     true
 }
@@ -440,4 +587,40 @@ fn run_fits_v1(header: &BlockHeader<'_>, bloom: &BloomV1<'_>, run: &NeedleRun<'_
             .columns
             .iter()
             .any(|c| !c.encoding.is_string() && c.encoding.token_fits(run.text, &c.prefix))
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A probe's per-byte print masks, folded over a fragment, say what
+        /// each encoding's `may_print` says of it; its run masks what
+        /// `run_fits` says of each run, whole token or not.
+        #[test]
+        fn masks_agree_with_the_encodings(needle in "[0-9a-zA-Z_.:TZ -]{1,24}") {
+            let probe = NeedleProbe::new(needle.as_bytes());
+            let n = needle.len();
+            for a in 0..n {
+                for b in a + 1..=n {
+                    let frag = &needle.as_bytes()[a..b];
+                    for e in UNPREFIXED {
+                        prop_assert_eq!(
+                            probe.prints(a, b) & 1 << (e as u8) != 0,
+                            e.may_print(frag, &[]),
+                            "{:?} {:?}", e, frag
+                        );
+                    }
+                }
+            }
+            for (r, f) in needle_runs(needle.as_bytes()).iter().zip(&probe.facts) {
+                for e in UNPREFIXED {
+                    for whole in [false, true] {
+                        prop_assert_eq!(f.fits & 1 << (e as u8) != 0, e.run_fits(r.text, &[], whole));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1034,3 +1034,63 @@ fn sparse_rebuilds_match_whole_column_rebuilds() {
         }
     }
 }
+
+/// A block wider than the columns whose bloom keys a needle probe works out
+/// beforehand: needles from its last columns, and ones it does not hold,
+/// get the same answer from the probe as from the per-source check.
+#[test]
+fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
+    let lines: Vec<String> = (0..40)
+        .map(|i| {
+            let fields: Vec<String> = (0..90)
+                .map(|f| match f % 3 {
+                    0 => format!("\"f{f}\":\"word{f}x{i} tail{f}\""),
+                    1 => format!("\"f{f}\":{}", i * 1000 + f),
+                    _ => format!("\"f{f}\":\"id_{}\"", 7000 + i * 90 + f),
+                })
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        })
+        .collect();
+    let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 1);
+    let h = super::layout::BlockHeader::decode(&buf).unwrap();
+    assert!(h.columns.len() > 80, "{} columns", h.columns.len());
+    let bloom = h.bloom_bytes(&buf);
+    let mut needles = Vec::new();
+    for f in 60..90 {
+        needles.push(format!("word{f}x7"));
+        needles.push(format!("word{f}x7 tail{f}"));
+        needles.push(format!("tail{f}"));
+        needles.push(format!("{}", 7 * 1000 + f));
+        needles.push(format!("id_{}", 7000 + 7 * 90 + f));
+        needles.push(format!("ord{f}x3"));
+        needles.push(format!("word{f}x99"));
+        needles.push(format!("id_{}", 999_999 + f));
+        needles.push(format!("tail{f}zz"));
+        // Whole tokens (a non-token byte on each side): looked up in the
+        // column's bloom by key.
+        needles.push(format!(" tail{f}\""));
+        needles.push(format!("\"id_{}\"", 7000 + 7 * 90 + f));
+        needles.push(format!(":{},", 7 * 1000 + f));
+        needles.push(format!(" tail{f}9\""));
+        needles.push(format!("\"id_{}\"", 999_999 + f));
+        needles.push(format!(":{}9,", 7 * 1000 + f));
+    }
+    let mut held = 0;
+    for needle in &needles {
+        let probe = super::prune::NeedleProbe::new(needle.as_bytes());
+        let want = super::prune::needle_sources_in(&h, bloom, needle.as_bytes()).is_some();
+        assert_eq!(probe.may_match(&h, bloom), want, "needle {needle:?}");
+        if lines.iter().any(|l| l.contains(needle.as_str())) {
+            assert!(want, "needle {needle:?} is in the block");
+            held += 1;
+        }
+    }
+    assert!(held >= 60, "{held} needles held");
+    let absent = needles
+        .iter()
+        .filter(|n| !super::prune::NeedleProbe::new(n.as_bytes()).may_match(&h, bloom))
+        .count();
+    assert!(absent > 20, "the blooms rule out absent needles ({absent})");
+}

@@ -365,7 +365,10 @@ pub struct BlockEval<'r, 'a> {
     /// [`Self::tail_templates`]); `None` inside: the block's are unpacked.
     tail_tpl: std::cell::OnceCell<Option<std::rc::Rc<[u32]>>>,
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
-    shared: Vec<Option<SharedColumn<'a>>>,
+    /// The shared columns evaluated by entry, by column (a block evaluates
+    /// a few: a slot per column would be ~300 bytes each, allocated and
+    /// freed with every block).
+    shared: Vec<(usize, SharedColumn<'a>)>,
     memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
     scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
     /// The part and block index whose column verdicts are kept across
@@ -580,7 +583,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             tpl_masks: std::cell::OnceCell::new(),
             tail_tpl: std::cell::OnceCell::new(),
             identity: cache.identity.clone(),
-            shared: (0..ncols).map(|_| None).collect(),
+            shared: Vec::new(),
             memo: cache.shared.clone(),
             scratch: cache.scratch.clone(),
             verdicts_in: None,
@@ -786,19 +789,26 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             _ => verdict(test(v)),
         };
         if self.values[c].is_none() && by_entry {
-            if self.shared[c].is_none() {
-                let dict = self.r.shared_dict(c).ok_or_else(|| {
-                    StorageError::corrupt("block", "shared column without dictionary")
-                })?;
-                let index = self.r.shared_index_view(c)?;
-                self.shared[c] = Some(SharedColumn {
-                    dict,
-                    index,
-                    locals: None,
-                });
-            }
+            let at = match self.shared.iter().position(|(k, _)| *k == c) {
+                Some(at) => at,
+                None => {
+                    let dict = self.r.shared_dict(c).ok_or_else(|| {
+                        StorageError::corrupt("block", "shared column without dictionary")
+                    })?;
+                    let index = self.r.shared_index_view(c)?;
+                    self.shared.push((
+                        c,
+                        SharedColumn {
+                            dict,
+                            index,
+                            locals: None,
+                        },
+                    ));
+                    self.shared.len() - 1
+                }
+            };
             let vidx = self.vidx[c].as_ref().expect("computed").as_slice();
-            let sc = self.shared[c].as_mut().expect("just set");
+            let sc = &mut self.shared[at].1;
             let g = sc.index.global_count;
             // The entry of each wanted row (decoded at once when most are).
             let wanted = want[first..end].iter().filter(|&&w| w).count();

@@ -2263,34 +2263,32 @@ mod directory_tests {
         }
     }
 
+    /// Both the opening's check and a reader refuse `buf` read with `h`,
+    /// naming `what`, and neither notes the directory as checked.
+    fn refused(buf: &[u8], h: BlockHeader<'_>, what: &str) {
+        let log = BlockLog::default();
+        let e = check_directory(buf, &h, None, &log).unwrap_err();
+        assert!(e.to_string().contains(what), "{e}");
+        assert!(!log.has(DIRECTORY_CHECKED));
+        let e = BlockReader::with_context(buf, HeaderRef::Owned(h), None, Some(&log))
+            .err()
+            .expect("the reader finds it too");
+        assert!(e.to_string().contains(what), "{e}");
+        assert!(!log.has(DIRECTORY_CHECKED));
+    }
+
     #[test]
     fn a_directory_that_disagrees_with_its_header_is_not_noted_as_checked() {
         for shapes in [3usize, 70] {
             let buf = stored_block(300, shaped(shapes));
             // A column's value count one off.
             let mut h = BlockHeader::decode(&buf).unwrap();
-            let place = h.columns[0].place.as_mut().unwrap();
-            place.values += 1;
-            let log = BlockLog::default();
-            let e = check_directory(&buf, &h, None, &log).unwrap_err();
-            assert!(e.to_string().contains("value count"), "{e}");
-            assert!(!log.has(DIRECTORY_CHECKED));
-            let e = BlockReader::with_context(&buf, HeaderRef::Owned(h), None, Some(&log))
-                .err()
-                .expect("the reader finds it too");
-            assert!(e.to_string().contains("value count"), "{e}");
-            assert!(!log.has(DIRECTORY_CHECKED));
+            h.columns[0].place.as_mut().unwrap().values += 1;
+            refused(&buf, h, "value count");
             // Rows naming a template the header no longer has.
             let mut h = BlockHeader::decode(&buf).unwrap();
             h.templates.pop();
-            let log = BlockLog::default();
-            let e = check_directory(&buf, &h, None, &log).unwrap_err();
-            assert!(e.to_string().contains("row template out of range"), "{e}");
-            assert!(!log.has(DIRECTORY_CHECKED));
-            let e = BlockReader::with_context(&buf, HeaderRef::Owned(h), None, Some(&log))
-                .err()
-                .expect("the reader finds it too");
-            assert!(e.to_string().contains("row template out of range"), "{e}");
+            refused(&buf, h, "row template out of range");
         }
     }
 }

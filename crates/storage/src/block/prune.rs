@@ -328,7 +328,8 @@ impl NeedleProbe {
     /// Prepares `needle`.
     pub fn new(needle: &[u8]) -> Self {
         let base = needle.as_ptr() as usize;
-        let runs = needle_runs(needle)
+        let found = needle_runs(needle);
+        let runs = found
             .iter()
             .map(|r| {
                 let at = r.text.as_ptr() as usize - base;
@@ -341,7 +342,7 @@ impl NeedleProbe {
                 )
             })
             .collect();
-        let facts = needle_runs(needle)
+        let facts = found
             .iter()
             .map(|r| RunFacts {
                 template: RunKeys::new(Scope::Template, r.text),

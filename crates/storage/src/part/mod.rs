@@ -320,7 +320,7 @@ impl Part {
         // A directory that fails is not noted as checked; the read that uses
         // it reports it.
         for ((b, h), log) in blocks.iter().zip(&headers).zip(&block_logs) {
-            let Some(h) = h.as_ref().filter(|h| h.version >= 2) else {
+            let Some(h) = h.as_ref() else {
                 continue;
             };
             let at = b.offset as usize;

@@ -154,25 +154,27 @@ pub fn needle_sources_in(
     Some(out)
 }
 
-/// The fragments of a needle in one block, with which columns may hold
-/// each judged on demand (and remembered): the same answers as
-/// [`needle_sources_in`]'s `columns`, without probing every column.
-pub struct LazySources<'h, 'n> {
-    header: &'h BlockHeader<'h>,
-    bloom: Bloom<'h>,
-    needle: &'n [u8],
-    runs: Vec<NeedleRun<'n>>,
+/// A needle cut into fragments for blocks whose headers record the same
+/// boundary bytes: each fragment's (start, end) in the needle and the token
+/// runs wholly inside it. It depends on the needle and the header's
+/// `boundaries` mask only, so a query works it out once per mask rather than
+/// once per block ([`LazySources::with_frags`]).
+#[derive(Debug)]
+pub struct NeedleFrags {
+    needle: Vec<u8>,
+    /// Token runs: (start, end, left bounded, right bounded).
+    runs: Vec<(usize, usize, bool, bool)>,
     /// Fragments as (start, end) in the needle, with their runs' indices.
     frags: Vec<(usize, usize, Vec<usize>)>,
     /// Boundary bytes are not recorded (or version 1): every column may.
     any: bool,
-    /// Per fragment and column: 0 not judged, 1 no, 2 yes.
-    memo: std::cell::RefCell<Vec<u8>>,
+    /// The headers' `boundaries` mask these fragments were cut for.
+    boundaries: u16,
 }
 
-impl<'h, 'n> LazySources<'h, 'n> {
-    /// Prepares `needle` for the block with `header` and bloom bytes `bloom`.
-    pub fn new(header: &'h BlockHeader<'h>, bloom: &'h [u8], needle: &'n [u8]) -> Self {
+impl NeedleFrags {
+    /// Cuts `needle` for blocks with `header`'s version and boundary bytes.
+    pub fn new(header: &BlockHeader<'_>, needle: &[u8]) -> Self {
         let any = header.version < 2 || header.boundaries & (1 << 15) != 0;
         let is_boundary = |b: u8| {
             BOUNDARY_BYTES
@@ -180,7 +182,14 @@ impl<'h, 'n> LazySources<'h, 'n> {
                 .position(|&x| x == b)
                 .is_some_and(|i| header.boundaries & (1 << i) != 0)
         };
-        let runs = needle_runs(needle);
+        let base = needle.as_ptr() as usize;
+        let runs: Vec<(usize, usize, bool, bool)> = needle_runs(needle)
+            .iter()
+            .map(|r| {
+                let at = r.text.as_ptr() as usize - base;
+                (at, at + r.text.len(), r.left_bounded, r.right_bounded)
+            })
+            .collect();
         let mut cuts: Vec<(usize, usize)> = Vec::new();
         let mut start = 0usize;
         if !any {
@@ -196,58 +205,109 @@ impl<'h, 'n> LazySources<'h, 'n> {
                 cuts.push((start, needle.len()));
             }
         }
-        let base = needle.as_ptr() as usize;
         let frags = cuts
             .into_iter()
             .map(|(a, b)| {
                 let idx = runs
                     .iter()
                     .enumerate()
-                    .filter(|(_, r)| {
-                        let at = r.text.as_ptr() as usize - base;
-                        at >= a && at + r.text.len() <= b
-                    })
+                    .filter(|(_, &(at, end, ..))| at >= a && end <= b)
                     .map(|(i, _)| i)
                     .collect();
                 (a, b, idx)
             })
-            .collect::<Vec<_>>();
-        let n = frags.len() * header.columns.len();
-        LazySources {
-            header,
-            bloom: Bloom::new(if header.version >= 2 { bloom } else { &[] }),
-            needle,
+            .collect();
+        NeedleFrags {
+            needle: needle.to_vec(),
             runs,
             frags,
             any,
-            memo: std::cell::RefCell::new(vec![0; n]),
+            boundaries: header.boundaries,
+        }
+    }
+
+    /// Whether these fragments serve blocks with `header` (cut at the same
+    /// boundary bytes).
+    pub fn fits(&self, header: &BlockHeader<'_>) -> bool {
+        let any = header.version < 2 || header.boundaries & (1 << 15) != 0;
+        any == self.any && (any || header.boundaries == self.boundaries)
+    }
+
+    fn run(&self, i: usize) -> NeedleRun<'_> {
+        let (a, b, left_bounded, right_bounded) = self.runs[i];
+        NeedleRun {
+            text: &self.needle[a..b],
+            left_bounded,
+            right_bounded,
+        }
+    }
+}
+
+/// The fragments of a needle in one block, with which columns may hold
+/// each judged on demand (and remembered): the same answers as
+/// [`needle_sources_in`]'s `columns`, without probing every column.
+pub struct LazySources<'h> {
+    header: &'h BlockHeader<'h>,
+    bloom: Bloom<'h>,
+    frags: std::rc::Rc<NeedleFrags>,
+    /// Per fragment and column (slot `f × columns + c`, the first 128):
+    /// judged, and the answer. Later slots are judged each time asked.
+    known: std::cell::Cell<u128>,
+    yes: std::cell::Cell<u128>,
+}
+
+impl<'h> LazySources<'h> {
+    /// Prepares `needle` for the block with `header` and bloom bytes `bloom`.
+    pub fn new(header: &'h BlockHeader<'h>, bloom: &'h [u8], needle: &[u8]) -> Self {
+        Self::with_frags(
+            header,
+            bloom,
+            std::rc::Rc::new(NeedleFrags::new(header, needle)),
+        )
+    }
+
+    /// [`Self::new`] with the needle's fragments worked out before (they
+    /// must be [`NeedleFrags::fits`] for `header`).
+    pub fn with_frags(
+        header: &'h BlockHeader<'h>,
+        bloom: &'h [u8],
+        frags: std::rc::Rc<NeedleFrags>,
+    ) -> Self {
+        LazySources {
+            header,
+            bloom: Bloom::new(if header.version >= 2 { bloom } else { &[] }),
+            frags,
+            known: std::cell::Cell::new(0),
+            yes: std::cell::Cell::new(0),
         }
     }
 
     /// Whether column `c`'s values may hold every fragment of the needle
     /// that lies wholly inside `[start, end)`.
     pub fn column_may_hold(&self, c: usize, start: usize, end: usize) -> bool {
-        if self.any {
+        let nf = &*self.frags;
+        if nf.any {
             return true;
         }
         let ncols = self.header.columns.len();
-        for (f, (a, b, idx)) in self.frags.iter().enumerate() {
+        for (f, (a, b, idx)) in nf.frags.iter().enumerate() {
             if *a < start || *b > end {
                 continue;
             }
             let slot = f * ncols + c;
-            let known = self.memo.borrow()[slot];
-            let ok = match known {
-                1 => false,
-                2 => true,
-                _ => {
-                    let ok = fragment_fits_column(self.header, c, &self.needle[*a..*b])
-                        && idx
-                            .iter()
-                            .all(|&i| run_in_column(self.header, &self.bloom, c, &self.runs[i]));
-                    self.memo.borrow_mut()[slot] = if ok { 2 } else { 1 };
-                    ok
+            let bit = if slot < 128 { 1u128 << slot } else { 0 };
+            let ok = if self.known.get() & bit != 0 {
+                self.yes.get() & bit != 0
+            } else {
+                let ok = fragment_fits_column(self.header, c, &nf.needle[*a..*b])
+                    && idx
+                        .iter()
+                        .all(|&i| run_in_column(self.header, &self.bloom, c, &nf.run(i)));
+                self.known.set(self.known.get() | bit);
+                if ok {
+                    self.yes.set(self.yes.get() | bit);
                 }
+                ok
             };
             if !ok {
                 return false;

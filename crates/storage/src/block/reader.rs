@@ -110,7 +110,7 @@ pub struct BlockReader<'a> {
     src: &'a [u8],
     header: HeaderRef<'a>,
     /// Frames read so far (stored frames are borrowed from the block).
-    frames: RefCell<Vec<Option<FrameRef<'a>>>>,
+    frames: RefCell<FrameSlots<'a>>,
     /// Version 1: start of the payload area in frame 0.
     payload_base: usize,
     templates: OnceCell<Vec<Template>>,
@@ -448,11 +448,10 @@ impl<'a> BlockReader<'a> {
         if header.frames.is_empty() {
             return Err(bad("no directory frame"));
         }
-        let nframes = header.frames.len();
         let r = BlockReader {
             src,
             header,
-            frames: RefCell::new(vec![None; nframes]),
+            frames: RefCell::new(FrameSlots::default()),
             payload_base: 0,
             templates: OnceCell::new(),
             row_tpl: OnceCell::new(),
@@ -502,7 +501,7 @@ impl<'a> BlockReader<'a> {
 
     /// The decompressed frame `i` (checked and decompressed on first use).
     fn frame(&self, i: usize) -> Result<FrameRef<'a>, StorageError> {
-        if let Some(f) = self.frames.borrow().get(i).and_then(|f| f.clone()) {
+        if let Some(f) = self.frames.borrow().get(i) {
             return Ok(f);
         }
         let info = self
@@ -536,7 +535,7 @@ impl<'a> BlockReader<'a> {
                 l.note_data_read(i);
             }
         }
-        self.frames.borrow_mut()[i] = Some(f.clone());
+        self.frames.borrow_mut().set(i, f.clone());
         Ok(f)
     }
 
@@ -769,7 +768,9 @@ impl<'a> BlockReader<'a> {
         }
         // Extend the tail backward until its first row is before `lo`.
         let limit = n / 4;
-        let mut rev: Vec<i64> = Vec::new();
+        // Room for the few rows a log query past its cutoff reads of most
+        // blocks: one allocation, not one per doubling.
+        let mut rev: Vec<i64> = Vec::with_capacity(16.min(limit + 2));
         let mut at = tail.0;
         let mut t = if at == n {
             self.header.max_ts
@@ -1948,6 +1949,42 @@ struct TsLayout<'a> {
     frame: FrameRef<'a>,
     gcd: i64,
     deltas: IntsLayout,
+}
+
+/// The frames a reader has read, by number: the first
+/// [`INLINE_FRAMES`] in place (directory, template texts, metadata, small
+/// payloads, the first large payload: what most reads touch), later ones in a
+/// list grown when one is read. A reader opened per block then allocates
+/// nothing for its frames (q14's first run opened ~4,000 readers, each
+/// allocating and freeing a slot per frame).
+#[derive(Default)]
+struct FrameSlots<'a> {
+    first: [Option<FrameRef<'a>>; INLINE_FRAMES],
+    more: Vec<Option<FrameRef<'a>>>,
+}
+
+/// Frames a [`FrameSlots`] keeps in place.
+const INLINE_FRAMES: usize = 5;
+
+impl<'a> FrameSlots<'a> {
+    fn get(&self, i: usize) -> Option<FrameRef<'a>> {
+        match i.checked_sub(INLINE_FRAMES) {
+            None => self.first[i].clone(),
+            Some(k) => self.more.get(k).and_then(Clone::clone),
+        }
+    }
+
+    fn set(&mut self, i: usize, f: FrameRef<'a>) {
+        match i.checked_sub(INLINE_FRAMES) {
+            None => self.first[i] = Some(f),
+            Some(k) => {
+                if self.more.len() <= k {
+                    self.more.resize(k + 1, None);
+                }
+                self.more[k] = Some(f);
+            }
+        }
+    }
 }
 
 /// A frame's bytes: borrowed from the block when stored as is, else

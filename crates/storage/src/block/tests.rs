@@ -90,6 +90,28 @@ fn big_blocks_use_separate_frames_and_round_trip() {
         h.frames.len() > layout::FIXED_FRAMES,
         "large columns should get their own frames"
     );
+    // Readers keep the first five frames in place and the rest in a list:
+    // this block reads through both. Columns read in one order and then
+    // another through one reader (the second time from its kept frames)
+    // equal those a fresh reader reads for each.
+    assert!(h.frames.len() > 7, "{} frames", h.frames.len());
+    let names = BlockReader::open(&buf).unwrap().column_names();
+    let fresh: Vec<Vec<Option<String>>> = names
+        .iter()
+        .map(|n| {
+            let r = BlockReader::open(&buf).unwrap();
+            let c = r.column(n).unwrap().unwrap();
+            c.iter().map(|v| v.map(str::to_string)).collect()
+        })
+        .collect();
+    let r = BlockReader::open(&buf).unwrap();
+    let order: Vec<usize> = (0..names.len()).rev().chain(0..names.len()).collect();
+    for i in order {
+        let c = r.column(&names[i]).unwrap().unwrap();
+        let got: Vec<Option<String>> = c.iter().map(|v| v.map(str::to_string)).collect();
+        assert_eq!(got, fresh[i], "column {}", names[i]);
+    }
+    assert_eq!(r.lines().unwrap(), lines);
 }
 
 #[test]
@@ -1093,4 +1115,83 @@ fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
         .filter(|n| !super::prune::NeedleProbe::new(n.as_bytes()).may_match(&h, bloom))
         .count();
     assert!(absent > 20, "the blooms rule out absent needles ({absent})");
+}
+
+/// The per-block view of a needle built from fragments worked out once
+/// (`NeedleFrags`, kept per query for each boundary mask) says, for every
+/// column and fragment, what the full per-block analysis says; asked again,
+/// it answers the same from its memo (and past its 128 memo slots, anew).
+#[test]
+fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
+    use super::prune::{needle_sources_in, LazySources, NeedleFrags};
+    let wide: Vec<String> = (0..40)
+        .map(|i| {
+            let fields: Vec<String> = (0..90)
+                .map(|f| match f % 3 {
+                    0 => format!("\"f{f}\":\"word{f}x{i} tail{f}\""),
+                    1 => format!("\"f{f}\":{}", i * 1000 + f),
+                    _ => format!("\"f{f}\":\"id_{}\"", 7000 + i * 90 + f),
+                })
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        })
+        .collect();
+    let mut w = Workload::new(11);
+    let workload: Vec<String> = (0..300).map(|_| w.line().1).collect();
+    let mut blocks = Vec::new();
+    for lines in [&wide, &workload] {
+        let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        blocks.push(encode(&rows, 1));
+    }
+    let needles = [
+        "word70x7 tail70",
+        "tail81\",\"f82\":82",
+        "id_7700",
+        "\"f3\":3",
+        "connection timeout",
+        "\"level\":\"error\"",
+        "GET /api",
+        "usr_0000",
+        "x7 t",
+        ":1,\"",
+    ];
+    let mut compared = 0;
+    for buf in &blocks {
+        let h = layout::BlockHeader::decode(buf).unwrap();
+        let bloom = h.bloom_bytes(buf);
+        for needle in needles {
+            let needle = needle.as_bytes();
+            let frags = std::rc::Rc::new(NeedleFrags::new(&h, needle));
+            assert!(frags.fits(&h));
+            let lazy = LazySources::with_frags(&h, bloom, frags);
+            let Some(full) = needle_sources_in(&h, bloom, needle) else {
+                continue;
+            };
+            for round in 0..2 {
+                for c in 0..h.columns.len() {
+                    let all = full.iter().all(|f| f.columns[c]);
+                    assert_eq!(
+                        lazy.column_may_hold(c, 0, needle.len()),
+                        all,
+                        "column {c}, needle {needle:?}, round {round}"
+                    );
+                    for f in &full {
+                        assert_eq!(lazy.column_may_hold(c, f.start, f.end), f.columns[c]);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared} answers compared");
+    // Fragments are cut by the header's boundary bytes: a block recording
+    // other ones needs its own.
+    let a = layout::BlockHeader::decode(&blocks[0]).unwrap();
+    let mut b = layout::BlockHeader::decode(&blocks[1]).unwrap();
+    assert!(NeedleFrags::new(&a, b"x").fits(&b), "same boundary bytes");
+    b.boundaries ^= 1 << 3;
+    assert!(!NeedleFrags::new(&a, b"x").fits(&b));
+    b.boundaries |= 1 << 15;
+    assert!(!NeedleFrags::new(&a, b"x").fits(&b), "bit 15: any column");
+    assert!(NeedleFrags::new(&b, b"x").fits(&b));
 }

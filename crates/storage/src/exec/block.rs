@@ -9,7 +9,7 @@ use crate::block::digits::{skeleton_pieces, skeleton_safe};
 use crate::block::encoding::{Encoding, Values};
 use crate::block::hash::FastMap as HashMap;
 use crate::block::layout::ColumnKind;
-use crate::block::prune::LazySources;
+use crate::block::prune::{LazySources, NeedleFrags};
 use crate::block::reader::SharedIndexView;
 use crate::block::shared::SharedDict;
 use crate::block::BlockReader;
@@ -31,6 +31,8 @@ pub struct TemplateCache {
     identity: std::rc::Rc<std::cell::RefCell<std::rc::Rc<[u32]>>>,
     /// Buffers [`BlockEval::contains`] reuses from block to block.
     scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
+    /// Vectors of the worker's last block evaluation, for its next.
+    spare: std::rc::Rc<std::cell::RefCell<EvalSpare>>,
     /// Per label filter of the fields stage that reads one label: its
     /// outcome code by the label's text (`None`: absent), kept from block
     /// to block, since a filter's outcome depends on the value alone.
@@ -55,6 +57,8 @@ pub struct BlockBuffers {
     pub label_col: Vec<bool>,
     /// What each column's header says about its values.
     pub col_fact: Vec<u8>,
+    /// Kept rows in the order a log query takes them.
+    pub order: Vec<usize>,
 }
 
 /// One label filter's outcome codes, by the text of the label it reads.
@@ -122,6 +126,7 @@ impl ValueIndex {
 /// (callgrind, q14).
 #[allow(clippy::too_many_arguments)]
 fn window_value_index(
+    mut out: Vec<u32>,
     rows: usize,
     base: usize,
     tpl: &[u32],
@@ -130,7 +135,8 @@ fn window_value_index(
     first: usize,
     end: usize,
 ) -> Vec<u32> {
-    let mut out = vec![u32::MAX; rows];
+    out.clear();
+    out.resize(rows, u32::MAX);
     let (first, end) = (first.min(rows), end.min(rows));
     if first >= end || base > first || base + tpl.len() != rows {
         return out;
@@ -193,6 +199,18 @@ struct ContainsScratch {
     want: Vec<bool>,
     /// Per template: some open row uses it.
     used: Vec<bool>,
+    /// Per tester: its verdict on each row (emptied after each block).
+    verdicts: Vec<Vec<u8>>,
+    /// Verdict buffers of earlier blocks, for the next (a block's testers
+    /// each allocated and freed one before).
+    spare_verdicts: Vec<Vec<u8>>,
+    /// Needles' fragments by (needle, boundary mask): few per query, never
+    /// cleared (the scratch lives for one query).
+    needle_frags: Vec<(usize, std::rc::Rc<NeedleFrags>)>,
+    /// Rows holding a needle and rows that may pass a regexp, for
+    /// [`BlockEval::exact_filters`] (taken out while it runs).
+    hit: Vec<bool>,
+    maybe: Vec<bool>,
     /// The [`alphabet`](crate::block::tokens::alphabet) of each needle
     /// stretch met, as (needle, start, end, alphabet): constant for the
     /// query, so worked out once rather than per block and column. Never
@@ -225,6 +243,26 @@ impl ContainsScratch {
         let v = part.column_verdicts(&bytes);
         self.column_verdicts.push((key, v.clone()));
         v
+    }
+
+    /// Needle `n` (`needle`: its bytes) cut into fragments for blocks like
+    /// `header`'s: worked out once per boundary mask met, not per block.
+    fn needle_frags(
+        &mut self,
+        n: usize,
+        header: &crate::block::layout::BlockHeader<'_>,
+        needle: &[u8],
+    ) -> std::rc::Rc<NeedleFrags> {
+        if let Some((_, f)) = self
+            .needle_frags
+            .iter()
+            .find(|(k, f)| *k == n && f.fits(header))
+        {
+            return f.clone();
+        }
+        let f = std::rc::Rc::new(NeedleFrags::new(header, needle));
+        self.needle_frags.push((n, f.clone()));
+        f
     }
 
     /// The alphabet of needle `n`'s stretch `test` (`needle`: its bytes).
@@ -371,9 +409,58 @@ pub struct BlockEval<'r, 'a> {
     shared: Vec<(usize, SharedColumn<'a>)>,
     memo: std::rc::Rc<std::cell::RefCell<SharedMemo>>,
     scratch: std::rc::Rc<std::cell::RefCell<ContainsScratch>>,
+    /// The vectors of the worker's last block, for this one's (see [`EvalSpare`]).
+    spare: std::rc::Rc<std::cell::RefCell<EvalSpare>>,
     /// The part and block index whose column verdicts are kept across
     /// queries ([`crate::part::Part::column_verdicts`]); `None`: not kept.
     verdicts_in: Option<(&'a crate::part::Part, u32)>,
+}
+
+impl Drop for BlockEval<'_, '_> {
+    /// Hands the block's vectors to the worker's next block (emptied: the
+    /// decoded columns they name are released here).
+    fn drop(&mut self) {
+        let Ok(mut sp) = self.spare.try_borrow_mut() else {
+            return;
+        };
+        for v in self.vidx.drain(..).flatten() {
+            if let ValueIndex::Map(m) = v {
+                if sp.maps.len() < SPARE_MAPS {
+                    sp.maps.push(m);
+                }
+            }
+        }
+        self.values.clear();
+        self.infos.clear();
+        sp.vidx = std::mem::take(&mut self.vidx);
+        sp.values = std::mem::take(&mut self.values);
+        sp.infos = std::mem::take(&mut self.infos);
+        if let Some(Some(m)) = self.tpl_masks.take() {
+            sp.masks = m;
+        }
+    }
+}
+
+/// Value-index maps a worker keeps for its next block: a block maps one or
+/// two columns, rarely more.
+const SPARE_MAPS: usize = 4;
+
+/// The vectors of a worker's last [`BlockEval`], reused by its next: a log
+/// query opens a block per stream (~4,000 at 2M lines) and evaluates a
+/// few rows of each, so allocating and freeing each block's vectors was a
+/// visible share of its time (malloc and free ~14 % of q14's first-run
+/// instructions, callgrind).
+#[derive(Default)]
+struct EvalSpare {
+    infos: Vec<SharedTemplate>,
+    values: Vec<Option<std::sync::Arc<Values>>>,
+    vidx: Vec<Option<ValueIndex>>,
+    /// Emptied [`ValueIndex::Map`] vectors.
+    maps: Vec<Vec<u32>>,
+    /// Per template: it holds the column being indexed.
+    holds: Vec<bool>,
+    /// Per column: the templates that hold it, as bits.
+    masks: Vec<u64>,
 }
 
 /// What is known of a row and one regexp filter.
@@ -552,7 +639,21 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             return Ok(None);
         }
         let heads = r.template_heads();
-        let mut infos = Vec::with_capacity(heads.len());
+        let ncols = r.column_count();
+        // The vectors of the worker's previous block (see [`EvalSpare`]).
+        let (mut infos, mut values, mut vidx) = {
+            let mut sp = cache.spare.borrow_mut();
+            (
+                std::mem::take(&mut sp.infos),
+                std::mem::take(&mut sp.values),
+                std::mem::take(&mut sp.vidx),
+            )
+        };
+        infos.clear();
+        values.clear();
+        values.resize_with(ncols, || None);
+        vidx.clear();
+        vidx.resize_with(ncols, || None);
         for h in heads {
             match cache.map.get(&h.id) {
                 Some(info) => infos.push(info.clone()),
@@ -570,22 +671,22 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 infos.push(info.clone());
             }
         }
-        let ncols = r.column_count();
         Ok(Some(BlockEval {
             r,
             infos,
             first,
             end,
-            values: (0..ncols).map(|_| None).collect(),
+            values,
             cache_key: None,
             admit: false,
-            vidx: (0..ncols).map(|_| None).collect(),
+            vidx,
             tpl_masks: std::cell::OnceCell::new(),
             tail_tpl: std::cell::OnceCell::new(),
             identity: cache.identity.clone(),
             shared: Vec::new(),
             memo: cache.shared.clone(),
             scratch: cache.scratch.clone(),
+            spare: cache.spare.clone(),
             verdicts_in: None,
         }))
     }
@@ -699,9 +800,12 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             // Which templates hold the column: one pass over every
             // template's slots per block, not one per column.
             let ncols = self.vidx.len();
+            let spare = &self.spare;
             let masks = self.tpl_masks.get_or_init(|| {
                 (heads.len() <= 64).then(|| {
-                    let mut m = vec![0u64; ncols];
+                    let mut m = std::mem::take(&mut spare.borrow_mut().masks);
+                    m.clear();
+                    m.resize(ncols, 0);
                     for (t, h) in heads.iter().enumerate() {
                         for &s in &h.slots {
                             if let Some(x) = m.get_mut(s as usize) {
@@ -732,12 +836,19 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 }
                 self.vidx[c] = Some(ValueIndex::Identity(id.clone(), rows));
             } else {
-                let holds: Vec<bool> = match masks {
-                    Some(m) => (0..heads.len()).map(|t| m[c] >> t & 1 == 1).collect(),
-                    None => heads.iter().map(|h| h.slots.contains(&col)).collect(),
+                let (mut holds, buf) = {
+                    let mut sp = self.spare.borrow_mut();
+                    let buf = sp.maps.pop().unwrap_or_default();
+                    (std::mem::take(&mut sp.holds), buf)
                 };
+                holds.clear();
+                match masks {
+                    Some(m) => holds.extend((0..heads.len()).map(|t| m[c] >> t & 1 == 1)),
+                    None => holds.extend(heads.iter().map(|h| h.slots.contains(&col))),
+                }
                 let tail = self.tail_templates();
                 let out = window_value_index(
+                    buf,
                     self.rows(),
                     tail.base(),
                     tail.templates(),
@@ -746,6 +857,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     self.first,
                     self.end,
                 );
+                self.spare.borrow_mut().holds = holds;
                 self.vidx[c] = Some(ValueIndex::Map(out));
             }
         }
@@ -759,16 +871,20 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// own strings are decompressed only when a wanted row uses one.
     /// `on_skeletons`: the test gives the same answer on a value's skeleton
     /// (see `block/digits.rs`), so skeleton columns are judged by entry too.
+    /// `out` is a buffer to write the answer into (cleared first: a worker
+    /// recycles these from block to block).
     pub fn eval_column(
         &mut self,
         c: usize,
         key: MemoKey,
         want: &[bool],
         on_skeletons: OnSkeletons<'_>,
+        mut out: Vec<u8>,
         test: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Vec<u8>, StorageError> {
         let n = self.rows();
-        let mut out = vec![0u8; n];
+        out.clear();
+        out.resize(n, 0);
         self.value_index(c);
         let (first, end) = (self.first, self.end);
         let verdict = |b: bool| if b { 2u8 } else { 1u8 };
@@ -1032,26 +1148,36 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// Applies what the templates and columns decide of the line filters:
     /// substring filters wholly, regexp filters as far as their required
     /// literals go. Returns the regexp tests still to run on rebuilt lines
-    /// (see [`Self::pending_filters`]).
+    /// (see [`Self::pending_filters`]). `keep` holds no row outside the
+    /// time range ([`Self::first`]`..`[`Self::end`]): only those are looked
+    /// at (a log query past its cutoff opens a few rows of most blocks).
     pub fn exact_filters(
         &mut self,
         q: &CompiledQuery<'_>,
         keep: &mut [bool],
     ) -> Result<Vec<PendingTest>, StorageError> {
         let mut pending = Vec::new();
+        let range = self.first..self.end;
+        debug_assert!(
+            !keep[..range.start].contains(&true) && !keep[range.end..].contains(&true),
+            "rows kept outside the time range"
+        );
         for f in &q.filters {
-            if !keep.iter().any(|&k| k) {
+            if !keep[range.clone()].contains(&true) {
                 break;
             }
             match f {
                 FilterPlan::AnyOf { needles, negated } => {
-                    let mut hit = vec![false; keep.len()];
+                    let mut hit = std::mem::take(&mut self.scratch.borrow_mut().hit);
+                    hit.clear();
+                    hit.resize(keep.len(), false);
                     for &n in needles {
                         self.contains(q, n, keep, &mut hit)?;
                     }
-                    for (k, h) in keep.iter_mut().zip(&hit) {
+                    for (k, h) in keep[range.clone()].iter_mut().zip(&hit[range.clone()]) {
                         *k &= *h != *negated;
                     }
+                    self.scratch.borrow_mut().hit = hit;
                 }
                 FilterPlan::Test {
                     required,
@@ -1059,9 +1185,15 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     index,
                 } => {
                     // Rows lacking a required needle cannot match.
-                    let mut maybe = keep.to_vec();
+                    let (mut maybe, mut hit) = {
+                        let mut sc = self.scratch.borrow_mut();
+                        (std::mem::take(&mut sc.maybe), std::mem::take(&mut sc.hit))
+                    };
+                    maybe.clear();
+                    maybe.extend_from_slice(keep);
                     for &n in required {
-                        let mut hit = vec![false; keep.len()];
+                        hit.clear();
+                        hit.resize(keep.len(), false);
                         self.contains(q, n, &maybe, &mut hit)?;
                         for (c, h) in maybe.iter_mut().zip(&hit) {
                             *c &= *h;
@@ -1071,6 +1203,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         .iter()
                         .map(|&m| if m { Decided::Maybe } else { Decided::No })
                         .collect();
+                    {
+                        let mut sc = self.scratch.borrow_mut();
+                        sc.maybe = maybe;
+                        sc.hit = hit;
+                    }
                     // A split regexp is decided from its sites where the
                     // templates allow; the other rows wait for their lines.
                     if q.plan.line_filters[*index].split.is_some() {
@@ -1186,9 +1323,14 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             } else {
                 OnSkeletons::Pieces(&pieces)
             };
-            let v = self.eval_column(c, MemoKey::Regex(index), &want, on_skeletons, &mut |v| {
-                rest(v)
-            })?;
+            let v = self.eval_column(
+                c,
+                MemoKey::Regex(index),
+                &want,
+                on_skeletons,
+                Vec::new(),
+                &mut |v| rest(v),
+            )?;
             verdicts.insert(c, v);
         }
         for r in self.first..self.end {
@@ -1273,11 +1415,12 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let needle: &[u8] = &q.needles[n];
         let header = self.r.header();
         // The bloom's view is prepared only if a test gets that far.
-        let sources: std::cell::OnceCell<LazySources<'_, '_>> = std::cell::OnceCell::new();
+        let sources: std::cell::OnceCell<LazySources<'_>> = std::cell::OnceCell::new();
         let scratch = self.scratch.clone();
         let mut guard = scratch.borrow_mut();
         let sc = &mut *guard;
         sc.clear();
+        let frags = sc.needle_frags(n, header, needle);
         // Templates of the open rows: a log query past its cutoff looks at
         // a few rows of most blocks, and planning every template of the
         // block for them would cost more than the rows.
@@ -1325,7 +1468,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         Some(id) => id,
                         None => {
                             let src = || {
-                                LazySources::new(header, header.bloom_bytes(self.r.src()), needle)
+                                LazySources::with_frags(
+                                    header,
+                                    header.bloom_bytes(self.r.src()),
+                                    frags.clone(),
+                                )
                             };
                             use crate::part::needle_memo;
                             let kept = self.verdicts_in.and_then(|(part, block)| {
@@ -1392,7 +1539,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         {
             *w = k & !h;
         }
-        let mut verdicts: Vec<Vec<u8>> = Vec::with_capacity(sc.testers.len());
+        let mut verdicts: Vec<Vec<u8>> = std::mem::take(&mut sc.verdicts);
         for &(col, test) in &sc.testers {
             let key = MemoKey::Needle(n, test);
             let stretch = &needle[test.start..test.end];
@@ -1406,7 +1553,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 test,
                 finder: std::cell::OnceCell::new(),
             };
-            let v = self.eval_column(col, key, &sc.want, on_skeletons, &mut |v| {
+            let buf = sc.spare_verdicts.pop().unwrap_or_default();
+            let v = self.eval_column(col, key, &sc.want, on_skeletons, buf, &mut |v| {
                 tester.holds(needle, v)
             })?;
             verdicts.push(v);
@@ -1465,6 +1613,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 }
             }
         }
+        sc.spare_verdicts.append(&mut verdicts);
+        sc.verdicts = verdicts;
         drop(guard);
         if let Some(rebuild) = rebuild {
             let finder = memchr::memmem::Finder::new(needle);
@@ -1480,14 +1630,14 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// Whether column `c` could pass `test` at all, judging by the header:
     /// the bytes its encoding prints and the bloom's view of the fragments
     /// the test's stretch of the needle holds.
-    fn test_possible<'s, 'n>(
+    fn test_possible<'s>(
         &self,
         c: usize,
         test: &ValueTest,
         needle: &[u8],
         alpha: u64,
-        sources: &std::cell::OnceCell<LazySources<'s, 'n>>,
-        make: impl FnOnce() -> LazySources<'s, 'n>,
+        sources: &std::cell::OnceCell<LazySources<'s>>,
+        make: impl FnOnce() -> LazySources<'s>,
     ) -> Result<bool, StorageError> {
         let bytes = &needle[test.start..test.end];
         let header = self.r.header();
@@ -1572,6 +1722,7 @@ mod tests {
                     // Every row's templates, and those of rows `base..` only.
                     for base in [0, first / 2, first] {
                         let w = window_value_index(
+                            vec![7; 3],
                             rows,
                             base,
                             &tpl[base..],

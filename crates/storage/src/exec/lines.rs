@@ -294,6 +294,27 @@ fn run_unit(
     skip: usize,
     cap: usize,
 ) -> Result<Option<(usize, i64)>, StorageError> {
+    let mut keep = std::mem::take(&mut cache.buffers.keep);
+    let mut order = std::mem::take(&mut cache.buffers.order);
+    let done = run_unit_with(ctx, index, u, col, cache, skip, cap, &mut keep, &mut order);
+    cache.buffers.keep = keep;
+    cache.buffers.order = order;
+    done
+}
+
+/// [`run_unit`] with the worker's row buffers.
+#[allow(clippy::too_many_arguments)]
+fn run_unit_with(
+    ctx: &Context<'_>,
+    index: usize,
+    u: &Unit,
+    col: &mut Collector<'_, '_>,
+    cache: &mut TemplateCache,
+    skip: usize,
+    cap: usize,
+    keep: &mut Vec<bool>,
+    order: &mut Vec<usize>,
+) -> Result<Option<(usize, i64)>, StorageError> {
     let (lo, hi) = col.cutoff.narrow(ctx.q.lo, ctx.q.hi);
     if lo > hi {
         return Ok(None);
@@ -334,19 +355,22 @@ fn run_unit(
     ev.keep_decoded_as(part.serial(), block.index, admit);
     ev.keep_verdicts_in(part, block.index);
     let rows = ev.rows();
-    let mut keep = vec![false; rows];
+    keep.clear();
+    keep.resize(rows, false);
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);
     col.stats.rows_scanned += (ev.end - ev.first) as u64;
     col.stats.bytes_scanned += ev.range_line_bytes_estimate();
-    let pending = ev.exact_filters(&ctx.q, &mut keep)?;
+    let pending = ev.exact_filters(&ctx.q, keep)?;
     let mut lines: Vec<Option<String>> = Vec::new();
     // The rows that may make the answer, in answer order; regexps are
     // tested in batches of the rows still needed, so a unit rebuilds few
     // lines even when most rows hold the regexp's literals.
-    let order: Vec<usize> = match col.dir {
-        Direction::Forward => (ev.first..ev.end).filter(|&i| keep[i]).collect(),
-        Direction::Backward => (ev.first..ev.end).rev().filter(|&i| keep[i]).collect(),
-    };
+    order.clear();
+    match col.dir {
+        Direction::Forward => order.extend((ev.first..ev.end).filter(|&i| keep[i])),
+        Direction::Backward => order.extend((ev.first..ev.end).rev().filter(|&i| keep[i])),
+    }
+    let order: &[usize] = order;
     let mut taken = 0usize;
     let mut at = skip.min(order.len());
     let cap = cap.min(col.limit);

@@ -311,9 +311,12 @@ impl HexLayout {
             } else {
                 &HEX_PAIRS_LOWER
             };
-            dst.reserve(self.len);
-            for &b in packed {
-                dst.extend_from_slice(&table[b as usize]);
+            // Two digits stored per byte into room made once (a push per
+            // byte cost ~265 instructions a 32-digit value, callgrind q4).
+            let at = dst.len();
+            dst.resize(at + self.len, 0);
+            for (pair, &b) in dst[at..].chunks_exact_mut(2).zip(packed) {
+                pair.copy_from_slice(&table[b as usize]);
             }
             return;
         }
@@ -491,5 +494,20 @@ mod tests {
         l.unpack(&p, &mut t);
         assert_eq!(t, uuid.to_vec());
         assert!(!l.pack(b"550E8400-e29b-41d4-a716-446655440000", &mut Vec::new()));
+        // Dashless values, appended after what the buffer holds.
+        for id in [
+            &b"47427f18eca769601347c34f1e0dc5fd"[..],
+            b"0A1B2C3D4E5F",
+            b"00",
+        ] {
+            let l = HexLayout::of(id).unwrap();
+            let mut p = Vec::new();
+            assert!(l.pack(id, &mut p));
+            assert_eq!(p.len() * 2, id.len());
+            let mut t = b"x=".to_vec();
+            l.unpack(&p, &mut t);
+            assert_eq!(&t[2..], id);
+            assert_eq!(&t[..2], b"x=");
+        }
     }
 }

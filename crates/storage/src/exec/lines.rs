@@ -124,7 +124,7 @@ impl Collector<'_, '_> {
 /// Runs a lines plan over `units`.
 pub fn run(
     ctx: &Context<'_>,
-    mut units: Vec<Unit>,
+    units: Vec<Unit>,
     limit: usize,
     dir: Direction,
 ) -> Result<PlanAnswer, StorageError> {
@@ -134,10 +134,24 @@ pub fn run(
             ..PlanAnswer::default()
         });
     }
-    match dir {
-        Direction::Backward => units.sort_by_key(|u| std::cmp::Reverse(u.max_ts)),
-        Direction::Forward => units.sort_by_key(|u| u.min_ts),
-    }
+    // Units are taken newest first (backward) or oldest first (forward),
+    // ties in their listed order. Their numbers are sorted, not the units
+    // themselves: moving ~5,000 units of ~80 bytes through a stable sort
+    // was a third of a rare-needle query's first-run instructions.
+    // (`!t` orders as `t` reversed, with no overflow.)
+    let mut order: Vec<(i64, usize)> = units
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let key = match dir {
+                Direction::Backward => !u.max_ts,
+                Direction::Forward => u.min_ts,
+            };
+            (key, i)
+        })
+        .collect();
+    order.sort_unstable();
+    let order: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
     let cutoff = TimeCutoff::new(dir);
     let next = AtomicUsize::new(0);
     let results = on_workers(|| -> Result<(Vec<Candidate>, PlanStats), StorageError> {
@@ -155,8 +169,9 @@ pub fn run(
         let cap = limit;
         let mut unfinished: Vec<(usize, usize, i64)> = Vec::new();
         loop {
-            let i = next.fetch_add(1, AtomicOrdering::Relaxed);
-            let Some(u) = units.get(i) else { break };
+            let at = next.fetch_add(1, AtomicOrdering::Relaxed);
+            let Some(&i) = order.get(at) else { break };
+            let u = &units[i];
             let best = match dir {
                 Direction::Backward => u.max_ts,
                 Direction::Forward => u.min_ts,

@@ -1060,9 +1060,10 @@ fn sparse_rebuilds_match_whole_column_rebuilds() {
 /// A block wider than the columns whose bloom keys a needle probe works out
 /// beforehand: needles from its last columns, and ones it does not hold,
 /// get the same answer from the probe as from the per-source check.
-#[test]
-fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
-    let lines: Vec<String> = (0..40)
+/// Forty JSON lines of 90 fields each (words, numbers, ids): blocks with
+/// more columns than a needle probe keys beforehand.
+fn wide_lines() -> Vec<String> {
+    (0..40)
         .map(|i| {
             let fields: Vec<String> = (0..90)
                 .map(|f| match f % 3 {
@@ -1073,7 +1074,12 @@ fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
                 .collect();
             format!("{{{}}}", fields.join(","))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
+    let lines = wide_lines();
     let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
     let buf = encode(&rows, 1);
     let h = super::layout::BlockHeader::decode(&buf).unwrap();
@@ -1124,18 +1130,7 @@ fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
 #[test]
 fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
     use super::prune::{needle_sources_in, LazySources, NeedleFrags};
-    let wide: Vec<String> = (0..40)
-        .map(|i| {
-            let fields: Vec<String> = (0..90)
-                .map(|f| match f % 3 {
-                    0 => format!("\"f{f}\":\"word{f}x{i} tail{f}\""),
-                    1 => format!("\"f{f}\":{}", i * 1000 + f),
-                    _ => format!("\"f{f}\":\"id_{}\"", 7000 + i * 90 + f),
-                })
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        })
-        .collect();
+    let wide = wide_lines();
     let mut w = Workload::new(11);
     let workload: Vec<String> = (0..300).map(|_| w.line().1).collect();
     let mut blocks = Vec::new();

@@ -57,8 +57,6 @@ pub struct BlockBuffers {
     pub label_col: Vec<bool>,
     /// What each column's header says about its values.
     pub col_fact: Vec<u8>,
-    /// Kept rows in the order a log query takes them.
-    pub order: Vec<usize>,
 }
 
 /// One label filter's outcome codes, by the text of the label it reads.

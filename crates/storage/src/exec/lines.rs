@@ -164,6 +164,7 @@ pub fn run(
             stats: PlanStats::default(),
         };
         let mut cache = TemplateCache::default();
+        let mut bufs = RowBuffers::default();
         // Each unit gives at most `limit` rows (a lower cap makes more
         // units rebuild lines for regexps before the cutoff settles: worse).
         let cap = limit;
@@ -180,8 +181,9 @@ pub fn run(
                 break;
             }
             ctx.check_deadline()?;
-            if let Some((taken, next_ts)) = run_unit(ctx, i, u, &mut col, &mut cache, 0, cap)
-                .map_err(|e| ctx.unit_failed(u, e))?
+            if let Some((taken, next_ts)) =
+                run_unit(ctx, i, u, &mut col, &mut cache, &mut bufs, 0, cap)
+                    .map_err(|e| ctx.unit_failed(u, e))?
             {
                 unfinished.push((i, taken, next_ts));
             }
@@ -191,8 +193,10 @@ pub fn run(
                 continue;
             }
             ctx.check_deadline()?;
-            run_unit(ctx, i, &units[i], &mut col, &mut cache, taken, limit)
-                .map_err(|e| ctx.unit_failed(&units[i], e))?;
+            run_unit(
+                ctx, i, &units[i], &mut col, &mut cache, &mut bufs, taken, limit,
+            )
+            .map_err(|e| ctx.unit_failed(&units[i], e))?;
         }
         let stats = col.stats;
         Ok((col.into_rows(), stats))
@@ -296,39 +300,29 @@ fn rebuild_rows(
     Ok(out)
 }
 
+/// A worker's row buffers, reused from unit to unit.
+#[derive(Default)]
+struct RowBuffers {
+    /// Rows the line filters keep.
+    keep: Vec<bool>,
+    /// Kept rows in the order the query takes them.
+    order: Vec<usize>,
+}
+
 /// Adds the unit's rows that may make the answer to `col`, skipping the
 /// first `skip` candidates (taken by an earlier pass) and taking at most
 /// `cap`; when it stops at `cap`, returns how many candidates it has taken
 /// in all and the timestamp of the next one.
+#[allow(clippy::too_many_arguments)]
 fn run_unit(
     ctx: &Context<'_>,
     index: usize,
     u: &Unit,
     col: &mut Collector<'_, '_>,
     cache: &mut TemplateCache,
+    bufs: &mut RowBuffers,
     skip: usize,
     cap: usize,
-) -> Result<Option<(usize, i64)>, StorageError> {
-    let mut keep = std::mem::take(&mut cache.buffers.keep);
-    let mut order = std::mem::take(&mut cache.buffers.order);
-    let done = run_unit_with(ctx, index, u, col, cache, skip, cap, &mut keep, &mut order);
-    cache.buffers.keep = keep;
-    cache.buffers.order = order;
-    done
-}
-
-/// [`run_unit`] with the worker's row buffers.
-#[allow(clippy::too_many_arguments)]
-fn run_unit_with(
-    ctx: &Context<'_>,
-    index: usize,
-    u: &Unit,
-    col: &mut Collector<'_, '_>,
-    cache: &mut TemplateCache,
-    skip: usize,
-    cap: usize,
-    keep: &mut Vec<bool>,
-    order: &mut Vec<usize>,
 ) -> Result<Option<(usize, i64)>, StorageError> {
     let (lo, hi) = col.cutoff.narrow(ctx.q.lo, ctx.q.hi);
     if lo > hi {
@@ -370,6 +364,7 @@ fn run_unit_with(
     ev.keep_decoded_as(part.serial(), block.index, admit);
     ev.keep_verdicts_in(part, block.index);
     let rows = ev.rows();
+    let RowBuffers { keep, order } = bufs;
     keep.clear();
     keep.resize(rows, false);
     keep[ev.first..ev.end].iter_mut().for_each(|k| *k = true);

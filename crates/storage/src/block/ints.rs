@@ -141,11 +141,21 @@ fn unpack_bits_into<T>(
             s.write(f((word >> (k * bits)) & mask));
         }
     }
-    for (i, s) in single.iter_mut().enumerate() {
-        let bit = (groups * 8 + i) * bits;
-        let byte = bit / 8;
-        let word = u64::from_le_bytes(src[byte..byte + 8].try_into().expect("8 bytes"));
-        s.write(f((word >> (bit % 8)) & mask));
+    // The bit position advances by `bits` (no multiplication per value), and
+    // the loads are not bounds-checked one by one: the last direct value's
+    // first byte is at most `len - 8` (asserted once, before the loop).
+    let mut bit = groups * 8 * bits;
+    if let Some(last) = (groups * 8 + single.len()).checked_sub(1) {
+        assert!(last * bits / 8 + 8 <= src.len(), "direct values in bounds");
+    }
+    let base = src.as_ptr();
+    for s in single.iter_mut() {
+        // SAFETY: `bit / 8` is at most the last direct value's first byte,
+        // which is at most `src.len() - 8` (asserted above), so the eight
+        // bytes read are inside `src`.
+        let bytes = unsafe { base.add(bit / 8).cast::<[u8; 8]>().read_unaligned() };
+        s.write(f((u64::from_le_bytes(bytes) >> (bit % 8)) & mask));
+        bit += bits;
     }
     if !tail.is_empty() {
         // The last values, from a zero-padded copy of the stream's end.
@@ -288,6 +298,19 @@ impl IntsLayout {
             _ => return Err(c.err("bad integer stream mode")),
         };
         Ok(IntsLayout { start: 0, kind })
+    }
+
+    /// Whether every integer of the stream is certainly below `limit`
+    /// judging by its stored width alone (a bit-packed or byte-plane stream
+    /// too narrow to hold `limit - 1` or more), so callers can skip checking
+    /// each value.
+    pub fn all_below(&self, limit: u64) -> bool {
+        let bits = match &self.kind {
+            LayoutKind::Bits(w) => *w,
+            LayoutKind::Planes { width, .. } => width * 8,
+            LayoutKind::Decoded(_) => return false,
+        };
+        bits < 64 && (1u64 << bits) <= limit
     }
 
     /// All `n` integers (the count read) of the stream in `buf`, mapped by `f`.
@@ -501,6 +524,32 @@ mod tests {
             prop_assert_eq!(&l.all_shared(&buf, vals.len(), |v| v)[..], &vals[..]);
             prop_assert_eq!(l.all(&buf, vals.len(), |v| v), vals);
         }
+    }
+
+    #[test]
+    fn all_below_judges_by_width_only() {
+        let bits = |w| IntsLayout {
+            start: 0,
+            kind: LayoutKind::Bits(w),
+        };
+        assert!(bits(3).all_below(8));
+        assert!(!bits(3).all_below(7));
+        assert!(bits(0).all_below(1));
+        assert!(!bits(0).all_below(0));
+        assert!(!bits(64).all_below(u64::MAX));
+        let planes = |width| IntsLayout {
+            start: 0,
+            kind: LayoutKind::Planes { n: 4, width },
+        };
+        assert!(planes(1).all_below(256));
+        assert!(!planes(1).all_below(255));
+        assert!(!planes(8).all_below(u64::MAX));
+        // Varints say nothing about their values' size.
+        let decoded = IntsLayout {
+            start: 0,
+            kind: LayoutKind::Decoded(vec![0]),
+        };
+        assert!(!decoded.all_below(u64::MAX));
     }
 
     #[test]

@@ -264,6 +264,10 @@ impl SharedIndexView<'_> {
         let n = self.values;
         let buf = &self.frame[self.base..self.base + self.len];
         let entries = self.entries as u64;
+        if self.idx.all_below(entries) {
+            // Too narrow to name an entry past the dictionary: no check per value.
+            return Ok(self.idx.all(buf, n, |v| v as u32));
+        }
         let mut out_of_range = false;
         let out = self.idx.all(buf, n, |v| {
             out_of_range |= v >= entries;

@@ -317,6 +317,178 @@ impl<'h> LazySources<'h> {
     }
 }
 
+/// What a needle probe reads of one column head, packed in 16 bytes (the
+/// [`ColumnHead`] it comes from spans several cache lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeColumn {
+    /// [`ColumnHead::alphabet`].
+    pub alphabet: u64,
+    /// [`ColumnHead::encoding`].
+    pub encoding: Encoding,
+    /// [`ColumnHead::classes`].
+    pub classes: u8,
+    /// [`ColumnHead::max_token_len`].
+    pub max_token_len: u8,
+    /// [`ColumnHead::has_grams`].
+    pub has_grams: bool,
+    /// Where a PrefixedDecimal column's prefix is in its [`PackedHead`]'s
+    /// prefix bytes (a length byte, then the prefix); 0 for others.
+    pub prefix_at: u32,
+}
+
+impl ProbeColumn {
+    /// The fields of `col` a probe reads; its prefix, if any, is to be
+    /// placed by the caller ([`ProbeColumn::prefix_at`]).
+    pub fn of(col: &ColumnHead<'_>) -> Self {
+        ProbeColumn {
+            alphabet: col.alphabet,
+            encoding: col.encoding,
+            classes: col.classes,
+            max_token_len: col.max_token_len,
+            has_grams: col.has_grams,
+            prefix_at: 0,
+        }
+    }
+
+    /// Appends the columns of `header` to `columns`, their prefixes to
+    /// `prefixes` (which must start with a 0, the empty prefix every
+    /// column without one points to); `false` when a prefix cannot be
+    /// placed (longer than 255 bytes, or past `u32` bytes), and then the
+    /// block is to be judged from its header.
+    pub fn pack(
+        header: &BlockHeader<'_>,
+        columns: &mut Vec<ProbeColumn>,
+        prefixes: &mut Vec<u8>,
+    ) -> bool {
+        debug_assert_eq!(prefixes.first(), Some(&0));
+        let mut ok = true;
+        for col in &header.columns {
+            let mut packed = ProbeColumn::of(col);
+            if !col.prefix.is_empty() {
+                match (
+                    u8::try_from(col.prefix.len()),
+                    u32::try_from(prefixes.len()),
+                ) {
+                    (Ok(len), Ok(at)) => {
+                        packed.prefix_at = at;
+                        prefixes.push(len);
+                        prefixes.extend_from_slice(&col.prefix);
+                    }
+                    _ => ok = false,
+                }
+            }
+            columns.push(packed);
+        }
+        ok
+    }
+}
+
+/// What a needle probe reads of a block header besides its columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeBlock {
+    /// The bloom section's place in the block's bytes.
+    pub bloom_start: u32,
+    /// Its end.
+    pub bloom_end: u32,
+    /// [`BlockHeader::boundaries`].
+    pub boundaries: u16,
+    /// [`BlockHeader::has_grams`].
+    pub has_grams: bool,
+    /// Whether [`NeedleProbe::may_match_packed`] may judge the block from
+    /// this and its [`ProbeColumn`]s: version 2, exact boundary bytes,
+    /// bloom within `u32` (and, once packed, every prefix placed: see
+    /// [`ProbeColumn::pack`]). Other blocks are judged from their header.
+    pub packed: bool,
+}
+
+impl ProbeBlock {
+    /// The packed form of `header`.
+    pub fn of(header: &BlockHeader<'_>) -> Self {
+        let (start, end) = (
+            u32::try_from(header.bloom.start),
+            u32::try_from(header.bloom.end),
+        );
+        let packed = header.version >= 2
+            && header.boundaries & (1 << 15) == 0
+            && start.is_ok()
+            && end.is_ok();
+        ProbeBlock {
+            bloom_start: start.unwrap_or(0),
+            bloom_end: end.unwrap_or(0),
+            boundaries: header.boundaries,
+            has_grams: header.has_grams,
+            packed,
+        }
+    }
+
+    /// The bloom section's bytes in the block's bytes `src`.
+    pub fn bloom_bytes<'s>(&self, src: &'s [u8]) -> &'s [u8] {
+        src.get(self.bloom_start as usize..self.bloom_end as usize)
+            .unwrap_or(&[])
+    }
+}
+
+/// A packed block head: the block's [`ProbeBlock`] and its columns'
+/// [`ProbeColumn`]s.
+#[derive(Clone, Copy, Debug)]
+pub struct PackedHead<'a> {
+    /// The block.
+    pub block: ProbeBlock,
+    /// Its columns, in header order.
+    pub columns: &'a [ProbeColumn],
+    /// The prefix bytes the columns' [`ProbeColumn::prefix_at`] point into.
+    pub prefixes: &'a [u8],
+}
+
+/// What [`NeedleProbe`] reads of a version-2 header, from a [`BlockHeader`]
+/// or its [`PackedHead`].
+trait ProbeHead {
+    fn boundaries(&self) -> u16;
+    fn has_grams(&self) -> bool;
+    fn column_count(&self) -> usize;
+    fn column(&self, c: usize) -> ProbeColumn;
+    /// A PrefixedDecimal column's prefix.
+    fn prefix(&self, c: usize) -> &[u8];
+}
+
+impl ProbeHead for BlockHeader<'_> {
+    fn boundaries(&self) -> u16 {
+        self.boundaries
+    }
+    fn has_grams(&self) -> bool {
+        self.has_grams
+    }
+    fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+    fn column(&self, c: usize) -> ProbeColumn {
+        ProbeColumn::of(&self.columns[c])
+    }
+    fn prefix(&self, c: usize) -> &[u8] {
+        &self.columns[c].prefix
+    }
+}
+
+impl ProbeHead for PackedHead<'_> {
+    fn boundaries(&self) -> u16 {
+        self.block.boundaries
+    }
+    fn has_grams(&self) -> bool {
+        self.block.has_grams
+    }
+    fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+    fn column(&self, c: usize) -> ProbeColumn {
+        self.columns[c]
+    }
+    fn prefix(&self, c: usize) -> &[u8] {
+        let at = self.columns[c].prefix_at as usize;
+        let len = self.prefixes.get(at).map_or(0, |&n| usize::from(n));
+        self.prefixes.get(at + 1..at + 1 + len).unwrap_or(&[])
+    }
+}
+
 /// A needle prepared for many blocks: its token runs and their classes.
 #[derive(Clone, Debug)]
 pub struct NeedleProbe {
@@ -448,14 +620,27 @@ impl NeedleProbe {
         if header.version < 2 || header.boundaries & (1 << 15) != 0 {
             return needle_sources_in(header, bloom, &self.bytes).is_some();
         }
+        self.may_match_v2(header, bloom)
+    }
+
+    /// [`Self::may_match`] for a block whose header is [`ProbeBlock::packed`],
+    /// from its packed head alone: the same answer.
+    pub fn may_match_packed(&self, head: PackedHead<'_>, bloom: &[u8]) -> bool {
+        debug_assert!(head.block.packed);
+        self.may_match_v2(&head, bloom)
+    }
+
+    /// The version-2 judgement with exact boundary bytes.
+    fn may_match_v2(&self, head: &impl ProbeHead, bloom: &[u8]) -> bool {
         let bloom = Bloom::new(bloom);
+        let boundaries = head.boundaries();
         let needle = &self.bytes;
         let mut start = 0usize;
         let mut i = 0usize;
         while i <= needle.len() {
-            let cut = i == needle.len() || header.boundaries & self.boundary_bit[i] != 0;
+            let cut = i == needle.len() || boundaries & self.boundary_bit[i] != 0;
             if cut {
-                if i > start && !self.fragment_fits(header, &bloom, start, i) {
+                if i > start && !self.fragment_fits(head, &bloom, start, i) {
                     return false;
                 }
                 start = i + 1;
@@ -472,13 +657,7 @@ impl NeedleProbe {
     }
 
     /// Whether the fragment `a..b` fits the templates or some column.
-    fn fragment_fits(
-        &self,
-        header: &BlockHeader<'_>,
-        bloom: &Bloom<'_>,
-        a: usize,
-        b: usize,
-    ) -> bool {
+    fn fragment_fits(&self, head: &impl ProbeHead, bloom: &Bloom<'_>, a: usize, b: usize) -> bool {
         let runs: &[(usize, usize, bool, bool, u8)] = &self.runs;
         let in_frag = |(_, r): &(usize, &(usize, usize, bool, bool, u8))| r.0 >= a && r.1 <= b;
         let run = |r: &(usize, usize, bool, bool, u8)| NeedleRun {
@@ -487,7 +666,7 @@ impl NeedleProbe {
             right_bounded: r.3,
         };
         if runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
-            template_may_hold(header, &run(r), |ask| {
+            template_may_hold(head.has_grams(), &run(r), |ask| {
                 look_up(bloom, &self.facts[i].template, ask)
             })
         }) {
@@ -496,11 +675,12 @@ impl NeedleProbe {
         let frag = &self.bytes[a..b];
         let letters = self.byte_bits[a..b].iter().fold(0, |m, &x| m | x);
         let prints = self.prints(a, b);
-        let may_print = |col: &ColumnHead<'_>| match col.encoding {
-            Encoding::PrefixedDecimal => col.encoding.may_print(frag, &col.prefix),
+        let may_print = |c: usize, col: &ProbeColumn| match col.encoding {
+            Encoding::PrefixedDecimal => col.encoding.may_print(frag, head.prefix(c)),
             e => prints & 1 << (e as u8) != 0,
         };
-        header.columns.iter().enumerate().any(|(c, col)| {
+        (0..head.column_count()).any(|c| {
+            let col = head.column(c);
             letters & !col.alphabet == 0
                 && runs.iter().enumerate().filter(in_frag).all(|(_, r)| {
                     let len = r.1 - r.0;
@@ -508,25 +688,21 @@ impl NeedleProbe {
                         && (col.max_token_len == TOKEN_LEN_UNKNOWN
                             || len <= usize::from(col.max_token_len))
                 })
-                && may_print(col)
+                && may_print(c, &col)
                 && runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
                     let run = run(r);
                     let facts = &self.facts[i];
                     let fits = || match col.encoding {
                         Encoding::PrefixedDecimal => {
                             col.encoding
-                                .run_fits(run.text, &col.prefix, run.is_whole_token())
+                                .run_fits(run.text, head.prefix(c), run.is_whole_token())
                         }
                         e => facts.fits & 1 << (e as u8) != 0,
                     };
-                    column_may_hold(header, c, &run, r.4, fits, |ask| {
-                        match facts.columns.get(c) {
-                            Some(keys) => look_up(bloom, keys, ask),
-                            None => look_up(
-                                bloom,
-                                &RunKeys::new(Scope::Column(c as u32), run.text),
-                                ask,
-                            ),
+                    column_may_hold(col, &run, r.4, fits, |ask| match facts.columns.get(c) {
+                        Some(keys) => look_up(bloom, keys, ask),
+                        None => {
+                            look_up(bloom, &RunKeys::new(Scope::Column(c as u32), run.text), ask)
                         }
                     })
                 })
@@ -550,7 +726,7 @@ enum BloomAsk {
 
 /// Version 2: whether the templates may hold `run`.
 pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &NeedleRun<'_>) -> bool {
-    template_may_hold(header, run, |ask| match ask {
+    template_may_hold(header.has_grams, run, |ask| match ask {
         BloomAsk::Token => bloom.may_contain(Scope::Template, run.text),
         BloomAsk::Grams => bloom.may_contain_grams(Scope::Template, run.text),
     })
@@ -558,13 +734,13 @@ pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &Needle
 
 /// [`run_in_template`], the bloom asked through `look`.
 fn template_may_hold(
-    header: &BlockHeader<'_>,
+    has_grams: bool,
     run: &NeedleRun<'_>,
     look: impl FnOnce(BloomAsk) -> bool,
 ) -> bool {
     if run.is_whole_token() {
         look(BloomAsk::Token)
-    } else if header.has_grams && run.text.len() >= GRAM {
+    } else if has_grams && run.text.len() >= GRAM {
         look(BloomAsk::Grams)
     } else {
         true
@@ -586,8 +762,7 @@ pub fn run_in_column(
             .run_fits(run.text, &col.prefix, run.is_whole_token())
     };
     column_may_hold(
-        header,
-        c,
+        ProbeColumn::of(col),
         run,
         token_classes(run.text),
         fits,
@@ -601,14 +776,12 @@ pub fn run_in_column(
 /// [`run_in_column`] given the run's [`token_classes`], the bloom asked
 /// through `look`.
 fn column_may_hold(
-    header: &BlockHeader<'_>,
-    c: usize,
+    col: ProbeColumn,
     run: &NeedleRun<'_>,
     classes: u8,
     fits: impl FnOnce() -> bool,
     look: impl FnOnce(BloomAsk) -> bool,
 ) -> bool {
-    let col: &ColumnHead<'_> = &header.columns[c];
     let whole = run.is_whole_token();
     let enc = col.encoding;
     if !enc.is_string() && !fits() {

@@ -1190,3 +1190,95 @@ fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
     assert!(!NeedleFrags::new(&a, b"x").fits(&b), "bit 15: any column");
     assert!(NeedleFrags::new(&b, b"x").fits(&b));
 }
+
+/// A block's packed probe head judges every needle as its header does, so
+/// the read path may probe from the part's packed heads alone; a block the
+/// packing cannot describe (a PrefixedDecimal column's prefix, inexact
+/// boundary bytes) is marked for its header.
+#[test]
+fn packed_heads_judge_needles_as_their_headers() {
+    use super::prune::{NeedleProbe, PackedHead, ProbeBlock, ProbeColumn};
+    let wide = wide_lines();
+    let mut w = Workload::new(12);
+    let workload: Vec<String> = (0..400).map(|_| w.line().1).collect();
+    let prefixed: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"user\":\"usr_{:08}\",\"n\":{i},\"msg\":\"hello word{}\"}}",
+                i * 37,
+                i % 7
+            )
+        })
+        .collect();
+    let mut needles: Vec<String> = [
+        "word70x7 tail70",
+        "tail81\",\"f82\":82",
+        "id_7700",
+        "\"f3\":3",
+        "connection timeout",
+        "\"level\":\"error\"",
+        "GET /api",
+        "usr_0000",
+        "x7 t",
+        ":1,\"",
+        "timeout",
+        "0123456789abcdef0123456789abcdef",
+        "zzzz-not-there",
+        "hello word3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Needles cut from the lines themselves: present, across boundaries.
+    for l in workload.iter().chain(&wide).step_by(23) {
+        for (a, b) in [(5, 40), (60, 70), (10, 11), (100, 133)] {
+            if let Some(t) = l.get(a..b.min(l.len())) {
+                needles.push(t.to_string());
+            }
+        }
+    }
+    let mut judged = [0usize; 2];
+    let mut prefixed_columns = 0;
+    for lines in [&wide, &workload, &prefixed] {
+        let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        let buf = encode(&rows, 1);
+        let h = layout::BlockHeader::decode(&buf).unwrap();
+        let mut block = ProbeBlock::of(&h);
+        prefixed_columns += h
+            .columns
+            .iter()
+            .filter(|c| c.encoding == encoding::Encoding::PrefixedDecimal)
+            .count();
+        let mut columns = Vec::new();
+        let mut prefixes = vec![0u8];
+        block.packed &= ProbeColumn::pack(&h, &mut columns, &mut prefixes);
+        assert!(block.packed);
+        assert_eq!(block.bloom_bytes(&buf), h.bloom_bytes(&buf));
+        let head = PackedHead {
+            block,
+            columns: &columns,
+            prefixes: &prefixes,
+        };
+        for needle in &needles {
+            let probe = NeedleProbe::new(needle.as_bytes());
+            let want = probe.may_match(&h, h.bloom_bytes(&buf));
+            assert_eq!(
+                probe.may_match_packed(head, block.bloom_bytes(&buf)),
+                want,
+                "needle {needle:?}"
+            );
+            judged[usize::from(want)] += 1;
+        }
+    }
+    assert!(prefixed_columns >= 3, "prefixes packed: {prefixed_columns}");
+    assert!(
+        judged[0] > 3 && judged[1] > 20,
+        "both answers seen: {judged:?}"
+    );
+    // Inexact boundary bytes (bit 15) send a block to its header.
+    let rows: Vec<_> = wide.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 1);
+    let mut h = layout::BlockHeader::decode(&buf).unwrap();
+    h.boundaries |= 1 << 15;
+    assert!(!ProbeBlock::of(&h).packed);
+}

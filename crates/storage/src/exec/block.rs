@@ -570,16 +570,26 @@ pub fn header_if_may_match<'p>(
             needle_memo::MAYBE => return Ok(true),
             _ => {}
         }
+        // A packed head answers without touching the header or its
+        // column heads (a cache miss each on a first query).
+        let packed = part.packed_head(b.index);
         let bits = match bloom {
             Some(bits) => bits,
             None => {
                 part.check_bloom(b, &h)?;
-                let bits = h.bloom_bytes(part.block_self_checked(b)?);
+                let src = part.block_self_checked(b)?;
+                let bits = match &packed {
+                    Some(p) => p.block.bloom_bytes(src),
+                    None => h.bloom_bytes(src),
+                };
                 bloom = Some(bits);
                 bits
             }
         };
-        let ok = q.probes[n].may_match(&h, bits);
+        let ok = match packed {
+            Some(p) => q.probes[n].may_match_packed(p, bits),
+            None => q.probes[n].may_match(&h, bits),
+        };
         needle_memo::set(v, block, ok);
         Ok(ok)
     };

@@ -17,6 +17,7 @@ mod writer;
 pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
+use crate::block::prune::{PackedHead, ProbeBlock, ProbeColumn};
 use crate::block::reader::{check_directory, BlockFile, BlockLog};
 use crate::block::shared::SharedDicts;
 use crate::block::{
@@ -153,6 +154,15 @@ pub struct Part {
     /// for every block a plan lists: from here one cache line holds 64
     /// blocks' versions, where the headers cost a miss each.
     versions: Vec<u8>,
+    /// Per block: what a needle probe reads of its kept header, packed
+    /// (`packed: false` where none is kept or it cannot be packed).
+    probe_blocks: Vec<ProbeBlock>,
+    /// Per column of every block (placed by `column_base`): what a needle
+    /// probe reads of its head. A first probe of 5,000 blocks otherwise
+    /// misses on each header and its column heads, which lie apart.
+    probe_columns: Vec<ProbeColumn>,
+    /// The PrefixedDecimal prefixes `probe_columns` point into.
+    probe_prefixes: Vec<u8>,
 }
 
 impl std::fmt::Debug for Part {
@@ -332,6 +342,23 @@ impl Part {
             .iter()
             .map(|h| h.as_ref().map_or(0, |h| h.version))
             .collect();
+        let unpacked = ProbeBlock {
+            bloom_start: 0,
+            bloom_end: 0,
+            boundaries: 0,
+            has_grams: false,
+            packed: false,
+        };
+        let mut probe_blocks = Vec::with_capacity(headers.len());
+        let mut probe_columns = Vec::with_capacity(columns as usize);
+        let mut probe_prefixes = vec![0u8];
+        for h in &headers {
+            let mut block = h.as_deref().map_or(unpacked, ProbeBlock::of);
+            if let Some(h) = h {
+                block.packed &= ProbeColumn::pack(h, &mut probe_columns, &mut probe_prefixes);
+            }
+            probe_blocks.push(block);
+        }
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -354,6 +381,9 @@ impl Part {
             column_memo: Default::default(),
             metadata_names: (0..blocks_len).map(|_| Default::default()).collect(),
             versions,
+            probe_blocks,
+            probe_columns,
+            probe_prefixes,
         })
     }
 
@@ -446,6 +476,22 @@ impl Part {
         }
         let names: Arc<[String]> = r.metadata_names()?.into();
         Ok(cell.get_or_init(|| names).clone())
+    }
+
+    /// What a needle probe reads of block `block`'s header, packed, when
+    /// the block can be judged from it ([`ProbeBlock::packed`]).
+    pub fn packed_head(&self, block: u32) -> Option<PackedHead<'_>> {
+        let b = block as usize;
+        let probe = *self.probe_blocks.get(b)?;
+        if !probe.packed {
+            return None;
+        }
+        let (from, to) = (*self.column_base.get(b)?, *self.column_base.get(b + 1)?);
+        Some(PackedHead {
+            block: probe,
+            columns: self.probe_columns.get(from as usize..to as usize)?,
+            prefixes: &self.probe_prefixes,
+        })
     }
 
     /// The place of column `c` of block `block` in [`Part::column_verdicts`].

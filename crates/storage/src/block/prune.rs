@@ -383,8 +383,9 @@ impl ProbeColumn {
     }
 }
 
-/// What a needle probe reads of a block header besides its columns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a needle probe reads of a block header besides its columns (the
+/// default: a block without a packed head).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProbeBlock {
     /// The bloom section's place in the block's bytes.
     pub bloom_start: u32,

@@ -1127,6 +1127,21 @@ fn needle_probe_agrees_with_sources_past_its_keyed_columns() {
 /// (`NeedleFrags`, kept per query for each boundary mask) says, for every
 /// column and fragment, what the full per-block analysis says; asked again,
 /// it answers the same from its memo (and past its 128 memo slots, anew).
+/// Needles for the pruning tests over [`wide_lines`] and workload blocks:
+/// inside one value, across a key and its value, across templates' pieces.
+const PRUNING_NEEDLES: [&str; 10] = [
+    "word70x7 tail70",
+    "tail81\",\"f82\":82",
+    "id_7700",
+    "\"f3\":3",
+    "connection timeout",
+    "\"level\":\"error\"",
+    "GET /api",
+    "usr_0000",
+    "x7 t",
+    ":1,\"",
+];
+
 #[test]
 fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
     use super::prune::{needle_sources_in, LazySources, NeedleFrags};
@@ -1138,18 +1153,7 @@ fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
         let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
         blocks.push(encode(&rows, 1));
     }
-    let needles = [
-        "word70x7 tail70",
-        "tail81\",\"f82\":82",
-        "id_7700",
-        "\"f3\":3",
-        "connection timeout",
-        "\"level\":\"error\"",
-        "GET /api",
-        "usr_0000",
-        "x7 t",
-        ":1,\"",
-    ];
+    let needles = PRUNING_NEEDLES;
     let mut compared = 0;
     for buf in &blocks {
         let h = layout::BlockHeader::decode(buf).unwrap();
@@ -1210,25 +1214,16 @@ fn packed_heads_judge_needles_as_their_headers() {
             )
         })
         .collect();
-    let mut needles: Vec<String> = [
-        "word70x7 tail70",
-        "tail81\",\"f82\":82",
-        "id_7700",
-        "\"f3\":3",
-        "connection timeout",
-        "\"level\":\"error\"",
-        "GET /api",
-        "usr_0000",
-        "x7 t",
-        ":1,\"",
-        "timeout",
-        "0123456789abcdef0123456789abcdef",
-        "zzzz-not-there",
-        "hello word3",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut needles: Vec<String> = PRUNING_NEEDLES
+        .iter()
+        .chain(&[
+            "timeout",
+            "0123456789abcdef0123456789abcdef",
+            "zzzz-not-there",
+            "hello word3",
+        ])
+        .map(|s| s.to_string())
+        .collect();
     // Needles cut from the lines themselves: present, across boundaries.
     for l in workload.iter().chain(&wide).step_by(23) {
         for (a, b) in [(5, 40), (60, 70), (10, 11), (100, 133)] {

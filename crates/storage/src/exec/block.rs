@@ -558,7 +558,7 @@ pub fn header_if_may_match<'p>(
     }
     // Verdicts the part kept from earlier probes answer without the bloom;
     // the bloom is checked and read only for a needle new to the block.
-    let mut bloom: Option<&[u8]> = None;
+    let mut bloom: Option<(&[u8], Option<crate::block::prune::PackedHead<'_>>)> = None;
     let block = b.index as usize;
     let mut may = |n: usize, cache: &mut TemplateCache| -> Result<bool, StorageError> {
         let v = cache
@@ -571,19 +571,20 @@ pub fn header_if_may_match<'p>(
             _ => {}
         }
         // A packed head answers without touching the header or its
-        // column heads (a cache miss each on a first query).
-        let packed = part.packed_head(b.index);
-        let bits = match bloom {
-            Some(bits) => bits,
+        // column heads (a cache miss each on a first query); looked up with
+        // the bloom, once per block.
+        let (bits, packed) = match bloom {
+            Some(found) => found,
             None => {
                 part.check_bloom(b, &h)?;
                 let src = part.block_self_checked(b)?;
+                let packed = part.packed_head(b.index);
                 let bits = match &packed {
                     Some(p) => p.block.bloom_bytes(src),
                     None => h.bloom_bytes(src),
                 };
-                bloom = Some(bits);
-                bits
+                bloom = Some((bits, packed));
+                (bits, packed)
             }
         };
         let ok = match packed {

@@ -342,18 +342,13 @@ impl Part {
             .iter()
             .map(|h| h.as_ref().map_or(0, |h| h.version))
             .collect();
-        let unpacked = ProbeBlock {
-            bloom_start: 0,
-            bloom_end: 0,
-            boundaries: 0,
-            has_grams: false,
-            packed: false,
-        };
         let mut probe_blocks = Vec::with_capacity(headers.len());
         let mut probe_columns = Vec::with_capacity(columns as usize);
         let mut probe_prefixes = vec![0u8];
         for h in &headers {
-            let mut block = h.as_deref().map_or(unpacked, ProbeBlock::of);
+            let mut block = h
+                .as_deref()
+                .map_or_else(ProbeBlock::default, ProbeBlock::of);
             if let Some(h) = h {
                 block.packed &= ProbeColumn::pack(h, &mut probe_columns, &mut probe_prefixes);
             }

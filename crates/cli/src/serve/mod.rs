@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod config_file;
+pub mod malloc;
 
 use anyhow::Context;
 use args::{BackendKind, LogFormat, ServeArgs};
@@ -152,7 +153,9 @@ pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
         print!("{}", config_file::print(&serve_cmd, &sub, &merged));
         return Ok(());
     }
+    let tuned = malloc::tune();
     init_logging(&args.log, args.log_format);
+    tracing::debug!(tuned, "allocator growth pad and mmap threshold");
     let config = server_config(args, overrides);
     let listen = config.listen;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -52,7 +52,10 @@ pub struct Template {
 
 impl Template {
     fn new(text: Vec<u8>, slots: Vec<u32>) -> Result<Template, StorageError> {
-        let mut piece_starts = vec![0];
+        // Sized once: a line template has dozens of slots, and growing
+        // from one element reallocated it five or six times.
+        let mut piece_starts = Vec::with_capacity(slots.len() + 1);
+        piece_starts.push(0);
         piece_starts.extend(memchr::memchr_iter(SLOT, &text).map(|i| i + 1));
         if piece_starts.len() != slots.len() + 1 {
             return Err(bad("template slot count mismatch"));
@@ -1421,7 +1424,9 @@ impl<'a> BlockReader<'a> {
         if positions.last().is_some_and(|&p| p as usize >= col.values) {
             return Err(bad("value position out of range"));
         }
-        let mut data = Vec::new();
+        // Room for values of a typical width up front (growing from empty
+        // reallocated the bytes of a rebuilt page's column several times).
+        let mut data = Vec::with_capacity(positions.len() * 16);
         let mut ends = Vec::with_capacity(positions.len());
         if col.encoding.is_shared() {
             self.shared_values_at(id, positions, &mut data, &mut ends)?;

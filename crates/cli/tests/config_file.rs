@@ -217,3 +217,31 @@ fn the_clickhouse_cluster_comes_from_the_file_and_replication_needs_it() {
     assert!(!ok);
     assert!(err.contains("cluster name"), "{err}");
 }
+
+/// The ClickHouse TLS files are read before the server starts: a missing
+/// CA file, or a client certificate without its key, stops it with an
+/// error naming what is wrong (no connection to ClickHouse is tried).
+#[test]
+fn clickhouse_tls_files_are_checked_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing-ca.pem");
+    let start = |args: &[&str]| {
+        let out = runakefli()
+            .arg("serve")
+            .args(["--backend", "clickhouse", "--listen", "127.0.0.1:0"])
+            .args(["--clickhouse-url", "https://127.0.0.1:9"])
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (ok, err) = start(&["--clickhouse-ca-file", missing.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("clickhouse tls") && err.contains("missing-ca.pem"), "{err}");
+    let (ok, err) = start(&["--clickhouse-client-cert", missing.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("--clickhouse-client-key"), "{err}");
+    let (ok, yaml, err) = print_config(&["--clickhouse-ca-file", "/etc/ca.pem"], &[]);
+    assert!(ok, "{err}");
+    assert_eq!(setting(&yaml, "clickhouse_ca_file"), "/etc/ca.pem");
+}

@@ -27,6 +27,9 @@ pub struct Config {
     /// The cluster the tables are spread over (`None`: one server). Every
     /// request then carries [`Cluster::request_settings`].
     pub cluster: Option<Cluster>,
+    /// TLS beyond the built-in roots (a private CA, a client certificate;
+    /// [`crate::tls::client_config`]); `None`: the client's defaults.
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl Config {
@@ -40,6 +43,7 @@ impl Config {
             settings: Vec::new(),
             timeout: Duration::from_secs(300),
             cluster: None,
+            tls: None,
         }
     }
 }
@@ -54,6 +58,7 @@ impl std::fmt::Debug for Config {
             .field("settings", &self.settings)
             .field("timeout", &self.timeout)
             .field("cluster", &self.cluster)
+            .field("tls", &self.tls.as_ref().map(|_| "<custom>"))
             .finish()
     }
 }
@@ -81,7 +86,11 @@ pub struct Request<'a> {
 impl Client {
     /// A client for `config`.
     pub fn new(config: Config) -> Self {
-        let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
+        let mut agent = ureq::AgentBuilder::new().timeout(config.timeout);
+        if let Some(tls) = &config.tls {
+            agent = agent.tls_config(tls.clone());
+        }
+        let agent = agent.build();
         Client { agent, config }
     }
 

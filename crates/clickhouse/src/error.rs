@@ -59,6 +59,10 @@ pub enum Error {
     /// plan answering different kinds of buckets).
     #[error("internal error: {0}")]
     Internal(String),
+    /// TLS files that cannot be used (unreadable, not PEM, a key that does
+    /// not fit its certificate).
+    #[error("clickhouse tls: {0}")]
+    Tls(String),
 }
 
 impl Error {

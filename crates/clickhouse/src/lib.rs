@@ -42,6 +42,7 @@ mod seam;
 mod selector;
 pub mod sql;
 pub mod stream_catalog;
+pub mod tls;
 
 pub use backend::{ClickHouseBackend, HousekeepingStats, PushRetry, SqlStats};
 pub use buckets::MetricLegs;

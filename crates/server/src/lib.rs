@@ -28,6 +28,8 @@ pub mod units;
 
 pub use config::ServerConfig;
 pub use error::ApiError;
+/// TLS files of the ClickHouse backend (a private CA, a client certificate).
+pub use runakefli_clickhouse::tls as clickhouse_tls;
 pub use runakefli_clickhouse::Cluster as ClickHouseCluster;
 pub use runakefli_clickhouse::Config as ClickHouseConfig;
 pub use state::AppState;

@@ -151,6 +151,23 @@ pub struct ServeArgs {
     /// With --clickhouse-cluster: Replicated engines ({shard} and {replica} macros, Keeper paths naming database and table); needs ClickHouse Keeper or ZooKeeper.
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_REPLICATED", default_value_t = false)]
     pub clickhouse_replicated: bool,
+    /// PEM file of the certificates that sign ClickHouse's TLS certificate (a private CA) for an https:// URL; it replaces the built-in Mozilla roots, as curl's --cacert does.
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_CA_FILE")]
+    pub clickhouse_ca_file: Option<PathBuf>,
+    /// PEM certificate (chain) shown to a ClickHouse that authenticates clients by certificate; needs --clickhouse-client-key.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_CLICKHOUSE_CLIENT_CERT",
+        requires = "clickhouse_client_key"
+    )]
+    pub clickhouse_client_cert: Option<PathBuf>,
+    /// PEM private key of --clickhouse-client-cert.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_CLICKHOUSE_CLIENT_KEY",
+        requires = "clickhouse_client_cert"
+    )]
+    pub clickhouse_client_key: Option<PathBuf>,
     /// Longest one HTTP request to ClickHouse may take (queries also stop at --query-timeout).
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_TIMEOUT", default_value = "5m", value_parser = duration)]
     pub clickhouse_timeout: Duration,

@@ -20,7 +20,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 fn server_config(
     args: ServeArgs,
     mut overrides: BTreeMap<String, TenantOverrides>,
-) -> ServerConfig {
+) -> anyhow::Result<ServerConfig> {
     for (t, p) in args.tenant_retention_period {
         overrides.entry(t).or_default().retention_period = Some(p);
     }
@@ -28,6 +28,13 @@ fn server_config(
     let backend = match args.backend {
         BackendKind::Embedded => BackendConfig::Embedded,
         BackendKind::Clickhouse => BackendConfig::ClickHouse(runakefli_server::ClickHouseConfig {
+            tls: runakefli_server::clickhouse_tls::client_config(
+                &runakefli_server::clickhouse_tls::TlsFiles {
+                    ca: args.clickhouse_ca_file,
+                    client_cert: args.clickhouse_client_cert,
+                    client_key: args.clickhouse_client_key,
+                },
+            )?,
             user: args.clickhouse_user,
             password: args.clickhouse_password,
             settings: args.clickhouse_setting,
@@ -41,7 +48,7 @@ fn server_config(
             ..runakefli_server::ClickHouseConfig::new(args.clickhouse_url, args.clickhouse_database)
         }),
     };
-    ServerConfig {
+    Ok(ServerConfig {
         listen: args.listen,
         backend,
         data_dir: args.data_dir,
@@ -97,7 +104,7 @@ fn server_config(
         discover_log_levels: args.discover_log_levels,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
-    }
+    })
 }
 
 /// Installs the log subscriber: plain text (colour only when stdout is a
@@ -181,7 +188,7 @@ pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
     let tuned = malloc::tune();
     init_logging(&args.log, args.log_format)?;
     tracing::debug!(tuned, "allocator growth pad and mmap threshold");
-    let config = server_config(args, overrides);
+    let config = server_config(args, overrides)?;
     let listen = config.listen;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -237,7 +237,10 @@ fn clickhouse_tls_files_are_checked_at_start() {
     };
     let (ok, err) = start(&["--clickhouse-ca-file", missing.to_str().unwrap()]);
     assert!(!ok);
-    assert!(err.contains("clickhouse tls") && err.contains("missing-ca.pem"), "{err}");
+    assert!(
+        err.contains("clickhouse tls") && err.contains("missing-ca.pem"),
+        "{err}"
+    );
     let (ok, err) = start(&["--clickhouse-client-cert", missing.to_str().unwrap()]);
     assert!(!ok);
     assert!(err.contains("--clickhouse-client-key"), "{err}");

@@ -1116,6 +1116,12 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             .as_slice()
     }
 
+    /// Whether every row holds column `c`, row `i` its value `i` (the value
+    /// index computed first).
+    pub fn value_index_is_identity(&self, c: usize) -> bool {
+        matches!(self.vidx[c], Some(ValueIndex::Identity(..)))
+    }
+
     /// Row `i`'s value in column `c` (both prepared first).
     pub fn value_ro(&self, c: usize, i: usize) -> &[u8] {
         let vi = self.value_index_ro(c)[i] as usize;

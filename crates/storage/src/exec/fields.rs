@@ -568,7 +568,11 @@ fn run_with<'e>(
     };
     let total = next as usize;
     if let Some(srcs) = &uniform {
-        if let Some(fast) = FastBlock::plan(ctx, agg, srcs, &ids, col_fact, &infos, heads, used) {
+        if let Some(fast) =
+            FastBlock::plan(ctx, agg, srcs, &ids, col_fact, &infos, heads, used, |c| {
+                ev.value_index_is_identity(c)
+            })
+        {
             return fast.run(ctx, ev, keep, agg, stream, ts, md, cache, &mut ids);
         }
     }
@@ -1057,6 +1061,8 @@ enum FastSource<'e> {
         entries: u32,
         idx: &'e [u32],
         vidx: &'e [u32],
+        /// Every row holds the column: `vidx[row] == row`.
+        dense: bool,
     },
     /// A column of values spelled out: `base + vidx[row]`.
     Flat { base: u32, vidx: &'e [u32] },
@@ -1103,6 +1109,7 @@ impl<'e> FastBlock<'e> {
         infos: &[super::query::SharedTemplate],
         heads: &[crate::block::layout::TemplateHead],
         used: &[bool],
+        dense: impl Fn(usize) -> bool,
     ) -> Option<FastBlock<'e>> {
         let stage = ctx.q.fields()?;
         if stage.unwrap.is_some()
@@ -1143,6 +1150,7 @@ impl<'e> FastBlock<'e> {
                             entries: ends.len() as u32,
                             idx: idx.as_slice(),
                             vidx,
+                            dense: dense(*c) && idx.len() == vidx.len(),
                         },
                         Values::Flat { .. } => FastSource::Flat { base, vidx },
                     }
@@ -1236,15 +1244,22 @@ impl<'e> FastBlock<'e> {
                         entries,
                         idx,
                         vidx,
+                        dense,
                     }) => {
                         // Whether each of the block's entries passes.
                         let pass: Vec<bool> = memo[0][base as usize..(base + entries) as usize]
                             .iter()
                             .map(|&m| m == 1)
                             .collect();
-                        agg.count_rows(g, ts, first, end, |r| {
-                            keep[r] && pass[idx[vidx[r] as usize] as usize]
-                        })
+                        if dense && keep[first..end].iter().all(|&k| k) {
+                            // Every row in the window holds the column and is
+                            // kept: row r's entry is idx[r] (no row look-ups).
+                            agg.count_rows(g, ts, first, end, |r| pass[idx[r] as usize])
+                        } else {
+                            agg.count_rows(g, ts, first, end, |r| {
+                                keep[r] && pass[idx[vidx[r] as usize] as usize]
+                            })
+                        }
                     }
                     Some(FastSource::Flat { .. }) => unreachable!("not ready"),
                 };
@@ -1263,26 +1278,28 @@ impl<'e> FastBlock<'e> {
                 entries,
                 idx,
                 vidx,
+                dense,
             }],
         ) = (&filters[..], &group[..])
         {
             let (base, entries, idx, vidx) = (*base, *entries, *idx, *vidx);
             if entries <= MAX_CLASSES {
                 let mut groups = vec![usize::MAX; entries as usize];
-                let n = agg.count_rows_by_class(
-                    ts,
-                    ev.first,
-                    ev.end,
-                    &mut groups,
-                    |r| {
+                let (first, end) = (ev.first, ev.end);
+                let key = |c| key_of(ids, &[base + c]);
+                let n = if *dense && keep[first..end].iter().all(|&k| k) {
+                    // Every row in the window holds the column and is kept.
+                    agg.count_rows_by_class(ts, first, end, &mut groups, |r| idx[r], key)
+                } else {
+                    let class = |r: usize| {
                         if keep[r] {
                             idx[vidx[r] as usize]
                         } else {
                             entries
                         }
-                    },
-                    |c| key_of(ids, &[base + c]),
-                );
+                    };
+                    agg.count_rows_by_class(ts, first, end, &mut groups, class, key)
+                };
                 agg.stats.rows_kept += n;
                 agg.stats.rows_from_columns += n;
                 return Ok(());

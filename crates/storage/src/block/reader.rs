@@ -173,6 +173,9 @@ pub struct BlockLog {
     /// frames 63 and later) was read from the block's bytes since
     /// [`BlockLog::take_data_read`] last cleared it, so its pages are mapped in.
     data_read: AtomicU64,
+    /// Bit `t` set: some row of the block uses template `t`, as counted when
+    /// the directory was checked (0: not known, or more than 64 templates).
+    templates_with_rows: AtomicU64,
 }
 
 impl BlockLog {
@@ -197,6 +200,23 @@ impl BlockLog {
 
     fn has(&self, bits: u64) -> bool {
         self.verified.load(Ordering::Relaxed) & bits == bits
+    }
+
+    /// Which templates some row uses (bit `t` for template `t`), when the
+    /// directory check counted them and the block has at most 64.
+    pub fn templates_with_rows(&self) -> Option<u64> {
+        Some(self.templates_with_rows.load(Ordering::Relaxed)).filter(|&m| m != 0)
+    }
+
+    /// Notes the templates some row uses, from the directory check's counts.
+    fn note_template_counts(&self, per_tpl: &[usize]) {
+        if per_tpl.len() <= 64 {
+            let mask = per_tpl
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (t, &n)| m | (u64::from(n > 0) << t));
+            self.templates_with_rows.store(mask, Ordering::Relaxed);
+        }
     }
 
     fn set(&self, bits: u64) {
@@ -585,6 +605,7 @@ impl<'a> BlockReader<'a> {
         }
         check_column_counts(&self.header, self.dicts, per_tpl.as_ref())?;
         if let Some(l) = self.log {
+            l.note_template_counts(per_tpl.as_ref());
             l.set(DIRECTORY_CHECKED);
         }
         Ok(())
@@ -721,6 +742,21 @@ impl<'a> BlockReader<'a> {
             }
             None => Vec::new().into(),
         })
+    }
+
+    /// Which of the block's templates some row uses (bit `t` for template
+    /// `t`), without unpacking the row templates: known once the block's
+    /// directory was checked (when its part opened), for blocks of at most
+    /// 64 templates.
+    pub fn templates_with_rows(&self) -> Option<u64> {
+        let mask = self.log?.templates_with_rows()?;
+        let nt = self.header.templates.len().max(1) as u32;
+        (nt <= 64 && mask.checked_shr(nt).unwrap_or(0) == 0).then_some(mask)
+    }
+
+    /// Whether the row templates were unpacked (or given) already.
+    pub fn has_row_templates(&self) -> bool {
+        self.row_tpl.get().is_some()
     }
 
     /// Whether the row timestamps were decoded (or given) already.
@@ -1619,6 +1655,7 @@ pub fn check_directory(
         }
     }
     check_column_counts(header, dicts, per_tpl.as_ref())?;
+    log.note_template_counts(per_tpl.as_ref());
     log.set(DIRECTORY_CHECKED);
     Ok(())
 }
@@ -2307,6 +2344,52 @@ mod directory_tests {
             assert_eq!(r.lines().unwrap(), want, "{shapes} shapes");
             assert_eq!(want[5], shaped(shapes)(5));
         }
+    }
+
+    /// The templates some row uses are known once the directory is checked
+    /// — by the part's opening or by a first reader — and are exactly those
+    /// of the unpacked row templates (none known past 64 templates, nor
+    /// before the check).
+    #[test]
+    fn templates_with_rows_are_those_the_rows_use() {
+        for shapes in [1usize, 2, 9, 64, 70] {
+            let buf = stored_block(600, shaped(shapes));
+            let plain = BlockLog::default();
+            let want = {
+                let r = reader(&buf, &plain);
+                let nt = r.template_heads().len();
+                let mut used = vec![false; nt.max(1)];
+                for &t in r.row_templates() {
+                    used[t as usize] = true;
+                }
+                (nt <= 64).then(|| {
+                    used.iter()
+                        .enumerate()
+                        .fold(0u64, |m, (t, &u)| m | (u64::from(u) << t))
+                })
+            };
+            let unchecked = BlockLog::default();
+            assert_eq!(unchecked.templates_with_rows(), None);
+            let h = BlockHeader::decode(&buf).unwrap();
+            check_directory(&buf, &h, None, &unchecked).unwrap();
+            assert_eq!(
+                reader(&buf, &unchecked).templates_with_rows(),
+                want,
+                "{shapes} shapes"
+            );
+            // A first reader checks it itself.
+            let first = BlockLog::default();
+            let r = reader(&buf, &first);
+            assert_eq!(r.templates_with_rows(), want, "{shapes} shapes (reader)");
+            if shapes <= 64 {
+                assert_ne!(want, None, "{shapes} shapes");
+            }
+        }
+        // A block read without a log knows nothing.
+        let buf = stored_block(10, shaped(3));
+        let h = BlockHeader::decode(&buf).unwrap();
+        let r = BlockReader::with_context(&buf, HeaderRef::Owned(h), None, None).unwrap();
+        assert_eq!(r.templates_with_rows(), None);
     }
 
     /// Both the opening's check and a reader refuse `buf` read with `h`,

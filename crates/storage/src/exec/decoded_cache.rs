@@ -237,10 +237,13 @@ pub(super) fn keep_decoded(
         return;
     }
     // A log query past its cutoff decodes only the newest timestamps of a
-    // block; they are decoded whole for the cache only on the block's
-    // second offer (the doorkeeper's), so a query that runs once does not
-    // pay for it.
-    if r.has_timestamps() || offered_before((part.serial(), block.index, DIRECTORY)) {
+    // block, and a metric query over whole blocks may not unpack the row
+    // templates (`BlockReader::templates_with_rows`); what is missing is
+    // decoded for the cache only on the block's second offer (the
+    // doorkeeper's), so a query that runs once does not pay for it.
+    if (r.has_timestamps() && r.has_row_templates())
+        || offered_before((part.serial(), block.index, DIRECTORY))
+    {
         keep_directory(
             part.serial(),
             block.index,

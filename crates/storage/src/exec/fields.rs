@@ -339,7 +339,6 @@ fn run_with<'e>(
     let nt = infos.len();
     let reader = ev.r;
     let heads = reader.template_heads();
-    let row_tpl: &[u32] = ev.r.row_templates();
     let no_md: &[(String, String)] = &[];
     let row_md = |i: usize| md.map_or(no_md, |m| m.row(i));
 
@@ -352,16 +351,25 @@ fn run_with<'e>(
     if nt == 1 {
         used[0] = keep[first..end].contains(&true);
     } else if nt <= 64 {
-        // A mask in a register: no store and reload of `used` per row.
-        let mask = row_tpl[first..end]
-            .iter()
-            .zip(&keep[first..end])
-            .fold(0u64, |m, (&t, &k)| m | (u64::from(k) << (t & 63)));
+        // Every row of the block kept: the templates its rows use, counted
+        // when the directory was checked (the row templates stay packed).
+        let whole = first == 0 && end == ev.rows() && keep[first..end].iter().all(|&k| k);
+        let known = reader.templates_with_rows().filter(|_| whole);
+        // Else a mask in a register: no store and reload of `used` per row.
+        let mask = known.unwrap_or_else(|| {
+            reader.row_templates()[first..end]
+                .iter()
+                .zip(&keep[first..end])
+                .fold(0u64, |m, (&t, &k)| m | (u64::from(k) << (t & 63)))
+        });
         for (t, u) in used.iter_mut().enumerate() {
             *u = mask >> t & 1 != 0;
         }
     } else {
-        for (&t, &k) in row_tpl[first..end].iter().zip(&keep[first..end]) {
+        for (&t, &k) in reader.row_templates()[first..end]
+            .iter()
+            .zip(&keep[first..end])
+        {
             used[t as usize] |= k;
         }
     }
@@ -449,6 +457,7 @@ fn run_with<'e>(
         let mut group_index: HashMap<(usize, u64), usize> = HashMap::default();
         let mut plain_group: Vec<usize> = vec![usize::MAX; nt];
         let mut set_sig: Vec<Option<u64>> = vec![None; md.map_or(0, |m| m.set_count())];
+        let row_tpl = reader.row_templates();
         for i in ev.first..ev.end {
             if !keep[i] {
                 continue;
@@ -602,6 +611,7 @@ fn run_with<'e>(
                 if ids.col_base[c] == u32::MAX || col_fact[c] & BAD == 0 {
                     continue;
                 }
+                let row_tpl = reader.row_templates();
                 for (p, &r) in order.iter().enumerate() {
                     if row_tpl[r as usize] as usize == t
                         && get_fact(&ids, ids.of(c, r as usize)) & BAD != 0

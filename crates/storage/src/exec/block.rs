@@ -57,6 +57,28 @@ pub struct BlockBuffers {
     pub label_col: Vec<bool>,
     /// What each column's header says about its values.
     pub col_fact: Vec<u8>,
+    /// A fields plan's per-column and per-label tables (`fields::Ids`),
+    /// empty between blocks: their allocations are kept, not their
+    /// borrows (a block's references are dropped with it, see
+    /// [`relent`]).
+    pub col_base: Vec<u32>,
+    pub ranges: Vec<(u32, usize)>,
+    pub values: Vec<Option<&'static Values>>,
+    pub vidx: Vec<Option<&'static [u32]>>,
+    pub stream_vals: Vec<Option<&'static [u8]>>,
+    /// A fields plan's label filter outcomes per (filter, value id).
+    pub memo: Vec<u8>,
+    /// Whether each dictionary entry of a block's filtered column passes.
+    pub pass: Vec<bool>,
+}
+
+/// An empty vector of references with another lifetime, in `v`'s
+/// allocation (the standard library collects a mapped `IntoIter` of a type
+/// of the same size and alignment in place; were it not to, this would
+/// allocate, which is merely slower).
+pub fn relent<'b, T: ?Sized>(mut v: Vec<Option<&T>>) -> Vec<Option<&'b T>> {
+    v.clear();
+    v.into_iter().map(|_| None).collect()
 }
 
 /// One label filter's outcome codes, by the text of the label it reads.
@@ -1174,11 +1196,12 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         let mut pending = Vec::new();
         let range = self.first..self.end;
         debug_assert!(
-            !keep[..range.start].contains(&true) && !keep[range.end..].contains(&true),
+            !super::row_mask::any_set(&keep[..range.start])
+                && !super::row_mask::any_set(&keep[range.end..]),
             "rows kept outside the time range"
         );
         for f in &q.filters {
-            if !keep[range.clone()].contains(&true) {
+            if !super::row_mask::any_set(&keep[range.clone()]) {
                 break;
             }
             match f {

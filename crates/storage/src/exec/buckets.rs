@@ -465,7 +465,7 @@ fn run_unit_with(
     agg.stats.bytes_scanned += ev.range_line_bytes_estimate();
     let mut lines: Vec<Option<String>> = Vec::new();
     ev.line_filters(&ctx.q, keep, &mut lines)?;
-    if !keep.iter().any(|&k| k) {
+    if !super::row_mask::any_set(keep) {
         return Ok(());
     }
     // Rows' metadata matters to a plan without fields only through the

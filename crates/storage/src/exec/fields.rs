@@ -11,7 +11,7 @@
 //! once per id and memoized, so the engine's label filters and conversions
 //! run once per distinct value, not per row.
 
-use super::block::{BlockBuffers, BlockEval, TemplateCache};
+use super::block::{relent, BlockBuffers, BlockEval, TemplateCache};
 use super::buckets::{base_key, decode_all_used, line_len, Agg};
 use super::query::{resolve_labels, LabelSource};
 use super::Context;
@@ -22,9 +22,21 @@ use runakefli_model::plan::{BucketValue, FilterOutcome, GroupBy, GroupKey, JsonP
 use runakefli_model::{Entry, Labels};
 use std::rc::Rc;
 
-/// A label's source with, when it is one JSON slot, its column and whether the
-/// value is quoted there.
-type PlacedLabel = (LabelSource, Option<(usize, bool)>);
+/// Where every row of a uniform block finds one label (a [`LabelSource`]
+/// placed in the block's columns): plain data, compared and copied without
+/// allocating, since a block's templates are placed one by one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Placed {
+    /// `| json`'s one slot, in column `col` (quoted there or not): its
+    /// value when a member, else the base label.
+    Json { col: usize, quoted: bool },
+    /// A `| json` parameter's slot, in column `col`.
+    Key { col: usize, quoted: bool },
+    /// A `| json` parameter no slot of the template holds: `""`.
+    KeyAbsent,
+    /// The row's metadata or stream labels (or absent).
+    Base,
+}
 
 /// Rows whose labels come from the same place: (template, label sources, rows).
 type RowGroup = (usize, Option<Rc<Vec<LabelSource>>>, Vec<u32>);
@@ -52,6 +64,15 @@ struct Ids<'e> {
 }
 
 impl<'e> Ids<'e> {
+    /// Returns the tables' allocations to the worker's buffers.
+    fn give_back(self, bufs: &mut BlockBuffers) {
+        bufs.col_base = self.col_base;
+        bufs.ranges = self.ranges;
+        bufs.values = relent(self.values);
+        bufs.vidx = relent(self.vidx);
+        bufs.stream_vals = relent(self.stream_vals);
+    }
+
     /// The id of row `i`'s value in column `c`.
     #[inline]
     fn of(&self, c: usize, i: usize) -> u32 {
@@ -285,15 +306,18 @@ fn name_is_seen<'t>(
     stage: &runakefli_model::plan::FieldStage,
     mut templates: impl Iterator<Item = &'t super::query::SharedTemplate>,
 ) -> bool {
-    names.iter().any(|l| l == n)
-        || templates.any(|info| {
-            info.fields.as_ref().is_some_and(|tf| match &stage.parser {
-                JsonParser::All => tf.slot_labels.iter().any(|l| l == n),
-                JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
-                // Declined before (`execute_plan`).
-                JsonParser::Logfmt => false,
-            })
+    if names.iter().any(|l| l == n) {
+        return true;
+    }
+    let n_bits = super::query::LabelBits::of(n);
+    templates.any(|info| {
+        info.fields.as_ref().is_some_and(|tf| match &stage.parser {
+            JsonParser::All => tf.has_slot_label(n, &n_bits),
+            JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
+            // Declined before (`execute_plan`).
+            JsonParser::Logfmt => false,
         })
+    })
 }
 
 /// Runs the fields stage over the kept rows of `ev`, adding to `agg`.
@@ -349,11 +373,11 @@ fn run_with<'e>(
     used.resize(nt, false);
     let (first, end) = (ev.first, ev.end);
     if nt == 1 {
-        used[0] = keep[first..end].contains(&true);
+        used[0] = super::row_mask::any_set(&keep[first..end]);
     } else if nt <= 64 {
         // Every row of the block kept: the templates its rows use, counted
         // when the directory was checked (the row templates stay packed).
-        let whole = first == 0 && end == ev.rows() && keep[first..end].iter().all(|&k| k);
+        let whole = first == 0 && end == ev.rows() && super::row_mask::all_set(&keep[first..end]);
         let known = reader.templates_with_rows().filter(|_| whole);
         // Else a mask in a register: no store and reload of `used` per row.
         let mask = known.unwrap_or_else(|| {
@@ -403,52 +427,47 @@ fn run_with<'e>(
     // Uniform blocks (the common case): no metadata that matters, and every
     // template in use finds each label in the same place. Their rows need no
     // grouping.
-    let uniform: Option<Vec<PlacedLabel>> = if md_matters {
+    let uniform: Option<Vec<Placed>> = if md_matters {
         None
     } else {
-        let mut common: Option<Vec<PlacedLabel>> = None;
+        // Each used template's placements are compared with the first's
+        // as they are made (no list per template).
+        let mut common: Vec<Placed> = Vec::with_capacity(names.len());
+        let mut templates = 0usize;
         let mut ok = true;
-        for t in (0..nt).filter(|&t| used[t]) {
+        'templates: for t in (0..nt).filter(|&t| used[t]) {
             let Some(res) = resolve(cache, t, stream_sig, no_md) else {
                 ok = false;
                 break;
             };
             let tf = infos[t].fields.as_ref().expect("resolved");
-            let here: Vec<PlacedLabel> = res
-                .iter()
-                .map(|src| match src {
-                    LabelSource::Json(slots) if slots.len() == 1 => (
-                        LabelSource::Json(vec![0]),
-                        Some((heads[t].slots[slots[0]] as usize, tf.slot_quoted[slots[0]])),
-                    ),
-                    LabelSource::Key(Some(k)) => (
-                        LabelSource::Key(Some(0)),
-                        Some((heads[t].slots[*k] as usize, tf.slot_quoted[*k])),
-                    ),
-                    other => (other.clone(), None),
-                })
-                .collect();
-            let multi = here
-                .iter()
-                .any(|(src, _)| matches!(src, LabelSource::Json(s) if s.len() != 1));
-            match &common {
-                _ if multi => {
+            for (j, src) in res.iter().enumerate() {
+                let here = match src {
+                    LabelSource::Json(slots) if slots.len() == 1 => Placed::Json {
+                        col: heads[t].slots[slots[0]] as usize,
+                        quoted: tf.slot_quoted[slots[0]],
+                    },
+                    LabelSource::Json(_) => {
+                        ok = false;
+                        break 'templates;
+                    }
+                    LabelSource::Key(Some(k)) => Placed::Key {
+                        col: heads[t].slots[*k] as usize,
+                        quoted: tf.slot_quoted[*k],
+                    },
+                    LabelSource::Key(None) => Placed::KeyAbsent,
+                    LabelSource::Base => Placed::Base,
+                };
+                if templates == 0 {
+                    common.push(here);
+                } else if common[j] != here {
                     ok = false;
-                    break;
-                }
-                None => common = Some(here),
-                Some(c) if *c == here => {}
-                Some(_) => {
-                    ok = false;
-                    break;
+                    break 'templates;
                 }
             }
+            templates += 1;
         }
-        if ok {
-            common
-        } else {
-            None
-        }
+        (ok && templates > 0).then_some(common)
     };
     // Otherwise rows are grouped by where their labels come from:
     // (template, metadata names).
@@ -539,14 +558,22 @@ fn run_with<'e>(
         ev.value_index(c);
     }
     let ev: &'e BlockEval<'_, '_> = ev;
-    let mut col_base = vec![u32::MAX; ncols];
+    let mut col_base = std::mem::take(&mut bufs.col_base);
+    col_base.clear();
+    col_base.resize(ncols, u32::MAX);
+    let mut values = relent(std::mem::take(&mut bufs.values));
+    values.resize(ncols, None);
+    let mut vidx = relent(std::mem::take(&mut bufs.vidx));
+    vidx.resize(ncols, None);
+    let mut ranges = std::mem::take(&mut bufs.ranges);
+    ranges.clear();
+    let mut stream_vals = relent(std::mem::take(&mut bufs.stream_vals));
+    stream_vals
+        .extend((0..names.len()).map(|j| ctx.stream_labels.get(stream, j).map(str::as_bytes)));
     let col_fact = &mut bufs.col_fact;
     col_fact.clear();
     col_fact.resize(ncols, 0);
     let mut next = 1 + names.len() as u32;
-    let mut values: Vec<Option<&Values>> = vec![None; ncols];
-    let mut vidx: Vec<Option<&[u32]>> = vec![None; ncols];
-    let mut ranges = Vec::new();
     for c in 0..ncols {
         if !label_col[c] {
             continue;
@@ -567,9 +594,7 @@ fn run_with<'e>(
         col_base,
         values,
         vidx,
-        stream_vals: (0..names.len())
-            .map(|j| ctx.stream_labels.get(stream, j).map(str::as_bytes))
-            .collect(),
+        stream_vals,
         meta: HashMap::default(),
         meta_text: Vec::new(),
         meta_base: next,
@@ -582,7 +607,9 @@ fn run_with<'e>(
                 ev.value_index_is_identity(c)
             })
         {
-            return fast.run(ctx, ev, keep, agg, stream, ts, md, cache, &mut ids);
+            let done = fast.run(ctx, ev, keep, agg, stream, ts, md, cache, &mut ids, bufs);
+            ids.give_back(bufs);
+            return done;
         }
     }
     let mut fact = Memo::new(total, 0u8);
@@ -621,14 +648,13 @@ fn run_with<'e>(
                 }
             }
         }
-        for (j, (src, col)) in srcs.iter().enumerate() {
+        for (j, &placed) in srcs.iter().enumerate() {
             let out = &mut lab[j];
-            match (src, col) {
-                (LabelSource::Json(_), Some((c, quoted))) => {
-                    let c = *c;
+            match placed {
+                Placed::Json { col: c, quoted } => {
                     let f = col_fact[c];
-                    let check_escape = *quoted && f & ESCAPED != 0;
-                    let check_member = !*quoted && f & MEMBER == 0;
+                    let check_escape = quoted && f & ESCAPED != 0;
+                    let check_member = !quoted && f & MEMBER == 0;
                     let base = ids.col_base[c];
                     let vidx = ids.vidx[c].expect("prepared");
                     match ids.values[c].expect("prepared") {
@@ -651,11 +677,11 @@ fn run_with<'e>(
                         }
                     }
                 }
-                (LabelSource::Key(_), Some((c, quoted))) => {
+                Placed::Key { col: c, quoted } => {
                     for (p, &r) in order.iter().enumerate() {
-                        let id = ids.of(*c, r as usize);
+                        let id = ids.of(c, r as usize);
                         let f = get_fact(&ids, id);
-                        let id = if *quoted {
+                        let id = if quoted {
                             if f & ESCAPED != 0 {
                                 dead[p] = true;
                             }
@@ -668,11 +694,11 @@ fn run_with<'e>(
                         out.push(id);
                     }
                 }
-                (LabelSource::Key(None), _) => {
+                Placed::KeyAbsent => {
                     let id = ids.intern(b"");
                     out.extend(std::iter::repeat_n(id, n));
                 }
-                _ => {
+                Placed::Base => {
                     let id = ids.stream(j);
                     out.extend(std::iter::repeat_n(id, n));
                 }
@@ -993,6 +1019,7 @@ fn run_with<'e>(
         }
         hand_back(ctx, ev, &want, agg, stream, ts, md)?;
     }
+    ids.give_back(bufs);
     Ok(())
 }
 
@@ -1010,7 +1037,7 @@ fn unwrap_decimals(
     agg: &mut Agg<'_>,
     stream: usize,
     ts: &[i64],
-    placed: &[PlacedLabel],
+    placed: &[Placed],
     used: &[bool],
 ) -> Result<bool, StorageError> {
     let Some(stage) = ctx.q.fields() else {
@@ -1025,15 +1052,12 @@ fn unwrap_decimals(
         || !lu.filters.is_empty()
         || !lu.post_filters.is_empty()
         || !matches!(agg.plan.group_by, GroupBy::Labels(_))
-        || lu
-            .group
-            .iter()
-            .any(|&g| !matches!(placed[g], (LabelSource::Base, None)))
+        || lu.group.iter().any(|&g| placed[g] != Placed::Base)
     {
         return Ok(false);
     }
-    let c = match &placed[j] {
-        (LabelSource::Json(_) | LabelSource::Key(Some(_)), Some((c, _))) => *c,
+    let c = match placed[j] {
+        Placed::Json { col, .. } | Placed::Key { col, .. } => col,
         _ => return Ok(false),
     };
     // Unquoted values `| json` may reject make their rows errors.
@@ -1113,7 +1137,7 @@ impl<'e> FastBlock<'e> {
     fn plan(
         ctx: &Context<'_>,
         agg: &Agg<'_>,
-        placed: &[PlacedLabel],
+        placed: &[Placed],
         ids: &Ids<'e>,
         col_fact: &[u8],
         infos: &[super::query::SharedTemplate],
@@ -1139,35 +1163,33 @@ impl<'e> FastBlock<'e> {
             }
         }
         let mut srcs = Vec::with_capacity(placed.len());
-        for (j, (src, col)) in placed.iter().enumerate() {
-            srcs.push(match (src, col) {
-                (LabelSource::Json(_), Some((c, quoted)))
-                | (LabelSource::Key(Some(_)), Some((c, quoted))) => {
-                    let f = col_fact[*c];
-                    let key = matches!(src, LabelSource::Key(_));
+        for (j, &p) in placed.iter().enumerate() {
+            srcs.push(match p {
+                Placed::Json { col: c, quoted } | Placed::Key { col: c, quoted } => {
+                    let f = col_fact[c];
+                    let key = matches!(p, Placed::Key { .. });
                     // Quoted values that may need unescaping, unquoted ones
                     // that may not be members (json) or may be `null` (a
                     // parameter reads it as ""): the general path.
-                    if (*quoted && f & ESCAPED != 0) || (!*quoted && (key || f & MEMBER == 0)) {
+                    if (quoted && f & ESCAPED != 0) || (!quoted && (key || f & MEMBER == 0)) {
                         return None;
                     }
-                    let base = ids.col_base[*c];
-                    let vidx = ids.vidx[*c]?;
-                    match ids.values[*c]? {
+                    let base = ids.col_base[c];
+                    let vidx = ids.vidx[c]?;
+                    match ids.values[c]? {
                         Values::Const { .. } => FastSource::Const(base),
                         Values::Dict { idx, ends, .. } => FastSource::Dict {
                             base,
                             entries: ends.len() as u32,
                             idx: idx.as_slice(),
                             vidx,
-                            dense: dense(*c) && idx.len() == vidx.len(),
+                            dense: dense(c) && idx.len() == vidx.len(),
                         },
                         Values::Flat { .. } => FastSource::Flat { base, vidx },
                     }
                 }
-                (LabelSource::Key(None), _) => return None,
-                (LabelSource::Json(_) | LabelSource::Key(Some(_)), None) => return None,
-                _ => FastSource::Const(ids.stream(j)),
+                Placed::KeyAbsent => return None,
+                Placed::Base => FastSource::Const(ids.stream(j)),
             });
         }
         Some(FastBlock { srcs })
@@ -1186,6 +1208,7 @@ impl<'e> FastBlock<'e> {
         md: Option<&'e crate::block::RowMetadata>,
         cache: &mut TemplateCache,
         ids: &mut Ids<'e>,
+        bufs: &mut BlockBuffers,
     ) -> Result<(), StorageError> {
         let stage = ctx.q.fields().expect("fields stage");
         let lu = &ctx.q.labels;
@@ -1198,7 +1221,10 @@ impl<'e> FastBlock<'e> {
         // Per filter: its label's source and the outcome code per id.
         let filters: Vec<(FastSource<'e>, usize)> =
             lu.filters.iter().map(|a| (self.srcs[a[0]], a[0])).collect();
-        let mut memo: Vec<Vec<u8>> = vec![vec![0u8; nids]; filters.len()];
+        // Outcome codes by (filter, id): `memo[fi * nids + id]`.
+        let memo = &mut bufs.memo;
+        memo.clear();
+        memo.resize(nids * filters.len(), 0);
         let group: Vec<FastSource<'e>> = lu.group.iter().map(|&j| self.srcs[j]).collect();
         let constant_group = group.iter().all(|s| matches!(s, FastSource::Const(_)));
         let mut constant: Option<usize> = None;
@@ -1236,7 +1262,7 @@ impl<'e> FastBlock<'e> {
                         &stage.filters[0].test,
                         ids.text(id),
                     );
-                    memo[0][id as usize] = code;
+                    memo[id as usize] = code;
                     code != 3
                 })
             });
@@ -1245,7 +1271,7 @@ impl<'e> FastBlock<'e> {
                 let (first, end) = (ev.first, ev.end);
                 let n = match filters.first().map(|f| f.0) {
                     None => agg.count_rows(g, ts, first, end, |r| keep[r]),
-                    Some(FastSource::Const(id)) if memo[0][id as usize] == 1 => {
+                    Some(FastSource::Const(id)) if memo[id as usize] == 1 => {
                         agg.count_rows(g, ts, first, end, |r| keep[r])
                     }
                     Some(FastSource::Const(_)) => 0,
@@ -1257,11 +1283,14 @@ impl<'e> FastBlock<'e> {
                         dense,
                     }) => {
                         // Whether each of the block's entries passes.
-                        let pass: Vec<bool> = memo[0][base as usize..(base + entries) as usize]
-                            .iter()
-                            .map(|&m| m == 1)
-                            .collect();
-                        if dense && keep[first..end].iter().all(|&k| k) {
+                        let pass = &mut bufs.pass;
+                        pass.clear();
+                        pass.extend(
+                            memo[base as usize..(base + entries) as usize]
+                                .iter()
+                                .map(|&m| m == 1),
+                        );
+                        if dense && super::row_mask::all_set(&keep[first..end]) {
                             // Every row in the window holds the column and is
                             // kept: row r's entry is idx[r] (no row look-ups).
                             agg.count_rows(g, ts, first, end, |r| pass[idx[r] as usize])
@@ -1297,7 +1326,7 @@ impl<'e> FastBlock<'e> {
                 let mut groups = vec![usize::MAX; entries as usize];
                 let (first, end) = (ev.first, ev.end);
                 let key = |c| key_of(ids, &[base + c]);
-                let n = if *dense && keep[first..end].iter().all(|&k| k) {
+                let n = if *dense && super::row_mask::all_set(&keep[first..end]) {
                     // Every row in the window holds the column and is kept.
                     agg.count_rows_by_class(ts, first, end, &mut groups, |r| idx[r], key)
                 } else {
@@ -1323,7 +1352,7 @@ impl<'e> FastBlock<'e> {
             }
             for (fi, (src, _)) in filters.iter().enumerate() {
                 let id = src.id(r);
-                let m = &mut memo[fi][id as usize];
+                let m = &mut memo[fi * nids + id as usize];
                 if *m == 0 {
                     *m = outcome_by_text(
                         &mut cache.filter_outcomes[fi],

@@ -23,6 +23,7 @@ mod fields;
 mod lines;
 mod needle;
 mod query;
+mod row_mask;
 mod rows;
 mod stream_labels;
 mod units;

@@ -269,6 +269,10 @@ pub type SharedTemplate = Arc<TemplateInfo>;
 pub struct TemplateFields {
     /// Per slot: the label `| json` gives it (before `_extracted`).
     pub slot_labels: Vec<String>,
+    /// A bloom filter of the slot labels ([`LabelBits`]): a name it does
+    /// not hold is no slot's label (asked per block of every metadata
+    /// name; ~35 labels a template).
+    pub label_bits: LabelBits,
     /// Per slot: a JSON string (else a number, boolean, null or array).
     pub slot_quoted: Vec<bool>,
     /// `| json` parameters: per key, the slot of the top-level member of
@@ -314,11 +318,50 @@ impl TemplateFields {
                 keys.push(found);
             }
         }
+        let mut label_bits = LabelBits::default();
+        for l in &slot_labels {
+            label_bits.insert(&LabelBits::of(l));
+        }
         Some(TemplateFields {
             slot_labels,
+            label_bits,
             slot_quoted,
             keys,
         })
+    }
+
+    /// Whether some slot's label is `name` (`bits`: [`LabelBits::of`] it).
+    pub fn has_slot_label(&self, name: &str, bits: &LabelBits) -> bool {
+        self.label_bits.may_hold(bits) && self.slot_labels.iter().any(|l| l == name)
+    }
+}
+
+/// A 256-bit bloom filter of label names, two bits a name (35 names leave
+/// ~6 % of other names passing).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct LabelBits([u64; 4]);
+
+impl LabelBits {
+    /// The filter holding `label` alone.
+    pub fn of(label: &str) -> LabelBits {
+        let h = xxhash_rust::xxh3::xxh3_64(label.as_bytes());
+        let mut b = LabelBits::default();
+        for bit in [h & 255, (h >> 8) & 255] {
+            b.0[(bit / 64) as usize] |= 1 << (bit % 64);
+        }
+        b
+    }
+
+    /// Adds the names of `other`.
+    pub fn insert(&mut self, other: &LabelBits) {
+        for (w, o) in self.0.iter_mut().zip(other.0) {
+            *w |= o;
+        }
+    }
+
+    /// Whether every name of `other` may be held (false: certainly not).
+    pub fn may_hold(&self, other: &LabelBits) -> bool {
+        self.0.iter().zip(other.0).all(|(w, o)| w & o == o)
     }
 }
 
@@ -390,6 +433,33 @@ pub fn resolve_labels(
 mod tests {
     use super::*;
     use runakefli_model::plan::JsonKey;
+
+    #[test]
+    fn slot_labels_are_found_by_their_bits_and_most_others_are_not() {
+        let labels: Vec<String> = (0..35).map(|i| format!("field_{i}")).collect();
+        let text: String = format!(
+            "{{{}}}",
+            labels
+                .iter()
+                .map(|l| format!("\"{l}\":\"\0\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let tf = TemplateFields::of(text.as_bytes(), &JsonParser::All).unwrap();
+        assert_eq!(tf.slot_labels, labels);
+        for l in &labels {
+            assert!(tf.has_slot_label(l, &LabelBits::of(l)), "{l}");
+        }
+        let others: Vec<String> = (0..1000).map(|i| format!("other_{i}")).collect();
+        assert!(others
+            .iter()
+            .all(|o| !tf.has_slot_label(o, &LabelBits::of(o))));
+        let passing = others
+            .iter()
+            .filter(|o| tf.label_bits.may_hold(&LabelBits::of(o)))
+            .count();
+        assert!(passing < 150, "{passing} of 1000 other names pass the bits");
+    }
 
     #[test]
     fn json_labels_follow_loki_naming() {

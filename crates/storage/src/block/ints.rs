@@ -112,6 +112,15 @@ fn unpack_bits_into<T>(
         }
         return;
     }
+    // Widths up to 56 bits: whole groups of eight values with the width a
+    // constant, then the rest below.
+    let done = groups_of_eight(src, bits, slots, &mut f);
+    if done > 0 {
+        // `done` is a multiple of eight: the rest starts on a byte.
+        let rest = &mut slots[done..];
+        unpack_bits_into(&src[done * bits / 8..], bits, rest, f);
+        return;
+    }
     if bits > 56 {
         let mut wide = Vec::with_capacity(n);
         unpack_wide(src, n, bits, &mut wide);
@@ -170,6 +179,68 @@ fn unpack_bits_into<T>(
             s.write(f((word >> (bit % 8)) & mask));
         }
     }
+}
+
+/// Unpacks the leading whole groups of eight values of a stream of `bits`
+/// (1 to 56) bits whose loads stay inside `src`, with the width a
+/// constant ([`unpack_groups`]); returns how many values it wrote (a
+/// multiple of eight; 0 for other widths).
+fn groups_of_eight<T>(
+    src: &[u8],
+    bits: usize,
+    slots: &mut [MaybeUninit<T>],
+    f: &mut impl FnMut(u64) -> T,
+) -> usize {
+    macro_rules! widths {
+        ($($b:literal)*) => {
+            match bits {
+                $($b => unpack_groups::<$b, T>(src, slots, f),)*
+                _ => 0,
+            }
+        };
+    }
+    widths!(
+        1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
+        29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56
+    )
+}
+
+/// Eight values of `B` bits fill exactly `B` bytes, so within a group each
+/// value's byte and shift are constants: a straight load, shift and mask
+/// per value (one load for the whole group up to 8 bits), no bit position
+/// carried from value to value (a block's row timestamps, ~35 bits apart
+/// in nanoseconds, took ~20 instructions a value that way on their first
+/// read, ~12 this way). Writes the groups whose every load stays inside
+/// `src`; returns how many values that is.
+#[inline]
+fn unpack_groups<const B: usize, T>(
+    src: &[u8],
+    slots: &mut [MaybeUninit<T>],
+    f: &mut impl FnMut(u64) -> T,
+) -> usize {
+    // A group reads bytes `[g * B, g * B + span)`.
+    let span = if B <= 8 { 8 } else { (7 * B) / 8 + 8 };
+    let mask = (1u64 << B) - 1;
+    let whole = (slots.len() / 8).min(match src.len().checked_sub(span) {
+        Some(room) => room / B + 1,
+        None => 0,
+    });
+    for (g, chunk) in slots[..whole * 8].chunks_exact_mut(8).enumerate() {
+        let bytes = &src[g * B..g * B + span];
+        if B <= 8 {
+            let word = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+            for (k, s) in chunk.iter_mut().enumerate() {
+                s.write(f((word >> (k * B)) & mask));
+            }
+        } else {
+            for (k, s) in chunk.iter_mut().enumerate() {
+                let at = k * B / 8;
+                let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+                s.write(f((word >> (k * B % 8)) & mask));
+            }
+        }
+    }
+    whole * 8
 }
 
 /// [`unpack_bits`] for widths above 56 bits.

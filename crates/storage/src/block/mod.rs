@@ -30,6 +30,7 @@ pub mod prune;
 pub mod reader;
 pub mod shape;
 pub mod shared;
+mod template_shapes;
 mod text;
 pub mod tokens;
 mod varint;
@@ -88,6 +89,9 @@ pub fn decode_block_in(
         dicts,
     )?;
     r.header().check_bloom(src)?;
+    // Queries may build templates from the texts kept by id without
+    // reading the frame; a whole decode checks it.
+    r.check_templates_frame()?;
     let lines = r.lines()?;
     Ok(DecodedBlock {
         ts: r.timestamps().to_vec(),

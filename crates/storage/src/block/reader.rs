@@ -25,6 +25,7 @@ use super::layout::{
 };
 use super::shape::{template_slots, SLOT};
 use super::shared::{SharedDict, SharedDicts};
+use super::template_shapes::{self, TemplateShape};
 use super::varint::{unzigzag, Cursor};
 use crate::StorageError;
 
@@ -44,9 +45,9 @@ struct ColumnDir {
 /// A template: literal pieces between slots, and the column of each slot.
 #[derive(Clone, Debug)]
 pub struct Template {
-    text: Vec<u8>,
-    /// Start of each piece in `text` (pieces are separated by one SLOT byte).
-    piece_starts: Vec<usize>,
+    /// The text and its pieces, shared by every block holding the template
+    /// (see [`super::template_shapes`]).
+    shape: Arc<TemplateShape>,
     slots: Vec<u32>,
 }
 
@@ -61,25 +62,30 @@ impl Template {
             return Err(bad("template slot count mismatch"));
         }
         Ok(Template {
-            text,
-            piece_starts,
+            shape: Arc::new(TemplateShape { text, piece_starts }),
             slots,
         })
     }
 
+    /// A kept shape with a block's slot columns.
+    fn with_shape(shape: Arc<TemplateShape>, slots: Vec<u32>) -> Result<Template, StorageError> {
+        if shape.piece_starts.len() != slots.len() + 1 {
+            return Err(bad("template slot count mismatch"));
+        }
+        Ok(Template { shape, slots })
+    }
+
     /// The template text, slots as the byte 0x00.
     pub fn text(&self) -> &[u8] {
-        &self.text
+        &self.shape.text
     }
 
     /// The `k`-th literal piece (`k` up to the slot count).
     pub fn piece(&self, k: usize) -> &[u8] {
-        let start = self.piece_starts[k];
-        let end = self
-            .piece_starts
-            .get(k + 1)
-            .map_or(self.text.len(), |&n| n - 1);
-        &self.text[start..end]
+        let starts = &self.shape.piece_starts;
+        let start = starts[k];
+        let end = starts.get(k + 1).map_or(self.shape.text.len(), |&n| n - 1);
+        &self.shape.text[start..end]
     }
 
     /// Column of each slot, in line order.
@@ -849,10 +855,34 @@ impl<'a> BlockReader<'a> {
         if let Some(t) = self.templates.get() {
             return Ok(t);
         }
+        let heads = &self.header.templates;
+        // Every template read before (by any block): no frame read.
+        let kept = (self.header.version >= 2 && !heads.is_empty())
+            .then(|| template_shapes::all_of(heads.iter().map(|h| h.id)))
+            .flatten();
+        if let Some(shapes) = kept {
+            let out = shapes
+                .into_iter()
+                .zip(heads)
+                .map(|(shape, head)| Template::with_shape(shape, head.slots.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let _ = self.templates.set(out);
+            return Ok(self.templates.get().expect("just set"));
+        }
+        let out = self.read_templates()?;
+        template_shapes::keep(heads.iter().zip(&out).map(|(h, t)| (h.id, t.shape.clone())));
+        let _ = self.templates.set(out);
+        Ok(self.templates.get().expect("just set"))
+    }
+
+    /// The templates read from the block's templates frame, each text
+    /// checked against its id.
+    fn read_templates(&self) -> Result<Vec<Template>, StorageError> {
+        let heads = &self.header.templates;
         let frame = self.frame(FRAME_TEMPLATES)?;
         let mut c = Cursor::new(&frame, "templates");
-        let mut out = Vec::with_capacity(self.header.templates.len());
-        for head in &self.header.templates {
+        let mut out = Vec::with_capacity(heads.len());
+        for head in heads {
             let text = c.bytes()?.to_vec();
             if xxhash_rust::xxh3::xxh3_128(&text) != head.id {
                 return Err(bad("template id mismatch"));
@@ -862,8 +892,17 @@ impl<'a> BlockReader<'a> {
         if !c.is_empty() {
             return Err(c.err("trailing bytes"));
         }
-        let _ = self.templates.set(out);
-        Ok(self.templates.get().expect("just set"))
+        Ok(out)
+    }
+
+    /// Reads and checks the templates frame (version 2) even when
+    /// [`Self::templates`] would build the templates from texts kept by id
+    /// without reading it: a whole decode verifies every frame.
+    pub fn check_templates_frame(&self) -> Result<(), StorageError> {
+        if self.header.version >= 2 {
+            self.read_templates()?;
+        }
+        Ok(())
     }
 
     /// Version 2: the templates' ids and slot columns, from the header
@@ -948,7 +987,7 @@ impl<'a> BlockReader<'a> {
         }
         let mut names = vec![None; self.column_count()];
         for t in self.templates().unwrap_or(&[]) {
-            let Some(slots) = template_slots(&t.text) else {
+            let Some(slots) = template_slots(t.text()) else {
                 continue;
             };
             for (&col, (name, _)) in t.slots.iter().zip(slots) {
@@ -982,7 +1021,7 @@ impl<'a> BlockReader<'a> {
     /// The first byte of template `t`'s text (`None` when empty, out of
     /// range or unreadable).
     pub fn template_starts_with(&self, t: usize) -> Option<u8> {
-        self.templates().ok()?.get(t)?.text.first().copied()
+        self.templates().ok()?.get(t)?.text().first().copied()
     }
 
     /// The template of each row, an index below [`Self::template_count`].
@@ -1033,7 +1072,7 @@ impl<'a> BlockReader<'a> {
         {
             return None;
         }
-        let slots = template_slots(&tpl.text)?;
+        let slots = template_slots(tpl.text())?;
         if slots.len() != tpl.slots.len() {
             return None;
         }
@@ -1559,7 +1598,7 @@ fn assemble_line(
     cols: &[Option<Values>],
     next: &mut [usize],
 ) -> Result<String, StorageError> {
-    let mut line = Vec::with_capacity(t.text.len() + 64);
+    let mut line = Vec::with_capacity(t.text().len() + 64);
     line.extend_from_slice(t.piece(0));
     for (k, &c) in t.slots.iter().enumerate() {
         let c = c as usize;

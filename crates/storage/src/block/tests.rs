@@ -329,6 +329,36 @@ fn value_tokens_prune_needles_inside_tokens() {
     assert!(!may(&format!("{}0", &format!("{:032x}", 5u128))));
 }
 
+/// Once a block's templates were read, a reader of a block with those
+/// templates builds them from the texts kept by id: damage to its templates
+/// frame, which it then does not read, changes no line; damage anywhere else
+/// it reads is an error; and a whole decode still reads and checks the frame.
+#[test]
+fn kept_template_texts_stand_in_for_an_unread_templates_frame() {
+    let mut w = Workload::new(41);
+    let rows: Vec<_> = (0..60).map(|_| w.line()).collect();
+    let refs: Vec<_> = rows
+        .iter()
+        .map(|(t, l)| (*t, l.as_str(), Vec::new()))
+        .collect();
+    let buf = encode(&refs, 3);
+    let want = BlockReader::open(&buf).unwrap().lines().unwrap();
+    let mut rng = testgen::Rng::new(5);
+    let mut unread = 0;
+    for i in 0..buf.len() {
+        let mut bad = buf.clone();
+        bad[i] ^= 1 << rng.below(8);
+        let got = BlockReader::open(&bad).and_then(|r| r.lines());
+        if let Ok(lines) = got {
+            assert_eq!(lines, want, "flip at {i} changed a line");
+            assert!(decode_block(&bad).is_err(), "flip at {i} undetected");
+            let r = BlockReader::open(&bad).unwrap();
+            unread += usize::from(r.check_templates_frame().is_err());
+        }
+    }
+    assert!(unread > 0, "no flip in the templates frame went unread");
+}
+
 #[test]
 fn corruption_is_an_error_never_a_panic() {
     let mut w = Workload::new(5);

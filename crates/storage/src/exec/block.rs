@@ -57,14 +57,18 @@ pub struct BlockBuffers {
     pub label_col: Vec<bool>,
     /// What each column's header says about its values.
     pub col_fact: Vec<u8>,
-    /// A fields plan's per-column and per-label tables (`fields::Ids`),
-    /// empty between blocks: their allocations are kept, not their
-    /// borrows (a block's references are dropped with it, see
-    /// [`relent`]).
+    // A fields plan's per-column and per-label tables (`fields::Ids`),
+    // empty between blocks: their allocations are kept, not their borrows
+    // (a block's references are dropped with it, see [`relent`]).
+    /// Per column: the first value id (`fields::Ids::col_base`).
     pub col_base: Vec<u32>,
+    /// Label columns in id order (`fields::Ids::ranges`).
     pub ranges: Vec<(u32, usize)>,
+    /// Per column: its decoded values, re-lent to each block.
     pub values: Vec<Option<&'static Values>>,
+    /// Per column: row → value index, re-lent to each block.
     pub vidx: Vec<Option<&'static [u32]>>,
+    /// Per label: the stream label's value, re-lent to each block.
     pub stream_vals: Vec<Option<&'static [u8]>>,
     /// A fields plan's label filter outcomes per (filter, value id).
     pub memo: Vec<u8>,

@@ -309,15 +309,21 @@ fn name_is_seen<'t>(
     if names.iter().any(|l| l == n) {
         return true;
     }
-    let n_bits = super::query::LabelBits::of(n);
-    templates.any(|info| {
-        info.fields.as_ref().is_some_and(|tf| match &stage.parser {
-            JsonParser::All => tf.has_slot_label(n, &n_bits),
-            JsonParser::Keys(params) => params.iter().any(|p| p.label == n),
-            // Declined before (`execute_plan`).
-            JsonParser::Logfmt => false,
-        })
-    })
+    match &stage.parser {
+        JsonParser::All => {
+            let n_bits = super::query::LabelBits::of(n);
+            templates.any(|info| {
+                info.fields
+                    .as_ref()
+                    .is_some_and(|tf| tf.has_slot_label(n, &n_bits))
+            })
+        }
+        JsonParser::Keys(params) => {
+            params.iter().any(|p| p.label == n) && templates.any(|info| info.fields.is_some())
+        }
+        // Declined before (`execute_plan`).
+        JsonParser::Logfmt => false,
+    }
 }
 
 /// Runs the fields stage over the kept rows of `ev`, adding to `agg`.

@@ -74,6 +74,8 @@ pub struct BlockBuffers {
     pub memo: Vec<u8>,
     /// Whether each dictionary entry of a block's filtered column passes.
     pub pass: Vec<bool>,
+    /// Rows whose entry passes, a bit each (`entry_marks`).
+    pub marks: Vec<u64>,
 }
 
 /// An empty vector of references with another lifetime, in `v`'s

@@ -232,6 +232,33 @@ impl<'b> Agg<'b> {
         passed
     }
 
+    /// [`Self::count_rows`] for rows given as a bitmap: row `first + r`
+    /// passes when bit `r` of `marks` is set ([`super::entry_marks`]),
+    /// `marked` of them. Few marked rows are visited bit by bit, no row
+    /// test at all for the others; many are counted by bucket runs.
+    pub fn count_marked(
+        &mut self,
+        g: usize,
+        ts: &[i64],
+        first: usize,
+        end: usize,
+        marks: &[u64],
+        marked: usize,
+    ) -> u64 {
+        if marked * 4 > end.saturating_sub(first) {
+            return self.count_rows(g, ts, first, end, |i| {
+                super::entry_marks::is_marked(marks, i - first)
+            });
+        }
+        for r in super::entry_marks::rows(marks) {
+            if let Some(b) = self.plan.bucket_of_near(ts[first + r], self.last_bucket) {
+                self.last_bucket = b;
+                self.groups[g].1.add_count(b, 1);
+            }
+        }
+        marked as u64
+    }
+
     /// Counts the rows `i` of `first..end` into groups by class (a
     /// [`BucketValue::Count`] plan), `ts` ascending as in a block: `class(i)`
     /// is the row's class below `groups.len()`, or `groups.len()` for a row
@@ -662,6 +689,24 @@ mod tests {
                 (0..plan.buckets()).map(|k| x.groups[0].1.rows(k)).collect()
             };
             assert_eq!(counts(&a), counts(&b), "{ts:?}");
+            // The same rows of a window, given as a bitmap (few: bit by
+            // bit; many: bucket runs).
+            let first = next(rows as u64) as usize;
+            let end = first + next((rows - first) as u64 + 1) as usize;
+            let window: Vec<u32> = (first..end).map(|i| u32::from(keep[i])).collect();
+            let mut marks = Vec::new();
+            let marked = super::super::entry_marks::mark(&window, &[1], &mut marks);
+            let mut c = Agg::new(&plan);
+            let g = c.group(GroupKey::Labels(Vec::new()));
+            c.last_bucket = next(40) as usize;
+            let n = c.count_marked(g, &ts, first, end, &marks, marked);
+            let mut d = Agg::new(&plan);
+            let h = d.group(GroupKey::Labels(Vec::new()));
+            for i in (first..end).filter(|&i| keep[i]) {
+                d.add(h, ts[i], 1.0);
+            }
+            assert_eq!(n, window.iter().sum::<u32>() as u64);
+            assert_eq!(counts(&c), counts(&d), "{ts:?} {first}..{end}");
         }
     }
 

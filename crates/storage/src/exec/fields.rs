@@ -13,6 +13,7 @@
 
 use super::block::{relent, BlockBuffers, BlockEval, TemplateCache};
 use super::buckets::{base_key, decode_all_used, line_len, Agg};
+use super::entry_marks;
 use super::query::{resolve_labels, LabelSource};
 use super::Context;
 use crate::block::encoding::Values;
@@ -1299,7 +1300,16 @@ impl<'e> FastBlock<'e> {
                         if dense && super::row_mask::all_set(&keep[first..end]) {
                             // Every row in the window holds the column and is
                             // kept: row r's entry is idx[r] (no row look-ups).
-                            agg.count_rows(g, ts, first, end, |r| pass[idx[r] as usize])
+                            match entry_marks::Wanted::passing(pass) {
+                                Some(w) => {
+                                    let marks = &mut bufs.marks;
+                                    let n = entry_marks::mark(&idx[first..end], w.entries(), marks);
+                                    agg.count_marked(g, ts, first, end, marks, n)
+                                }
+                                None => {
+                                    agg.count_rows(g, ts, first, end, |r| pass[idx[r] as usize])
+                                }
+                            }
                         } else {
                             agg.count_rows(g, ts, first, end, |r| {
                                 keep[r] && pass[idx[vidx[r] as usize] as usize]

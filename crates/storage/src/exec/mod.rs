@@ -19,6 +19,7 @@ pub(crate) mod answer_cache;
 mod block;
 mod buckets;
 pub(crate) mod decoded_cache;
+mod entry_marks;
 mod fields;
 mod lines;
 mod needle;

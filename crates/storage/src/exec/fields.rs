@@ -1277,9 +1277,9 @@ impl<'e> FastBlock<'e> {
                 let g = agg.stream_group(ctx, stream);
                 let (first, end) = (ev.first, ev.end);
                 let n = match filters.first().map(|f| f.0) {
-                    None => agg.count_rows(g, ts, first, end, |r| keep[r]),
+                    None => agg.count_kept(g, ts, first, end, keep),
                     Some(FastSource::Const(id)) if memo[id as usize] == 1 => {
-                        agg.count_rows(g, ts, first, end, |r| keep[r])
+                        agg.count_kept(g, ts, first, end, keep)
                     }
                     Some(FastSource::Const(_)) => 0,
                     Some(FastSource::Dict {

@@ -38,10 +38,7 @@ pub fn to_marks(mask: &[bool], marks: &mut Vec<u64>) -> usize {
         *word = marks_64(chunk.try_into().expect("64 rows"));
     }
     if !tail.is_empty() {
-        marks[whole] = tail
-            .iter()
-            .enumerate()
-            .fold(0u64, |w, (b, &x)| w | (u64::from(x) << b));
+        marks[whole] = marks_scalar(tail);
     }
     marks.iter().map(|w| w.count_ones() as usize).sum()
 }
@@ -68,12 +65,17 @@ fn marks_64(rows: &[u8; 64]) -> u64 {
     }
 }
 
-/// The bits of 64 rows, one by one (targets without SSE2).
-#[cfg(not(target_arch = "x86_64"))]
-fn marks_64(rows: &[u8; 64]) -> u64 {
+/// The bits of up to 64 rows, one by one.
+fn marks_scalar(rows: &[u8]) -> u64 {
     rows.iter()
         .enumerate()
         .fold(0u64, |w, (b, &x)| w | (u64::from(x) << b))
+}
+
+/// The bits of 64 rows, one by one (targets without SSE2).
+#[cfg(not(target_arch = "x86_64"))]
+fn marks_64(rows: &[u8; 64]) -> u64 {
+    marks_scalar(rows)
 }
 
 #[cfg(test)]

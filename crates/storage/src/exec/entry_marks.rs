@@ -51,24 +51,43 @@ pub fn mark(entries: &[u32], wanted: &[u32], marks: &mut Vec<u64>) -> usize {
         wanted.len() <= MAX_WANTED,
         "at most {MAX_WANTED} wanted entries"
     );
-    marks.clear();
-    marks.resize(entries.len().div_ceil(64), 0);
-    if wanted.is_empty() {
-        return 0;
-    }
-    let whole = entries.len() / 64;
-    let (head, tail) = entries.split_at(whole * 64);
     match *wanted {
-        [a] => mark_words(head, [a], marks),
-        [a, b] => mark_words(head, [a, b], marks),
-        [a, b, c] => mark_words(head, [a, b, c], marks),
-        [a, b, c, d] => mark_words(head, [a, b, c, d], marks),
-        _ => unreachable!("1 to {MAX_WANTED} wanted entries"),
+        [] => fill(entries.len(), marks, |_| 0),
+        [a] => fill(entries.len(), marks, |r| word(&entries[r], [a])),
+        [a, b] => fill(entries.len(), marks, |r| word(&entries[r], [a, b])),
+        [a, b, c] => fill(entries.len(), marks, |r| word(&entries[r], [a, b, c])),
+        [a, b, c, d] => fill(entries.len(), marks, |r| word(&entries[r], [a, b, c, d])),
+        _ => unreachable!("at most {MAX_WANTED} wanted entries"),
     }
-    if !tail.is_empty() {
-        marks[whole] = mark_scalar(tail, wanted);
+}
+
+/// Fills `marks` with the bitmap of `rows` rows, one word per 64 rows from
+/// `bits` (given the rows of the word: 64, fewer in the last word); returns
+/// how many rows are marked.
+pub fn fill(
+    rows: usize,
+    marks: &mut Vec<u64>,
+    mut bits: impl FnMut(std::ops::Range<usize>) -> u64,
+) -> usize {
+    marks.clear();
+    marks.resize(rows.div_ceil(64), 0);
+    let mut marked = 0;
+    for (w, word) in marks.iter_mut().enumerate() {
+        let from = w * 64;
+        *word = bits(from..(from + 64).min(rows));
+        marked += word.count_ones() as usize;
     }
-    marks.iter().map(|w| w.count_ones() as usize).sum()
+    marked
+}
+
+/// The bits of up to 64 rows, the number of wanted entries a constant (the
+/// compares of a whole word unrolled).
+#[inline]
+fn word<const N: usize>(entries: &[u32], wanted: [u32; N]) -> u64 {
+    match entries.try_into() {
+        Ok(whole) => mark_64(whole, wanted),
+        Err(_) => mark_scalar(entries, &wanted),
+    }
 }
 
 /// The bits of up to 64 rows, one by one.
@@ -76,14 +95,6 @@ fn mark_scalar(entries: &[u32], wanted: &[u32]) -> u64 {
     entries.iter().enumerate().fold(0u64, |word, (b, e)| {
         word | (u64::from(wanted.contains(e)) << b)
     })
-}
-
-/// Marks the whole words of rows of `head` (a multiple of 64 rows), the
-/// number of wanted entries a constant (the compares unrolled).
-fn mark_words<const N: usize>(head: &[u32], wanted: [u32; N], marks: &mut [u64]) {
-    for (word, chunk) in marks.iter_mut().zip(head.chunks_exact(64)) {
-        *word = mark_64(chunk.try_into().expect("64 entries"), wanted);
-    }
 }
 
 /// The bits of 64 rows, sixteen at a time: four 4-lane compares per wanted

@@ -30,17 +30,13 @@ pub fn any_set(mask: &[bool]) -> bool {
 /// cost ~12 instructions a row.
 pub fn to_marks(mask: &[bool], marks: &mut Vec<u64>) -> usize {
     let bytes = bytes(mask);
-    marks.clear();
-    marks.resize(bytes.len().div_ceil(64), 0);
-    let whole = bytes.len() / 64;
-    let (head, tail) = bytes.split_at(whole * 64);
-    for (word, chunk) in marks.iter_mut().zip(head.chunks_exact(64)) {
-        *word = marks_64(chunk.try_into().expect("64 rows"));
-    }
-    if !tail.is_empty() {
-        marks[whole] = marks_scalar(tail);
-    }
-    marks.iter().map(|w| w.count_ones() as usize).sum()
+    super::entry_marks::fill(bytes.len(), marks, |r| {
+        let rows = &bytes[r];
+        match rows.try_into() {
+            Ok(whole) => marks_64(whole),
+            Err(_) => marks_scalar(rows),
+        }
+    })
 }
 
 /// The bits of 64 rows, sixteen at a time: each byte (0 or 1) shifted to

@@ -738,14 +738,7 @@ impl<'a> BlockReader<'a> {
     /// [`Self::timestamps`], shared (for keeping them past this reader).
     pub fn timestamps_shared(&self) -> &Arc<[i64]> {
         self.ts.get_or_init(|| match &self.ts_layout {
-            Some(l) => {
-                let mut prev = self.header.min_ts;
-                let g = l.gcd;
-                l.deltas.all_shared(&l.frame, self.rows(), |d| {
-                    prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
-                    prev
-                })
-            }
+            Some(l) => decode_timestamps(l, self.header.min_ts, self.rows()),
             None => Vec::new().into(),
         })
     }
@@ -1852,6 +1845,39 @@ fn read_row_templates(
         return Err(c.err("row template out of range"));
     }
     Ok(row_tpl)
+}
+
+/// A version-2 directory's row timestamps. Rows are in time order, so
+/// every delta is non-negative and its zigzag form is twice it: the deltas
+/// are added as `d >> 1` (and multiplied by the divisor only when it is
+/// not 1), with the low bits of all of them or-ed together on the way; a
+/// delta with its low bit set (a negative one, which the store never
+/// writes) has the block decoded again the general way.
+fn decode_timestamps(l: &TsLayout<'_>, min_ts: i64, rows: usize) -> Arc<[i64]> {
+    let g = l.gcd;
+    let mut odd = 0u64;
+    let mut prev = min_ts;
+    let ts = if g == 1 {
+        l.deltas.all_shared(&l.frame, rows, |d| {
+            odd |= d;
+            prev = prev.wrapping_add((d >> 1) as i64);
+            prev
+        })
+    } else {
+        l.deltas.all_shared(&l.frame, rows, |d| {
+            odd |= d;
+            prev = prev.wrapping_add(((d >> 1) as i64).wrapping_mul(g));
+            prev
+        })
+    };
+    if odd & 1 == 0 {
+        return ts;
+    }
+    let mut prev = min_ts;
+    l.deltas.all_shared(&l.frame, rows, |d| {
+        prev = prev.wrapping_add(unzigzag(d).wrapping_mul(g));
+        prev
+    })
 }
 
 fn read_row_timestamps(

@@ -440,6 +440,31 @@ fn timestamps_read_backward_match_the_full_decode() {
     }
 }
 
+/// The format allows a delta below zero (the store never writes one: it
+/// sorts each stream's rows), and a reader decodes it, though it adds
+/// the deltas of rows in time order the fast way first.
+#[test]
+fn timestamps_out_of_time_order_still_decode() {
+    let mut w = Workload::new(5);
+    for (gap, shuffle) in [(1i64, 5usize), (1_000, 7), (3, 97)] {
+        let times: Vec<i64> = (0..200i64)
+            .map(|i| {
+                let j = (i as usize * shuffle) % 200;
+                10_000 + j as i64 * gap
+            })
+            .collect();
+        let mut b = BlockBuilder::new();
+        for &t in &times {
+            let (_, l) = w.line();
+            b.push(t, &l, &[]);
+        }
+        let mut buf = Vec::new();
+        b.finish(3, &mut buf);
+        let r = BlockReader::open(&buf).unwrap();
+        assert_eq!(r.timestamps(), &times[..], "gap {gap}");
+    }
+}
+
 #[test]
 fn a_reader_given_the_kept_directory_reads_what_a_fresh_one_does() {
     let mut w = Workload::new(9);

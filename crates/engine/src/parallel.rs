@@ -42,6 +42,16 @@ fn pool() -> &'static rayon::ThreadPool {
     })
 }
 
+/// Starts the query pool now instead of at the first query, and returns
+/// once every worker thread is running: a server calls this while it opens,
+/// so its first query does not pay for creating threads (nor for reading
+/// the cgroup files that tell the CPU count).
+pub fn start() -> usize {
+    let pool = pool();
+    pool.broadcast(|_| ());
+    pool.current_num_threads()
+}
+
 /// Runs `f` on the query pool (its parallel iterators use the pool's workers).
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     pool().install(f)
@@ -65,6 +75,20 @@ pub fn map_shards<R: Send>(f: impl Fn(Shard) -> R + Sync + Send) -> Vec<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_runs_every_worker_and_is_idempotent() {
+        let n = start();
+        assert!(n >= 1);
+        assert_eq!(start(), n);
+        let names = pool().broadcast(|_| std::thread::current().name().map(str::to_string));
+        assert_eq!(names.len(), n);
+        if std::env::var_os("RUNAKEFLI_QUERY_THREADS").is_none() {
+            assert!(names.iter().all(|x| x
+                .as_deref()
+                .is_some_and(|x| x.starts_with("runakefli-query-"))));
+        }
+    }
 
     #[test]
     fn every_stream_in_exactly_one_shard_and_results_in_order() {

@@ -135,6 +135,8 @@ impl AppState {
         // With credentials the tenant is always the credential's.
         config.multi_tenant |= auth.is_some();
         let store = Store::open(&config)?;
+        let threads = runakefli_engine::parallel::start();
+        tracing::debug!(threads, "query pool started");
         let engine = Engine::new(
             store.reads(),
             QueryLimits {

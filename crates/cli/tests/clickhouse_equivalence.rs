@@ -1263,8 +1263,9 @@ fn field_plans_answer_alike(
 }
 
 /// Lines at the edges of duration, byte-size and `ip()` label filters (plain
-/// dotted quads decided in SQL; ports, leading zeros, IPv6, two addresses
-/// are the engine's): one number
+/// dotted quads and plain IPv6 addresses decided in SQL; ports, leading
+/// zeros, zones, dotted IPv6 tails, `::` alone, two addresses are the
+/// engine's): one number
 /// and one unit (decided in SQL where the engine's `f64` product is
 /// provably whole or, for sizes, within 2^53), fractions, every unit and
 /// case, several components, signs, `0` alone, a missing or unknown unit,
@@ -1327,6 +1328,15 @@ const DURATION_EDGE_LINES: &[&str] = &[
     r#"level=info addr="10.0.0.1 10.0.0.2""#,
     "level=info addr=",
     r#"{"level":"warn","addr":"10.9.9.9"}"#,
+    "level=info addr=2001:db8::1",
+    "level=error addr=2001:DB8:0:0:0:0:0:ff",
+    "level=info addr=2001:0db9::1",
+    "level=info addr=::",
+    "level=info addr=fe80::1%eth0",
+    "level=info addr=::ffff:10.1.2.3",
+    "level=info addr=12345::1",
+    "level=info addr=1::2::3",
+    r#"{"level":"warn","addr":"2001:db8:ffff::"}"#,
 ];
 
 /// Streams of [`DURATION_EDGE_LINES`].
@@ -1339,8 +1349,8 @@ fn duration_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
     )
 }
 
-/// Duration, byte-size and IPv4 `ip()` label filters (`| logfmt | took >
-/// 1s`, `size > 3MiB`, `addr = ip("10.0.0.0/8")`, in `and`/`or`, after
+/// Duration, byte-size and IPv4 and IPv6 `ip()` label filters (`| logfmt | took >
+/// 1s`, `size > 3MiB`, `addr = ip("10.0.0.0/8")`, `ip("2001:db8::/32")`, in `and`/`or`, after
 /// `| json`) and `duration()`/`bytes()` unwraps are answered in SQL where
 /// the SQL reads the value as the engine does and by the engine for the
 /// rest (residual rows), with
@@ -1376,6 +1386,13 @@ fn duration_size_and_ip_filters_answer_in_sql_like_the_reference() {
         format!(r#"{j} | addr = ip("10.0.0.0/8")"#),
         format!(r#"{l} | addr != ip("192.168.1.10-192.168.1.20") or level="error""#),
         format!(r#"sum by (addr) (count_over_time({l} | addr = ip("10.1.2.3") [5m]))"#),
+        format!(r#"{l} | addr = ip("2001:db8::/32")"#),
+        format!(r#"{j} | addr = ip("2001:db8::/32")"#),
+        format!(r#"{l} | addr != ip("::1") or level="error""#),
+        format!(r#"{l} | addr = ip("::/0")"#),
+        format!(
+            r#"sum by (addr) (count_over_time({l} | addr = ip("2345::-2345::ffff") or addr = ip("fe80::/10") [5m]))"#
+        ),
         // `duration()`/`bytes()` unwraps: values in seconds and bytes.
         format!(r#"max_over_time({l} | unwrap duration(took) | __error__="" [5m]) by (app)"#),
         format!(

@@ -1397,6 +1397,99 @@ fn exact_ipv4_addresses_are_the_engines_addresses() {
     assert!(given > 500, "only {given} addresses decided in SQL");
 }
 
+/// `sql::exact_ipv6` gives an address only for a plain IPv6 address (hex
+/// groups and at most one `::`, no zone, no IPv4 part), and then the
+/// address Rust reads from the whole text (the engine's `ip()` filter reads
+/// such a text as one address): listed forms and thousands of generated
+/// ones (compressed anywhere, upper case, leading zeros, five-digit and
+/// empty groups, a second `::`, too many groups, zones, dotted tails) are
+/// given exactly when Rust reads them, but `::` alone (the engine finds no
+/// address in it).
+#[test]
+fn exact_ipv6_addresses_are_the_engines_addresses() {
+    use std::net::Ipv6Addr;
+    let c = front::client("ipv6");
+    schema::ensure(&c).unwrap();
+    let mut texts: Vec<String> = [
+        "::1",
+        "::",
+        "2001:db8::1",
+        "2001:DB8::1",
+        "2001:0db8:0000:0000:0000:0000:0000:0001",
+        "1:2:3:4:5:6:7:8",
+        "1:2:3:4:5:6:7::",
+        "::2:3:4:5:6:7:8",
+        "1::8",
+        "1:2:3:4:5:6:7:8:9",
+        "1::2::3",
+        "12345::1",
+        ":1:2:3:4:5:6:7",
+        "1:2:3:4:5:6:7:",
+        "1:::2",
+        "fe80::1%eth0",
+        "::ffff:1.2.3.4",
+        "1.2.3.4",
+        "",
+        " ::1",
+        "::1 ",
+        "g::1",
+        "[::1]",
+        "::1/128",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut next = generator(0x0fed_cba9_8765_4321u64);
+    for _ in 0..3000 {
+        let groups = 1 + next(9) as usize;
+        let mut parts: Vec<String> = (0..groups)
+            .map(|_| match next(14) {
+                0 => String::new(),
+                1 => format!("{:05x}", next(0x10_0000)),
+                2 => format!("{:04X}", next(0x1_0000)),
+                3 => format!("{:04x}", next(0x100)),
+                _ => format!("{:x}", next(0x1_0000)),
+            })
+            .collect();
+        // A `::` (an empty group) somewhere, sometimes two.
+        for _ in 0..next(3) {
+            let at = next(parts.len() as u64 + 1) as usize;
+            parts.insert(at, String::new());
+        }
+        let mut t = parts.join(":");
+        if t.starts_with(':') && !t.starts_with("::") {
+            t.insert(0, ':');
+        }
+        if t.ends_with(':') && !t.ends_with("::") {
+            t.push(':');
+        }
+        match next(25) {
+            0 => t.push_str("%eth0"),
+            1 => t.push_str(":1.2.3.4"),
+            _ => {}
+        }
+        texts.push(t);
+    }
+    for _ in 0..500 {
+        // Canonical forms (Rust's printing), IPv4-mapped ones among them.
+        let a = (u128::from(next(1 << 32)) << 96) | u128::from(next(1 << 16));
+        texts.push(Ipv6Addr::from(a).to_string());
+    }
+    let got = each_text_in_sql(&c, &format!("hex({})", sql::exact_ipv6("t")), &texts);
+    let mut given = 0;
+    for (t, v) in texts.iter().zip(got) {
+        let plain = t.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') && t != "::";
+        let rust = t.parse::<Ipv6Addr>().ok().filter(|_| plain);
+        let have = v
+            .as_deref()
+            .filter(|h| !h.is_empty())
+            .map(|h| u128::from_str_radix(h, 16).unwrap());
+        assert_eq!(have, rust.map(u128::from), "{t:?}");
+        given += usize::from(have.is_some());
+    }
+    assert!(given > 1000, "only {given} addresses decided in SQL");
+}
+
 /// `sql::exact_bytes` gives a size's bytes only where they are the
 /// engine's (`parse_humanized_bytes`, go-humanize's `ParseBytes`): listed
 /// forms in every unit and case are decided, the rest (spaces, `,`, signs,

@@ -111,6 +111,14 @@ impl IpPattern {
             _ => None,
         }
     }
+
+    /// The first and last address of an IPv6 pattern as numbers (an IPv6
+    /// address is in the pattern exactly when its number is within them);
+    /// `None` for an IPv4 pattern and for a zoned address (which matches
+    /// nothing).
+    pub fn ipv6_range(&self) -> Option<(u128, u128)> {
+        (self.lo.0 && self.hi.0 && !self.never).then_some((self.lo.1, self.hi.1))
+    }
 }
 
 #[cfg(test)]
@@ -130,10 +138,39 @@ mod tests {
         assert_eq!(r("::1"), None);
         assert_eq!(r("2001:db8::/32"), None);
         for p in ["10.0.0.0/8", "192.168.1.10-192.168.1.20", "10.0.0.1"] {
+            assert_eq!(IpPattern::parse(p).unwrap().ipv6_range(), None);
             let pat = IpPattern::parse(p).unwrap();
             let (lo, hi) = pat.ipv4_range().unwrap();
             for n in [lo.wrapping_sub(1), lo, hi, hi.wrapping_add(1)] {
                 let ip = IpAddr::V4(n.into());
+                assert_eq!(pat.contains(ip), (lo..=hi).contains(&n), "{p} {ip}");
+            }
+        }
+    }
+
+    #[test]
+    fn ipv6_patterns_give_their_range() {
+        let r = |p: &str| IpPattern::parse(p).unwrap().ipv6_range();
+        assert_eq!(r("::1"), Some((1, 1)));
+        assert_eq!(
+            r("2001:db8::/32"),
+            Some((
+                0x2001_0db8u128 << 96,
+                (0x2001_0db8u128 << 96) | ((1u128 << 96) - 1)
+            ))
+        );
+        assert_eq!(r("::/0"), Some((0, u128::MAX)));
+        assert_eq!(
+            r("fe80::1-fe80::9"),
+            Some(((0xfe80u128 << 112) | 1, (0xfe80u128 << 112) | 9))
+        );
+        // A zoned address matches nothing: no range.
+        assert_eq!(r("fe80::1%eth0"), None);
+        for p in ["2001:db8::/32", "fe80::1-fe80::9", "::1"] {
+            let pat = IpPattern::parse(p).unwrap();
+            let (lo, hi) = pat.ipv6_range().unwrap();
+            for n in [lo.wrapping_sub(1), lo, hi, hi.wrapping_add(1)] {
+                let ip = IpAddr::V6(n.into());
                 assert_eq!(pat.contains(ip), (lo..=hi).contains(&n), "{p} {ip}");
             }
         }

@@ -12,7 +12,7 @@ mod mask;
 mod query;
 mod regex;
 
-pub use fields::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4};
+pub use fields::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4, exact_ipv6};
 use filter::contains_pattern;
 pub use filter::{line_filter, matcher, time_range};
 pub use lines::{keyset_condition, lines_read_query, LinesKey, LinesRead};

@@ -3,7 +3,9 @@
 //! the text, `lu{i}` whether it is undecided, `lf{i}` its exact number, see
 //! `super::json::Label` and `super::number`).
 
-use super::number::{exact_bytes, exact_duration_ns, exact_ipv4, float_compare, sql_cmp};
+use super::number::{
+    exact_bytes, exact_duration_ns, exact_ipv4, exact_ipv6, float_compare, ipv6_literal, sql_cmp,
+};
 use crate::sql::{quote, selector_regex};
 use crate::Error;
 use runakefli_logql::humanize::loki_bytes_round_trip;
@@ -98,20 +100,35 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
                 undecided: format!("(lu{i} OR (isNull({bytes}) AND isNotNull(lv{i})))"),
             }
         }
-        // An IPv4 pattern over values that are plain dotted quads; an
-        // absent label drops the row (`!=` too, as in Loki); other values
-        // are the engine's. IPv6 patterns are declined.
+        // An IPv4 pattern over values that are plain dotted quads, an IPv6
+        // pattern over values that are plain IPv6 addresses; an absent
+        // label drops the row (`!=` too, as in Loki); other values are the
+        // engine's. A zoned address (it matches nothing) is declined.
         LabelFilterExpr::Ip {
             name,
             negated,
             pattern,
         } => {
-            let (lo, hi) = IpPattern::parse(pattern)
-                .ok()
-                .and_then(|p| p.ipv4_range())
-                .ok_or_else(|| Error::Unsupported(format!("ip({pattern:?}) is not IPv4")))?;
+            let p = IpPattern::parse(pattern)
+                .map_err(|_| Error::Unsupported(format!("ip({pattern:?}) does not parse")))?;
             let i = col(name);
-            let n = exact_ipv4(&format!("lv{i}"));
+            let (n, lo, hi) = match (p.ipv4_range(), p.ipv6_range()) {
+                (Some((lo, hi)), _) => (
+                    exact_ipv4(&format!("lv{i}")),
+                    lo.to_string(),
+                    hi.to_string(),
+                ),
+                (None, Some((lo, hi))) => (
+                    exact_ipv6(&format!("lv{i}")),
+                    ipv6_literal(lo),
+                    ipv6_literal(hi),
+                ),
+                (None, None) => {
+                    return Err(Error::Unsupported(format!(
+                        "ip({pattern:?}) matches nothing"
+                    )))
+                }
+            };
             Compiled {
                 keep: format!(
                     "(isNotNull({n}) AND ({n} BETWEEN {lo} AND {hi}) != {})",
@@ -228,7 +245,20 @@ pub(super) mod tests {
             c.keep,
             format!("(isNotNull({n}) AND ({n} BETWEEN 167772160 AND 184549375) != 1)")
         );
-        for declined in [r#"addr = ip("2001:db8::/32")"#, r#"level=~"\\d+""#] {
+        let c = compiled(r#"addr = ip("2001:db8::/32")"#).unwrap();
+        let n = exact_ipv6("lv1");
+        assert_eq!(
+            c.keep,
+            format!(
+                "(isNotNull({n}) AND ({n} BETWEEN toIPv6('2001:0db8:0000:0000:0000:0000:0000:0000') \
+                 AND toIPv6('2001:0db8:ffff:ffff:ffff:ffff:ffff:ffff')) != 0)"
+            )
+        );
+        assert_eq!(
+            c.undecided,
+            format!("(lu1 OR (isNull({n}) AND isNotNull(lv1)))")
+        );
+        for declined in [r#"addr = ip("fe80::1%eth0")"#, r#"level=~"\\d+""#] {
             assert!(compiled(declined).is_err(), "{declined}");
         }
     }

@@ -51,7 +51,7 @@ mod json;
 mod logfmt;
 mod number;
 
-pub use number::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4};
+pub use number::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4, exact_ipv6};
 
 use super::group::{distinct_rows, key_array, labels_plan};
 use super::{bucket_expr, quote};
@@ -416,6 +416,10 @@ mod tests {
         assert!(q.contains(&exact_duration_ns("lv1")), "{q}");
         let mut ip = p.clone();
         ip.fields.as_mut().unwrap().filters = vec![ff(r#"addr = ip("::1")"#, &["addr"])];
+        let q = crate::sql::buckets_query(&ip, &Default::default()).unwrap();
+        assert!(q.contains(&crate::sql::exact_ipv6("lv1")), "{q}");
+        // A zoned address matches nothing: declined.
+        ip.fields.as_mut().unwrap().filters = vec![ff(r#"addr = ip("fe80::1%eth0")"#, &["addr"])];
         declined.push(ip);
         let mut by_stream = p;
         if let PlanOutput::Buckets(b) = &mut by_stream.output {
@@ -482,7 +486,7 @@ mod tests {
             "{q}"
         );
         // Undecidable pieces decline as in bucket plans.
-        p.fields.as_mut().unwrap().filters = vec![ff(r#"addr = ip("::1")"#, &["addr"])];
+        p.fields.as_mut().unwrap().filters = vec![ff(r#"addr = ip("fe80::1%eth0")"#, &["addr"])];
         assert!(crate::sql::lines_query(&p, &Default::default()).is_err());
     }
 

@@ -119,6 +119,40 @@ pub fn exact_ipv4(t: &str) -> String {
     )
 }
 
+/// A plain IPv6 address of eight groups of one to four hex digits (no
+/// zone, no IPv4 part).
+const IPV6_FULL: &str = r"^([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}$";
+
+/// A plain IPv6 address with one `::` (groups of one to four hex digits on
+/// either side, no zone, no IPv4 part); at most seven groups.
+const IPV6_SHORT: &str =
+    r"^(([0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{1,4})?::(([0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{1,4})?$";
+
+/// `Nullable(IPv6)`: the address of the text `t` where `t` is a plain IPv6
+/// address ([`IPV6_FULL`], or [`IPV6_SHORT`] with one to seven groups); else
+/// `NULL` (the engine's). The engine's `ip()` filter looks for addresses in
+/// the text as in a line: such a text starts with an IPv6 hint (`::` and a
+/// hex digit, or one to four hex digits and `:`) and is one run of address
+/// characters, so the engine reads exactly this one address (`::` alone
+/// starts with no hint: the engine's).
+pub fn exact_ipv6(t: &str) -> String {
+    format!(
+        "if(match({t}, {}) OR (match({t}, {}) AND countMatches({t}, '[0-9a-fA-F]+') BETWEEN 1 AND 7), \
+         toIPv6OrNull({t}), NULL)",
+        quote(IPV6_FULL),
+        quote(IPV6_SHORT)
+    )
+}
+
+/// An IPv6 address as a ClickHouse `IPv6` literal, written in full (eight
+/// groups of four hex digits: no compressed or dotted form to read).
+pub(super) fn ipv6_literal(a: u128) -> String {
+    let groups: Vec<String> = (0..8)
+        .map(|k| format!("{:04x}", (a >> (112 - 16 * k)) & 0xffff))
+        .collect();
+    format!("toIPv6('{}')", groups.join(":"))
+}
+
 /// `Nullable(String)`: the text of the top-level member `key` (of
 /// `[A-Za-z0-9_]`) of the JSON object `line` whose value `member` (a
 /// `Dynamic`) ClickHouse typed `Float64`, as written in the line; `NULL`

@@ -276,8 +276,9 @@ impl Part {
         info.bytes = len as u64;
         // Keep the headers of columnar blocks (every query reads them).
         // Reading them faults in the pages around each: keep mapped what
-        // most queries read of each columnar block — header, bloom and
-        // directory frame — and drop the rest (column frames, raw blocks, the
+        // most queries read of each columnar block — header, bloom,
+        // directory frame, and its metadata and small payloads when stored
+        // uncompressed — and drop the rest (column frames, raw blocks, the
         // dictionaries and index already read into memory) from the resident
         // set as the reading goes (it stays in the page cache). A first query
         // after a restart then does not fault a page in for every block it
@@ -307,8 +308,9 @@ impl Part {
                     None => BLOOM_UNCHECKED,
                 };
                 bloom_checked.push(AtomicU8::new(bloom));
-                if let Some(range) = resident::keep_range(b, h.as_ref()) {
-                    opening.keep(range);
+                resident::keep_ranges(b, h.as_ref(), |range| opening.keep(range));
+                if let Some(head) = resident::head_range(b, h.as_ref()) {
+                    opening.head(head);
                 }
                 h
             })
@@ -366,7 +368,7 @@ impl Part {
             obsolete: AtomicBool::new(false),
             headers,
             block_logs,
-            data_pages: resident::DataPages::new(opening.kept()),
+            data_pages: resident::DataPages::new(opening.heads()),
             bloom_checked,
             dicts,
             damage: damage::DamageLog::new(blocks_len),

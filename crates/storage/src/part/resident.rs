@@ -1,7 +1,8 @@
 //! How much of a part's mapping stays in the process's resident set.
 //!
 //! A part is read through one read-only mapping of its file. The pages every
-//! query reads — each columnar block's header, bloom and directory frame —
+//! query reads — each columnar block's header, bloom and directory frame,
+//! and its metadata and small-payload frames when stored uncompressed —
 //! stay mapped from the part's opening on ([`keep_ranges`]); everything
 //! else is dropped from the mapping as soon as the opening has read it
 //! ([`OpeningRelease`]), and the data frames that queries read later are
@@ -18,7 +19,7 @@
 //! a bounded window of it instead of the whole file, and the peak resident
 //! set while querying stays bounded by the kept pages plus that window.
 
-use crate::block::layout::BlockHeader;
+use crate::block::layout::{BlockHeader, CODEC_NONE, FRAME_METADATA, FRAME_SMALL};
 use crate::block::reader::BlockLog;
 use memmap2::Mmap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -35,9 +36,60 @@ pub(super) const PAGE: usize = 4096;
 /// before the pages outside the kept ranges are dropped.
 const OPENING_WINDOW_BYTES: usize = 16 << 20;
 
-/// The byte range of block `b` that most queries read: its header, bloom
-/// and directory frame (`None` when its header did not decode).
-pub(super) fn keep_range(
+/// The frames after the directory that queries read in place when they are
+/// stored uncompressed: structured metadata (frame 2, read for the names a
+/// fields plan checks) and the payloads under 256 bytes (frame 3: most
+/// columns' entry indexes). Compressed frames are read with `pread`, not
+/// through the mapping, and template texts (frame 1) are read once per
+/// template of the part, so neither is kept.
+const KEPT_FRAMES: [usize; 2] = [FRAME_METADATA, FRAME_SMALL];
+
+/// Calls `keep` with the byte ranges of block `b` that most queries read
+/// through the mapping, in file order: its header, bloom and directory
+/// frame, and its [`KEPT_FRAMES`] that are stored uncompressed (a range
+/// starting in the page another ends in is merged with it). Nothing when
+/// its header did not decode.
+pub(super) fn keep_ranges(
+    b: &BlockRef,
+    h: Option<&Arc<BlockHeader<'static>>>,
+    mut keep: impl FnMut((usize, usize)),
+) {
+    let Some(h) = h else { return };
+    let Some(dir) = h.frames.first() else { return };
+    let start = b.offset as usize;
+    let len = b.len as usize;
+    let at = |off: usize| start.saturating_add(off.min(len));
+    let mut frame_start = h.body_start.saturating_add(dir.stored_len);
+    let mut cur = (start, at(frame_start));
+    for (i, f) in h.frames.iter().enumerate().skip(1) {
+        let (from, to) = (
+            at(frame_start),
+            at(frame_start.saturating_add(f.stored_len)),
+        );
+        frame_start = frame_start.saturating_add(f.stored_len);
+        if i > FRAME_SMALL {
+            break;
+        }
+        if !KEPT_FRAMES.contains(&i) || f.codec != CODEC_NONE || from == to {
+            continue;
+        }
+        if from <= cur.1.next_multiple_of(PAGE) {
+            cur.1 = to;
+        } else {
+            keep(cur);
+            cur = (from, to);
+        }
+    }
+    keep(cur);
+}
+
+/// The byte range of block `b`'s header, bloom and directory frame (`None`
+/// when its header did not decode). Its pages are the kept pages the
+/// resident budgets are measured from; the [`KEPT_FRAMES`] kept besides
+/// count against the mapped-data budget
+/// ([`crate::config::PART_MAPPED_DATA_MAX_BYTES`]), so keeping them does
+/// not raise the bound on the resident set.
+pub(super) fn head_range(
     b: &BlockRef,
     h: Option<&Arc<BlockHeader<'static>>>,
 ) -> Option<(usize, usize)> {
@@ -47,10 +99,11 @@ pub(super) fn keep_range(
     Some((start, start.saturating_add(dir_end.min(b.len as usize))))
 }
 
-/// The whole pages of block `b` outside its kept range: its data frames.
+/// The whole pages of block `b` after its kept ranges: its data frames.
 fn data_pages(b: &BlockRef, h: Option<&Arc<BlockHeader<'static>>>) -> Option<(usize, usize)> {
-    let (_, kept_end) = keep_range(b, h)?;
-    let from = kept_end.next_multiple_of(PAGE);
+    let mut kept_end = None;
+    keep_ranges(b, h, |(_, end)| kept_end = Some(end));
+    let from = kept_end?.next_multiple_of(PAGE);
     let end = (b.offset as usize + b.len as usize) / PAGE * PAGE;
     (end > from).then_some((from, end))
 }
@@ -62,8 +115,9 @@ pub(super) struct OpeningRelease {
     released_to: usize,
     /// Kept ranges that may share a page with what is not dropped yet.
     keep: Vec<(usize, usize)>,
-    /// Every kept range.
-    kept: Vec<(usize, usize)>,
+    /// Every head range ([`head_range`]): the kept pages the resident
+    /// budgets are measured from.
+    heads: Vec<(usize, usize)>,
 }
 
 impl OpeningRelease {
@@ -71,19 +125,23 @@ impl OpeningRelease {
         OpeningRelease {
             released_to: 0,
             keep: Vec::new(),
-            kept: Vec::new(),
+            heads: Vec::new(),
         }
     }
 
     /// Notes a kept range (in file order).
     pub(super) fn keep(&mut self, range: (usize, usize)) {
         self.keep.push(range);
-        self.kept.push(range);
     }
 
-    /// Every kept range noted, in file order.
-    pub(super) fn kept(&self) -> &[(usize, usize)] {
-        &self.kept
+    /// Notes a block's head range (in file order).
+    pub(super) fn head(&mut self, range: (usize, usize)) {
+        self.heads.push(range);
+    }
+
+    /// Every head range noted, in file order.
+    pub(super) fn heads(&self) -> &[(usize, usize)] {
+        &self.heads
     }
 
     /// The opening has read everything before `at`: once that is more than
@@ -115,13 +173,13 @@ impl OpeningRelease {
 /// opened on it ([`DataPages::reader_opened`]).
 const CHECK_EVERY_READERS: u32 = 128;
 
-/// Bytes of the kept ranges (whole pages) of every open part.
+/// Bytes of the head ranges ([`head_range`], whole pages) of every open part.
 static KEPT_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Bounds the data pages of one part that stay mapped after queries read
 /// them (see the module documentation).
 pub(super) struct DataPages {
-    /// Whole pages of this part's kept ranges (counted in [`KEPT_BYTES`]
+    /// Whole pages of this part's head ranges (counted in [`KEPT_BYTES`]
     /// while the part is open).
     kept_bytes: usize,
     /// Readers opened since the last check.
@@ -131,9 +189,9 @@ pub(super) struct DataPages {
 }
 
 impl DataPages {
-    /// A part whose kept ranges are `keep` (in file order).
-    pub(super) fn new(keep: &[(usize, usize)]) -> Self {
-        let kept_bytes = keep
+    /// A part whose head ranges ([`head_range`]) are `heads` (in file order).
+    pub(super) fn new(heads: &[(usize, usize)]) -> Self {
+        let kept_bytes = heads
             .iter()
             .map(|&(from, end)| end.next_multiple_of(PAGE) - from / PAGE * PAGE)
             .sum();
@@ -459,6 +517,86 @@ pub(super) fn release_pages(map: &Mmap, from: usize, end: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::layout::{FrameInfo, CODEC_ZSTD};
+
+    /// A block at `offset` whose body starts at `body_start` with frames of
+    /// `(codec, stored_len)`.
+    fn block(
+        offset: u64,
+        body_start: usize,
+        frames: &[(u8, usize)],
+    ) -> (BlockRef, Arc<BlockHeader<'static>>) {
+        let len = body_start + frames.iter().map(|f| f.1).sum::<usize>();
+        let b = BlockRef {
+            offset,
+            len: len as u32,
+            crc: 0,
+            meta: crate::block::BlockMeta {
+                rows: 1,
+                min_ts: 0,
+                max_ts: 0,
+                line_bytes: 0,
+            },
+            index: 0,
+        };
+        let h = BlockHeader {
+            version: 2,
+            rows: 1,
+            min_ts: 0,
+            max_ts: 0,
+            line_bytes: 0,
+            has_grams: false,
+            boundaries: 0,
+            frames: frames
+                .iter()
+                .map(|&(codec, stored_len)| FrameInfo {
+                    codec,
+                    stored_len,
+                    raw_len: stored_len,
+                    crc: None,
+                })
+                .collect(),
+            templates: Vec::new(),
+            columns: Vec::new(),
+            briefs: Vec::new(),
+            bloom: 0..0,
+            bloom_crc: None,
+            body_start,
+        };
+        (b, Arc::new(h))
+    }
+
+    fn ranges(b: &BlockRef, h: &Arc<BlockHeader<'static>>) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        keep_ranges(b, Some(h), |r| v.push(r));
+        v
+    }
+
+    #[test]
+    fn kept_ranges_are_the_head_and_the_stored_metadata_and_small_frames() {
+        let (n, z) = (CODEC_NONE, CODEC_ZSTD);
+        // Directory, template texts, metadata, small payloads, a column.
+        let (b, h) = block(8192, 100, &[(n, 50), (n, 30), (n, 20), (n, 40), (n, 9000)]);
+        // Template texts (frame 1) sit between: in the head's page, merged.
+        assert_eq!(ranges(&b, &h), vec![(8192, 8192 + 240)]);
+        // The resident budgets count the head alone.
+        assert_eq!(head_range(&b, Some(&h)), Some((8192, 8192 + 150)));
+        assert_eq!(data_pages(&b, Some(&h)), Some((12288, 16384)));
+        // Compressed frames are read with `pread`: not kept.
+        let (b, h) = block(0, 100, &[(n, 50), (n, 30), (z, 20), (z, 40), (n, 9000)]);
+        assert_eq!(ranges(&b, &h), vec![(0, 150)]);
+        // A stored frame pages away from the head is a range of its own; the
+        // data pages start after it.
+        let (b, h) = block(0, 100, &[(n, 50), (z, 10_000), (n, 20), (n, 40), (n, 9000)]);
+        assert_eq!(ranges(&b, &h), vec![(0, 150), (10_150, 10_210)]);
+        assert_eq!(data_pages(&b, Some(&h)), Some((12288, 16384)));
+        // Empty frames (no metadata) add nothing; no header, no range.
+        let (b, h) = block(0, 100, &[(n, 50), (n, 0), (n, 0), (n, 0)]);
+        assert_eq!(ranges(&b, &h), vec![(0, 150)]);
+        let mut none = Vec::new();
+        keep_ranges(&b, None, |r| none.push(r));
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn page_gaps_leave_every_page_with_a_kept_byte() {

@@ -54,22 +54,23 @@ pub(super) fn keep_ranges(
     h: Option<&Arc<BlockHeader<'static>>>,
     mut keep: impl FnMut((usize, usize)),
 ) {
-    let Some(h) = h else { return };
-    let Some(dir) = h.frames.first() else { return };
-    let start = b.offset as usize;
-    let len = b.len as usize;
-    let at = |off: usize| start.saturating_add(off.min(len));
-    let mut frame_start = h.body_start.saturating_add(dir.stored_len);
-    let mut cur = (start, at(frame_start));
-    for (i, f) in h.frames.iter().enumerate().skip(1) {
-        let (from, to) = (
-            at(frame_start),
-            at(frame_start.saturating_add(f.stored_len)),
-        );
+    let (Some(header), Some(mut cur)) = (h, head_range(b, h)) else {
+        return;
+    };
+    let at = |off: usize| (b.offset as usize).saturating_add(off.min(b.len as usize));
+    let mut frame_start = header
+        .body_start
+        .saturating_add(header.frames[0].stored_len);
+    for (i, f) in header
+        .frames
+        .iter()
+        .enumerate()
+        .take(FRAME_SMALL + 1)
+        .skip(1)
+    {
+        let from = at(frame_start);
         frame_start = frame_start.saturating_add(f.stored_len);
-        if i > FRAME_SMALL {
-            break;
-        }
+        let to = at(frame_start);
         if !KEPT_FRAMES.contains(&i) || f.codec != CODEC_NONE || from == to {
             continue;
         }

@@ -20,8 +20,8 @@ use super::encoding::{
 };
 use super::ints::{get_ints, IntsLayout};
 use super::layout::{
-    BlockHeader, ColumnKind, FrameInfo, SharedPlace, TemplateHead, CODEC_ZSTD, FRAME_DIRECTORY,
-    FRAME_METADATA, FRAME_TEMPLATES, METADATA_FORM_SETS,
+    BlockHeader, ColumnKind, FrameInfo, SharedPlace, TemplateHead, CODEC_NONE, CODEC_ZSTD,
+    FRAME_DIRECTORY, FRAME_METADATA, FRAME_TEMPLATES, METADATA_FORM_SETS,
 };
 use super::shape::{template_slots, SLOT};
 use super::shared::{SharedDict, SharedDicts};
@@ -206,6 +206,11 @@ impl BlockLog {
 
     fn has(&self, bits: u64) -> bool {
         self.verified.load(Ordering::Relaxed) & bits == bits
+    }
+
+    /// Whether frame `i`'s checksum was verified (and found sound).
+    pub fn frame_verified(&self, i: usize) -> bool {
+        i < 63 && self.has(1 << i)
     }
 
     /// Which templates some row uses (bit `t` for template `t`), when the
@@ -416,6 +421,7 @@ impl<'a> BlockReader<'a> {
         let v1 = header.version == 1;
         let mut r = Self::unread(src, header, dicts, log)?;
         let frame0 = r.frame(FRAME_DIRECTORY)?;
+
         if v1 {
             r.read_directory_v1(&frame0)?;
         } else {
@@ -944,6 +950,31 @@ impl<'a> BlockReader<'a> {
             nm = c.len(c.remaining())?;
         }
         (0..nm).map(|_| utf8(c.bytes()?)).collect()
+    }
+
+    /// [`Self::metadata_names`], handed to `f` as text borrowed from the
+    /// block (no string allocated): blocks of a part mostly share one set
+    /// of names, which the caller can then keep once.
+    pub fn with_metadata_names<R>(&self, f: impl FnOnce(&[&str]) -> R) -> Result<R, StorageError> {
+        if self.header.version < 2 {
+            let names = self.metadata_names()?;
+            let borrowed: Vec<&str> = names.iter().map(String::as_str).collect();
+            return Ok(f(&borrowed));
+        }
+        let frame = self.frame(FRAME_METADATA)?;
+        if frame.is_empty() {
+            return Ok(f(&[]));
+        }
+        let mut c = Cursor::new(&frame, "metadata");
+        let mut nm = c.len(c.remaining())?;
+        if nm == 0 && c.buf().get(c.pos()) == Some(&METADATA_FORM_SETS) {
+            c.u8()?;
+            nm = c.len(c.remaining())?;
+        }
+        let names = (0..nm)
+            .map(|_| std::str::from_utf8(c.bytes()?).map_err(|_| bad("metadata is not utf-8")))
+            .collect::<Result<Vec<&str>, StorageError>>()?;
+        Ok(f(&names))
     }
 
     /// True when some row has structured metadata (version 2: from the
@@ -1690,6 +1721,33 @@ pub fn check_directory(
     log.note_template_counts(per_tpl.as_ref());
     log.set(DIRECTORY_CHECKED);
     Ok(())
+}
+
+/// Verifies the checksums of `header`'s frames `frames` that are stored
+/// uncompressed, as their first reader would, and notes each sound one in
+/// `log` so that no reader computes it again. A part does this when it
+/// opens for the frames it keeps mapped (a block's metadata and small
+/// payloads), whose pages it maps in then anyway: a first query after a
+/// restart then reads them without checksumming whole frames of which it
+/// needs a few values. A frame that fails is not noted; the read that uses
+/// it reports it.
+pub fn verify_stored_frames(
+    src: &[u8],
+    header: &BlockHeader<'_>,
+    frames: &[usize],
+    log: &BlockLog,
+) {
+    let mut start = header.body_start;
+    for (i, f) in header.frames.iter().enumerate() {
+        let at = start;
+        start = start.saturating_add(f.stored_len);
+        if i >= 63 || !frames.contains(&i) || f.codec != CODEC_NONE || log.has(1 << i) {
+            continue;
+        }
+        if read_frame(src, at, f, true).is_ok() {
+            log.set(1 << i);
+        }
+    }
 }
 
 /// Where a version-2 directory frame keeps its row templates and timestamps

@@ -18,7 +18,7 @@ pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
 use crate::block::prune::{PackedHead, ProbeBlock, ProbeColumn};
-use crate::block::reader::{check_directory, BlockFile, BlockLog};
+use crate::block::reader::{check_directory, verify_stored_frames, BlockFile, BlockLog};
 use crate::block::shared::SharedDicts;
 use crate::block::{
     block_may_contain, decode_block_in, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
@@ -330,7 +330,9 @@ impl Part {
         // first query then reads only the rows' templates it needs instead of
         // unpacking and counting every row's (`BlockReader::row_template`).
         // A directory that fails is not noted as checked; the read that uses
-        // it reports it.
+        // it reports it. The kept frames stored uncompressed (metadata, small
+        // payloads) have their checksums verified here too, for the same
+        // reason: their pages are mapped in for queries anyway.
         for ((b, h), log) in blocks.iter().zip(&headers).zip(&block_logs) {
             let Some(h) = h.as_ref() else {
                 continue;
@@ -338,6 +340,7 @@ impl Part {
             let at = b.offset as usize;
             if let Some(src) = map.get(at..at.saturating_add(b.len as usize)) {
                 let _ = check_directory(src, h, Some(&dicts), log);
+                verify_stored_frames(src, h, &resident::KEPT_FRAMES, log);
             }
         }
         let versions = headers
@@ -471,7 +474,7 @@ impl Part {
         if let Some(names) = cell.get() {
             return Ok(names.clone());
         }
-        let names: Arc<[String]> = r.metadata_names()?.into();
+        let names = r.with_metadata_names(interned_names)?;
         Ok(cell.get_or_init(|| names).clone())
     }
 
@@ -796,6 +799,26 @@ impl Drop for Part {
     }
 }
 
+/// `names` as a shared list, the one this thread made last when it has the
+/// same names (most blocks of a part carry the same metadata names: one list
+/// kept for them all, no strings allocated per block).
+fn interned_names(names: &[&str]) -> Arc<[String]> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<Arc<[String]>>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some(kept) = last.as_ref() {
+            if kept.len() == names.len() && kept.iter().zip(names).all(|(k, n)| k == n) {
+                return kept.clone();
+            }
+        }
+        let made: Arc<[String]> = names.iter().map(|n| (*n).to_string()).collect();
+        *last = Some(made.clone());
+        made
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -979,6 +1002,73 @@ mod tests {
             let e = p.reader(&b).err().expect("a damaged directory is an error");
             assert!(e.to_string().contains("checksum"), "{e}");
         }
+    }
+
+    #[test]
+    fn kept_frames_are_verified_when_the_part_opens_and_damage_is_reported_on_read() {
+        use crate::block::layout::{CODEC_NONE, FRAME_SMALL};
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 5, BlockFormat::Columnar, 1).unwrap();
+        let line = |i: i64| {
+            let level = ["info", "warn", "error"][i as usize % 3];
+            format!(r#"{{"level":"{level}","user":"u{:03}","n":{i}}}"#, i % 7)
+        };
+        w.write_stream(1, (0..120).map(|i| Ok(entry(i, &line(i)))))
+            .unwrap();
+        let info = w.finish(5, 0).unwrap();
+        let path = d.path().join(crate::names::part_file(5));
+        let p = Part::open(&path, info.clone()).unwrap();
+        let b = p.stream_blocks(1)[0].clone();
+        let h = p.headers[b.index as usize]
+            .clone()
+            .expect("columnar header");
+        let small = &h.frames[FRAME_SMALL];
+        assert!(
+            small.codec == CODEC_NONE && small.stored_len > 0 && small.crc.is_some(),
+            "the block stores small payloads uncompressed, with a checksum"
+        );
+        assert!(
+            p.block_logs[b.index as usize].frame_verified(FRAME_SMALL),
+            "the opening verified the kept frame"
+        );
+        // The frame's first byte in the file.
+        let at = b.offset as usize
+            + h.body_start
+            + h.frames[..FRAME_SMALL]
+                .iter()
+                .map(|f| f.stored_len)
+                .sum::<usize>();
+        drop(p);
+
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[at] ^= 0x20;
+        std::fs::write(&path, &bytes).unwrap();
+        let p = Part::open(&path, info).unwrap();
+        assert!(
+            !p.block_logs[b.index as usize].frame_verified(FRAME_SMALL),
+            "a damaged frame is not noted as verified"
+        );
+        for _ in 0..2 {
+            let e = p
+                .reader(&b)
+                .and_then(|r| r.lines())
+                .expect_err("a damaged small-payload frame is an error when read");
+            assert!(e.to_string().contains("checksum"), "{e}");
+        }
+    }
+
+    #[test]
+    fn equal_metadata_names_share_one_list_and_others_get_their_own() {
+        let a = interned_names(&["pod", "trace_id"]);
+        let b = interned_names(&["pod", "trace_id"]);
+        assert!(Arc::ptr_eq(&a, &b), "the same names: the same list");
+        let c = interned_names(&["pod"]);
+        assert_eq!(&c[..], &["pod".to_string()][..]);
+        let d = interned_names(&["pod", "span_id"]);
+        assert_eq!(&d[..], &["pod".to_string(), "span_id".to_string()][..]);
+        assert!(interned_names(&[]).is_empty());
+        let e = interned_names(&["pod", "trace_id"]);
+        assert_eq!(&e[..], &a[..]);
     }
 
     #[test]

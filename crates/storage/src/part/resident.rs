@@ -42,7 +42,7 @@ const OPENING_WINDOW_BYTES: usize = 16 << 20;
 /// columns' entry indexes). Compressed frames are read with `pread`, not
 /// through the mapping, and template texts (frame 1) are read once per
 /// template of the part, so neither is kept.
-const KEPT_FRAMES: [usize; 2] = [FRAME_METADATA, FRAME_SMALL];
+pub(super) const KEPT_FRAMES: [usize; 2] = [FRAME_METADATA, FRAME_SMALL];
 
 /// Calls `keep` with the byte ranges of block `b` that most queries read
 /// through the mapping, in file order: its header, bloom and directory

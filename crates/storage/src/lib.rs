@@ -23,6 +23,7 @@ pub mod memtable;
 pub mod merge;
 pub mod merge_iter;
 pub mod names;
+mod padded;
 pub mod part;
 pub mod partition;
 pub mod quarantine;

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::Arc;
 
 use super::BlockRef;
+use crate::padded::Padded;
 
 /// Page size assumed for alignment (the smallest the platforms we run on use).
 pub(super) const PAGE: usize = 4096;
@@ -183,6 +184,15 @@ pub(super) struct DataPages {
     /// Whole pages of this part's head ranges (counted in [`KEPT_BYTES`]
     /// while the part is open).
     kept_bytes: usize,
+    /// Readers opened since the last check, and whether one thread checks
+    /// and drops now: written as every block opens, so on lines of their
+    /// own, not shared with the part's fields every reader reads.
+    opening: Padded<Opening>,
+}
+
+/// What [`DataPages`] updates as readers open.
+#[derive(Default)]
+struct Opening {
     /// Readers opened since the last check.
     readers: AtomicU32,
     /// One thread at a time checks and drops.
@@ -199,8 +209,7 @@ impl DataPages {
         KEPT_BYTES.fetch_add(kept_bytes, Ordering::Relaxed);
         DataPages {
             kept_bytes,
-            readers: AtomicU32::new(0),
-            busy: AtomicBool::new(false),
+            opening: Padded::default(),
         }
     }
 
@@ -218,12 +227,12 @@ impl DataPages {
         logs: &[BlockLog],
         max_bytes: usize,
     ) {
-        if self.readers.fetch_add(1, Ordering::Relaxed) + 1 < CHECK_EVERY_READERS
-            || self.busy.swap(true, Ordering::Acquire)
+        if self.opening.readers.fetch_add(1, Ordering::Relaxed) + 1 < CHECK_EVERY_READERS
+            || self.opening.busy.swap(true, Ordering::Acquire)
         {
             return;
         }
-        self.readers.store(0, Ordering::Relaxed);
+        self.opening.readers.store(0, Ordering::Relaxed);
         let kept = KEPT_BYTES.load(Ordering::Relaxed);
         let total_max = crate::config::RESIDENT_BEYOND_KEPT_MAX_BYTES;
         let now =
@@ -238,7 +247,7 @@ impl DataPages {
         if release {
             release_read_data(map, blocks, headers, logs);
         }
-        self.busy.store(false, Ordering::Release);
+        self.opening.busy.store(false, Ordering::Release);
     }
 }
 

@@ -26,6 +26,7 @@ pub mod names;
 mod padded;
 pub mod part;
 pub mod partition;
+mod prefetch;
 pub mod quarantine;
 pub mod retention;
 mod seam;

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::encoding::{
@@ -182,6 +182,9 @@ pub struct BlockLog {
     /// Bit `t` set: some row of the block uses template `t`, as counted when
     /// the directory was checked (0: not known, or more than 64 templates).
     templates_with_rows: AtomicU64,
+    /// A reader read the block's directory frame (so later queries find its
+    /// decoded forms cached, or its bytes fetched once already).
+    directory_read: AtomicBool,
 }
 
 impl BlockLog {
@@ -202,6 +205,11 @@ impl BlockLog {
         if self.data_read.load(Ordering::Relaxed) & bit == 0 {
             self.data_read.fetch_or(bit, Ordering::Relaxed);
         }
+    }
+
+    /// Whether a reader read the block's directory frame since the part opened.
+    pub fn directory_read(&self) -> bool {
+        self.directory_read.load(Ordering::Relaxed)
     }
 
     fn has(&self, bits: u64) -> bool {
@@ -421,6 +429,11 @@ impl<'a> BlockReader<'a> {
         let v1 = header.version == 1;
         let mut r = Self::unread(src, header, dicts, log)?;
         let frame0 = r.frame(FRAME_DIRECTORY)?;
+        if let Some(l) = log {
+            if !l.directory_read() {
+                l.directory_read.store(true, Ordering::Relaxed);
+            }
+        }
 
         if v1 {
             r.read_directory_v1(&frame0)?;

@@ -376,12 +376,19 @@ pub fn run(
     plan: &BucketPlan,
 ) -> Result<PlanAnswer, StorageError> {
     let next = AtomicUsize::new(0);
+    // Every unit's block is read when no line filter may skip it by its
+    // bloom: only then are the next units' blocks worth fetching ahead (a
+    // block skipped would be fetched for nothing, on every run).
+    let read_all = ctx.q.filters.is_empty();
     let results = on_workers(|| -> Result<Agg<'_>, StorageError> {
         let mut agg = Agg::new(plan);
         let mut cache = TemplateCache::default();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(u) = units.get(i) else { break };
+            if read_all {
+                super::units::prefetch_ahead(&units, i);
+            }
             ctx.check_deadline()?;
             run_unit(ctx, u, &mut agg, &mut cache).map_err(|e| ctx.unit_failed(u, e))?;
             ctx.over_bounds(agg.groups.len())?;

@@ -52,6 +52,36 @@ pub struct Unit {
     pub data: UnitData,
 }
 
+impl Unit {
+    /// Hints the CPU to fetch this unit's block header ahead of
+    /// [`Unit::prefetch`] (see [`crate::part::Part::prefetch_header`]).
+    pub fn prefetch_header(&self) {
+        if let UnitData::Columnar { part, block } = &self.data {
+            part.prefetch_header(block);
+        }
+    }
+
+    /// Hints the CPU to fetch what reading this unit first touches (see
+    /// [`crate::part::Part::prefetch_block`]).
+    pub fn prefetch(&self) {
+        if let UnitData::Columnar { part, block } = &self.data {
+            part.prefetch_block(block);
+        }
+    }
+}
+
+/// Hints the memory of the units after unit `i`, which this worker or
+/// another takes next: the next unit's block, the header of the one after
+/// (whose lists the next call then finds without waiting for it).
+pub(super) fn prefetch_ahead(units: &[Unit], i: usize) {
+    if let Some(u) = units.get(i + 1) {
+        u.prefetch();
+    }
+    if let Some(u) = units.get(i + 2) {
+        u.prefetch_header();
+    }
+}
+
 /// The sources of one stream within the inclusive time span `(lo, hi)`.
 pub fn stream_units(
     stream: usize,

@@ -53,16 +53,24 @@ pub struct Unit {
 }
 
 impl Unit {
-    /// Hints the CPU to fetch this unit's block header ahead of
-    /// [`Unit::prefetch`] (see [`crate::part::Part::prefetch_header`]).
+    /// Hints the CPU to fetch this unit's part entries, three units ahead
+    /// of its read (see [`crate::part::Part::prefetch_entries`]).
+    pub fn prefetch_entries(&self) {
+        if let UnitData::Columnar { part, block } = &self.data {
+            part.prefetch_entries(block);
+        }
+    }
+
+    /// Hints the CPU to fetch this unit's block header, two units ahead
+    /// (see [`crate::part::Part::prefetch_header`]).
     pub fn prefetch_header(&self) {
         if let UnitData::Columnar { part, block } = &self.data {
             part.prefetch_header(block);
         }
     }
 
-    /// Hints the CPU to fetch what reading this unit first touches (see
-    /// [`crate::part::Part::prefetch_block`]).
+    /// Hints the CPU to fetch what reading this unit first touches, a unit
+    /// ahead (see [`crate::part::Part::prefetch_block`]).
     pub fn prefetch(&self) {
         if let UnitData::Columnar { part, block } = &self.data {
             part.prefetch_block(block);
@@ -71,14 +79,18 @@ impl Unit {
 }
 
 /// Hints the memory of the units after unit `i`, which this worker or
-/// another takes next: the next unit's block, the header of the one after
-/// (whose lists the next call then finds without waiting for it).
+/// another takes next, in three stages: the next unit's block, the header
+/// of the one after, the part entries of the third (each stage finds what
+/// it reads hinted by the stage before).
 pub(super) fn prefetch_ahead(units: &[Unit], i: usize) {
     if let Some(u) = units.get(i + 1) {
         u.prefetch();
     }
     if let Some(u) = units.get(i + 2) {
         u.prefetch_header();
+    }
+    if let Some(u) = units.get(i + 3) {
+        u.prefetch_entries();
     }
 }
 

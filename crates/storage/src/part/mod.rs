@@ -147,6 +147,10 @@ pub struct Part {
     /// entry at the end: all columns), the place of a block's columns in
     /// [`Part::column_verdicts`].
     column_base: Vec<u32>,
+    /// Per block: how many of its first bytes a first read touches through
+    /// the mapping (header to the end of the small-payload frame, at most
+    /// [`PREFETCH_BLOCK_BYTES`]), for [`Part::prefetch_block`].
+    prefetch_len: Vec<u16>,
     /// What each column of each block answered to a line filter's column
     /// test (see `exec/block.rs`), kept from query to query.
     column_memo: needle_memo::NeedleMemo,
@@ -326,6 +330,22 @@ impl Part {
             columns = columns.saturating_add(h.as_ref().map_or(0, |h| h.columns.len() as u32));
         }
         column_base.push(columns);
+        let prefetch_len = blocks
+            .iter()
+            .zip(&headers)
+            .map(|(b, h)| {
+                let kept_end = h.as_ref().map_or(0, |h| {
+                    h.body_start.saturating_add(
+                        h.frames
+                            .iter()
+                            .take(crate::block::layout::FRAME_SMALL + 1)
+                            .map(|f| f.stored_len)
+                            .sum::<usize>(),
+                    )
+                });
+                kept_end.min(b.len as usize).min(PREFETCH_BLOCK_BYTES) as u16
+            })
+            .collect();
         let blocks_len = blocks.len();
         let block_logs: Vec<BlockLog> = (0..blocks.len()).map(|_| BlockLog::default()).collect();
         // Each version-2 directory (row templates, timestamps) checked here,
@@ -381,6 +401,7 @@ impl Part {
             serial: crate::exec::answer_cache::next_part_serial(),
             needle_memo: Default::default(),
             column_base,
+            prefetch_len,
             column_memo: Default::default(),
             metadata_names: (0..blocks_len).map(|_| Default::default()).collect(),
             versions,
@@ -588,39 +609,53 @@ impl Part {
             .is_some_and(|l| !l.directory_read())
     }
 
-    /// Hints the CPU to fetch block `b`'s decoded header, when its first
-    /// read is ahead (the first stage of [`Part::prefetch_block`], a unit
-    /// or two ahead of it: the header's lists are found through it).
+    /// The first of three stages of fetching block `b` ahead (see
+    /// [`Part::prefetch_block`]), three units ahead of its read: hints the
+    /// part's entries for it (its header's place and its log).
+    pub fn prefetch_entries(&self, b: &BlockRef) {
+        let i = b.index as usize;
+        if let (Some(h), Some(l), Some(n)) = (
+            self.headers.get(i),
+            self.block_logs.get(i),
+            self.prefetch_len.get(i),
+        ) {
+            crate::prefetch::value(h);
+            crate::prefetch::value(l);
+            crate::prefetch::value(n);
+        }
+    }
+
+    /// The second stage (see [`Part::prefetch_block`]), two units ahead:
+    /// hints block `b`'s decoded header, when its first read is ahead.
     pub fn prefetch_header(&self, b: &BlockRef) {
         if let (Some(Some(h)), true) = (self.headers.get(b.index as usize), self.unread_yet(b)) {
             crate::prefetch::value::<BlockHeader<'_>>(h);
         }
     }
 
-    /// Hints the CPU to fetch what the first read of block `b` touches,
-    /// until a reader has read its directory once: its decoded header's
-    /// frame and template lists and, from the mapping, its bytes up to the
-    /// end of the small-payload frame (header, bloom, directory, templates,
-    /// metadata, small payloads), at most [`PREFETCH_BLOCK_BYTES`]. Later
-    /// queries mostly find the block's decoded forms cached and read none of
-    /// those bytes: hinting them every time would fetch memory no one reads.
+    /// The last stage, a unit ahead: hints what the first read of block `b`
+    /// touches, until a reader has read its directory once: its decoded
+    /// header's frame and template lists and, from the mapping, its bytes
+    /// from its header to the end of its small-payload frame (header, bloom,
+    /// directory, templates, metadata, small payloads), at most
+    /// [`PREFETCH_BLOCK_BYTES`]. Each stage
+    /// reads only what the stage before hinted, so no stage waits for
+    /// memory. Later queries mostly find the block's decoded forms cached
+    /// and read none of those bytes: hinting them every time would fetch
+    /// memory no one reads.
     pub fn prefetch_block(&self, b: &BlockRef) {
-        use crate::block::layout::FRAME_SMALL;
         let (Some(Some(h)), true) = (self.headers.get(b.index as usize), self.unread_yet(b)) else {
             return;
         };
         crate::prefetch::slice(&h.frames, 128);
         crate::prefetch::slice(&h.templates, 256);
-        let kept_end = h.body_start.saturating_add(
-            h.frames
-                .iter()
-                .take(FRAME_SMALL + 1)
-                .map(|f| f.stored_len)
-                .sum::<usize>(),
-        );
         let start = b.offset as usize;
-        let end = start.saturating_add(kept_end.min(b.len as usize));
-        if let Some(bytes) = self.map.get(start..end) {
+        let len = self
+            .prefetch_len
+            .get(b.index as usize)
+            .copied()
+            .unwrap_or(0);
+        if let Some(bytes) = self.map.get(start..start.saturating_add(len as usize)) {
             crate::prefetch::bytes(bytes, PREFETCH_BLOCK_BYTES);
         }
     }
@@ -1138,6 +1173,16 @@ mod tests {
             p.unread_yet(&a) && p.unread_yet(&b),
             "the opening reads no directory"
         );
+        // What a first read touches through the mapping: the header through
+        // the small-payload frame, inside the block.
+        let h = p.headers[a.index as usize]
+            .clone()
+            .expect("columnar header");
+        let touched = h.body_start + h.frames.iter().take(4).map(|f| f.stored_len).sum::<usize>();
+        let len = usize::from(p.prefetch_len[a.index as usize]);
+        assert_eq!(len, touched.min(a.len as usize).min(PREFETCH_BLOCK_BYTES));
+        assert!(len > h.body_start, "the directory is fetched ahead");
+        p.prefetch_entries(&a);
         p.prefetch_header(&a);
         p.prefetch_block(&a);
         assert!(p.unread_yet(&a), "hints read nothing");

@@ -380,6 +380,16 @@ impl BlockHeader<'_> {
 }
 
 impl<'a> BlockHeader<'a> {
+    /// Where frame `i` starts in the block (its first `i` frames after the
+    /// body's start; past the last frame: where the body ends). Saturating:
+    /// a reader checks the sum against the block's length.
+    pub fn frame_start(&self, i: usize) -> usize {
+        self.frames
+            .iter()
+            .take(i)
+            .fold(self.body_start, |at, f| at.saturating_add(f.stored_len))
+    }
+
     /// Decodes the header at the start of `src` (checking its checksum, not
     /// the bloom's in version 2).
     pub fn decode(src: &'a [u8]) -> Result<BlockHeader<'a>, StorageError> {

@@ -570,11 +570,7 @@ impl<'a> BlockReader<'a> {
         // Where the frame starts: summed on each first read of a frame (a
         // block has a few), not kept per reader (one allocation fewer per
         // block opened; the sums cannot overflow, `unread` checked them).
-        let start = self.header.body_start
-            + self.header.frames[..i]
-                .iter()
-                .map(|f| f.stored_len)
-                .sum::<usize>();
+        let start = self.header.frame_start(i);
         let f = match from_file {
             Some(file) => read_frame_from_file(file, start, info, !known)?,
             None => read_frame(self.src, start, info, !known)?,

@@ -334,15 +334,9 @@ impl Part {
             .iter()
             .zip(&headers)
             .map(|(b, h)| {
-                let kept_end = h.as_ref().map_or(0, |h| {
-                    h.body_start.saturating_add(
-                        h.frames
-                            .iter()
-                            .take(crate::block::layout::FRAME_SMALL + 1)
-                            .map(|f| f.stored_len)
-                            .sum::<usize>(),
-                    )
-                });
+                let kept_end = h
+                    .as_ref()
+                    .map_or(0, |h| h.frame_start(crate::block::layout::FRAME_SMALL + 1));
                 kept_end.min(b.len as usize).min(PREFETCH_BLOCK_BYTES) as u16
             })
             .collect();
@@ -909,6 +903,23 @@ mod tests {
 
     use runakefli_model::Entry;
 
+    /// Writes part `id` in `dir`: stream 1 with rows `0..rows`, row `i`'s
+    /// line `line(i)`; its path and what the manifest records of it.
+    fn one_stream_part(
+        dir: &Path,
+        id: u64,
+        rows: i64,
+        line: impl Fn(i64) -> String,
+    ) -> (PathBuf, PartInfo) {
+        let mut w = PartWriter::create(dir, id, BlockFormat::Columnar, 1).unwrap();
+        w.write_stream(1, (0..rows).map(|i| Ok(entry(i, &line(i)))))
+            .unwrap();
+        (
+            dir.join(crate::names::part_file(id)),
+            w.finish(id, 0).unwrap(),
+        )
+    }
+
     fn entry(ts: i64, line: &str) -> Entry {
         Entry {
             ts,
@@ -1006,14 +1017,9 @@ mod tests {
     #[test]
     fn blooms_are_checked_when_the_part_opens_and_damage_is_reported_on_each_read() {
         let d = tempfile::tempdir().unwrap();
-        let mut w = PartWriter::create(d.path(), 3, BlockFormat::Columnar, 1).unwrap();
-        w.write_stream(
-            1,
-            (0..200).map(|i| Ok(entry(i, &format!(r#"{{"user":"u{i:05}","n":{i}}}"#)))),
-        )
-        .unwrap();
-        let info = w.finish(3, 0).unwrap();
-        let path = d.path().join(crate::names::part_file(3));
+        let (path, info) = one_stream_part(d.path(), 3, 200, |i| {
+            format!(r#"{{"user":"u{i:05}","n":{i}}}"#)
+        });
         let p = Part::open(&path, info.clone()).unwrap();
         let b = p.stream_blocks(1)[0].clone();
         let h = p.headers[b.index as usize]
@@ -1049,15 +1055,11 @@ mod tests {
     #[test]
     fn an_opened_parts_blocks_read_single_rows_templates_and_damage_is_reported_on_read() {
         let d = tempfile::tempdir().unwrap();
-        let mut w = PartWriter::create(d.path(), 4, BlockFormat::Columnar, 1).unwrap();
         let line = |i: i64| match i % 2 {
             0 => format!(r#"{{"user":"u{i:05}","n":{i}}}"#),
             _ => format!("plain text line {i}"),
         };
-        w.write_stream(1, (0..300).map(|i| Ok(entry(i, &line(i)))))
-            .unwrap();
-        let info = w.finish(4, 0).unwrap();
-        let path = d.path().join(crate::names::part_file(4));
+        let (path, info) = one_stream_part(d.path(), 4, 300, line);
         let p = Part::open(&path, info.clone()).unwrap();
         let b = p.stream_blocks(1)[0].clone();
         let r = p.reader(&b).unwrap();
@@ -1092,15 +1094,10 @@ mod tests {
     fn kept_frames_are_verified_when_the_part_opens_and_damage_is_reported_on_read() {
         use crate::block::layout::{CODEC_NONE, FRAME_SMALL};
         let d = tempfile::tempdir().unwrap();
-        let mut w = PartWriter::create(d.path(), 5, BlockFormat::Columnar, 1).unwrap();
-        let line = |i: i64| {
+        let (path, info) = one_stream_part(d.path(), 5, 120, |i| {
             let level = ["info", "warn", "error"][i as usize % 3];
             format!(r#"{{"level":"{level}","user":"u{:03}","n":{i}}}"#, i % 7)
-        };
-        w.write_stream(1, (0..120).map(|i| Ok(entry(i, &line(i)))))
-            .unwrap();
-        let info = w.finish(5, 0).unwrap();
-        let path = d.path().join(crate::names::part_file(5));
+        });
         let p = Part::open(&path, info.clone()).unwrap();
         let b = p.stream_blocks(1)[0].clone();
         let h = p.headers[b.index as usize]
@@ -1116,12 +1113,7 @@ mod tests {
             "the opening verified the kept frame"
         );
         // The frame's first byte in the file.
-        let at = b.offset as usize
-            + h.body_start
-            + h.frames[..FRAME_SMALL]
-                .iter()
-                .map(|f| f.stored_len)
-                .sum::<usize>();
+        let at = b.offset as usize + h.frame_start(FRAME_SMALL);
         drop(p);
 
         let mut bytes = std::fs::read(&path).unwrap();

@@ -378,12 +378,14 @@ fn scan_shard(
     Ok((series, stats, column_rows))
 }
 
-/// `sum [by (g)] (count_over_time(…))` (or `rate(…)`, or
-/// `bytes_over_time(…)`) with no grouping inside: the count (or byte total)
-/// of each `by (g)` group equals the sum of those of its series (integer
-/// sums are exact), so the range aggregation may group `by (g)` itself. For `rate` the group's value is its count over the range
-/// instead of the sum of its series' rates: equal up to floating-point
-/// rounding (Loki's own sum adds the rates in no fixed order).
+/// `sum [by (g)] (count_over_time(…))` (or `rate(…)`, `bytes_over_time(…)`,
+/// `bytes_rate(…)`) with no grouping inside: the count (or byte total) of
+/// each `by (g)` group equals the sum of those of its series (integer sums
+/// are exact), so the range aggregation may group `by (g)` itself. For
+/// `rate` and `bytes_rate` the group's value is its count (byte total) over
+/// the range instead of the sum of its series' rates: equal up to
+/// floating-point rounding (Loki's own sum adds the rates in no fixed
+/// order; the recorded `sum by (…) (bytes_rate(…))` cases match).
 /// Returns the inner range aggregation's parts and the grouping to use.
 pub(crate) fn sum_pushdown(
     op: VectorOp,
@@ -399,7 +401,11 @@ pub(crate) fn sum_pushdown(
     }
     match inner {
         SampleExpr::RangeAggregation {
-            op: op @ (RangeOp::CountOverTime | RangeOp::Rate | RangeOp::BytesOverTime),
+            op:
+                op @ (RangeOp::CountOverTime
+                | RangeOp::Rate
+                | RangeOp::BytesOverTime
+                | RangeOp::BytesRate),
             range,
             param: None,
             grouping: None,

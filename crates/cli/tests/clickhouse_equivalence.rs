@@ -434,6 +434,155 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
     );
 }
 
+/// Streams of apps `a`..`e` in namespace `top`, a row every minute for
+/// `minutes` minutes up to `end`: per minute `a` 5 rows, `b` and `c` 3
+/// (tied), `d` 1 but 20 in the newest minute, `e` 2; each row's line
+/// `{"level":"<app>-level", …}`. With `trailing`, one row of `e` has text
+/// after its JSON object (Loki's `| json` still reads it; the SQL leaves
+/// such rows to the engine).
+fn ranked_pushes(end: i64, minutes: i64, trailing: bool) -> Vec<PushRequest> {
+    let minute = 60_000_000_000;
+    let per_minute = |app: &str, k: i64| match (app, k) {
+        ("a", _) => 5,
+        ("b" | "c", _) => 3,
+        ("d", 1) => 20,
+        ("d", _) => 1,
+        _ => 2,
+    };
+    let streams = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|app| {
+            let labels = Labels::parse(&format!(r#"{{app="{app}", namespace="top"}}"#)).unwrap();
+            let mut entries = Vec::new();
+            for k in (1..=minutes).rev() {
+                for i in 0..per_minute(app, k) {
+                    let tail = if trailing && *app == "e" && k == 2 && i == 0 {
+                        " trailing"
+                    } else {
+                        ""
+                    };
+                    entries.push(Entry {
+                        ts: end - k * minute + 1 + i,
+                        line: format!(
+                            r#"{{"level":"{app}-level","msg":"row {k} {i} of {app}"}}{tail}"#
+                        ),
+                        metadata: vec![],
+                    });
+                }
+            }
+            PushStream { labels, entries }
+        })
+        .collect();
+    vec![PushRequest { streams }]
+}
+
+/// `topk`/`bottomk` straight over a `sum by` that ClickHouse answers in SQL:
+/// the plan says so, and ClickHouse ships only the groups among the top
+/// (ties at the `k`-th place included) at some step, unless some row was
+/// left to the engine. Answers equal the reference's and the embedded
+/// store's; the rows shipped are those of the wanted groups only.
+#[test]
+fn topk_over_grouped_plans_ships_only_the_groups_it_can_keep() {
+    let minute = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let tenant = TenantId::default_tenant();
+    for trailing in [false, true] {
+        let pushes = ranked_pushes(end, 20, trailing);
+        let (ch, mem) = filled(if trailing { "toptail" } else { "top" }, &pushes);
+        let dir = tempfile::tempdir().unwrap();
+        let store = open_store(dir.path(), State::Merged, &pushes, 1);
+        let engines = [
+            Engine::new(ch.clone(), QueryLimits::default()),
+            Engine::new(Arc::new(mem), QueryLimits::default()),
+            Engine::new(store, QueryLimits::default()),
+        ];
+        let (start, stop) = (end - 15 * minute, end);
+        // Shipped rows and the answers (ClickHouse's first) of `q`.
+        let run = |q: &str| {
+            let expr = runakefli_logql::parse_expr(q).unwrap();
+            let before = ch.sql_stats();
+            let mut answers: Vec<QueryResult> = engines
+                .iter()
+                .map(|e| {
+                    e.query_range(
+                        &tenant,
+                        &expr,
+                        start,
+                        stop,
+                        minute,
+                        100,
+                        Direction::Backward,
+                    )
+                    .unwrap_or_else(|e| panic!("{q}: {e}"))
+                    .result
+                })
+                .collect();
+            let after = ch.sql_stats();
+            assert!(nonempty(&answers[0]), "{q} found nothing");
+            for (other, name) in answers[1..].iter().zip(["reference", "embedded store"]) {
+                assert!(
+                    same(&answers[0], other),
+                    "{q}: clickhouse and {name} differ\nclickhouse: {:?}\n{name}: {other:?}",
+                    answers[0]
+                );
+            }
+            assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
+            assert_eq!(after.scans, before.scans, "{q}: no scan");
+            (after.plan_rows - before.plan_rows, answers.swap_remove(0))
+        };
+        // (query, the groups among its top at some step out of five).
+        let cases = [
+            // b and c tie for second place where d's newest minute is out of
+            // the window: a, b, c and, where it is in, d; never e.
+            (
+                r#"topk(2, sum by (app) (count_over_time({namespace="top"}[2m])))"#,
+                4,
+            ),
+            // The smallest: d and e, and b and c tied where d's newest minute counts.
+            (
+                r#"bottomk(2, sum by (app) (rate({namespace="top"}[2m])))"#,
+                4,
+            ),
+            (
+                r#"topk(1, (sum by (app) (bytes_over_time({namespace="top"}[3m]))))"#,
+                2,
+            ),
+            (
+                r#"topk(3, sum by (app) (bytes_rate({namespace="top"} |= "row" [2m])))"#,
+                4,
+            ),
+            // A fields plan: its groups are the `| json` levels.
+            (
+                r#"topk(2, sum by (level) (count_over_time({namespace="top"} | json [2m])))"#,
+                4,
+            ),
+        ];
+        for (q, wanted) in cases {
+            let inner = q
+                .split_once(", ")
+                .map(|(_, rest)| rest.strip_suffix(')').unwrap())
+                .unwrap();
+            let (all_rows, all) = run(inner);
+            let (top_rows, _) = run(q);
+            if trailing && q.contains("| json") {
+                // A row left to the engine may add to any group: all shipped.
+                assert_eq!(top_rows, all_rows, "{q} (a row left to the engine)");
+                continue;
+            }
+            // Every group has a row in every bucket the answer covers: the
+            // rows shipped per group are the same for all.
+            let groups = series_count(&all);
+            assert_eq!(groups, 5, "{inner}");
+            assert_eq!(all_rows % groups, 0, "{inner}");
+            assert_eq!(
+                top_rows,
+                all_rows / groups * wanted,
+                "{q} (trailing text: {trailing})"
+            );
+        }
+    }
+}
+
 /// Lines for `| json` parameters at the edges of Loki's rules: strings with
 /// escapes and U+FFFD, `null`, absent members, a key given twice, an
 /// escaped key, integers (`-0`, beyond 64 bits), floats, `true`, objects,

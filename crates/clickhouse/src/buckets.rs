@@ -118,6 +118,7 @@ pub(crate) fn leg_plan(
         bounds: b.bounds[leg.start..=leg.end].to_vec(),
         group_by: b.group_by.clone(),
         value: b.value,
+        top: None,
     };
     let (lo, hi) = (lb.bounds[0], lb.bounds[lb.bounds.len() - 1]);
     let p = QueryPlan {
@@ -490,6 +491,7 @@ mod tests {
                     bounds: b.to_vec(),
                     group_by: GroupBy::Stream,
                     value,
+                    top: None,
                 };
                 let mut groups: Vec<BucketGroup> = Vec::new();
                 for &(g, ts) in &rows {
@@ -517,6 +519,7 @@ mod tests {
                 bounds: bounds.clone(),
                 group_by: GroupBy::Stream,
                 value,
+                top: None,
             };
             let whole = count(&bounds);
             for p in [2, 3, 4] {
@@ -557,6 +560,7 @@ mod tests {
             bounds: vec![0, 10, 20, 30],
             group_by: GroupBy::Labels(Vec::new()),
             value: BucketValue::Count,
+            top: None,
         };
         let leg = |r: Vec<ResidualRows>| BucketAnswer {
             groups: Vec::new(),
@@ -599,6 +603,7 @@ mod tests {
             bounds: vec![0, 10, 20, 30, 40],
             group_by: GroupBy::Stream,
             value: BucketValue::LineBytes,
+            top: None,
         };
         let (p, lb) = leg_plan(&plan, &b, 1..3);
         assert_eq!(lb.bounds, [10, 20, 30]);

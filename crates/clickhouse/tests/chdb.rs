@@ -350,6 +350,7 @@ fn bucket_plans_count_rows_in_left_open_right_closed_buckets() {
                 bounds: bounds.into_iter().map(|b| T0 + b).collect(),
                 group_by: GroupBy::Stream,
                 value,
+                top: None,
             }),
         );
         c.rows(
@@ -423,6 +424,7 @@ fn bucket_plans_grouped_by_labels_count_groups_not_streams() {
                 bounds: bounds.into_iter().map(|b| T0 + b).collect(),
                 group_by: GroupBy::Labels(names.iter().map(|s| s.to_string()).collect()),
                 value,
+                top: None,
             }),
         );
         let mut got: Vec<(String, i64, u64, u64)> = c
@@ -795,6 +797,7 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
             bounds: vec![T0, T0 + 1000, T0 + 2000],
             group_by: GroupBy::Stream,
             value: BucketValue::Count,
+            top: None,
         }),
     );
     let Some(answer) = b.execute(&count).unwrap() else {

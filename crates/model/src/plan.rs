@@ -28,7 +28,9 @@
 //!   ([`Labels`](crate::Labels)' `Display`), then by position in the stream
 //!   (push order; reversed when reading backward).
 //! - **Buckets** output: every kept row whose timestamp lies in
-//!   `(bounds[i], bounds[i + 1]]` adds to bucket `i` of its group.
+//!   `(bounds[i], bounds[i + 1]]` adds to bucket `i` of its group. With
+//!   [`BucketPlan::top`], an answer without residual rows may leave out the
+//!   groups that are never among the top (see [`TopGroups`]).
 //!
 //! A SQL backend reads the pieces' LogQL text (`text` fields) and compiles
 //! them itself; the embedded store calls the compiled tests the engine puts
@@ -301,6 +303,39 @@ pub struct BucketPlan {
     pub group_by: GroupBy,
     /// What each bucket accumulates.
     pub value: BucketValue,
+    /// Only the groups among the largest (smallest) at some step are
+    /// wanted (`topk`/`bottomk` over the plan's groups); `None`: every group.
+    pub top: Option<TopGroups>,
+}
+
+/// Which groups of a bucket plan the query keeps: those among the `k`
+/// largest (or smallest) window values at some step, as `topk(k, …)`
+/// (`bottomk`) over the groups' per-step values picks them.
+///
+/// A group's window value at step `s` is its row count (for
+/// [`BucketValue::LineBytes`], its line bytes) summed over buckets
+/// `windows[s].0 .. windows[s].1`; the group is *present* at `s` when that
+/// window holds at least one of its rows. The group is **among the top** at
+/// `s` when it is present there and fewer than `k` groups present there
+/// have a strictly larger (for `bottom`, strictly smaller) value: ties at
+/// the `k`-th place are all among the top, so whatever order the engine
+/// breaks ties in, the `k` it keeps are there.
+///
+/// A backend may leave out of an answer every group that is among the top
+/// at no step, but only when the answer has no residual rows (those could
+/// still add to any group), and only for [`BucketValue::Count`] and
+/// [`BucketValue::LineBytes`] plans (the values the engine's `rate`,
+/// `count_over_time`, `bytes_rate` and `bytes_over_time` grow with). It may
+/// also ignore this and answer every group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopGroups {
+    /// How many groups each step keeps (at least 1).
+    pub k: usize,
+    /// The smallest values instead of the largest (`bottomk`).
+    pub bottom: bool,
+    /// Each step's window, as the half-open run of buckets `(first, end)`
+    /// it sums (empty when `first == end`).
+    pub windows: Vec<(u32, u32)>,
 }
 
 impl BucketPlan {
@@ -647,6 +682,7 @@ mod tests {
             bounds: vec![0, 10, 20],
             group_by: GroupBy::Stream,
             value: BucketValue::Count,
+            top: None,
         };
         assert_eq!(p.buckets(), 2);
         assert_eq!(p.bucket_of(0), None);

@@ -68,6 +68,7 @@ fn count_plan(fields: bool) -> QueryPlan {
             bounds: vec![T0 - 1, T0 + 1_000_000_000_000],
             group_by: GroupBy::Stream,
             value: BucketValue::Count,
+            top: None,
         }),
         deadline: None,
         cancel: None,

@@ -11,6 +11,7 @@ mod lines;
 mod mask;
 mod query;
 mod regex;
+mod top;
 
 pub use fields::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4, exact_ipv6};
 use filter::contains_pattern;

@@ -132,9 +132,13 @@ pub fn buckets_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> 
             rows_condition(plan, mask)?,
             StreamSelect::of(plan).condition()?,
         );
-        return match plan.fields {
-            None => super::group::labels_buckets_query(plan, &rows, &streams),
-            Some(_) => super::fields::fields_buckets_query(plan, &rows, &streams),
+        let inner = match plan.fields {
+            None => super::group::labels_buckets_query(plan, &rows, &streams)?,
+            Some(_) => super::fields::fields_buckets_query(plan, &rows, &streams)?,
+        };
+        return match &b.top {
+            Some(top) => super::top::top_groups_query(&inner, b, top, plan.fields.is_some()),
+            None => Ok(inner),
         };
     }
     if plan.fields.is_some() {
@@ -427,6 +431,7 @@ pub(crate) mod tests {
             bounds: vec![0, 10],
             group_by: GroupBy::Labels(vec!["app".into()]),
             value: BucketValue::Count,
+            top: None,
         };
         let q = buckets_query(&plan(PlanOutput::Buckets(b.clone())), &RowMask::default()).unwrap();
         assert!(q.starts_with("SELECT key, intDiv("), "{q}");

@@ -17,7 +17,7 @@ use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::limits::QueryLimits;
 use crate::result::{QueryResult, QueryStats, Sample, Series};
-use runakefli_logql::{SampleExpr, VectorOp};
+use runakefli_logql::{Grouping, SampleExpr, VectorOp};
 use runakefli_model::{Backend, TenantId, Timestamp};
 
 /// One series with a value slot per step.
@@ -169,43 +169,7 @@ impl Ctx<'_> {
                 expr,
                 grouping,
                 param,
-            } => {
-                let pushed = match crate::columnar::sum_pushdown(*op, grouping.as_ref(), expr) {
-                    Some((rop, r, g)) => {
-                        match crate::pushdown::metric::range_series(self, rop, &r, None, Some(&g))?
-                        {
-                            Some(v) => {
-                                self.points
-                                    .charge(v.len().saturating_mul(self.steps.len()))?;
-                                Some(v)
-                            }
-                            None => crate::columnar::range_series(self, rop, &r, Some(&g), true)?
-                                .map(|s| range::finish_held(self, rop, &r, None, s))
-                                .transpose()?,
-                        }
-                    }
-                    None => None,
-                };
-                let inner = match pushed {
-                    Some(v) => v,
-                    None => match self.eval(expr)? {
-                        Value::Vector(v) => v,
-                        Value::Scalar(_) => {
-                            return Err(EngineError::Plan(
-                                "expected vector expression in aggregation".into(),
-                            ))
-                        }
-                    },
-                };
-                let held = inner.len().saturating_mul(self.steps.len());
-                let out =
-                    vector::aggregate(*op, inner, grouping.as_ref(), *param, self.steps.len())?;
-                // The inputs' step values are gone; the output's are held.
-                self.points.give_back(held);
-                self.points
-                    .charge(out.len().saturating_mul(self.steps.len()))?;
-                Ok(Value::Vector(out))
-            }
+            } => self.vector_aggregation(*op, expr, grouping.as_ref(), *param, None),
             SampleExpr::Binary {
                 op,
                 lhs,
@@ -237,6 +201,96 @@ impl Ctx<'_> {
             }
         }
     }
+
+    /// `op [by …] (expr)`. `top`: the caller keeps only the `k` largest
+    /// (`true`: smallest) of this aggregation's series at each step (see
+    /// [`crate::pushdown::metric::range_series`]).
+    fn vector_aggregation(
+        &mut self,
+        op: VectorOp,
+        expr: &SampleExpr,
+        grouping: Option<&Grouping>,
+        param: Option<f64>,
+        top: Option<(usize, bool)>,
+    ) -> Result<Value, EngineError> {
+        let pushed = match crate::columnar::sum_pushdown(op, grouping, expr) {
+            Some((rop, r, g)) => {
+                match crate::pushdown::metric::range_series(self, rop, &r, None, Some(&g), top)? {
+                    Some(v) => {
+                        self.points
+                            .charge(v.len().saturating_mul(self.steps.len()))?;
+                        Some(v)
+                    }
+                    None => crate::columnar::range_series(self, rop, &r, Some(&g), true)?
+                        .map(|s| range::finish_held(self, rop, &r, None, s))
+                        .transpose()?,
+                }
+            }
+            None => None,
+        };
+        let inner = match pushed {
+            Some(v) => v,
+            None => {
+                let value = match (top_wanted(op, grouping, param), unparen(expr)) {
+                    // `topk(k, sum by (…) (…))`: the sum's plan may ship
+                    // only the groups that can be among the top `k`.
+                    (
+                        Some(top),
+                        SampleExpr::VectorAggregation {
+                            op,
+                            expr,
+                            grouping,
+                            param,
+                        },
+                    ) => {
+                        self.vector_aggregation(*op, expr, grouping.as_ref(), *param, Some(top))?
+                    }
+                    _ => self.eval(expr)?,
+                };
+                match value {
+                    Value::Vector(v) => v,
+                    Value::Scalar(_) => {
+                        return Err(EngineError::Plan(
+                            "expected vector expression in aggregation".into(),
+                        ))
+                    }
+                }
+            }
+        };
+        let held = inner.len().saturating_mul(self.steps.len());
+        let out = vector::aggregate(op, inner, grouping, param, self.steps.len())?;
+        // The inputs' step values are gone; the output's are held.
+        self.points.give_back(held);
+        self.points
+            .charge(out.len().saturating_mul(self.steps.len()))?;
+        Ok(Value::Vector(out))
+    }
+}
+
+/// `expr` without the parentheses around it.
+fn unparen(mut expr: &SampleExpr) -> &SampleExpr {
+    while let SampleExpr::Paren(e) = expr {
+        expr = e;
+    }
+    expr
+}
+
+/// `(k, bottom)` when `op` is `topk`/`bottomk` over every series at once (no
+/// `by`/`without`) keeping at least one per step: the series it can keep are
+/// those among the `k` largest (smallest) at some step.
+fn top_wanted(
+    op: VectorOp,
+    grouping: Option<&Grouping>,
+    param: Option<f64>,
+) -> Option<(usize, bool)> {
+    let bottom = match op {
+        VectorOp::Topk => false,
+        VectorOp::Bottomk => true,
+        _ => return None,
+    };
+    let k = param?;
+    // As `vector::topk` reads it: NaN or below 1 keeps nothing.
+    (grouping.is_none() && k >= 1.0).then_some((k as usize, bottom))
 }
 
 /// The limit a scan may enforce while it runs (see [`Ctx::series_limit`]).

@@ -74,7 +74,8 @@ pub(crate) fn eval(
     param: Option<f64>,
     grouping: Option<&Grouping>,
 ) -> Result<Vec<StepSeries>, EngineError> {
-    if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping)? {
+    if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping, None)?
+    {
         ctx.points
             .charge(series.len().saturating_mul(ctx.steps.len()))?;
         return Ok(series);

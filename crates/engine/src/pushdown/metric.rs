@@ -15,6 +15,7 @@ use crate::pipeline::Pipeline;
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp};
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketPlan, BucketValue, GroupBy, GroupKey, PlanOutput, QueryPlan,
+    TopGroups,
 };
 use runakefli_model::BackendError;
 use std::collections::HashMap;
@@ -48,12 +49,18 @@ fn bucket_value(op: RangeOp, unwrapped: bool) -> Option<BucketValue> {
 /// value slot per step; `None` when the query has no plan form, the backend
 /// declines it, or some row carries `__error__` (the plain path then gives
 /// Loki's exact error).
+///
+/// `top`: the caller keeps only the `k` largest (`true`: smallest) series
+/// at each step (`topk`/`bottomk` over these series, no grouping of its
+/// own): the backend is told ([`TopGroups`]) and may leave out the groups
+/// that are never among them, so the series returned are then only those.
 pub(crate) fn range_series(
     ctx: &mut Ctx,
     op: RangeOp,
     r: &LogRange,
     param: Option<f64>,
     grouping: Option<&Grouping>,
+    top: Option<(usize, bool)>,
 ) -> Result<Option<Vec<StepSeries>>, EngineError> {
     if crate::columnar::plain_path_forced() {
         return Ok(None);
@@ -89,10 +96,21 @@ pub(crate) fn range_series(
     }
     let pos = |x: i64| bounds.binary_search(&x).unwrap_or(0);
     let spans: Vec<(usize, usize)> = windows.iter().map(|&(a, b)| (pos(a), pos(b))).collect();
+    // Counts and byte sums rank groups as the values computed from them do
+    // (`rate` and `bytes_rate` divide every group's by the same range).
+    let top = top
+        .filter(|&(k, _)| k > 0)
+        .filter(|_| matches!(value, BucketValue::Count | BucketValue::LineBytes))
+        .map(|(k, bottom)| TopGroups {
+            k,
+            bottom,
+            windows: spans.iter().map(|&(a, b)| (a as u32, b as u32)).collect(),
+        });
     let bucket = BucketPlan {
         bounds: bounds.clone(),
         group_by: group_by.clone(),
         value,
+        top,
     };
     let plan = QueryPlan {
         tenant: ctx.tenant.clone(),

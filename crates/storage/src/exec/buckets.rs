@@ -643,6 +643,7 @@ mod tests {
             bounds: vec![10, 20, 30, 45, 60],
             group_by: GroupBy::Labels(Vec::new()),
             value: BucketValue::Count,
+            top: None,
         };
         let ts: Vec<i64> = vec![
             0, 5, 10, 11, 12, 20, 20, 21, 29, 30, 31, 44, 45, 46, 59, 60, 61, 70,
@@ -693,6 +694,7 @@ mod tests {
             bounds: (0..=40).map(|k| 1_000 + k * 100).collect(),
             group_by: GroupBy::Labels(Vec::new()),
             value: BucketValue::Count,
+            top: None,
         };
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         let mut next = |m: u64| {
@@ -760,6 +762,7 @@ mod tests {
             bounds: vec![10, 20, 30, 45, 60],
             group_by: GroupBy::Labels(vec!["level".into()]),
             value: BucketValue::Count,
+            top: None,
         };
         let ts: Vec<i64> = vec![
             0, 5, 10, 11, 12, 20, 20, 21, 29, 30, 31, 44, 45, 46, 59, 60, 61, 70,

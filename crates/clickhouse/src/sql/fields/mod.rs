@@ -306,6 +306,7 @@ mod tests {
             bounds: vec![0, 10, 20],
             group_by: GroupBy::Labels(vec!["level".into()]),
             value: BucketValue::Count,
+            top: None,
         }));
         p.fields = Some(FieldStage {
             parser: JsonParser::Keys(vec![JsonKey {
@@ -511,6 +512,7 @@ mod tests {
             bounds: vec![0, 10, 20],
             group_by: GroupBy::Labels(vec!["level".into()]),
             value: BucketValue::Points,
+            top: None,
         }));
         points.fields = Some(FieldStage {
             parser: JsonParser::All,

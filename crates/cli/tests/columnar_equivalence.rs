@@ -145,7 +145,7 @@ fn workload_data_both_paths_agree() {
         r#"sum by (app) (bytes_over_time({app=~".+"} [10m]))"#,
         r#"sum by (level) (bytes_over_time({app=~".+"} | json [10m]))"#,
         r#"sum(bytes_over_time({app="A"} | json | level="error" [10m]))"#,
-        // Not grouped inside: the sum of per-stream rates, as Loki adds them.
+        // The group's byte total over the range, as Loki hands the sum's grouping down.
         r#"sum by (namespace) (bytes_rate({app=~".+"} [10m]))"#,
     ]
     .iter()

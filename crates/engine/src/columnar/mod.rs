@@ -1,8 +1,9 @@
 //! The columnar fast path for range aggregations over `| json`.
 //!
 //! Plans `{selector} | json [| label filters] [| unwrap x [| post filters]]`
-//! under a `by (...)` grouping (its own, or one proved equivalent from an
-//! enclosing `sum`) and asks the backend's
+//! under a `by (...)` grouping (its own, or the one an enclosing `sum`
+//! hands down, see `metric::vector::sum_grouping_in_range`) and asks the
+//! backend's
 //! [`scan_columns`](runakefli_model::Backend::scan_columns) only for the JSON
 //! members that the filters, the unwrap and the grouping read. Rows the
 //! backend answers from columns get exactly those labels, set as the `| json`
@@ -26,7 +27,7 @@ use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::reorder;
 use crate::result::QueryStats;
-use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, SampleExpr, Stage, VectorOp};
+use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, Stage};
 use runakefli_model::{ColumnRequest, RowFields, ScanControl, Shard};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -376,47 +377,4 @@ fn scan_shard(
         return Err(ctx.points.exceeded());
     }
     Ok((series, stats, column_rows))
-}
-
-/// `sum [by (g)] (count_over_time(…))` (or `rate(…)`, `bytes_over_time(…)`,
-/// `bytes_rate(…)`) with no grouping inside: the count (or byte total) of
-/// each `by (g)` group equals the sum of those of its series (integer sums
-/// are exact), so the range aggregation may group `by (g)` itself. For
-/// `rate` and `bytes_rate` the group's value is its count (byte total) over
-/// the range instead of the sum of its series' rates: equal up to
-/// floating-point rounding (Loki's own sum adds the rates in no fixed
-/// order; the recorded `sum by (…) (bytes_rate(…))` cases match).
-/// Returns the inner range aggregation's parts and the grouping to use.
-pub(crate) fn sum_pushdown(
-    op: VectorOp,
-    grouping: Option<&Grouping>,
-    expr: &SampleExpr,
-) -> Option<(RangeOp, LogRange, Grouping)> {
-    if disabled() || op != VectorOp::Sum || grouping.is_some_and(|g| g.without) {
-        return None;
-    }
-    let mut inner = expr;
-    while let SampleExpr::Paren(e) = inner {
-        inner = e;
-    }
-    match inner {
-        SampleExpr::RangeAggregation {
-            op:
-                op @ (RangeOp::CountOverTime
-                | RangeOp::Rate
-                | RangeOp::BytesOverTime
-                | RangeOp::BytesRate),
-            range,
-            param: None,
-            grouping: None,
-        } if range.unwrap.is_none() => Some((
-            *op,
-            (**range).clone(),
-            Grouping {
-                without: false,
-                labels: grouping.map(|g| g.labels.clone()).unwrap_or_default(),
-            },
-        )),
-        _ => None,
-    }
 }

@@ -213,19 +213,17 @@ impl Ctx<'_> {
         param: Option<f64>,
         top: Option<(usize, bool)>,
     ) -> Result<Value, EngineError> {
-        let pushed = match crate::columnar::sum_pushdown(op, grouping, expr) {
-            Some((rop, r, g)) => {
-                match crate::pushdown::metric::range_series(self, rop, &r, None, Some(&g), top)? {
+        let pushed = match vector::sum_grouping_in_range(op, grouping, expr) {
+            Some((rop, r, g)) => Some(
+                match crate::pushdown::metric::range_series(self, rop, r, None, Some(&g), top)? {
                     Some(v) => {
                         self.points
                             .charge(v.len().saturating_mul(self.steps.len()))?;
-                        Some(v)
+                        v
                     }
-                    None => crate::columnar::range_series(self, rop, &r, Some(&g), true)?
-                        .map(|s| range::finish_held(self, rop, &r, None, s))
-                        .transpose()?,
-                }
-            }
+                    None => range::eval_scanned(self, rop, r, None, Some(&g))?,
+                },
+            ),
             None => None,
         };
         let inner = match pushed {

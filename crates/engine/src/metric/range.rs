@@ -80,6 +80,18 @@ pub(crate) fn eval(
             .charge(series.len().saturating_mul(ctx.steps.len()))?;
         return Ok(series);
     }
+    eval_scanned(ctx, op, r, param, grouping)
+}
+
+/// [`eval`] without the bucket plan: the columnar path when it answers, the
+/// plain path otherwise.
+pub(crate) fn eval_scanned(
+    ctx: &mut Ctx,
+    op: RangeOp,
+    r: &LogRange,
+    param: Option<f64>,
+    grouping: Option<&Grouping>,
+) -> Result<Vec<StepSeries>, EngineError> {
     // Strict: a failing row's series carries all its labels (see `reduce`),
     // which only the plain path keeps, so errors are left to it.
     if let Some(series) = crate::columnar::range_series(ctx, op, r, grouping, true)? {
@@ -439,7 +451,8 @@ pub(crate) fn aggregate(
 ) -> Option<f64> {
     let range_secs = range_ns as f64 / 1e9;
     let n = w.len() as f64;
-    let sum = || w.iter().map(|p| p.1).sum::<f64>();
+    // Added in time order from zero, as Loki adds a window's samples.
+    let sum = || w.iter().fold(0.0, |s, p| s + p.1);
     Some(match op {
         RangeOp::CountOverTime => n,
         RangeOp::Rate => {
@@ -451,13 +464,7 @@ pub(crate) fn aggregate(
         }
         RangeOp::BytesOverTime | RangeOp::SumOverTime => sum(),
         RangeOp::BytesRate => sum() / range_secs,
-        RangeOp::AvgOverTime => {
-            let mut mean = 0.0;
-            for (k, p) in w.iter().enumerate() {
-                mean += (p.1 - mean) / (k as f64 + 1.0);
-            }
-            mean
-        }
+        RangeOp::AvgOverTime => mean_over_time(w.iter().map(|p| p.1)),
         RangeOp::MinOverTime => {
             w.iter()
                 .map(|p| p.1)
@@ -490,6 +497,23 @@ pub(crate) fn aggregate(
         RangeOp::RateCounter => return extrapolated_rate(w, a, b, range_secs),
         RangeOp::AbsentOverTime => return None,
     })
+}
+
+/// `avg_over_time` of a window's samples in time order, as Loki computes it
+/// (its answers are matched to the last bit): a running mean that adds each
+/// sample's share and takes away the mean's, `mean += v / n - mean / n`
+/// (not `(v - mean) / n`, which rounds differently), and that an infinite
+/// mean keeps against finite samples and infinities of its own sign.
+fn mean_over_time(values: impl Iterator<Item = f64>) -> f64 {
+    let (mut mean, mut n) = (0.0f64, 0.0f64);
+    for v in values {
+        n += 1.0;
+        if mean.is_infinite() && (v.is_finite() || (v.is_infinite() && (mean > 0.0) == (v > 0.0))) {
+            continue;
+        }
+        mean += v / n - mean / n;
+    }
+    mean
 }
 
 /// Prometheus' quantile with linear interpolation.
@@ -591,6 +615,35 @@ mod tests {
         let got = extrapolated_rate(&w, 0, 2 * s, 2.0).unwrap();
         assert_eq!(got, 5.0 * ((2.0 + 0.0 + 0.0) / 2.0) / 2.0);
         assert_eq!(extrapolated_rate(&[(s, 1.0)], 0, 2 * s, 2.0), None);
+    }
+
+    #[test]
+    fn avg_over_time_takes_shares_as_loki() {
+        let w = |v: &[f64]| -> Vec<(i64, f64)> {
+            v.iter().enumerate().map(|(i, &x)| (i as i64, x)).collect()
+        };
+        let avg =
+            |v: &[f64]| aggregate(RangeOp::AvgOverTime, &w(v), 60, None, true, -1, 10).unwrap();
+        // `mean += v / n - mean / n` gives 0.3; `mean += (v - mean) / n`
+        // would give 0.30000000000000004.
+        let mut naive = 0.0;
+        for (k, x) in [0.1, 0.2, 0.6].iter().enumerate() {
+            naive += (x - naive) / (k as f64 + 1.0);
+        }
+        assert_eq!(naive, 0.30000000000000004);
+        assert_eq!(avg(&[0.1, 0.2, 0.6]).to_bits(), 0.3f64.to_bits());
+        // An infinite mean stays against finite samples and its own sign.
+        assert_eq!(avg(&[f64::INFINITY, 1.0, f64::INFINITY]), f64::INFINITY);
+        assert_eq!(avg(&[1.0, f64::NEG_INFINITY, 5.0]), f64::NEG_INFINITY);
+        assert!(avg(&[f64::INFINITY, f64::NEG_INFINITY]).is_nan());
+        assert!(avg(&[f64::INFINITY, f64::NAN]).is_nan());
+    }
+
+    #[test]
+    fn sums_over_time_start_from_zero() {
+        let w = [(0, -0.0), (1, -0.0)];
+        let sum = aggregate(RangeOp::SumOverTime, &w, 60, None, true, -1, 10).unwrap();
+        assert_eq!(sum.to_bits(), 0.0f64.to_bits());
     }
 
     #[test]

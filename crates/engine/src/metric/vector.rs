@@ -4,7 +4,7 @@
 use super::StepSeries;
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
-use runakefli_logql::{Grouping, VectorOp};
+use runakefli_logql::{Grouping, LogRange, RangeOp, SampleExpr, VectorOp};
 use std::collections::HashMap;
 
 /// The group label set of `labels` under `grouping` (no grouping: all labels go).
@@ -30,7 +30,59 @@ pub(crate) fn group_labels(labels: &LabelSet, grouping: Option<&Grouping>) -> La
     }
 }
 
-/// Applies a vector aggregation step by step.
+/// `sum [by|without (g)] (op(range))` with no grouping inside, for the range
+/// operations whose values add up (`count_over_time`, `rate`,
+/// `bytes_over_time`, `bytes_rate`, `sum_over_time`): Loki hands the outer
+/// grouping down to the range aggregation, so each group's samples (of all
+/// its streams, in time order) make one series whose range value is the
+/// group's, and the sum over it has one term. For counts and byte totals
+/// that equals the sum of the per-stream values; for float samples (an
+/// unwrapped `sum_over_time` or `rate`) and for rates (a count divided by
+/// the range) it is the float Loki answers, which the sum of per-stream
+/// values may miss in the last digits. Returns the range aggregation's op,
+/// its log range and the grouping to evaluate it under (`sum (…)` groups
+/// `by ()`).
+pub(crate) fn sum_grouping_in_range<'e>(
+    op: VectorOp,
+    grouping: Option<&Grouping>,
+    expr: &'e SampleExpr,
+) -> Option<(RangeOp, &'e LogRange, Grouping)> {
+    if op != VectorOp::Sum {
+        return None;
+    }
+    let mut inner = expr;
+    while let SampleExpr::Paren(e) = inner {
+        inner = e;
+    }
+    match inner {
+        SampleExpr::RangeAggregation {
+            op:
+                op @ (RangeOp::CountOverTime
+                | RangeOp::Rate
+                | RangeOp::BytesOverTime
+                | RangeOp::BytesRate
+                | RangeOp::SumOverTime),
+            range,
+            param: None,
+            grouping: None,
+        } => Some((
+            *op,
+            range,
+            grouping.cloned().unwrap_or(Grouping {
+                without: false,
+                labels: Vec::new(),
+            }),
+        )),
+        _ => None,
+    }
+}
+
+/// Applies a vector aggregation step by step. A group's series are combined
+/// in the order they come (label order from every path). Loki's order here
+/// is that of a Go map (its range iterator's series, iterated afresh at
+/// each step), which changes from run to run: the last digits of its `sum`
+/// of three or more float series, or `avg`/`stddev`/`stdvar` of two or
+/// more, follow no fixed order, so no order here reproduces them all.
 pub(crate) fn aggregate(
     op: VectorOp,
     input: Vec<StepSeries>,
@@ -77,14 +129,26 @@ pub(crate) fn aggregate(
     Ok(out)
 }
 
+/// The value of `op` over one group's samples `v` (not empty) at one step,
+/// in the order the group's series come. Loki folds the samples one by one
+/// from the first: a sum adds them in order; `avg` keeps a running mean,
+/// `mean += (x - mean) / n`, that an infinite mean keeps against finite
+/// samples and infinities of its own sign; `stddev`/`stdvar` run Welford's
+/// update from the first sample (mean = first, squares = 0).
 fn combine(op: VectorOp, v: &[f64]) -> f64 {
+    let (first, rest) = (v[0], &v[1..]);
     let n = v.len() as f64;
     match op {
-        VectorOp::Sum => v.iter().sum(),
+        VectorOp::Sum => rest.iter().fold(first, |s, x| s + x),
         VectorOp::Avg => {
-            let mut mean = 0.0;
-            for (k, x) in v.iter().enumerate() {
-                mean += (x - mean) / (k as f64 + 1.0);
+            let mut mean = first;
+            for (k, &x) in rest.iter().enumerate() {
+                if mean.is_infinite()
+                    && (x.is_finite() || (x.is_infinite() && (mean > 0.0) == (x > 0.0)))
+                {
+                    continue;
+                }
+                mean += (x - mean) / (k as f64 + 2.0);
             }
             mean
         }
@@ -98,10 +162,10 @@ fn combine(op: VectorOp, v: &[f64]) -> f64 {
             .fold(f64::NAN, |m, x| if m.is_nan() || x > m { x } else { m }),
         VectorOp::Count => n,
         VectorOp::Stddev | VectorOp::Stdvar => {
-            let (mut mean, mut aux) = (0.0, 0.0);
-            for (k, x) in v.iter().enumerate() {
+            let (mut mean, mut aux) = (first, 0.0);
+            for (k, &x) in rest.iter().enumerate() {
                 let d = x - mean;
-                mean += d / (k as f64 + 1.0);
+                mean += d / (k as f64 + 2.0);
                 aux += d * (x - mean);
             }
             let var = aux / n;
@@ -241,6 +305,106 @@ mod tests {
         assert_eq!(top[1].values, vec![Some(4.0), None]);
         let count = aggregate(VectorOp::Count, input, None, None, 2).unwrap();
         assert_eq!(count[0].values, vec![Some(3.0), Some(2.0)]);
+    }
+
+    #[test]
+    fn combine_folds_from_the_first_sample_as_loki() {
+        // An infinite mean stays against a finite sample (a plain running
+        // mean would give inf + (1 - inf) / 2 = NaN); opposite infinities
+        // still give NaN.
+        assert_eq!(combine(VectorOp::Avg, &[f64::INFINITY, 1.0]), f64::INFINITY);
+        assert_eq!(
+            combine(VectorOp::Avg, &[f64::NEG_INFINITY, f64::NEG_INFINITY, 2.0]),
+            f64::NEG_INFINITY
+        );
+        assert!(combine(VectorOp::Avg, &[f64::INFINITY, f64::NEG_INFINITY]).is_nan());
+        // Welford from the first sample: one infinite sample has no spread
+        // (from zero it would be inf * (inf - inf) = NaN).
+        assert_eq!(combine(VectorOp::Stddev, &[f64::INFINITY]), 0.0);
+        assert_eq!(combine(VectorOp::Stdvar, &[1.0, 2.0, 3.0, 4.0]), 1.25);
+        // A sum starts at its first term.
+        assert_eq!(
+            combine(VectorOp::Sum, &[-0.0]).to_bits(),
+            (-0.0f64).to_bits()
+        );
+        assert_eq!(combine(VectorOp::Sum, &[0.1, 0.2, 0.3]), 0.1 + 0.2 + 0.3);
+    }
+
+    fn run_instant(entries: &[(&str, i64, &str)], q: &str, at: i64) -> Vec<(String, f64)> {
+        use crate::testing::MemBackend;
+        use runakefli_model::{Entry, Labels, PushRequest, PushStream, TenantId};
+        let b = MemBackend::new();
+        let t = TenantId::default_tenant();
+        for &(pod, ts, line) in entries {
+            b.push(
+                &t,
+                &PushRequest {
+                    streams: vec![PushStream {
+                        labels: Labels::new(vec![
+                            ("app".into(), "a".into()),
+                            ("pod".into(), pod.into()),
+                        ]),
+                        entries: vec![Entry {
+                            ts,
+                            line: line.into(),
+                            metadata: vec![],
+                        }],
+                    }],
+                },
+            );
+        }
+        let runakefli_logql::Expr::Sample(e) = runakefli_logql::parse_expr(q).unwrap() else {
+            panic!("metric query expected")
+        };
+        let mut stats = crate::result::QueryStats::default();
+        let limits = crate::limits::QueryLimits::default();
+        match super::super::eval_instant(&b, &limits, &t, &e, at, &mut stats).unwrap() {
+            crate::result::QueryResult::Vector(v) => v
+                .into_iter()
+                .map(|s| (s.labels.to_string(), s.value))
+                .collect(),
+            other => panic!("vector expected: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sum_of_sum_over_time_adds_the_groups_samples_in_time_order() {
+        const S: i64 = 1_000_000_000;
+        // Pod 1 has 0.1 (1 s) and 0.2 (3 s), pod 2 has 0.6 (2 s). Per pod and
+        // then added: (0.1 + 0.2) + 0.6 = 0.9. Loki gives the outer grouping
+        // to the range aggregation and adds the group's samples in time
+        // order: (0.1 + 0.6) + 0.2 = 0.8999999999999999.
+        let entries = [
+            ("1", S, "v=0.1"),
+            ("2", 2 * S, "v=0.6"),
+            ("1", 3 * S, "v=0.2"),
+        ];
+        let merged: f64 = 0.1 + 0.6 + 0.2;
+        assert_ne!(merged, (0.1 + 0.2) + 0.6);
+        for q in [
+            r#"sum(sum_over_time({app="a"} | logfmt | unwrap v [1m]))"#,
+            r#"sum by (app) (sum_over_time({app="a"} | logfmt | unwrap v [1m]))"#,
+            r#"sum without (pod) (sum_over_time({app="a"} | logfmt | unwrap v [1m]))"#,
+        ] {
+            let got = run_instant(&entries, q, 60 * S);
+            assert_eq!(got.len(), 1, "{q}");
+            assert_eq!(got[0].1.to_bits(), merged.to_bits(), "{q}");
+            let plain = crate::columnar::plain_path_only(|| run_instant(&entries, q, 60 * S));
+            assert_eq!(plain, got, "{q}");
+        }
+        let got = run_instant(
+            &entries,
+            r#"sum(rate({app="a"} | logfmt | unwrap v [1m]))"#,
+            60 * S,
+        );
+        assert_eq!(got[0].1.to_bits(), (merged / 60.0).to_bits());
+        // Other vector operations see one series per pod.
+        let got = run_instant(
+            &entries,
+            r#"min(sum_over_time({app="a"} | logfmt | unwrap v [1m]))"#,
+            60 * S,
+        );
+        assert_eq!(got[0].1, 0.1 + 0.2);
     }
 
     #[test]

@@ -243,6 +243,96 @@ fn unpack_groups<const B: usize, T>(
     whole * 8
 }
 
+/// The values of `bits` bits (1, 2, 4 or 8) each byte holds, low bits
+/// first.
+const fn byte_values<const B: usize, const K: usize>() -> [[u32; K]; 256] {
+    let mut t = [[0u32; K]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < K {
+            t[b][k] = ((b >> (k * B)) & ((1 << B) - 1)) as u32;
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+}
+
+/// The largest of the values of `bits` bits each byte holds.
+const fn byte_max<const B: usize>() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 8 / B {
+            let v = ((b >> (k * B)) & ((1 << B) - 1)) as u8;
+            if v > t[b] {
+                t[b] = v;
+            }
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+}
+
+static BYTES_OF_1: [[u32; 8]; 256] = byte_values::<1, 8>();
+static BYTES_OF_2: [[u32; 4]; 256] = byte_values::<2, 4>();
+static BYTES_OF_4: [[u32; 2]; 256] = byte_values::<4, 2>();
+static MAX_OF_1: [u8; 256] = byte_max::<1>();
+static MAX_OF_2: [u8; 256] = byte_max::<2>();
+static MAX_OF_4: [u8; 256] = byte_max::<4>();
+
+/// Writes every slot of `out` with the values bit-packed at `bits` (1, 2,
+/// 4 or 8) in `src` (exactly long enough) and returns the largest (0 for
+/// none): each byte's values copied from a table at once, with their
+/// largest, instead of a shift and mask per value (a block's shared
+/// dictionary entries, two bits each in most columns, took ~5 instructions
+/// a value that way, and a separate pass for the largest ~2 more: SSE2 has
+/// no unsigned 32-bit maximum).
+fn widen_bytes(src: &[u8], bits: usize, out: &mut [MaybeUninit<u32>]) -> u32 {
+    fn by_table<const K: usize>(
+        src: &[u8],
+        values: &[[u32; K]; 256],
+        maxes: &[u8; 256],
+        out: &mut [MaybeUninit<u32>],
+    ) -> u32 {
+        let whole = out.len() / K;
+        let mut max = 0u8;
+        let at = out.as_mut_ptr().cast::<[u32; K]>();
+        for (i, &b) in src[..whole].iter().enumerate() {
+            // SAFETY: group `i < whole` is inside `out` (`whole * K <=
+            // out.len()`), and an unaligned write of `[u32; K]` writes
+            // exactly its `K` slots (one wide move).
+            unsafe { at.add(i).write_unaligned(values[usize::from(b)]) };
+            max = max.max(maxes[usize::from(b)]);
+        }
+        let mut max = u32::from(max);
+        let rest = &mut out[whole * K..];
+        if let Some(&b) = src.get(whole) {
+            for (s, &v) in rest.iter_mut().zip(&values[usize::from(b)]) {
+                s.write(v);
+                max = max.max(v);
+            }
+        }
+        max
+    }
+    match bits {
+        1 => by_table(src, &BYTES_OF_1, &MAX_OF_1, out),
+        2 => by_table(src, &BYTES_OF_2, &MAX_OF_2, out),
+        4 => by_table(src, &BYTES_OF_4, &MAX_OF_4, out),
+        8 => {
+            for (s, &b) in out.iter_mut().zip(src) {
+                s.write(u32::from(b));
+            }
+            // Bytes: SSE2 compares sixteen at once.
+            u32::from(src[..out.len()].iter().fold(0u8, |m, &b| m.max(b)))
+        }
+        _ => unreachable!("widths 1, 2, 4, 8"),
+    }
+}
+
 /// [`unpack_bits`] for widths above 56 bits.
 fn unpack_wide(src: &[u8], n: usize, bits: usize, out: &mut Vec<u64>) {
     let mask = if bits == 64 {
@@ -407,6 +497,33 @@ impl IntsLayout {
                 .collect(),
             LayoutKind::Planes { .. } => (0..n).map(|i| f(self.get(buf, i))).collect(),
         }
+    }
+
+    /// [`Self::all`] of the integers as `u32`s, with the largest of them
+    /// (0 when `n` is 0); integers above `u32::MAX` are cut to their low
+    /// 32 bits, as `v as u32` does. Widths of 1, 2, 4 and 8 bits are
+    /// widened a byte at a time through a table (shared dictionary entries,
+    /// row templates: a few distinct values per block).
+    pub fn all_u32(&self, buf: &[u8], n: usize) -> (Vec<u32>, u32) {
+        if let LayoutKind::Bits(w @ (1 | 2 | 4 | 8)) = self.kind {
+            let len = (n * w).div_ceil(8);
+            let mut out = Vec::with_capacity(n);
+            let max = widen_bytes(
+                &buf[self.start..self.start + len],
+                w,
+                &mut out.spare_capacity_mut()[..n],
+            );
+            // SAFETY: `widen_bytes` wrote each of the `n` slots.
+            unsafe { out.set_len(n) };
+            return (out, max);
+        }
+        let mut max = 0u32;
+        let out = self.all(buf, n, |v| {
+            let v = v as u32;
+            max = max.max(v);
+            v
+        });
+        (out, max)
     }
 
     /// [`Self::all`], built in place in shared memory: no copy of a `Vec`
@@ -575,6 +692,13 @@ mod tests {
             let mut sum = 0u64;
             let expect: Vec<u64> = vals.iter().map(|&v| { sum = sum.wrapping_add(v); sum }).collect();
             prop_assert_eq!(&shared[..], &expect[..]);
+            // As `u32`s with their largest: table-widened at 1, 2, 4 and 8
+            // bits, the general path at other widths; every length of a
+            // last partial byte.
+            let (narrow, max) = layout.all_u32(&buf, vals.len());
+            let expect: Vec<u32> = vals.iter().map(|&v| v as u32).collect();
+            prop_assert_eq!(&narrow, &expect);
+            prop_assert_eq!(max, expect.iter().copied().max().unwrap_or(0));
         }
     }
 

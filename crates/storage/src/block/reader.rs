@@ -305,17 +305,15 @@ impl SharedIndexView<'_> {
     pub fn entries_all(&self) -> Result<Vec<u32>, StorageError> {
         let n = self.values;
         let buf = &self.frame[self.base..self.base + self.len];
+        let (out, max) = self.idx.all_u32(buf, n);
         let entries = self.entries as u64;
-        if self.idx.all_below(entries) {
-            // Too narrow to name an entry past the dictionary: no check per value.
-            return Ok(self.idx.all(buf, n, |v| v as u32));
-        }
-        let mut out_of_range = false;
-        let out = self.idx.all(buf, n, |v| {
-            out_of_range |= v >= entries;
-            v as u32
-        });
-        if out_of_range {
+        // Integers that may not fit a `u32` (none are written so) are
+        // checked whole, not as the `u32`s they were cut to.
+        let cut = !self.idx.all_below(1 << 32);
+        if n > 0
+            && (u64::from(max) >= entries
+                || (cut && (0..n).any(|i| self.idx.get(buf, i) >= entries)))
+        {
             return Err(bad("shared column entry out of range"));
         }
         Ok(out)
@@ -971,19 +969,7 @@ impl<'a> BlockReader<'a> {
             return Ok(f(&borrowed));
         }
         let frame = self.frame(FRAME_METADATA)?;
-        if frame.is_empty() {
-            return Ok(f(&[]));
-        }
-        let mut c = Cursor::new(&frame, "metadata");
-        let mut nm = c.len(c.remaining())?;
-        if nm == 0 && c.buf().get(c.pos()) == Some(&METADATA_FORM_SETS) {
-            c.u8()?;
-            nm = c.len(c.remaining())?;
-        }
-        let names = (0..nm)
-            .map(|_| std::str::from_utf8(c.bytes()?).map_err(|_| bad("metadata is not utf-8")))
-            .collect::<Result<Vec<&str>, StorageError>>()?;
-        Ok(f(&names))
+        Ok(f(&metadata_frame_names(&frame)?))
     }
 
     /// True when some row has structured metadata (version 2: from the
@@ -1757,6 +1743,44 @@ pub fn verify_stored_frames(
             log.set(1 << i);
         }
     }
+}
+
+/// The names a version-2 metadata frame lists first (none in an empty frame).
+fn metadata_frame_names(frame: &[u8]) -> Result<Vec<&str>, StorageError> {
+    if frame.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = Cursor::new(frame, "metadata");
+    let mut nm = c.len(c.remaining())?;
+    if nm == 0 && c.buf().get(c.pos()) == Some(&METADATA_FORM_SETS) {
+        c.u8()?;
+        nm = c.len(c.remaining())?;
+    }
+    (0..nm)
+        .map(|_| std::str::from_utf8(c.bytes()?).map_err(|_| bad("metadata is not utf-8")))
+        .collect()
+}
+
+/// [`BlockReader::with_metadata_names`] of the block `src` (its bytes) with
+/// `header`, read straight from the bytes when its metadata frame is stored
+/// uncompressed and its checksum was verified ([`verify_stored_frames`]):
+/// a part lists its blocks' names when it opens, while the frames' pages
+/// are mapped in anyway. `None` otherwise (version 1, a compressed or
+/// unverified frame, names that do not decode): a reader reads them then,
+/// and reports what is wrong.
+pub fn stored_metadata_names<R>(
+    src: &[u8],
+    header: &BlockHeader<'_>,
+    log: &BlockLog,
+    f: impl FnOnce(&[&str]) -> R,
+) -> Option<R> {
+    let info = header.frames.get(FRAME_METADATA)?;
+    if header.version < 2 || info.codec != CODEC_NONE || !log.frame_verified(FRAME_METADATA) {
+        return None;
+    }
+    let at = header.frame_start(FRAME_METADATA);
+    let frame = src.get(at..at.checked_add(info.stored_len)?)?;
+    metadata_frame_names(frame).ok().map(|names| f(&names))
 }
 
 /// Where a version-2 directory frame keeps its row templates and timestamps

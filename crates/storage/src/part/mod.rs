@@ -18,7 +18,9 @@ pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
 use crate::block::prune::{PackedHead, ProbeBlock, ProbeColumn};
-use crate::block::reader::{check_directory, verify_stored_frames, BlockFile, BlockLog};
+use crate::block::reader::{
+    check_directory, stored_metadata_names, verify_stored_frames, BlockFile, BlockLog,
+};
 use crate::block::shared::SharedDicts;
 use crate::block::{
     block_may_contain, decode_block_in, BlockMeta, BlockReader, DecodedBlock, HeaderRef,
@@ -349,8 +351,18 @@ impl Part {
         // A directory that fails is not noted as checked; the read that uses
         // it reports it. The kept frames stored uncompressed (metadata, small
         // payloads) have their checksums verified here too, for the same
-        // reason: their pages are mapped in for queries anyway.
-        for ((b, h), log) in blocks.iter().zip(&headers).zip(&block_logs) {
+        // reason: their pages are mapped in for queries anyway, and so are
+        // the metadata names fields plans check per block
+        // (`Part::metadata_names`), read from the verified frame.
+        let metadata_names: Vec<std::sync::OnceLock<Arc<[String]>>> =
+            (0..blocks_len).map(|_| Default::default()).collect();
+        let mut name_lists = NameLists::default();
+        for (((b, h), log), names) in blocks
+            .iter()
+            .zip(&headers)
+            .zip(&block_logs)
+            .zip(&metadata_names)
+        {
             let Some(h) = h.as_ref() else {
                 continue;
             };
@@ -358,6 +370,9 @@ impl Part {
             if let Some(src) = map.get(at..at.saturating_add(b.len as usize)) {
                 let _ = check_directory(src, h, Some(&dicts), log);
                 verify_stored_frames(src, h, &resident::KEPT_FRAMES, log);
+                if let Some(list) = stored_metadata_names(src, h, log, |n| name_lists.get(n)) {
+                    let _ = names.set(list);
+                }
             }
         }
         let versions = headers
@@ -397,7 +412,7 @@ impl Part {
             column_base,
             prefetch_len,
             column_memo: Default::default(),
-            metadata_names: (0..blocks_len).map(|_| Default::default()).collect(),
+            metadata_names,
             versions,
             probe_blocks,
             probe_columns,
@@ -880,6 +895,30 @@ impl Drop for Part {
 /// `names` as a shared list, the one this thread made last when it has the
 /// same names (most blocks of a part carry the same metadata names: one list
 /// kept for them all, no strings allocated per block).
+/// The distinct lists of metadata names a part's blocks use, each kept
+/// once (a part's blocks mostly share a few).
+#[derive(Default)]
+struct NameLists(Vec<Arc<[String]>>);
+
+impl NameLists {
+    /// Lists kept at most; past them, lists are made per block.
+    const MAX: usize = 64;
+
+    /// The kept list equal to `names`, kept now if new.
+    fn get(&mut self, names: &[&str]) -> Arc<[String]> {
+        let same =
+            |k: &Arc<[String]>| k.len() == names.len() && k.iter().zip(names).all(|(k, n)| k == n);
+        if let Some(kept) = self.0.iter().find(|k| same(k)) {
+            return kept.clone();
+        }
+        let made: Arc<[String]> = names.iter().map(|n| (*n).to_string()).collect();
+        if self.0.len() < Self::MAX {
+            self.0.push(made.clone());
+        }
+        made
+    }
+}
+
 fn interned_names(names: &[&str]) -> Arc<[String]> {
     thread_local! {
         static LAST: std::cell::RefCell<Option<Arc<[String]>>> = const { std::cell::RefCell::new(None) };
@@ -1145,6 +1184,47 @@ mod tests {
         assert!(interned_names(&[]).is_empty());
         let e = interned_names(&["pod", "trace_id"]);
         assert_eq!(&e[..], &a[..]);
+    }
+
+    #[test]
+    fn metadata_names_are_listed_when_the_part_opens_equal_lists_shared() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 8, BlockFormat::Columnar, 1).unwrap();
+        let with = |names: &'static [&'static str]| {
+            move |i: i64| Entry {
+                ts: i,
+                line: format!(r#"{{"level":"info","n":{i}}}"#),
+                metadata: names
+                    .iter()
+                    .map(|n| (n.to_string(), format!("{n}-{}", i % 3)))
+                    .collect(),
+            }
+        };
+        w.write_stream(1, (0..40).map(|i| Ok(with(&["pod", "trace_id"])(i))))
+            .unwrap();
+        w.write_stream(2, (0..40).map(|i| Ok(with(&["pod", "trace_id"])(i))))
+            .unwrap();
+        w.write_stream(3, (0..40).map(|i| Ok(with(&["span_id"])(i))))
+            .unwrap();
+        w.write_stream(4, (0..40).map(|i| Ok(entry(i, "plain"))))
+            .unwrap();
+        let info = w.finish(8, 0).unwrap();
+        let p = Part::open(&d.path().join(crate::names::part_file(8)), info).unwrap();
+        let listed = |sid: u64| {
+            let b = p.stream_blocks(sid)[0].clone();
+            let kept = p.metadata_names[b.index as usize]
+                .get()
+                .cloned()
+                .unwrap_or_else(|| panic!("stream {sid}: names listed at open"));
+            let read = p.reader(&b).unwrap().metadata_names().unwrap();
+            assert_eq!(&kept[..], &read[..], "stream {sid}: as a reader reads them");
+            kept
+        };
+        let (a, b, c, e) = (listed(1), listed(2), listed(3), listed(4));
+        assert_eq!(&a[..], &["pod".to_string(), "trace_id".to_string()][..]);
+        assert!(Arc::ptr_eq(&a, &b), "equal lists: one list");
+        assert_eq!(&c[..], &["span_id".to_string()][..]);
+        assert!(e.is_empty());
     }
 
     #[test]

@@ -1154,9 +1154,11 @@ fn json_log_queries_ship_about_limit_rows_and_answer_as_the_reference() {
 /// `first_over_time`, `last_over_time`: their values cross over per
 /// (group, bucket) with their times and the engine adds them in time
 /// order), over the number edge lines and the workload's `duration_ms`.
-/// (`sum_over_time` and `rate` over unwrapped values take no grouping in
-/// LogQL: their series are whole label sets, which plans do not group by
-/// when there is a `| json` stage; the engine does not ask for a plan.)
+/// `sum_over_time` and `rate` over unwrapped values take no grouping in
+/// LogQL (their series are whole label sets, which plans do not group by
+/// when there is a `| json` stage) unless a `sum [by]` around them hands
+/// theirs down: then one grouped plan, the group's points summed in time
+/// order by the engine.
 #[test]
 fn float_unwraps_and_filters_answer_in_sql_like_the_reference() {
     let step = 60_000_000_000;
@@ -1199,6 +1201,8 @@ fn float_unwraps_and_filters_answer_in_sql_like_the_reference() {
         r#"avg_over_time({namespace=~".+"} | json | level="error" | unwrap duration_ms [5m]) by (namespace)"#.to_string(),
         r#"max_over_time({namespace=~".+"} | json d="duration_ms" | unwrap d [5m]) by (app)"#.to_string(),
         r#"sum by (app) (count_over_time({namespace=~".+"} | json | duration_ms > 250.5 [5m]))"#.to_string(),
+        r#"sum by (app) (sum_over_time({namespace=~".+"} | json | unwrap duration_ms [5m]))"#.to_string(),
+        r#"sum(rate({namespace=~".+"} | json | level="error" | unwrap duration_ms [2m]))"#.to_string(),
     ];
     let (start, stop) = (lo + step, hi + 1);
     for q in &queries {

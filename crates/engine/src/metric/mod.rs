@@ -163,6 +163,7 @@ impl Ctx<'_> {
                 range,
                 *param,
                 grouping.as_ref(),
+                None,
             )?)),
             SampleExpr::VectorAggregation {
                 op,
@@ -214,16 +215,7 @@ impl Ctx<'_> {
         top: Option<(usize, bool)>,
     ) -> Result<Value, EngineError> {
         let pushed = match vector::sum_grouping_in_range(op, grouping, expr) {
-            Some((rop, r, g)) => Some(
-                match crate::pushdown::metric::range_series(self, rop, r, None, Some(&g), top)? {
-                    Some(v) => {
-                        self.points
-                            .charge(v.len().saturating_mul(self.steps.len()))?;
-                        v
-                    }
-                    None => range::eval_scanned(self, rop, r, None, Some(&g))?,
-                },
-            ),
+            Some((rop, r, g)) => Some(range::eval(self, rop, r, None, Some(&g), top)?),
             None => None,
         };
         let inner = match pushed {

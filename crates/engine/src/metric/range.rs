@@ -66,16 +66,18 @@ pub(crate) fn reduce(
     LabelSet::from_sorted(pairs)
 }
 
-/// Evaluates one range aggregation over all steps.
+/// Evaluates one range aggregation over all steps: through a bucket plan
+/// when the backend answers one (`top`: see
+/// [`crate::pushdown::metric::range_series`]), else scanned.
 pub(crate) fn eval(
     ctx: &mut Ctx,
     op: RangeOp,
     r: &LogRange,
     param: Option<f64>,
     grouping: Option<&Grouping>,
+    top: Option<(usize, bool)>,
 ) -> Result<Vec<StepSeries>, EngineError> {
-    if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping, None)?
-    {
+    if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping, top)? {
         ctx.points
             .charge(series.len().saturating_mul(ctx.steps.len()))?;
         return Ok(series);
@@ -85,7 +87,7 @@ pub(crate) fn eval(
 
 /// [`eval`] without the bucket plan: the columnar path when it answers, the
 /// plain path otherwise.
-pub(crate) fn eval_scanned(
+fn eval_scanned(
     ctx: &mut Ctx,
     op: RangeOp,
     r: &LogRange,

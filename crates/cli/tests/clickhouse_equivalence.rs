@@ -63,6 +63,20 @@ fn backends(test: &str, pushes: &[PushRequest]) -> (Side, Side) {
     )
 }
 
+/// One engine each over ClickHouse, the in-memory reference and the
+/// embedded store, in that order.
+fn three_engines(
+    ch: &Arc<ClickHouseBackend>,
+    mem: MemBackend,
+    store: Arc<runakefli_storage::Storage>,
+) -> [Engine; 3] {
+    [
+        Engine::new(ch.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(mem), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+    ]
+}
+
 /// Runs every query on both sides (see [`compare_queries`]), then the
 /// metadata calls; returns how many answers held data.
 fn compare((a, b): (Side, Side), queries: &[&str], range: (i64, i64), step: i64) -> usize {
@@ -351,11 +365,7 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
     let tenant = TenantId::default_tenant();
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
+    let engines = three_engines(&ch, mem, store);
     let queries = [
         r#"sum by (app) (count_over_time({namespace=~".+"} |= "timeout" [5m]))"#,
         r#"sum by (app) (count_over_time({namespace=~".+"}[1m]))"#,
@@ -491,11 +501,7 @@ fn topk_over_grouped_plans_ships_only_the_groups_it_can_keep() {
         let (ch, mem) = filled(if trailing { "toptail" } else { "top" }, &pushes);
         let dir = tempfile::tempdir().unwrap();
         let store = open_store(dir.path(), State::Merged, &pushes, 1);
-        let engines = [
-            Engine::new(ch.clone(), QueryLimits::default()),
-            Engine::new(Arc::new(mem), QueryLimits::default()),
-            Engine::new(store, QueryLimits::default()),
-        ];
+        let engines = three_engines(&ch, mem, store);
         let (start, stop) = (end - 15 * minute, end);
         // Shipped rows and the answers (ClickHouse's first) of `q`.
         let run = |q: &str| {
@@ -694,11 +700,7 @@ fn json_parameter_plans_answer_in_sql_like_the_reference() {
     let tenant = TenantId::default_tenant();
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
+    let engines = three_engines(&ch, mem, store);
     let edge_rows = (JSON_EDGE_LINES.len() * 3 * edges.len()) as u64;
     // (query, whether rows the engine marks `__error__` reach it: then the
     // engine answers on its own path, as Loki, and the plan is moot).
@@ -1084,11 +1086,7 @@ fn json_log_queries_ship_about_limit_rows_and_answer_as_the_reference() {
     let tenant = TenantId::default_tenant();
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
+    let engines = three_engines(&ch, mem, store);
     let edge_rows: u64 = edges
         .iter()
         .flat_map(|p| &p.streams)
@@ -1171,11 +1169,7 @@ fn float_unwraps_and_filters_answer_in_sql_like_the_reference() {
     let tenant = TenantId::default_tenant();
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
+    let engines = three_engines(&ch, mem, store);
     let edge_rows: u64 = edges
         .iter()
         .flat_map(|p| &p.streams)
@@ -1365,11 +1359,7 @@ fn field_plans_answer_alike(
     let tenant = TenantId::default_tenant();
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(dir.path(), State::Merged, pushes, 3);
-    let engines = [
-        Engine::new(ch.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(mem), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-    ];
+    let engines = three_engines(&ch, mem, store);
     let pushed: u64 = pushes
         .iter()
         .flat_map(|p| &p.streams)

@@ -117,6 +117,19 @@ fn workload_line_filters_and_json_params_match_the_reference() {
             .into_iter()
             .map(|s| s[3..11].to_string()),
     );
+    // Ids in packed-hex columns, judged on their packed digits
+    // (`BlockEval::hex_verdicts`): quoted (the value equal), upper-cased,
+    // a digit longer (no value holds it), and their first digits (left to
+    // the values' text).
+    for id in member_values(&pushes, "trace_id", 1)
+        .into_iter()
+        .chain(member_values(&pushes, "request_id", 1))
+    {
+        needles.push(format!("\"{id}\""));
+        needles.push(id.to_uppercase());
+        needles.push(format!("{id}0"));
+        needles.push(format!("\"{}", &id[..10]));
+    }
     let mut queries: Vec<String> = Vec::new();
     for n in &needles {
         let lit = format!("`{n}`");

@@ -709,6 +709,18 @@ pub fn hex_digit_runs(payload: &[u8]) -> Option<(bool, usize)> {
     Some((upper, longest.max(len.checked_sub(from)?)))
 }
 
+/// A Hex column's payload of `n` values split into its layout and the
+/// packed values (`packed_len()` bytes each, in value order).
+pub fn hex_packed(payload: &[u8], n: usize) -> Result<(HexLayout, &[u8]), StorageError> {
+    let mut c = Cursor::new(payload, "column");
+    let layout = read_hex_layout(&mut c)?;
+    let size = n
+        .checked_mul(layout.packed_len())
+        .ok_or_else(|| c.err("count overflow"))?;
+    let packed = c.take(size)?;
+    Ok((layout, packed))
+}
+
 /// The head of a Decimal or PrefixedDecimal column's payload.
 struct DecimalHead<'p> {
     /// Bytes before every value's number (empty for Decimal).

@@ -1377,6 +1377,25 @@ impl<'a> BlockReader<'a> {
         })
     }
 
+    /// For a packed-hex column (`Encoding::Hex`): `f` on its layout and
+    /// its values still packed (see [`super::encoding::hex_packed`]), so a
+    /// test that needs no value's text reads no digit. `None` for other
+    /// encodings.
+    pub fn with_hex_values<R>(
+        &self,
+        id: usize,
+        f: impl FnOnce(&super::text::HexLayout, &[u8]) -> R,
+    ) -> Result<Option<R>, StorageError> {
+        let col = &self.dir(id);
+        if col.encoding != Encoding::Hex {
+            return Ok(None);
+        }
+        self.with_column_payload(id, |p| {
+            let (layout, packed) = super::encoding::hex_packed(p, col.values)?;
+            Ok(Some(f(&layout, packed)))
+        })
+    }
+
     /// Column `id`'s values as the doubles a float unwrap reads from their
     /// text, when it is a Decimal column whose values one division gives
     /// exactly (see [`decode_decimal_numbers`]); `None` otherwise.

@@ -303,6 +303,24 @@ impl HexLayout {
         bad & 0x10 == 0
     }
 
+    /// Whether each value of `packed` (values of this layout, packed one
+    /// after another) is exactly `text`, decided on the packed digits: a
+    /// text that does not follow the layout (length, dashes, digit case)
+    /// equals none. Appends one flag per value to `out`.
+    pub fn equal_values(&self, packed: &[u8], text: &[u8], out: &mut Vec<bool>) {
+        let pl = self.packed_len();
+        if pl == 0 {
+            return;
+        }
+        let n = packed.len() / pl;
+        let mut want = Vec::with_capacity(pl);
+        if !self.pack(text, &mut want) {
+            out.resize(out.len() + n, false);
+            return;
+        }
+        out.extend(packed.chunks_exact(pl).map(|v| v == want.as_slice()));
+    }
+
     /// Appends the text form of one packed value.
     pub fn unpack(&self, packed: &[u8], dst: &mut Vec<u8>) {
         if self.dashes.is_empty() && packed.len() * 2 == self.len {
@@ -508,6 +526,38 @@ mod tests {
             l.unpack(&p, &mut t);
             assert_eq!(&t[2..], id);
             assert_eq!(&t[..2], b"x=");
+        }
+    }
+
+    #[test]
+    fn equal_values_compare_packed_digits_like_their_text() {
+        let values: [&[u8]; 4] = [
+            b"550e8400-e29b-41d4-a716-446655440000",
+            b"123e4567-e89b-12d3-a456-426614174000",
+            b"550e8400-e29b-41d4-a716-446655440000",
+            b"00000000-0000-0000-0000-000000000000",
+        ];
+        let l = HexLayout::of(values[0]).unwrap();
+        let mut packed = Vec::new();
+        for v in values {
+            assert!(l.pack(v, &mut packed));
+        }
+        let texts: [&[u8]; 6] = [
+            values[0],
+            values[3],
+            // Upper case, dashes moved, a digit short or long, not hex.
+            b"550E8400-E29B-41D4-A716-446655440000",
+            b"550e8400e-29b-41d4-a716-446655440000",
+            b"550e8400-e29b-41d4-a716-44665544000",
+            b"550e8400-e29b-41d4-a716-44665544000g",
+        ];
+        for text in texts {
+            let mut out = vec![true];
+            l.equal_values(&packed, text, &mut out);
+            let want: Vec<bool> = std::iter::once(true)
+                .chain(values.iter().map(|v| *v == text))
+                .collect();
+            assert_eq!(out, want, "{}", String::from_utf8_lossy(text));
         }
     }
 }

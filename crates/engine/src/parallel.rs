@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 use runakefli_model::Shard;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// Shards per scan.
 pub const SHARDS: u32 = 8;
@@ -69,14 +70,19 @@ fn warm_heap() {
     std::hint::black_box(&heap);
 }
 
-/// Runs `f` on the query pool (its parallel iterators use the pool's workers).
+/// Runs `f` on the query pool (its parallel iterators use the pool's
+/// workers), the other workers standing by ([`stand_by`]).
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    pool().install(f)
+    let pool = pool();
+    stand_by(pool);
+    pool.install(f)
 }
 
 /// Runs `f` once per shard on the query pool; the results in shard order.
 pub fn map_shards<R: Send>(f: impl Fn(Shard) -> R + Sync + Send) -> Vec<R> {
-    pool().install(|| {
+    let pool = pool();
+    stand_by(pool);
+    pool.install(|| {
         (0..SHARDS)
             .into_par_iter()
             .map(|index| {
@@ -87,6 +93,42 @@ pub fn map_shards<R: Send>(f: impl Fn(Shard) -> R + Sync + Send) -> Vec<R> {
             })
             .collect()
     })
+}
+
+/// How long a worker stands by for a query's parallel work at most.
+pub const STANDBY: Duration = Duration::from_millis(3);
+
+/// Wakes the pool's workers before a query enters it. A query's set-up
+/// (planning, matching streams, listing and ordering a plan's units) runs
+/// on one worker while the others sleep, and its parallel section then
+/// hands work to a sleeping worker. On a VM whose idle vCPUs halt, that
+/// worker's wake-up took 0.6–4 ms (timed per worker: q4's first run after
+/// a restart, 4–6 ms of parallel work), and on warm queries it often did
+/// not wake before the first worker had done everything alone. Each
+/// other worker is handed a job that stands by, spinning, until it finds
+/// pool work to run (the query's, or any) or [`STANDBY`] has passed: its
+/// wake-up overlaps the set-up, and the query's parallel work finds it
+/// awake. At most that much spinning per query, on workers that had
+/// nothing else to do (a busy worker takes the job later and returns as
+/// soon as it finds work). Not done from inside the pool (nested calls:
+/// the workers are already in use).
+fn stand_by(pool: &rayon::ThreadPool) {
+    if rayon::current_thread_index().is_some() {
+        return;
+    }
+    for _ in 1..pool.current_num_threads() {
+        pool.spawn(|| {
+            let until = Instant::now() + STANDBY;
+            while Instant::now() < until {
+                if let Some(rayon::Yield::Executed) = rayon::yield_now() {
+                    return;
+                }
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +147,35 @@ mod tests {
                 .as_deref()
                 .is_some_and(|x| x.starts_with("runakefli-query-"))));
         }
+    }
+
+    #[test]
+    fn workers_standing_by_take_the_work_they_find_and_end_by_themselves() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        stand_by(&pool);
+        // The query's parallel work runs on both workers.
+        let (a, b) = pool.install(|| {
+            rayon::join(
+                || {
+                    std::thread::sleep(Duration::from_millis(20));
+                    rayon::current_thread_index()
+                },
+                rayon::current_thread_index,
+            )
+        });
+        assert_ne!(a, b);
+        // With no work to find, a worker stands by for a bounded time:
+        // every worker is free again for work of its own.
+        stand_by(&pool);
+        let t = Instant::now();
+        let seen = pool.broadcast(|c| c.index());
+        assert_eq!(seen, vec![0, 1]);
+        assert!(t.elapsed() < Duration::from_secs(2));
+        // Called from inside the pool, it hands out nothing.
+        pool.install(|| stand_by(&pool));
     }
 
     #[test]

@@ -857,17 +857,24 @@ fn read_hex_layout(c: &mut Cursor<'_>) -> Result<HexLayout, StorageError> {
 
 /// Values `positions` (ascending, each below `n`) of a column of `n`
 /// values, one per position, each read alone — for encodings that allow
-/// it: Const, Hex, Ipv4, Dict (block version 2) and Decimal/PrefixedDecimal
-/// stored without deltas. `None` for the others (Plain, Timestamp, delta
-/// decimals), which are decoded whole ([`decode_column_where`]). A line
-/// rebuilt for a log query's answer needs one value of each of its
-/// columns; decoding a typed column whole for it cost ~10,000
-/// instructions a column (callgrind, q14).
+/// it: Const, Hex, Ipv4, Dict (block version 2), Plain (its lengths summed
+/// to each wanted value, only the wanted bytes copied),
+/// Decimal/PrefixedDecimal stored without deltas and Timestamp stored
+/// relative to the row timestamps (`row_ts`: the timestamp of the row
+/// holding each position's value; may be empty for other encodings).
+/// `None` for the others (delta-coded timestamps and decimals, or a
+/// relative Timestamp column without `row_ts`), which are decoded whole
+/// ([`decode_column_where`]). A line rebuilt for a log query's answer needs
+/// one value of each of its columns; decoding a column whole for it cost
+/// ~10,000 instructions a column (callgrind, q14), and a Plain or Timestamp
+/// column's whole copy and its allocations were most of rebuilding q1's
+/// hundred answer lines from 99 blocks after a restart.
 pub fn decode_column_at(
     enc: Encoding,
     payload: &[u8],
     n: usize,
     positions: &[u32],
+    row_ts: &[i64],
     version: u8,
 ) -> Result<Option<Values>, StorageError> {
     use super::ints::IntsLayout;
@@ -896,6 +903,53 @@ pub fn decode_column_at(
                 layout.unpack(&packed[p * pl..(p + 1) * pl], d);
                 Ok(())
             })?;
+        }
+        Encoding::Plain => {
+            // Each wanted value's place from the lengths before it.
+            let mut spans = Vec::with_capacity(positions.len());
+            let mut total = 0usize;
+            let mut k = 0usize;
+            for i in 0..n {
+                let len = c.len(c.remaining())?;
+                while positions.get(k).is_some_and(|&p| p as usize == i) {
+                    spans.push((total, total + len));
+                    k += 1;
+                }
+                total += len;
+                if total > c.remaining() || total > u32::MAX as usize {
+                    return Err(c.err("string data out of range"));
+                }
+            }
+            let bytes = c.take(total)?;
+            out.data.reserve(spans.iter().map(|(a, b)| b - a).sum());
+            for (a, b) in spans {
+                out.data.extend_from_slice(&bytes[a..b]);
+                out.ends.push(out.data.len() as u32);
+            }
+        }
+        Encoding::Timestamp => {
+            let w = c.u8()?;
+            if w > 9 {
+                return Err(c.err("bad timestamp width"));
+            }
+            let mode = c.u8()?;
+            if mode > TS_RELATIVE {
+                return Err(c.err("bad timestamp mode"));
+            }
+            if mode != TS_RELATIVE || row_ts.len() != positions.len() {
+                return Ok(None);
+            }
+            let unit = 10i64.pow(9 - u32::from(w));
+            let layout = IntsLayout::read(&mut c, n)?;
+            for (&p, &t) in positions.iter().zip(row_ts) {
+                let v = t
+                    .div_euclid(unit)
+                    .wrapping_add(unzigzag(layout.get(payload, p as usize)));
+                if !text::format_rfc3339(&mut out.data, v, w) {
+                    return Err(c.err("timestamp out of range"));
+                }
+                out.ends.push(out.data.len() as u32);
+            }
         }
         Encoding::Ipv4 => {
             let raw = c.take(n.checked_mul(4).ok_or_else(|| c.err("count overflow"))?)?;
@@ -1130,12 +1184,21 @@ mod tests {
             (0..n).map(|i| format!("user_{}", i * 3 + 10)).collect(),
             None,
         ));
-        // Free text: decoded whole.
+        // Free text: lengths summed, only the wanted bytes copied.
         let text = |i: usize, v: u64| format!("free text {i} {}", v % 7);
-        sets.push(((0..n).map(|i| text(i, next())).collect(), Some(false)));
+        sets.push(((0..n).map(|i| text(i, next())).collect(), Some(true)));
         let ts: Vec<i64> = (0..n as i64)
-            .map(|i| 1_795_913_989_854_000_000 + i)
+            .map(|i| 1_795_913_989_854_000_000 + i * 7_777_777_777)
             .collect();
+        // Timestamps a little after their rows' (stored relative to them):
+        // read alone given the rows' timestamps.
+        let stamp = |i: usize, v: u64| {
+            let t = ts[i] + (v % 50) as i64 * 1_000_000;
+            let mut out = Vec::new();
+            assert!(text::format_rfc3339(&mut out, t / 1_000_000, 3));
+            String::from_utf8(out).unwrap()
+        };
+        sets.push(((0..n).map(|i| stamp(i, next())).collect(), Some(true)));
         for (vals, alone) in &sets {
             let v: Vec<&[u8]> = vals.iter().map(|s| s.as_bytes()).collect();
             let mut buf = Vec::new();
@@ -1143,9 +1206,15 @@ mod tests {
             let whole = decode_column(e.encoding, &buf, n, &ts).unwrap();
             for step in [1usize, 7, 61, 299] {
                 let positions: Vec<u32> = (0..n as u32).step_by(step).collect();
-                let at = decode_column_at(e.encoding, &buf, n, &positions, 2).unwrap();
+                let row_ts: Vec<i64> = positions.iter().map(|&p| ts[p as usize]).collect();
+                let at = decode_column_at(e.encoding, &buf, n, &positions, &row_ts, 2).unwrap();
                 if let Some(alone) = alone {
                     assert_eq!(at.is_some(), *alone, "{:?}", e.encoding);
+                }
+                if e.encoding == Encoding::Timestamp {
+                    // Without the rows' timestamps: decoded whole instead.
+                    let at = decode_column_at(e.encoding, &buf, n, &positions, &[], 2).unwrap();
+                    assert!(at.is_none());
                 }
                 if let Some(at) = at {
                     for (k, &p) in positions.iter().enumerate() {
@@ -1158,7 +1227,7 @@ mod tests {
                     }
                 }
             }
-            assert!(decode_column_at(e.encoding, &buf, n, &[n as u32], 2).is_err());
+            assert!(decode_column_at(e.encoding, &buf, n, &[n as u32], &[0], 2).is_err());
         }
     }
 

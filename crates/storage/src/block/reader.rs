@@ -1482,6 +1482,12 @@ impl<'a> BlockReader<'a> {
         let mut met = vec![0u32; templates.len()];
         let mut touched: Vec<u32> = Vec::new();
         let mut wanted: Vec<Vec<u32>> = vec![Vec::new(); ncols];
+        // The row timestamps of the wanted values of Timestamp columns
+        // (stored relative to them).
+        let relative: Vec<bool> = (0..ncols)
+            .map(|c| self.dir(c).encoding == Encoding::Timestamp)
+            .collect();
+        let mut wanted_ts: Vec<Vec<i64>> = vec![Vec::new(); ncols];
         let mut next = 0usize;
         for &r in rows {
             if r < next || r >= self.rows() {
@@ -1505,6 +1511,9 @@ impl<'a> BlockReader<'a> {
             for &c in &template(self.row_templates()[r])?.slots {
                 wanted[c as usize].push(before[c as usize]);
                 before[c as usize] += 1;
+                if relative[c as usize] {
+                    wanted_ts[c as usize].push(self.timestamps()[r]);
+                }
             }
             next = r + 1;
         }
@@ -1515,7 +1524,7 @@ impl<'a> BlockReader<'a> {
                 if w.is_empty() {
                     return Ok(None);
                 }
-                self.values_at(c, w).map(Some)
+                self.values_at(c, w, &wanted_ts[c]).map(Some)
             })
             .collect::<Result<_, _>>()?;
         let mut taken = vec![0usize; ncols];
@@ -1531,8 +1540,14 @@ impl<'a> BlockReader<'a> {
     }
 
     /// Values `positions` (ascending, distinct) of column `id`, in that
-    /// order, spelled out.
-    fn values_at(&self, id: usize, positions: &[u32]) -> Result<Values, StorageError> {
+    /// order, spelled out; `row_ts`: the timestamps of the rows holding
+    /// them, for a Timestamp column (see [`decode_column_at`]).
+    fn values_at(
+        &self,
+        id: usize,
+        positions: &[u32],
+        row_ts: &[i64],
+    ) -> Result<Values, StorageError> {
         let col = self.dir(id);
         if positions.last().is_some_and(|&p| p as usize >= col.values) {
             return Err(bad("value position out of range"));
@@ -1544,7 +1559,14 @@ impl<'a> BlockReader<'a> {
         if col.encoding.is_shared() {
             self.shared_values_at(id, positions, &mut data, &mut ends)?;
         } else if let Some(v) = self.with_column_payload(id, |p| {
-            decode_column_at(col.encoding, p, col.values, positions, self.header.version)
+            decode_column_at(
+                col.encoding,
+                p,
+                col.values,
+                positions,
+                row_ts,
+                self.header.version,
+            )
         })? {
             return Ok(v);
         } else {

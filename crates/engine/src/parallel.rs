@@ -156,11 +156,12 @@ mod tests {
             .build()
             .unwrap();
         stand_by(&pool);
-        // The query's parallel work runs on both workers.
+        // The query's parallel work runs on both workers (the first half
+        // long enough for the other to be taken, even on a loaded machine).
         let (a, b) = pool.install(|| {
             rayon::join(
                 || {
-                    std::thread::sleep(Duration::from_millis(20));
+                    std::thread::sleep(Duration::from_millis(250));
                     rayon::current_thread_index()
                 },
                 rayon::current_thread_index,

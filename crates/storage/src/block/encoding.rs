@@ -713,7 +713,19 @@ pub fn hex_digit_runs(payload: &[u8]) -> Option<(bool, usize)> {
 /// packed values (`packed_len()` bytes each, in value order).
 pub fn hex_packed(payload: &[u8], n: usize) -> Result<(HexLayout, &[u8]), StorageError> {
     let mut c = Cursor::new(payload, "column");
-    let layout = read_hex_layout(&mut c)?;
+    let split = read_hex_packed(&mut c, n)?;
+    if !c.is_empty() {
+        return Err(c.err("trailing bytes in column"));
+    }
+    Ok(split)
+}
+
+/// [`hex_packed`] from a cursor at the payload's start.
+fn read_hex_packed<'p>(
+    c: &mut Cursor<'p>,
+    n: usize,
+) -> Result<(HexLayout, &'p [u8]), StorageError> {
+    let layout = read_hex_layout(c)?;
     let size = n
         .checked_mul(layout.packed_len())
         .ok_or_else(|| c.err("count overflow"))?;
@@ -896,9 +908,8 @@ pub fn decode_column_at(
             })?;
         }
         Encoding::Hex => {
-            let layout = read_hex_layout(&mut c)?;
+            let (layout, packed) = read_hex_packed(&mut c, n)?;
             let pl = layout.packed_len();
-            let packed = c.take(n.checked_mul(pl).ok_or_else(|| c.err("count overflow"))?)?;
             out.each(|p, d| {
                 layout.unpack(&packed[p * pl..(p + 1) * pl], d);
                 Ok(())
@@ -1098,10 +1109,9 @@ pub fn decode_column_where(
             Values::Flat { data, ends }
         }
         Encoding::Hex => {
-            let layout = read_hex_layout(&mut c)?;
+            let (layout, packed) = read_hex_packed(&mut c, n)?;
             let len = layout.len;
             let pl = layout.packed_len();
-            let packed = c.take(n.checked_mul(pl).ok_or_else(|| c.err("count overflow"))?)?;
             let mut data = Vec::with_capacity(n * len);
             let mut ends = Vec::with_capacity(n);
             for (i, p) in packed.chunks_exact(pl).enumerate() {

@@ -1662,6 +1662,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         }
         let mut verdicts: Vec<Vec<u8>> = std::mem::take(&mut sc.verdicts);
         for &(col, test) in &sc.testers {
+            let mut buf = sc.spare_verdicts.pop().unwrap_or_default();
+            if self.hex_verdicts(col, test, needle, &sc.want, &mut buf)? {
+                verdicts.push(buf);
+                continue;
+            }
             let key = MemoKey::Needle(n, test);
             let stretch = &needle[test.start..test.end];
             let pieces = skeleton_pieces(stretch);
@@ -1674,14 +1679,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 test,
                 finder: std::cell::OnceCell::new(),
             };
-            let mut buf = sc.spare_verdicts.pop().unwrap_or_default();
-            let v = if self.hex_verdicts(col, test, needle, &sc.want, &mut buf)? {
-                buf
-            } else {
-                self.eval_column(col, key, &sc.want, on_skeletons, buf, &mut |v| {
-                    tester.holds(needle, v)
-                })?
-            };
+            let v = self.eval_column(col, key, &sc.want, on_skeletons, buf, &mut |v| {
+                tester.holds(needle, v)
+            })?;
             verdicts.push(v);
         }
         let mut rebuild: Option<Vec<bool>> = None;

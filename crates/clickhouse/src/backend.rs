@@ -581,6 +581,69 @@ fn backend_error(e: Error) -> BackendError {
     }
 }
 
+/// The most entries a scan hands to its visitor at once.
+const SCAN_BATCH: usize = 1024;
+
+/// Groups a scan's streamed rows into per-stream batches for its visitor.
+struct ScanBatcher<'s, 'v> {
+    streams: &'s StreamCatalog<'s>,
+    visit: &'v mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
+    /// The stream of the rows being read (`None` before the first), and
+    /// its info (`None`: left out by the selector's residual matchers).
+    current: Option<(runakefli_model::StreamId, Option<StreamInfo>)>,
+    entries: Vec<Entry>,
+    /// The visitor asked for the next stream: the current one's rows are
+    /// read past.
+    skipping: bool,
+}
+
+impl ScanBatcher<'_, '_> {
+    /// Takes one row; `false` once the visitor has stopped the scan.
+    fn row(&mut self, row: &Value) -> Result<bool, Error> {
+        let id = u64_of(row, "stream_id")?;
+        if self.current.as_ref().map(|(c, _)| *c) != Some(id) {
+            if !self.flush()? {
+                return Ok(false);
+            }
+            self.current = Some((id, self.streams.get(id)?));
+            self.skipping = false;
+        }
+        let kept = matches!(&self.current, Some((_, Some(_))));
+        if self.skipping || !kept {
+            return Ok(true);
+        }
+        self.entries.push(entry_of(row)?);
+        if self.entries.len() >= SCAN_BATCH {
+            return self.flush();
+        }
+        Ok(true)
+    }
+
+    /// Hands the entries held to the visitor; `false` when it stops the scan.
+    fn flush(&mut self) -> Result<bool, Error> {
+        let Some((_, Some(info))) = &self.current else {
+            return Ok(true);
+        };
+        if self.entries.is_empty() {
+            return Ok(true);
+        }
+        let entries = std::mem::take(&mut self.entries);
+        match (self.visit)(info, EntryBatch { entries }) {
+            ScanControl::Continue => Ok(true),
+            ScanControl::NextStream => {
+                self.skipping = true;
+                Ok(true)
+            }
+            ScanControl::Stop => Ok(false),
+        }
+    }
+
+    /// Hands on the last rows once the answer has ended.
+    fn finish(mut self) -> Result<(), Error> {
+        self.flush().map(|_| ())
+    }
+}
+
 impl Backend for ClickHouseBackend {
     fn streams(
         &self,
@@ -665,44 +728,40 @@ impl Backend for ClickHouseBackend {
             end: request.end,
         };
         let split = Split::of(&request.matchers);
-        let run = || -> Result<(StreamCatalog<'_>, Vec<Value>), Error> {
-            let streams = self.stream_catalog(sel)?;
-            let mask = self.mask(sel.tenant, sel.start, sel.end)?;
-            let q = sql::scan_query(
-                &StreamSelect {
-                    selector: &split.sql,
-                    ..sel
-                },
-                request.direction,
-                &request.required_substrings,
-                request.shard.map(|s| (s.index, s.count)),
-                &mask,
-            )?;
-            Ok((streams, self.rows(&q, None)?))
-        };
-        let (streams, rows) = run().map_err(backend_error)?;
+        let streams = self.stream_catalog(sel).map_err(backend_error)?;
+        let mask = self
+            .mask(sel.tenant, sel.start, sel.end)
+            .map_err(backend_error)?;
+        let q = sql::scan_query(
+            &StreamSelect {
+                selector: &split.sql,
+                ..sel
+            },
+            request.direction,
+            &request.required_substrings,
+            request.shard.map(|s| (s.index, s.count)),
+            &mask,
+        )
+        .map_err(backend_error)?;
         self.counters.scans.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .scan_rows
-            .fetch_add(rows.len() as u64, Ordering::Relaxed);
-        // Rows arrive grouped by stream, in the scan's order within each.
-        let mut i = 0;
-        while i < rows.len() {
-            let id = u64_of(&rows[i], "stream_id").map_err(backend_error)?;
-            let mut entries = Vec::new();
-            while i < rows.len() && u64_of(&rows[i], "stream_id").ok() == Some(id) {
-                entries.push(entry_of(&rows[i]).map_err(backend_error)?);
-                i += 1;
-            }
-            // `None`: a stream the residual matchers leave out.
-            let Some(info) = streams.get(id).map_err(backend_error)? else {
-                continue;
-            };
-            if visit(&info, EntryBatch { entries }) == ScanControl::Stop {
-                break;
-            }
-        }
-        Ok(())
+        // Rows arrive grouped by stream, in the scan's order within each,
+        // and are handed on in batches of at most `SCAN_BATCH` as they
+        // come: a scan over everything never holds everything.
+        let mut batcher = ScanBatcher {
+            streams: &streams,
+            visit,
+            current: None,
+            entries: Vec::new(),
+            skipping: false,
+        };
+        let scan_rows = &self.counters.scan_rows;
+        let streamed = self.client.each_row(&q, &Request::default(), &mut |row| {
+            scan_rows.fetch_add(1, Ordering::Relaxed);
+            batcher.row(&row)
+        });
+        streamed
+            .and_then(|()| batcher.finish())
+            .map_err(backend_error)
     }
 
     /// One aggregate query over `logs` joined to `streams`

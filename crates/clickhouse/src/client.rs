@@ -113,13 +113,78 @@ impl Client {
 
     /// Runs `sql` with `default_format=JSONEachRow` and parses each answer line.
     pub fn rows(&self, sql: &str, req: &Request<'_>) -> Result<Vec<serde_json::Value>, Error> {
+        let mut out = Vec::new();
+        self.each_row(sql, req, &mut |v| {
+            out.push(v);
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Runs `sql` with `default_format=JSONEachRow` and hands each answer
+    /// row to `row` as it arrives, so an answer of any size is never held
+    /// whole. `row` returns `false` to stop: the rest of the answer is not
+    /// read (the connection is dropped). An exception ClickHouse writes
+    /// into an answer it has begun (its status already 200) is
+    /// [`Error::Server`], whichever of its forms it takes (`Code: …` text,
+    /// an `{"exception": …}` row, or the `__exception__` marker).
+    pub fn each_row(
+        &self,
+        sql: &str,
+        req: &Request<'_>,
+        row: &mut dyn FnMut(serde_json::Value) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        use std::io::BufRead;
         let mut req = req.clone();
         req.format = Some("JSONEachRow");
-        let body = self.query(sql, &req)?;
-        body.lines()
-            .filter(|l| !l.is_empty())
-            .map(|l| serde_json::from_str(l).map_err(|e| Error::Decode(format!("{e} in {l:?}"))))
-            .collect()
+        let resp = match self.request(&req, None)?.send_string(sql) {
+            Ok(resp) if header_code(&resp).is_none_or(|c| c == 0) => resp,
+            other => return read(other).map(|_| ()),
+        };
+        let mut reader = std::io::BufReader::with_capacity(64 << 10, resp.into_reader());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| Error::Transport(format!("reading the answer: {e}")))?;
+            if n == 0 {
+                return Ok(());
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.is_empty() {
+                continue;
+            }
+            let parsed = serde_json::from_slice::<serde_json::Value>(text);
+            if let Ok(v) = &parsed {
+                if let Some(m) = exception_row(v) {
+                    return Err(Error::from_exception(200, None, m));
+                }
+            }
+            match parsed {
+                Ok(v) => {
+                    if !row(v)? {
+                        return Ok(());
+                    }
+                }
+                Err(e) => {
+                    let mut rest = text.to_vec();
+                    // What follows belongs to the same message, if any.
+                    let _ = reader.read_to_end(&mut rest);
+                    let rest = String::from_utf8_lossy(&rest);
+                    if rest.starts_with("Code: ")
+                        || rest.starts_with("__exception__")
+                        || rest.contains("DB::Exception")
+                    {
+                        let message = rest.trim_start_matches("__exception__").trim();
+                        return Err(Error::from_exception(200, None, message));
+                    }
+                    let shown: String = rest.chars().take(200).collect();
+                    return Err(Error::Decode(format!("{e} in {shown:?}")));
+                }
+            }
+        }
     }
 
     /// Sends `insert` (`INSERT INTO t FORMAT F`) in the URL and `data` in the
@@ -172,6 +237,16 @@ impl Client {
         }
         Ok(r)
     }
+}
+
+/// The message of a row that is ClickHouse's exception written in the
+/// output format (`{"exception": "Code: …"}`), not an answer row.
+fn exception_row(v: &serde_json::Value) -> Option<&str> {
+    let o = v.as_object()?;
+    if o.len() != 1 {
+        return None;
+    }
+    o.get("exception")?.as_str()
 }
 
 fn header_code(resp: &ureq::Response) -> Option<u32> {
@@ -289,6 +364,118 @@ mod tests {
             clustered.contains("&insert_distributed_sync=1&distributed_product_mode=local "),
             "{clustered}"
         );
+    }
+
+    /// A server answering one request with `answer` (status line, headers
+    /// and body as given), then keeping the connection open for `hold`.
+    fn answer_once(answer: Vec<u8>, hold: Duration) -> String {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                let h = h.trim_end().to_ascii_lowercase();
+                if h.is_empty() {
+                    break;
+                }
+                if let Some(v) = h.strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut sql = vec![0u8; len];
+            reader.read_exact(&mut sql).unwrap();
+            let mut w = conn;
+            w.write_all(&answer).unwrap();
+            w.flush().unwrap();
+            std::thread::sleep(hold);
+        });
+        url
+    }
+
+    fn with_length(body: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    /// Rows are handed on as they arrive: a reader that stops after the
+    /// first returns at once, though the answer has not ended.
+    #[test]
+    fn a_row_reader_stops_without_waiting_for_the_rest() {
+        let chunk = "{\"n\":1}\n{\"n\":2}\n";
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n",
+            chunk.len()
+        );
+        let url = answer_once(answer.into_bytes(), Duration::from_secs(20));
+        let c = Client::new(Config::new(url, "x"));
+        let began = Instant::now();
+        let mut seen = Vec::new();
+        c.each_row("SELECT n", &Request::default(), &mut |v| {
+            seen.push(v["n"].as_u64().unwrap());
+            Ok(false)
+        })
+        .unwrap();
+        assert_eq!(seen, [1]);
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "waited for the end"
+        );
+    }
+
+    /// An exception written into an answer already begun (status 200) is a
+    /// server error with its code, after the rows before it, in each of the
+    /// forms ClickHouse writes it; `rows` then fails as a whole.
+    #[test]
+    fn exceptions_inside_a_begun_answer_are_server_errors() {
+        let forms = [
+            (
+                "{\"n\":1}\nCode: 241. DB::Exception: Memory limit (total) exceeded. (MEMORY_LIMIT_EXCEEDED)\n",
+                241,
+            ),
+            (
+                "{\"n\":1}\n{\"exception\": \"Code: 159. DB::Exception: Timeout exceeded. (TIMEOUT_EXCEEDED)\"}\n",
+                159,
+            ),
+            (
+                "{\"n\":1}\n__exception__\r\nabcdefghijklmnop\r\nCode: 395. DB::Exception: thrown. (FUNCTION_THROW_IF_VALUE_IS_NON_ZERO)\n",
+                395,
+            ),
+        ];
+        for (body, code) in forms {
+            let c = Client::new(Config::new(
+                answer_once(with_length(body), Duration::ZERO),
+                "x",
+            ));
+            let mut seen = 0;
+            let err = c
+                .each_row("SELECT n", &Request::default(), &mut |_| {
+                    seen += 1;
+                    Ok(true)
+                })
+                .unwrap_err();
+            assert_eq!((seen, err.code()), (1, Some(code)), "{body}: {err}");
+            let c = Client::new(Config::new(
+                answer_once(with_length(body), Duration::ZERO),
+                "x",
+            ));
+            let err = c.rows("SELECT n", &Request::default()).unwrap_err();
+            assert_eq!(err.code(), Some(code), "{body}: {err}");
+        }
+        // A row cut short is a decoding error, not an answer.
+        let c = Client::new(Config::new(
+            answer_once(with_length("{\"n\":1}\n{\"n\":"), Duration::ZERO),
+            "x",
+        ));
+        let err = c.rows("SELECT n", &Request::default()).unwrap_err();
+        assert!(matches!(err, Error::Decode(_)), "{err}");
     }
 
     #[test]

@@ -959,6 +959,81 @@ fn numbered_push(prefix: &str, lines: usize, first_ts: i64) -> PushRequest {
     }
 }
 
+/// A scan hands rows on in batches of at most 1,024 as they arrive, each
+/// stream's consecutive and in order; `NextStream` skips the rest of a
+/// stream and `Stop` ends the scan.
+#[test]
+fn scans_hand_rows_on_in_bounded_batches() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::{Backend, ScanControl, ScanRequest};
+    let b = ClickHouseBackend::open(front::client("scan_batches")).unwrap();
+    let t = TenantId::new("t");
+    let mut req = numbered_push("api", 2_500, 0);
+    req.streams.push(PushStream {
+        labels: Labels::parse(WEB).unwrap(),
+        entries: (0..1_100)
+            .map(|i| Entry {
+                ts: T0 + i * 1_000_000_000,
+                line: format!("web {i}"),
+                metadata: vec![],
+            })
+            .collect(),
+    });
+    b.push(&t, &req).unwrap();
+    let all = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+    let (s, e) = (T0, T0 + 3_000 * 1_000_000_000);
+    // Every row, by batches: (stream, batch length, first line, last line).
+    let scan = |control: &mut dyn FnMut(&str, usize) -> ScanControl| {
+        let mut batches = Vec::new();
+        let r = ScanRequest::new(t.clone(), all.clone(), s, e, Direction::Forward);
+        b.scan(&r, &mut |info, batch| {
+            let app = info.labels.get("app").unwrap().to_string();
+            let n = batches.len();
+            batches.push((
+                app.clone(),
+                batch.entries.len(),
+                batch.entries[0].line.clone(),
+                batch.entries.last().unwrap().line.clone(),
+            ));
+            control(&app, n)
+        })
+        .unwrap();
+        batches.sort_by_key(|(app, _, first, _)| {
+            (
+                app.clone(),
+                first.split(' ').nth(1).unwrap().parse::<u32>().unwrap(),
+            )
+        });
+        batches
+    };
+    let b1 = |app: &str, n, first: u32, last: u32| {
+        (
+            app.to_string(),
+            n,
+            format!("{app} {first}"),
+            format!("{app} {last}"),
+        )
+    };
+    assert_eq!(
+        scan(&mut |_, _| ScanControl::Continue),
+        [
+            b1("api", 1024, 0, 1023),
+            b1("api", 1024, 1024, 2047),
+            b1("api", 452, 2048, 2499),
+            b1("web", 1024, 0, 1023),
+            b1("web", 76, 1024, 1099),
+        ]
+    );
+    // The first batch of each stream only.
+    let firsts = scan(&mut |_, _| ScanControl::NextStream);
+    assert_eq!(firsts, [b1("api", 1024, 0, 1023), b1("web", 1024, 0, 1023)]);
+    // Nothing after the first batch.
+    let one = scan(&mut |_, _| ScanControl::Stop);
+    assert_eq!(one.len(), 1, "{one:?}");
+    assert_eq!(one[0].1, 1024);
+    assert_eq!(b.sql_stats().scans, 3);
+}
+
 #[test]
 fn a_push_sent_again_is_stored_once_even_by_another_process() {
     use runakefli_clickhouse::ClickHouseBackend;

@@ -1327,6 +1327,92 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
     });
 }
 
+/// A bucket plan whose residual rows (those the SQL leaves to the engine)
+/// pass the backend's budget is declined while its answer is read, and the
+/// engine answers from a scan instead: the same answers as the reference,
+/// the embedded store and a backend with the default budget, which answers
+/// the same plans in SQL with their residual rows; residual rows leave one
+/// by one, so `topk` keeps each of them too.
+#[test]
+fn plans_whose_residual_rows_pass_the_budget_are_declined_and_scanned() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = logfmt_edge_pushes(end, step);
+    let client = fresh_client("rbudget");
+    let tight = Arc::new(
+        ClickHouseBackend::open(client.clone())
+            .unwrap()
+            .with_residual_budget(300),
+    );
+    let tenant = TenantId::default_tenant();
+    for p in &pushes {
+        tight.push(&tenant, p).unwrap();
+    }
+    let default = Arc::new(ClickHouseBackend::open(client).unwrap());
+    let reference = MemBackend::new();
+    for p in &pushes {
+        reference.push(&tenant, p);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path(), State::Merged, &pushes, 3);
+    let engines = [
+        Engine::new(tight.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(reference), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+        Engine::new(default.clone(), QueryLimits::default()),
+    ];
+    let l = r#"{app=~"lf.*"} | logfmt"#;
+    let queries = [
+        format!(r#"sum by (level) (count_over_time({l} [1m]))"#),
+        format!(r#"topk(2, sum by (level) (count_over_time({l} [2m])))"#),
+        format!(r#"max_over_time({l} | unwrap duration_ms | __error__="" [5m]) by (app)"#),
+    ];
+    let range = (end - 10 * step, end, step);
+    for q in &queries {
+        let before = default.sql_stats();
+        let (answers, b, a) = answers_alike(
+            &tight,
+            &engines,
+            &tenant,
+            q,
+            range,
+            100,
+            Direction::Backward,
+        );
+        let after = default.sql_stats();
+        assert!(answers[0].as_ref().is_ok_and(nonempty), "{q}: no data");
+        assert!(
+            identical(&answers[0], &answers[3]),
+            "{q}: the declined plan and the one answered in SQL differ\n{:?}\n{:?}",
+            answers[0],
+            answers[3]
+        );
+        // The default budget answers in SQL, residual rows included.
+        assert_eq!(
+            (
+                after.plans_answered - before.plans_answered,
+                after.scans - before.scans
+            ),
+            (1, 0),
+            "{q}"
+        );
+        assert!(
+            after.residual_rows > before.residual_rows,
+            "{q}: no residual rows"
+        );
+        // The tight budget declines the plan part-way and scans instead.
+        assert_eq!(
+            (
+                a.plans_answered - b.plans_answered,
+                a.plans_declined - b.plans_declined
+            ),
+            (0, 1),
+            "{q}"
+        );
+        assert!(a.scans > b.scans, "{q}: no scan");
+    }
+}
+
 /// One run of a query by [`field_plans_answer_alike`]: what ClickHouse's SQL
 /// did for it.
 struct FieldPlanRun<'a> {

@@ -39,6 +39,9 @@ pub struct ClickHouseBackend {
     pub(crate) lines_paging: crate::lines::LinesPaging,
     /// How bucket plans are split into legs read at once (`crate::buckets`).
     pub(crate) metric_legs: crate::buckets::MetricLegs,
+    /// Bytes of residual rows a bucket plan's answer may hold
+    /// (`crate::buckets`); past them the plan is declined.
+    pub(crate) residual_budget: usize,
 }
 
 /// Now, in nanoseconds since the epoch.
@@ -188,6 +191,7 @@ impl ClickHouseBackend {
             housekeeping: Housekeeping::default(),
             lines_paging: crate::lines::LinesPaging::default(),
             metric_legs: crate::buckets::MetricLegs::default(),
+            residual_budget: crate::buckets::DEFAULT_RESIDUAL_BUDGET,
         };
         backend.reload_deletes()?;
         Ok(backend)
@@ -812,7 +816,15 @@ impl Backend for ClickHouseBackend {
             self.counters.plans_declined.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         }
-        let answer = self.answer(plan).map_err(backend_error)?;
+        let answer = match self.answer(plan) {
+            Ok(a) => a,
+            // Too large to hold whole: the engine's scan reads it streamed.
+            Err(Error::Declined(_)) => {
+                self.counters.plans_declined.fetch_add(1, Ordering::Relaxed);
+                return Ok(None);
+            }
+            Err(e) => return Err(backend_error(e)),
+        };
         self.counters.plans_answered.fetch_add(1, Ordering::Relaxed);
         Ok(Some(answer))
     }

@@ -27,6 +27,7 @@ use crate::backend::{
     f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of, u64_of_value,
     ClickHouseBackend,
 };
+use crate::client::Request;
 use crate::lines::DAY_NS;
 use crate::sql::{self, RowMask};
 use crate::Error;
@@ -37,7 +38,12 @@ use runakefli_model::{StreamId, StreamInfo, Timestamp};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Default of [`ClickHouseBackend::with_residual_budget`]: the bytes of
+/// residual rows (lines and metadata, 48 bytes a row and a pair on top) a
+/// bucket plan's answer may hold, as the embedded store bounds its own.
+pub const DEFAULT_RESIDUAL_BUDGET: usize = 32 << 20;
 
 /// Default of [`MetricLegs::max_parallel`]: 1, every plan in one read,
 /// until legs are measured to help on a real `clickhouse-server` (one
@@ -197,6 +203,14 @@ pub(crate) fn merge(
 }
 
 impl ClickHouseBackend {
+    /// The backend with bucket plans declined (left to the engine's scan)
+    /// once their residual rows pass `bytes` instead of
+    /// [`DEFAULT_RESIDUAL_BUDGET`].
+    pub fn with_residual_budget(mut self, bytes: usize) -> Self {
+        self.residual_budget = bytes;
+        self
+    }
+
     /// The backend with bucket plans split into legs as `legs` says instead
     /// of [`MetricLegs::default`].
     pub fn with_metric_legs(mut self, legs: MetricLegs) -> Self {
@@ -214,12 +228,14 @@ impl ClickHouseBackend {
         stream: &(dyn Fn(u64) -> Result<StreamInfo, Error> + Sync),
     ) -> Result<BucketAnswer, Error> {
         let legs = self.metric_legs.split(&b.bounds);
+        // Residual bytes held by every leg: past the budget the plan is declined.
+        let held = AtomicUsize::new(0);
         if legs.len() == 1 {
-            return self.read_bucket_leg(plan, b, mask, stream);
+            return self.read_bucket_leg(plan, b, mask, stream, &held);
         }
         let read = |leg: &Range<usize>| {
             let (p, lb) = leg_plan(plan, b, leg.clone());
-            self.read_bucket_leg(&p, &lb, mask, stream)
+            self.read_bucket_leg(&p, &lb, mask, stream, &held)
         };
         let answers: Vec<Result<BucketAnswer, Error>> = std::thread::scope(|s| {
             let others: Vec<_> = legs[1..]
@@ -249,55 +265,100 @@ impl ClickHouseBackend {
     }
 
     /// One SQL read of bucket plan `plan` (`b` its output): its groups and
-    /// residual rows.
+    /// residual rows, read as they arrive. Residual rows add their cost to
+    /// `residual_bytes` (shared by the plan's legs); past the backend's
+    /// residual budget the read stops with [`Error::Declined`], and the
+    /// engine scans instead (streamed, so bounded).
     fn read_bucket_leg(
         &self,
         plan: &QueryPlan,
         b: &BucketPlan,
         mask: &RowMask,
         stream: &(dyn Fn(u64) -> Result<StreamInfo, Error> + Sync),
+        residual_bytes: &AtomicUsize,
     ) -> Result<BucketAnswer, Error> {
         let c = &self.counters;
-        let rows = self.rows(&sql::buckets_query(plan, mask)?, plan.deadline)?;
         c.metric_legs.fetch_add(1, Ordering::Relaxed);
-        c.plan_rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
         let mut out = BucketAnswer::default();
         let mut index: HashMap<GroupKey, usize> = HashMap::new();
-        for r in &rows {
+        let mut residual_of: HashMap<StreamId, usize> = HashMap::new();
+        let request = Request {
+            deadline: plan.deadline,
+            ..Request::default()
+        };
+        let q = sql::buckets_query(plan, mask)?;
+        self.client.each_row(&q, &request, &mut |r| {
+            c.plan_rows.fetch_add(1, Ordering::Relaxed);
             if r.get("res").is_some_and(|v| u64_of_value(v) == Some(1)) {
-                let id = u64_of(r, "rsid")?;
-                let entries = residual_entries(&r["residual"])?;
+                let id = u64_of(&r, "rsid")?;
+                let mut entries = residual_entries(&r["residual"])?;
                 c.residual_rows
                     .fetch_add(entries.len() as u64, Ordering::Relaxed);
-                out.residual.push(ResidualRows {
-                    stream: stream(id)?,
-                    entries,
-                });
-                continue;
+                let bytes: usize = entries.iter().map(residual_cost).sum();
+                let held = residual_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+                if held > self.residual_budget {
+                    return Err(Error::Declined(format!(
+                        "the rows SQL leaves to the engine pass {} bytes",
+                        self.residual_budget
+                    )));
+                }
+                match residual_of.get(&id) {
+                    Some(&i) => out.residual[i].entries.append(&mut entries),
+                    None => {
+                        residual_of.insert(id, out.residual.len());
+                        out.residual.push(ResidualRows {
+                            stream: stream(id)?,
+                            entries,
+                        });
+                    }
+                }
+                return Ok(true);
             }
-            let key = match b.group_by {
-                GroupBy::Stream => GroupKey::Stream {
-                    labels: stream(u64_of(r, "stream_id")?)?.labels,
-                    metadata: pairs_of(&r["meta"])?,
-                },
-                GroupBy::Labels(_) => GroupKey::Labels(key_of(&r["key"])?),
-            };
-            let groups = &mut out.groups;
-            let g = *index.entry(key.clone()).or_insert_with(|| {
-                groups.push(BucketGroup {
-                    key,
-                    data: BucketData::new(b.value, b.buckets()),
-                });
-                groups.len() - 1
-            });
-            let bucket = usize::try_from(i64_of(r, "bucket")?)
-                .ok()
-                .filter(|&i| i < b.buckets())
-                .ok_or_else(|| Error::Decode(format!("bucket of {r}")))?;
-            add_row(&mut groups[g].data, bucket, r)?;
-        }
+            group_row(b, &r, stream, &mut out.groups, &mut index)?;
+            Ok(true)
+        })?;
         Ok(out)
     }
+}
+
+/// What holding a residual row costs, counted as the embedded store counts
+/// it: its line and metadata, and 48 bytes for each.
+fn residual_cost(e: &runakefli_model::Entry) -> usize {
+    e.line.len()
+        + 48
+        + e.metadata
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 48)
+            .sum::<usize>()
+}
+
+/// Adds one (group, bucket) row of a bucket plan's answer to `groups`.
+fn group_row(
+    b: &BucketPlan,
+    r: &Value,
+    stream: &(dyn Fn(u64) -> Result<StreamInfo, Error> + Sync),
+    groups: &mut Vec<BucketGroup>,
+    index: &mut HashMap<GroupKey, usize>,
+) -> Result<(), Error> {
+    let key = match b.group_by {
+        GroupBy::Stream => GroupKey::Stream {
+            labels: stream(u64_of(r, "stream_id")?)?.labels,
+            metadata: pairs_of(&r["meta"])?,
+        },
+        GroupBy::Labels(_) => GroupKey::Labels(key_of(&r["key"])?),
+    };
+    let g = *index.entry(key.clone()).or_insert_with(|| {
+        groups.push(BucketGroup {
+            key,
+            data: BucketData::new(b.value, b.buckets()),
+        });
+        groups.len() - 1
+    });
+    let bucket = usize::try_from(i64_of(r, "bucket")?)
+        .ok()
+        .filter(|&i| i < b.buckets())
+        .ok_or_else(|| Error::Decode(format!("bucket of {r}")))?;
+    add_row(&mut groups[g].data, bucket, r)
 }
 
 /// Adds answer row `r` (one per group and bucket) to `bucket` of `data`.

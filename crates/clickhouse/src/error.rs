@@ -33,6 +33,10 @@ pub enum Error {
     /// A plan piece that cannot be translated exactly; the plan is left to the engine.
     #[error("not pushed down: {0}")]
     Unsupported(String),
+    /// A plan whose answer would be too large to hold whole (its residual
+    /// rows past the budget); the plan is left to the engine's streamed scan.
+    #[error("plan declined: {0}")]
+    Declined(String),
     /// A request the backend can never carry out as sent (an invalid tenant,
     /// a delete request it cannot evaluate exactly); clients must not retry.
     #[error("{0}")]

@@ -17,8 +17,8 @@ use crate::Error;
 use runakefli_model::plan::{BucketPlan, BucketValue, TopGroups};
 
 /// `inner` (a label-grouped bucket query: columns `key`, `bucket`, `rows`,
-/// `bytes`, and with `residual_cols` also `res`, `rsid`, `residual`) keeping
-/// only the groups `top` wants and the residual rows, same columns.
+/// `bytes`, and with `residual_cols` also `res`, `rsid`, `rrow`, `residual`)
+/// keeping only the groups `top` wants and the residual rows, same columns.
 pub(super) fn top_groups_query(
     inner: &str,
     b: &BucketPlan,
@@ -39,9 +39,12 @@ pub(super) fn top_groups_query(
         return Err(Error::Unsupported("top groups: bad windows".into()));
     }
     let source = if residual_cols {
-        format!("SELECT res, rsid, key, bucket, rows, bytes, residual FROM ({inner})")
+        format!("SELECT res, rsid, rrow, key, bucket, rows, bytes, residual FROM ({inner})")
     } else {
-        format!("SELECT 0 AS res, toUInt64(0) AS rsid, key, bucket, rows, bytes FROM ({inner})")
+        format!(
+            "SELECT 0 AS res, toUInt64(0) AS rsid, toUInt64(0) AS rrow, key, bucket, rows, \
+             bytes FROM ({inner})"
+        )
     };
     let (carry, carry_any, out_residual) = if residual_cols {
         (", residual", ", any(residual) AS residual", ", residual")
@@ -59,17 +62,17 @@ pub(super) fn top_groups_query(
     );
     let order = if top.bottom { "ASC" } else { "DESC" };
     Ok(format!(
-        "SELECT res, rsid, key, bucket, rows, bytes{out_residual} FROM (\
-         SELECT *, max(kind = 1 AND rk <= {k}) OVER (PARTITION BY res, rsid, key) \
+        "SELECT res, rsid, rrow, key, bucket, rows, bytes{out_residual} FROM (\
+         SELECT *, max(kind = 1 AND rk <= {k}) OVER (PARTITION BY res, rsid, rrow, key) \
          OR max(res) OVER () AS wanted FROM (\
          SELECT *, rank() OVER (PARTITION BY kind, bucket ORDER BY v {order}) AS rk FROM (\
-         SELECT res, rsid, key, e.1 AS kind, e.2 AS bucket, e.3 AS rows, e.4 AS bytes, \
+         SELECT res, rsid, rrow, key, e.1 AS kind, e.2 AS bucket, e.3 AS rows, e.4 AS bytes, \
          e.5 AS v{carry} FROM (\
-         SELECT res, rsid, key, \
+         SELECT res, rsid, rrow, key, \
          groupArray((toUInt8(0), toUInt64(bucket), toUInt64(rows), toUInt64(bytes), toUInt64(0))) AS bk, \
          arrayCumSum(groupArrayInsertAt(toUInt64(0), {nb})(toUInt64(rows), toUInt32(bucket))) AS cr, \
          arrayCumSum(groupArrayInsertAt(toUInt64(0), {nb})(toUInt64(bytes), toUInt32(bucket))) AS cb\
-         {carry_any} FROM ({source}) GROUP BY res, rsid, key) \
+         {carry_any} FROM ({source}) GROUP BY res, rsid, rrow, key) \
          ARRAY JOIN arrayConcat(bk, arrayMap(t -> (t.1, t.2, t.3, t.4, {value}), {step_rows})) AS e))) \
          WHERE kind = 0 AND wanted",
         k = top.k,

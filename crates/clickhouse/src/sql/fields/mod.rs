@@ -183,10 +183,13 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
 }
 
 /// A label-grouped bucket plan with a `| json` stage: one row per group and
-/// non-empty bucket for the rows SQL decides (`res` 0), and per stream one
-/// row of residual rows (`res` 1, their `residual` array of `[stream_id,
-/// ts, line, metadata]`). Columns: `res`, `rsid`, `key`, `bucket`, `rows`,
-/// `bytes`, `residual`, and with an unwrap `unwrapped`: the smallest or
+/// non-empty bucket for the rows SQL decides (`res` 0), and one row per
+/// residual row (`res` 1, grouped by a hash of the row, `rrow`: its
+/// `residual` array of `[stream_id, ts, line, metadata]` holds that row, or
+/// the few that share the hash), so that an answer with many residual rows
+/// can be read, and refused, row by row. Columns: `res`, `rsid`, `rrow`,
+/// `key`, `bucket`, `rows`, `bytes`, `residual`, and with an unwrap
+/// `unwrapped`: the smallest or
 /// largest value as text (min/max), every value as text (values), or every
 /// `[ts, value text]` (points); values are `toString(Float64)`, which reads
 /// back as the same `f64`.
@@ -223,12 +226,14 @@ pub(super) fn fields_buckets_query(
     rs.cols.push(format!("(NOT res AND {}) AS kept", rs.keep));
     let agg = agg.map_or(String::new(), |a| format!(", {a} AS unwrapped"));
     Ok(format!(
-        "SELECT res, if(res, sid, 0) AS rsid, if(res, {empty}, {key}) AS key, \
+        "SELECT res, if(res, sid, 0) AS rsid, if(res, cityHash64(ts, line), 0) AS rrow, \
+         if(res, {empty}, {key}) AS key, \
          if(res, 0, {bucket}) AS bucket, count() AS rows, sum(length(line)) AS bytes, \
          groupArrayIf((sid, ts, line, metadata), res) AS residual{agg} \
          FROM (SELECT r.timestamp AS timestamp, {cols} \
          FROM ({distinct}) AS r INNER JOIN ({streams}) AS s ON r.stream_id = s.stream_id) \
-         WHERE res OR kept GROUP BY res, rsid, key, bucket ORDER BY res, rsid, key, bucket \
+         WHERE res OR kept GROUP BY res, rsid, rrow, key, bucket \
+         ORDER BY res, rsid, rrow, key, bucket \
          SETTINGS {INFER}",
         empty = key_array(&[]),
         key = key_array(&key),
@@ -333,6 +338,12 @@ mod tests {
             q.contains("groupArrayIf((sid, ts, line, metadata), res) AS residual"),
             "{q}"
         );
+        // Residual rows leave one by one, not gathered per stream.
+        assert!(
+            q.contains("if(res, cityHash64(ts, line), 0) AS rrow"),
+            "{q}"
+        );
+        assert!(q.contains("GROUP BY res, rsid, rrow, key, bucket"), "{q}");
         assert!(q.ends_with(&format!("SETTINGS {INFER}")), "{q}");
         let mut declined = Vec::new();
         let mut all = p.clone();

@@ -46,7 +46,7 @@ pub(crate) struct Context<'p> {
     pub streams: Vec<StreamInfo>,
     /// Each stream's labels as text (ties in log answers are broken by
     /// it), made when first needed.
-    orders: Vec<std::sync::OnceLock<Arc<str>>>,
+    orders: Vec<std::sync::OnceLock<String>>,
     /// Each stream's label names, hashed (where `| json` adds `_extracted`
     /// depends on them; kept in the stream index).
     name_sigs: Vec<u64>,
@@ -100,18 +100,12 @@ impl Context<'_> {
 
     /// Stream `i`'s labels as text.
     pub fn order(&self, i: usize) -> &str {
-        self.orders[i].get_or_init(|| Arc::from(self.streams[i].labels.to_string()))
+        self.orders[i].get_or_init(|| self.streams[i].labels.to_string())
     }
 
     /// Stream `i`'s label names, hashed.
     pub fn name_sig(&self, i: usize) -> u64 {
         self.name_sigs[i]
-    }
-
-    /// [`Context::order`], shared.
-    pub fn order_arc(&self, i: usize) -> Arc<str> {
-        self.order(i);
-        self.orders[i].get().expect("just set").clone()
     }
 
     /// Counts residual rows handed back whole.

@@ -355,6 +355,24 @@ impl ClickHouseBackend {
         )
     }
 
+    /// Like [`Self::rows`], each row handed to `row` as it arrives
+    /// ([`crate::Client::each_row`]).
+    pub(crate) fn each_row(
+        &self,
+        sql: &str,
+        deadline: Option<std::time::Instant>,
+        row: &mut dyn FnMut(Value) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        self.client.each_row(
+            sql,
+            &Request {
+                deadline,
+                ..Request::default()
+            },
+            row,
+        )
+    }
+
     /// The selected streams, read again when a row names one not seen
     /// ([`StreamCatalog`]).
     pub fn stream_catalog<'a>(&'a self, sel: StreamSelect<'a>) -> Result<StreamCatalog<'a>, Error> {
@@ -759,7 +777,7 @@ impl Backend for ClickHouseBackend {
             skipping: false,
         };
         let scan_rows = &self.counters.scan_rows;
-        let streamed = self.client.each_row(&q, &Request::default(), &mut |row| {
+        let streamed = self.each_row(&q, None, &mut |row| {
             scan_rows.fetch_add(1, Ordering::Relaxed);
             batcher.row(&row)
         });

@@ -27,7 +27,6 @@ use crate::backend::{
     f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of, u64_of_value,
     ClickHouseBackend,
 };
-use crate::client::Request;
 use crate::lines::DAY_NS;
 use crate::sql::{self, RowMask};
 use crate::Error;
@@ -282,12 +281,8 @@ impl ClickHouseBackend {
         let mut out = BucketAnswer::default();
         let mut index: HashMap<GroupKey, usize> = HashMap::new();
         let mut residual_of: HashMap<StreamId, usize> = HashMap::new();
-        let request = Request {
-            deadline: plan.deadline,
-            ..Request::default()
-        };
         let q = sql::buckets_query(plan, mask)?;
-        self.client.each_row(&q, &request, &mut |r| {
+        self.each_row(&q, plan.deadline, &mut |r| {
             c.plan_rows.fetch_add(1, Ordering::Relaxed);
             if r.get("res").is_some_and(|v| u64_of_value(v) == Some(1)) {
                 let id = u64_of(&r, "rsid")?;
@@ -322,14 +317,9 @@ impl ClickHouseBackend {
 }
 
 /// What holding a residual row costs, counted as the embedded store counts
-/// it: its line and metadata, and 48 bytes for each.
+/// it: its heap data and 48 bytes.
 fn residual_cost(e: &runakefli_model::Entry) -> usize {
-    e.line.len()
-        + 48
-        + e.metadata
-            .iter()
-            .map(|(k, v)| k.len() + v.len() + 48)
-            .sum::<usize>()
+    e.heap_bytes() + 48
 }
 
 /// Adds one (group, bucket) row of a bucket plan's answer to `groups`.

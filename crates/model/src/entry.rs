@@ -13,6 +13,20 @@ pub struct Entry {
     pub metadata: Vec<(String, String)>,
 }
 
+impl Entry {
+    /// The bytes the entry's heap data takes, roughly: its line, and each
+    /// metadata pair's name and value with 48 bytes for the pair's two
+    /// `String`s. Holders add their own overhead per entry.
+    pub fn heap_bytes(&self) -> usize {
+        self.line.len()
+            + self
+                .metadata
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 48)
+                .sum::<usize>()
+    }
+}
+
 /// Entries of one stream in a push request, in push order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PushStream {

@@ -44,12 +44,7 @@ impl Default for Memtable {
 
 /// Approximate memory an entry takes in the memtable.
 pub fn entry_bytes(e: &Entry) -> usize {
-    e.line.len()
-        + MEMTABLE_ENTRY_OVERHEAD
-        + e.metadata
-            .iter()
-            .map(|(k, v)| k.len() + v.len() + 48)
-            .sum::<usize>()
+    e.heap_bytes() + MEMTABLE_ENTRY_OVERHEAD
 }
 
 impl Memtable {

@@ -50,12 +50,7 @@ struct RowCache {
 }
 
 fn charge(e: &Entry) -> usize {
-    ROW_OVERHEAD
-        + e.line.len()
-        + e.metadata
-            .iter()
-            .map(|(k, v)| k.len() + v.len() + 48)
-            .sum::<usize>()
+    ROW_OVERHEAD + e.heap_bytes()
 }
 
 impl RowCache {

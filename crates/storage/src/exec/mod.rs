@@ -110,17 +110,7 @@ impl Context<'_> {
 
     /// Counts residual rows handed back whole.
     pub fn note_residual(&self, rows: &[runakefli_model::Entry]) {
-        let bytes: usize = rows
-            .iter()
-            .map(|e| {
-                e.line.len()
-                    + 48
-                    + e.metadata
-                        .iter()
-                        .map(|(k, v)| k.len() + v.len() + 48)
-                        .sum::<usize>()
-            })
-            .sum();
+        let bytes: usize = rows.iter().map(|e| e.heap_bytes() + 48).sum();
         self.residual_bytes
             .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }

@@ -1327,6 +1327,31 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
     });
 }
 
+/// Engines over `first`, the in-memory reference and the embedded store
+/// (merged parts), all holding `pushes` (`first` gets them pushed), and
+/// over `fourth`, which shares `first`'s database: what
+/// [`answers_alike`] compares.
+fn four_engines(
+    first: &Arc<ClickHouseBackend>,
+    fourth: &Arc<ClickHouseBackend>,
+    pushes: &[PushRequest],
+    dir: &std::path::Path,
+) -> [Engine; 4] {
+    let tenant = TenantId::default_tenant();
+    let reference = MemBackend::new();
+    for p in pushes {
+        first.push(&tenant, p).unwrap();
+        reference.push(&tenant, p);
+    }
+    let store = open_store(dir, State::Merged, pushes, 3);
+    [
+        Engine::new(first.clone(), QueryLimits::default()),
+        Engine::new(Arc::new(reference), QueryLimits::default()),
+        Engine::new(store, QueryLimits::default()),
+        Engine::new(fourth.clone(), QueryLimits::default()),
+    ]
+}
+
 /// A bucket plan whose residual rows (those the SQL leaves to the engine)
 /// pass the backend's budget is declined while its answer is read, and the
 /// engine answers from a scan instead: the same answers as the reference,
@@ -1344,23 +1369,10 @@ fn plans_whose_residual_rows_pass_the_budget_are_declined_and_scanned() {
             .unwrap()
             .with_residual_budget(300),
     );
-    let tenant = TenantId::default_tenant();
-    for p in &pushes {
-        tight.push(&tenant, p).unwrap();
-    }
     let default = Arc::new(ClickHouseBackend::open(client).unwrap());
-    let reference = MemBackend::new();
-    for p in &pushes {
-        reference.push(&tenant, p);
-    }
     let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(tight.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(reference), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-        Engine::new(default.clone(), QueryLimits::default()),
-    ];
+    let engines = four_engines(&tight, &default, &pushes, dir.path());
+    let tenant = TenantId::default_tenant();
     let l = r#"{app=~"lf.*"} | logfmt"#;
     let queries = [
         format!(r#"sum by (level) (count_over_time({l} [1m]))"#),
@@ -2039,26 +2051,13 @@ fn multi_day_metric_queries_read_by_parallel_legs_answer_as_one_read() {
         max_parallel: 3,
         unit: 6 * hour,
     });
-    let tenant = TenantId::default_tenant();
-    for p in &pushes {
-        small.push(&tenant, p).unwrap();
-    }
     let whole = open(MetricLegs {
         max_parallel: 1,
         ..MetricLegs::default()
     });
-    let reference = MemBackend::new();
-    for p in &pushes {
-        reference.push(&tenant, p);
-    }
     let dir = tempfile::tempdir().unwrap();
-    let store = open_store(dir.path(), State::Merged, &pushes, 3);
-    let engines = [
-        Engine::new(small.clone(), QueryLimits::default()),
-        Engine::new(Arc::new(reference), QueryLimits::default()),
-        Engine::new(store, QueryLimits::default()),
-        Engine::new(whole.clone(), QueryLimits::default()),
-    ];
+    let engines = four_engines(&small, &whole, &pushes, dir.path());
+    let tenant = TenantId::default_tenant();
     // Steps of 1 h from mid day 0 to the end; steps of 47 m (never on a
     // day start) from just after day 0 began.
     let (hourly, odd) = (

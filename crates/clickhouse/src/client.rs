@@ -480,37 +480,8 @@ mod tests {
 
     #[test]
     fn answers_over_ten_mebibytes_are_read_whole() {
-        use std::io::{BufRead, BufReader, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let body = "x".repeat(11 << 20);
-        let sent = body.clone();
-        std::thread::spawn(move || {
-            let (conn, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                reader.read_line(&mut h).unwrap();
-                let h = h.trim_end().to_ascii_lowercase();
-                if h.is_empty() {
-                    break;
-                }
-                if let Some(v) = h.strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut sql = vec![0u8; len];
-            reader.read_exact(&mut sql).unwrap();
-            let mut w = conn;
-            write!(
-                w,
-                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
-                sent.len()
-            )
-            .unwrap();
-            w.write_all(sent.as_bytes()).unwrap();
-        });
+        let url = answer_once(with_length(&body), Duration::ZERO);
         let c = Client::new(Config::new(url, "x"));
         let got = c.query("SELECT big", &Request::default()).unwrap();
         assert_eq!(got.len(), body.len());

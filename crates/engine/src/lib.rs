@@ -4,7 +4,8 @@
 //! [`runakefli_model::Backend`]: log queries (selection, pipeline, limit,
 //! direction) and metric queries (range and vector aggregations, binary
 //! operations, `label_replace`, literals). [`json`] writes Loki's HTTP
-//! response bodies. [`testing`] holds an in-memory backend for tests.
+//! response bodies. `testing` (with the `testing` feature, for tests only)
+//! holds an in-memory backend.
 //!
 //! ```
 //! use runakefli_engine::{json, testing::MemBackend, Engine, QueryLimits};
@@ -39,6 +40,7 @@ pub mod parallel;
 pub mod pipeline;
 pub mod pushdown;
 pub mod result;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use engine::Engine;

@@ -23,6 +23,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// ClickHouse's `TIMEOUT_EXCEEDED`.
 pub(crate) const TIMEOUT_EXCEEDED: u32 = 159;
 
+/// Fails as a timeout (the engine's `Cancelled`) once `plan`'s cancel flag
+/// is raised: its client went away.
+pub(crate) fn check_cancel(plan: &QueryPlan) -> Result<(), Error> {
+    if plan
+        .cancel
+        .as_ref()
+        .is_some_and(|f| f.load(Ordering::Relaxed))
+    {
+        return Err(Error::Server {
+            status: 0,
+            code: Some(TIMEOUT_EXCEEDED),
+            message: "query cancelled".into(),
+        });
+    }
+    Ok(())
+}
+
 /// A ClickHouse database as a Rúnakefli backend.
 pub struct ClickHouseBackend {
     pub(crate) client: Client,

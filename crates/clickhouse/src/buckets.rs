@@ -24,8 +24,8 @@
 //! there, as in one read), and residual rows per stream.
 
 use crate::backend::{
-    f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of, u64_of_value,
-    ClickHouseBackend,
+    check_cancel, f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of,
+    u64_of_value, ClickHouseBackend,
 };
 use crate::lines::DAY_NS;
 use crate::sql::{self, RowMask};
@@ -282,7 +282,10 @@ impl ClickHouseBackend {
         let mut index: HashMap<GroupKey, usize> = HashMap::new();
         let mut residual_of: HashMap<StreamId, usize> = HashMap::new();
         let q = sql::buckets_query(plan, mask)?;
+        check_cancel(plan)?;
         self.each_row(&q, plan.deadline, &mut |r| {
+            // The client went away: stop reading (the connection is dropped).
+            check_cancel(plan)?;
             c.plan_rows.fetch_add(1, Ordering::Relaxed);
             if r.get("res").is_some_and(|v| u64_of_value(v) == Some(1)) {
                 let id = u64_of(&r, "rsid")?;

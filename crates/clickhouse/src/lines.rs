@@ -28,7 +28,7 @@
 //! nothing; the test front runs one request at a time, so no gain could be
 //! measured here either.
 
-use crate::backend::{entry_of, str_of, u64_of, u64_of_value, ClickHouseBackend, TIMEOUT_EXCEEDED};
+use crate::backend::{check_cancel, entry_of, str_of, u64_of, u64_of_value, ClickHouseBackend};
 use crate::sql::{self, LinesKey, LinesRead, RowMask};
 use crate::Error;
 use runakefli_model::plan::{LineRow, PlanOutput, QueryPlan};
@@ -196,17 +196,7 @@ impl ClickHouseBackend {
             c.lines_legs.fetch_add(1, Ordering::Relaxed);
             let mut after: Option<LinesKey> = None;
             loop {
-                if plan
-                    .cancel
-                    .as_ref()
-                    .is_some_and(|f| f.load(Ordering::Relaxed))
-                {
-                    return Err(Error::Server {
-                        status: 0,
-                        code: Some(TIMEOUT_EXCEEDED),
-                        message: "query cancelled".into(),
-                    });
-                }
+                check_cancel(plan)?;
                 let wanted = limit - kept;
                 let page = paging.next_rows(seen_rows, seen_bytes);
                 // Fewer rows than asked: the leg has no more.

@@ -959,6 +959,45 @@ fn numbered_push(prefix: &str, lines: usize, first_ts: i64) -> PushRequest {
     }
 }
 
+/// A plan whose client went away (its cancel flag raised) ends as
+/// `Cancelled` — a bucket plan while its answer is read, a lines plan
+/// before its next page — and the same plans answer with the flag down.
+#[test]
+fn cancelled_plans_end_as_cancelled() {
+    use runakefli_clickhouse::ClickHouseBackend;
+    use runakefli_model::{Backend, BackendError};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let b = ClickHouseBackend::open(front::client("cancel")).unwrap();
+    b.push(&TenantId::new("t"), &numbered_push("api", 50, 0))
+        .unwrap();
+    let flag = Arc::new(AtomicBool::new(true));
+    let outputs = [
+        PlanOutput::Buckets(BucketPlan {
+            bounds: vec![T0 - 1, T0 + 25_000_000_000, T0 + 60_000_000_000],
+            group_by: GroupBy::Stream,
+            value: BucketValue::Count,
+            top: None,
+        }),
+        PlanOutput::Lines {
+            limit: 10,
+            direction: Direction::Backward,
+        },
+    ];
+    for output in outputs {
+        let mut p = plan("app=~.+", vec![], output);
+        p.end = T0 + 60_000_000_000;
+        p.cancel = Some(flag.clone());
+        flag.store(true, Ordering::Relaxed);
+        assert!(
+            matches!(b.execute(&p), Err(BackendError::Cancelled)),
+            "{:?}",
+            p.output
+        );
+        flag.store(false, Ordering::Relaxed);
+        assert!(b.execute(&p).unwrap().is_some(), "{:?}", p.output);
+    }
+}
+
 /// A scan hands rows on in batches of at most 1,024 as they arrive, each
 /// stream's consecutive and in order; `NextStream` skips the rest of a
 /// stream and `Stop` ends the scan.

@@ -444,8 +444,9 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
     );
 }
 
-/// Streams of apps `a`..`e` in namespace `top`, a row every minute for
-/// `minutes` minutes up to `end`: per minute `a` 5 rows, `b` and `c` 3
+/// Streams of apps `a`..`e` in namespace `top` (tier `x`: `a`, `b`, `c`;
+/// tier `y`: `d`, `e`), a row every minute for `minutes` minutes up to
+/// `end`: per minute `a` 5 rows, `b` and `c` 3
 /// (tied), `d` 1 but 20 in the newest minute, `e` 2; each row's line
 /// `{"level":"<app>-level", …}`. With `trailing`, one row of `e` has text
 /// after its JSON object (Loki's `| json` still reads it; the SQL leaves
@@ -462,7 +463,15 @@ fn ranked_pushes(end: i64, minutes: i64, trailing: bool) -> Vec<PushRequest> {
     let streams = ["a", "b", "c", "d", "e"]
         .iter()
         .map(|app| {
-            let labels = Labels::parse(&format!(r#"{{app="{app}", namespace="top"}}"#)).unwrap();
+            let tier = if ["a", "b", "c"].contains(app) {
+                "x"
+            } else {
+                "y"
+            };
+            let labels = Labels::parse(&format!(
+                r#"{{app="{app}", namespace="top", tier="{tier}"}}"#
+            ))
+            .unwrap();
             let mut entries = Vec::new();
             for k in (1..=minutes).rev() {
                 for i in 0..per_minute(app, k) {
@@ -486,9 +495,10 @@ fn ranked_pushes(end: i64, minutes: i64, trailing: bool) -> Vec<PushRequest> {
     vec![PushRequest { streams }]
 }
 
-/// `topk`/`bottomk` straight over a `sum by` that ClickHouse answers in SQL:
-/// the plan says so, and ClickHouse ships only the groups among the top
-/// (ties at the `k`-th place included) at some step, unless some row was
+/// `topk`/`bottomk` straight over a `sum by` that ClickHouse answers in SQL
+/// (with `by`/`without` too: ranked per part): the plan says so, and
+/// ClickHouse ships only the groups among the top (ties at the `k`-th place
+/// included) at some step, unless some row was
 /// left to the engine. Answers equal the reference's and the embedded
 /// store's; the rows shipped are those of the wanted groups only.
 #[test]
@@ -561,6 +571,21 @@ fn topk_over_grouped_plans_ships_only_the_groups_it_can_keep() {
             (
                 r#"topk(2, sum by (level) (count_over_time({namespace="top"} | json [2m])))"#,
                 4,
+            ),
+            // Ranked per tier (a, b, c; d, e): a, and d or e.
+            (
+                r#"topk by (tier) (1, sum by (tier, app) (count_over_time({namespace="top"}[2m])))"#,
+                3,
+            ),
+            // b and c tied; d, and e where d's newest minute counts.
+            (
+                r#"bottomk without (app) (1, sum by (app, tier) (rate({namespace="top"}[2m])))"#,
+                4,
+            ),
+            // A label the sum drops parts nothing: as `topk(1, …)`.
+            (
+                r#"topk by (namespace) (1, sum by (app) (count_over_time({namespace="top"}[2m])))"#,
+                2,
             ),
         ];
         for (q, wanted) in cases {
@@ -1264,6 +1289,8 @@ const LOGFMT_EDGE_LINES: &[&str] = &[
     r#"level=error trailing"quote"#,
     r#"level="open status=6"#,
     "status=abc level=error duration_ms=x",
+    "level=warn l=direct status=7 message=m1 msg=m2",
+    "msg=m3 text=t1 l= level=debug status=8 duration_ms=2",
     "",
 ];
 
@@ -1324,6 +1351,47 @@ fn logfmt_plans_answer_in_sql_like_the_reference() {
                 run.kept
             );
         }
+    });
+}
+
+/// `| logfmt` with `--strict`, `--keep-empty` and parameters, answered in
+/// SQL for simple lines whose base labels hold no parameter's label, by the
+/// engine for the rest: bit-identical to the reference and the embedded
+/// store over the edge lines (a stream whose `level` label collides, rows
+/// with `level` metadata; pairs without values, repeated keys, keys that
+/// are one parameter's label and another's key).
+#[test]
+fn logfmt_flags_and_parameters_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = logfmt_edge_pushes(end, step);
+    let s = r#"{app=~"lf.*"}"#;
+    let queries = [
+        format!(
+            r#"sum by (status) (count_over_time({s} | logfmt --strict | __error__="" | level=~"e.*|w.*" [1m]))"#
+        ),
+        format!(r#"sum by (level) (count_over_time({s} | logfmt --strict | __error__="" [1m]))"#),
+        format!(r#"sum by (level, status) (count_over_time({s} | logfmt --keep-empty [1m]))"#),
+        format!(r#"sum by (app) (count_over_time({s} | logfmt --keep-empty | level="" [2m]))"#),
+        format!(r#"sum by (l, status) (count_over_time({s} | logfmt l="level", status [1m]))"#),
+        format!(r#"sum by (level) (count_over_time({s} | logfmt level [2m]))"#),
+        format!(
+            r#"sum by (m, msg) (count_over_time({s} | logfmt --strict m="msg", msg="message", m="text" | __error__="" [2m]))"#
+        ),
+        format!(
+            r#"max_over_time({s} | logfmt --keep-empty d="duration_ms" | unwrap d | __error__="" [5m]) by (app)"#
+        ),
+        format!(r#"{s} | logfmt l="level" | l="error""#),
+        format!(r#"{s} | logfmt --strict --keep-empty l="level", status | status >= 400"#),
+        format!(r#"{s} | logfmt --keep-empty | level="""#),
+    ];
+    field_plans_answer_alike("logfmtp", &pushes, &queries, step, |run| {
+        assert!(
+            run.residual <= run.pushed,
+            "{}: {} residual rows",
+            run.query,
+            run.residual
+        );
     });
 }
 

@@ -175,8 +175,8 @@ pub struct FieldStage {
 }
 
 /// The plan's field parser: Loki's `| json` (with or without parameters),
-/// or `| logfmt` without flags or parameters ([`JsonParser::Logfmt`]; the
-/// enum keeps the name it had when `| json` was the only one).
+/// or `| logfmt` ([`JsonParser::Logfmt`]; the enum keeps the name it had
+/// when `| json` was the only one).
 ///
 /// Without parameters ([`JsonParser::All`]) every scalar member of the line's
 /// JSON object becomes a label: nested keys joined with `_`, every byte
@@ -196,17 +196,46 @@ pub enum JsonParser {
     All,
     /// `| json label="key", …`, keys of `[A-Za-z0-9_]` only.
     Keys(Vec<JsonKey>),
-    /// `| logfmt` (no `--strict`, no `--keep-empty`, no parameters): each
-    /// `key=value` pair of the line sets a label named by the key as
-    /// `| json` names top-level keys (trimmed, sanitized, `_extracted` when
-    /// the base labels hold it); pairs without a value (`k`, `k=`, `k=""`)
-    /// are skipped, the first value of each final name wins, a quoted value
-    /// is unquoted and U+FFFD in a value becomes a space. It never sets
-    /// `__error__`.
-    Logfmt,
+    /// `| logfmt [--strict] [--keep-empty] [params]`.
+    ///
+    /// Without parameters each `key=value` pair of the line sets a label
+    /// named by the key as `| json` names top-level keys (trimmed,
+    /// sanitized, `_extracted` when the base labels hold it); pairs without
+    /// a value (`k`, `k=`, `k=""`) are skipped — with `keep_empty` they set
+    /// `""` — the first value of each final name wins, a quoted value is
+    /// unquoted and U+FFFD in a value becomes a space.
+    ///
+    /// With parameters (`keys`, each key as the engine compares it with a
+    /// line's sanitized keys) only the parameters' labels are set: each
+    /// starts `""`, a pair whose key is a parameter's key (the first
+    /// parameter of that key), or is a parameter's label and no
+    /// parameter's key, sets that label to its value (`""` without one,
+    /// and when the value holds U+FFFD), the last such pair wins;
+    /// `keep_empty` changes nothing. A label the base labels hold is set
+    /// once as `<label>_extracted` and a second pair for it ends the line.
+    ///
+    /// Only `strict` sets `__error__` (`LogfmtParserErr`, at the first
+    /// malformed pair, where it stops reading the line).
+    Logfmt {
+        /// `--strict`.
+        strict: bool,
+        /// `--keep-empty`.
+        keep_empty: bool,
+        /// `| logfmt label="key", …`; empty without parameters.
+        keys: Vec<JsonKey>,
+    },
 }
 
-/// One `| json` parameter.
+impl JsonParser {
+    /// `| logfmt` without flags or parameters.
+    pub const PLAIN_LOGFMT: JsonParser = JsonParser::Logfmt {
+        strict: false,
+        keep_empty: false,
+        keys: Vec::new(),
+    };
+}
+
+/// One `| json` or `| logfmt` parameter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonKey {
     /// The label to set.
@@ -336,6 +365,13 @@ pub struct TopGroups {
     /// Each step's window, as the half-open run of buckets `(first, end)`
     /// it sums (empty when `first == end`).
     pub windows: Vec<(u32, u32)>,
+    /// Labels of the plan's [`GroupBy::Labels`] that part the groups
+    /// (`topk by (…)`, `topk without (…)`): a group is ranked only among
+    /// the groups with the same values of these labels, and *among the
+    /// top* as above within its part. (A backend may part finer, e.g. an
+    /// absent label apart from `""`: it then keeps more groups.)
+    /// Empty: all groups are ranked together.
+    pub partition: Vec<String>,
 }
 
 impl BucketPlan {

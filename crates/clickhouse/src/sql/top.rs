@@ -14,7 +14,7 @@
 //! rows leave, in the grouped query's columns.
 
 use crate::Error;
-use runakefli_model::plan::{BucketPlan, BucketValue, TopGroups};
+use runakefli_model::plan::{BucketPlan, BucketValue, GroupBy, TopGroups};
 
 /// `inner` (a label-grouped bucket query: columns `key`, `bucket`, `rows`,
 /// `bytes`, and with `residual_cols` also `res`, `rsid`, `rrow`, `residual`)
@@ -61,11 +61,27 @@ pub(super) fn top_groups_query(
         n = top.windows.len(),
     );
     let order = if top.bottom { "ASC" } else { "DESC" };
+    // `topk by (…)`: ranked within the groups alike in those labels (an
+    // absent label apart from `""`: the engine's label sets may hold
+    // either, and parting finer only ships more groups).
+    let mut parts = String::new();
+    for l in &top.partition {
+        let i = match &b.group_by {
+            GroupBy::Labels(labels) => labels.iter().position(|g| g == l),
+            GroupBy::Stream => None,
+        };
+        let Some(i) = i else {
+            return Err(Error::Unsupported(format!(
+                "top groups parted by {l:?}, not a group label"
+            )));
+        };
+        parts.push_str(&format!(", key[{}]", i + 1));
+    }
     Ok(format!(
         "SELECT res, rsid, rrow, key, bucket, rows, bytes{out_residual} FROM (\
          SELECT *, max(kind = 1 AND rk <= {k}) OVER (PARTITION BY res, rsid, rrow, key) \
          OR max(res) OVER () AS wanted FROM (\
-         SELECT *, rank() OVER (PARTITION BY kind, bucket ORDER BY v {order}) AS rk FROM (\
+         SELECT *, rank() OVER (PARTITION BY kind, bucket{parts} ORDER BY v {order}) AS rk FROM (\
          SELECT res, rsid, rrow, key, e.1 AS kind, e.2 AS bucket, e.3 AS rows, e.4 AS bytes, \
          e.5 AS v{carry} FROM (\
          SELECT res, rsid, rrow, key, \
@@ -101,13 +117,13 @@ fn window_end(ends: impl Iterator<Item = u32> + Clone) -> Result<String, Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runakefli_model::plan::GroupBy;
 
     fn plan(value: BucketValue, windows: Vec<(u32, u32)>) -> (BucketPlan, TopGroups) {
         let top = TopGroups {
             k: 2,
             bottom: false,
             windows,
+            partition: Vec::new(),
         };
         let b = BucketPlan {
             bounds: (0..=6).map(|i| i * 10).collect(),
@@ -150,6 +166,23 @@ mod tests {
         assert!(q.contains(", residual FROM"), "{q}");
         let (b, top) = plan(BucketValue::Min, vec![(0, 2)]);
         assert!(top_groups_query("SELECT 1", &b, &top, true).is_err());
+        // `topk by (app)`: ranked per step and app; a label the plan
+        // does not group by is refused.
+        let (b, top) = plan(BucketValue::Count, vec![(0, 2)]);
+        let parted = TopGroups {
+            partition: vec!["app".into()],
+            ..top.clone()
+        };
+        let q = top_groups_query("SELECT 1", &b, &parted, false).unwrap();
+        assert!(
+            q.contains("PARTITION BY kind, bucket, key[1] ORDER BY"),
+            "{q}"
+        );
+        let stray = TopGroups {
+            partition: vec!["pod".into()],
+            ..top
+        };
+        assert!(top_groups_query("SELECT 1", &b, &stray, false).is_err());
         // A window past the buckets is refused, not read as zeros.
         let (b, top) = plan(BucketValue::Count, vec![(0, 7)]);
         assert!(top_groups_query("SELECT 1", &b, &top, false).is_err());

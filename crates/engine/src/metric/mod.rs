@@ -16,6 +16,7 @@ mod vector;
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::limits::QueryLimits;
+use crate::pushdown::metric::TopWanted;
 use crate::result::{QueryResult, QueryStats, Sample, Series};
 use runakefli_logql::{Grouping, SampleExpr, VectorOp};
 use runakefli_model::{Backend, TenantId, Timestamp};
@@ -212,7 +213,7 @@ impl Ctx<'_> {
         expr: &SampleExpr,
         grouping: Option<&Grouping>,
         param: Option<f64>,
-        top: Option<(usize, bool)>,
+        top: Option<TopWanted>,
     ) -> Result<Value, EngineError> {
         let pushed = match vector::sum_grouping_in_range(op, grouping, expr) {
             Some((rop, r, g)) => Some(range::eval(self, rop, r, None, Some(&g), top)?),
@@ -265,14 +266,10 @@ fn unparen(mut expr: &SampleExpr) -> &SampleExpr {
     expr
 }
 
-/// `(k, bottom)` when `op` is `topk`/`bottomk` over every series at once (no
-/// `by`/`without`) keeping at least one per step: the series it can keep are
-/// those among the `k` largest (smallest) at some step.
-fn top_wanted(
-    op: VectorOp,
-    grouping: Option<&Grouping>,
-    param: Option<f64>,
-) -> Option<(usize, bool)> {
+/// What `op` keeps when it is `topk`/`bottomk` keeping at least one series
+/// per step: the series among the `k` largest (smallest) at some step, in
+/// the parts its `by`/`without` makes.
+fn top_wanted(op: VectorOp, grouping: Option<&Grouping>, param: Option<f64>) -> Option<TopWanted> {
     let bottom = match op {
         VectorOp::Topk => false,
         VectorOp::Bottomk => true,
@@ -280,7 +277,11 @@ fn top_wanted(
     };
     let k = param?;
     // As `vector::topk` reads it: NaN or below 1 keeps nothing.
-    (grouping.is_none() && k >= 1.0).then_some((k as usize, bottom))
+    (k >= 1.0).then(|| TopWanted {
+        k: k as usize,
+        bottom,
+        grouping: grouping.cloned(),
+    })
 }
 
 /// The limit a scan may enforce while it runs (see [`Ctx::series_limit`]).

@@ -75,7 +75,7 @@ pub(crate) fn eval(
     r: &LogRange,
     param: Option<f64>,
     grouping: Option<&Grouping>,
-    top: Option<(usize, bool)>,
+    top: Option<crate::pushdown::metric::TopWanted>,
 ) -> Result<Vec<StepSeries>, EngineError> {
     if let Some(series) = crate::pushdown::metric::range_series(ctx, op, r, param, grouping, top)? {
         ctx.points

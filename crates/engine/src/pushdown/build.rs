@@ -16,13 +16,13 @@ use std::sync::Arc;
 pub struct PipelinePieces {
     /// The line filters (Loki runs them first).
     pub line_filters: Vec<LineFilter>,
-    /// `| json` and the label filters after it.
+    /// `| json` or `| logfmt` and the label filters after it.
     pub fields: Option<FieldStage>,
 }
 
 /// The plan pieces of `stages` with an optional unwrap; `None` when a stage
-/// has no plan form (other parsers, `| logfmt` with flags or parameters,
-/// formatting, `drop`/`keep`, label filters before the parser, pattern and
+/// has no plan form (other parsers, a `| logfmt` parameter Loki cannot
+/// read as a key, formatting, `drop`/`keep`, label filters before the parser, pattern and
 /// `ip()` line filters, …).
 pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<PipelinePieces> {
     let stages = reorder(stages);
@@ -36,10 +36,10 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
     let parser = match stages.get(i) {
         Some(Stage::Json(params)) => Some(json_parser(params)?),
         Some(Stage::Logfmt {
-            strict: false,
-            keep_empty: false,
+            strict,
+            keep_empty,
             params,
-        }) if params.is_empty() => Some(JsonParser::Logfmt),
+        }) => Some(logfmt_parser(*strict, *keep_empty, params)?),
         _ => None,
     };
     if let Some(parser) = parser {
@@ -87,6 +87,32 @@ fn json_parser(params: &[runakefli_logql::LabelExtraction]) -> Option<JsonParser
         });
     }
     Some(JsonParser::Keys(keys))
+}
+
+/// `| logfmt [flags] [params]` as the plan's parser, each parameter's key
+/// as the engine's parser compares it with a line's keys; `None` for a
+/// parameter expression Loki cannot read as a key.
+fn logfmt_parser(
+    strict: bool,
+    keep_empty: bool,
+    params: &[runakefli_logql::LabelExtraction],
+) -> Option<JsonParser> {
+    let keys = params
+        .iter()
+        .map(|p| {
+            let e = runakefli_logql::logfmt_expr::expression_of(p);
+            let key = runakefli_logql::logfmt_expr::logfmt_expression_key(e).ok()?;
+            Some(JsonKey {
+                label: p.label.clone(),
+                key,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(JsonParser::Logfmt {
+        strict,
+        keep_empty,
+        keys,
+    })
 }
 
 /// A line filter as a plan piece; `None` for pattern and `ip()` filters.
@@ -382,10 +408,39 @@ mod tests {
         assert_eq!((f.filters[0].test)(&[Some("error")]), FilterOutcome::Keep);
         assert_eq!((f.filters[0].test)(&[Some("info")]), FilterOutcome::Drop);
         let logfmt = pieces(r#"{a="b"} | logfmt | level="error""#).unwrap();
-        assert_eq!(logfmt.fields.unwrap().parser, JsonParser::Logfmt);
-        assert!(pieces(r#"{a="b"} | logfmt --strict"#).is_none());
-        assert!(pieces(r#"{a="b"} | logfmt --keep-empty | x="y""#).is_none());
-        assert!(pieces(r#"{a="b"} | logfmt level"#).is_none());
+        assert_eq!(logfmt.fields.unwrap().parser, JsonParser::PLAIN_LOGFMT);
+        let strict = pieces(r#"{a="b"} | logfmt --strict --keep-empty l="level", m | x="y""#);
+        assert_eq!(
+            strict.unwrap().fields.unwrap().parser,
+            JsonParser::Logfmt {
+                strict: true,
+                keep_empty: true,
+                keys: vec![
+                    JsonKey {
+                        label: "l".into(),
+                        key: "level".into()
+                    },
+                    JsonKey {
+                        label: "m".into(),
+                        key: "m".into()
+                    },
+                ],
+            }
+        );
+        // Keys as the engine compares them: a quoted path element.
+        let quoted = pieces(r#"{a="b"} | logfmt l="\"level\"""#).unwrap();
+        assert_eq!(
+            quoted.fields.unwrap().parser,
+            JsonParser::Logfmt {
+                strict: false,
+                keep_empty: false,
+                keys: vec![JsonKey {
+                    label: "l".into(),
+                    key: "level".into()
+                }],
+            }
+        );
+        assert!(pieces(r#"{a="b"} | unpack"#).is_none());
         assert!(pieces(r#"{a="b"} | regexp "(?P<x>.)""#).is_none());
         assert!(pieces(r#"{a="b"} | level="x" | json"#).is_none());
         assert!(pieces(r#"{a="b"} |> "<_> x""#).is_none());

@@ -45,6 +45,38 @@ fn bucket_value(op: RangeOp, unwrapped: bool) -> Option<BucketValue> {
     })
 }
 
+/// `topk`/`bottomk` over a plan's groups, as the engine will run it on
+/// them: `k` per step (smallest first when `bottom`), in the parts its own
+/// `grouping` makes.
+#[derive(Clone, Debug)]
+pub(crate) struct TopWanted {
+    /// Series kept per step and part (at least 1).
+    pub k: usize,
+    /// `bottomk`.
+    pub bottom: bool,
+    /// The `topk`'s `by (…)`/`without (…)`.
+    pub grouping: Option<Grouping>,
+}
+
+impl TopWanted {
+    /// The labels of `group_by` whose values part its groups: a series'
+    /// labels are its group's (present when not empty), so `by (l…)` parts
+    /// by the group labels among `l…`, `without (l…)` by the others.
+    fn partition(&self, group_by: &GroupBy) -> Vec<String> {
+        let (GroupBy::Labels(labels), Some(g)) = (group_by, &self.grouping) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = labels
+            .iter()
+            .filter(|l| g.labels.contains(l) != g.without)
+            .cloned()
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
 /// The series of one range aggregation computed through a bucket plan, one
 /// value slot per step; `None` when the query has no plan form, the backend
 /// declines it, or some row carries `__error__` (the plain path then gives
@@ -60,7 +92,7 @@ pub(crate) fn range_series(
     r: &LogRange,
     param: Option<f64>,
     grouping: Option<&Grouping>,
-    top: Option<(usize, bool)>,
+    top: Option<TopWanted>,
 ) -> Result<Option<Vec<StepSeries>>, EngineError> {
     if crate::columnar::plain_path_forced() {
         return Ok(None);
@@ -99,12 +131,13 @@ pub(crate) fn range_series(
     // Counts and byte sums rank groups as the values computed from them do
     // (`rate` and `bytes_rate` divide every group's by the same range).
     let top = top
-        .filter(|&(k, _)| k > 0)
+        .filter(|t| t.k > 0)
         .filter(|_| matches!(value, BucketValue::Count | BucketValue::LineBytes))
-        .map(|(k, bottom)| TopGroups {
-            k,
-            bottom,
+        .map(|t| TopGroups {
+            k: t.k,
+            bottom: t.bottom,
             windows: spans.iter().map(|&(a, b)| (a as u32, b as u32)).collect(),
+            partition: t.partition(&group_by),
         });
     let bucket = BucketPlan {
         bounds: bounds.clone(),
@@ -287,5 +320,36 @@ fn window_value(
             pts.sort_by_key(|x| x.0);
             aggregate(op, &pts, range_ns, param, true, wa, wb)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn top(grouping: Option<(bool, &[&str])>) -> TopWanted {
+        TopWanted {
+            k: 1,
+            bottom: false,
+            grouping: grouping.map(|(without, labels)| Grouping {
+                without,
+                labels: labels.iter().map(|l| l.to_string()).collect(),
+            }),
+        }
+    }
+
+    /// The parts `vector::topk` makes of series labelled by the plan's
+    /// groups: `by` keeps the group labels it names, `without` the others.
+    #[test]
+    fn topk_parts_groups_by_the_group_labels_it_keeps() {
+        let groups = GroupBy::Labels(vec!["app".into(), "tier".into(), "pod".into()]);
+        let parts = |t: TopWanted| t.partition(&groups);
+        assert!(parts(top(None)).is_empty());
+        assert_eq!(parts(top(Some((false, &["tier", "ns"])))), ["tier"]);
+        assert_eq!(parts(top(Some((true, &["app"])))), ["pod", "tier"]);
+        assert!(parts(top(Some((false, &[])))).is_empty());
+        assert!(top(Some((false, &["app"])))
+            .partition(&GroupBy::Stream)
+            .is_empty());
     }
 }

@@ -158,7 +158,7 @@ impl Storage {
         if plan
             .fields
             .as_ref()
-            .is_some_and(|f| f.parser == runakefli_model::plan::JsonParser::Logfmt)
+            .is_some_and(|f| matches!(f.parser, runakefli_model::plan::JsonParser::Logfmt { .. }))
         {
             return Ok(None);
         }

@@ -55,8 +55,8 @@ enum Mode<'a> {
     Keys(&'a [JsonKey]),
     /// `| json`: only the labels read by the plan matter.
     All(Vec<String>),
-    /// `| logfmt`: only the labels read by the plan matter.
-    Logfmt(Vec<String>),
+    /// `| logfmt`.
+    Logfmt(super::logfmt::Logfmt<'a>),
 }
 
 /// The `| json` stage as SQL columns and label look-ups.
@@ -93,23 +93,27 @@ impl<'a> Fields<'a> {
     pub(super) fn new(stage: &'a FieldStage, read: &[String]) -> Result<Self, Error> {
         let keys = match &stage.parser {
             JsonParser::Keys(keys) => keys,
-            JsonParser::All | JsonParser::Logfmt => {
+            JsonParser::Logfmt {
+                keep_empty, keys, ..
+            } => {
+                return Ok(Fields {
+                    mode: Mode::Logfmt(super::logfmt::Logfmt::new(*keep_empty, keys, read)?),
+                });
+            }
+            JsonParser::All => {
                 for n in read {
                     let plain =
                         !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
                     if !ERROR_LABELS.contains(&n.as_str()) && (!plain || n.ends_with("_extracted"))
                     {
                         return Err(Error::Unsupported(format!(
-                            "{:?} without parameters: label {n}",
-                            stage.parser
+                            "| json without parameters: label {n}"
                         )));
                     }
                 }
-                let mode = match stage.parser {
-                    JsonParser::Logfmt => Mode::Logfmt(read.to_vec()),
-                    _ => Mode::All(read.to_vec()),
-                };
-                return Ok(Fields { mode });
+                return Ok(Fields {
+                    mode: Mode::All(read.to_vec()),
+                });
             }
         };
         for k in keys {
@@ -135,13 +139,13 @@ impl<'a> Fields<'a> {
     /// Without parameters every line but a valid object is residual (Loki's
     /// walk wants an object).
     pub(super) fn line_kind(&self, line: &str) -> String {
-        match self.mode {
+        match &self.mode {
             Mode::Keys(_) => format!(
                 "multiIf({line} = '', 0, startsWith({line}, '{{'), if(isValidJSON({line}), 1, 3), \
                  startsWith({line}, '\"') OR startsWith({line}, '['), 2, 3)"
             ),
             Mode::All(_) => format!("if(startsWith({line}, '{{') AND isValidJSON({line}), 1, 3)"),
-            Mode::Logfmt(_) => super::logfmt::line_kind(line),
+            Mode::Logfmt(l) => l.line_kind(line),
         }
     }
 
@@ -154,7 +158,7 @@ impl<'a> Fields<'a> {
         let keys = match &self.mode {
             Mode::Keys(keys) => *keys,
             Mode::All(read) => return all_columns(read),
-            Mode::Logfmt(read) => return super::logfmt::columns(read),
+            Mode::Logfmt(l) => return l.columns(),
         };
         let mut out = vec![JSON_MEMBERS.to_string()];
         for (i, k) in keys.iter().enumerate() {
@@ -201,17 +205,14 @@ impl<'a> Fields<'a> {
         };
         let keys = match &self.mode {
             Mode::Keys(keys) => *keys,
-            Mode::Logfmt(read) => {
-                return match read.iter().position(|n| n == name) {
-                    Some(i) if !ERROR_LABELS.contains(&name) => {
-                        let value = format!("if(lh{i}, {}, lval{i})", l.value);
-                        Label {
-                            number: value.clone(),
-                            value,
-                            undecided: "0".into(),
-                        }
-                    }
-                    _ => l,
+            Mode::Logfmt(f) => {
+                return match f.label(name, &l.value) {
+                    Some(value) => Label {
+                        number: value.clone(),
+                        value,
+                        undecided: "0".into(),
+                    },
+                    None => l,
                 };
             }
             Mode::All(read) => {

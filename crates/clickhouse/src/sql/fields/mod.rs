@@ -538,7 +538,7 @@ mod tests {
         let mut plans = vec![lines, points];
         for i in 0..2 {
             let mut logfmt = plans[i].clone();
-            logfmt.fields.as_mut().unwrap().parser = JsonParser::Logfmt;
+            logfmt.fields.as_mut().unwrap().parser = JsonParser::PLAIN_LOGFMT;
             plans.push(logfmt);
         }
         for p in &plans {

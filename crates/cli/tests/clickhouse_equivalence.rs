@@ -1395,6 +1395,31 @@ fn logfmt_flags_and_parameters_answer_in_sql_like_the_reference() {
     });
 }
 
+/// Label filters with no parser before them (Logs Drilldown's level filter,
+/// `| detected_level="error"`) read the stream's labels and the row's
+/// metadata: answered in SQL, no row residual, bit-identical to the
+/// reference and the embedded store (which declines these plans) — a
+/// stream whose `level` label meets `level` metadata on some rows, and one
+/// with `level` only in metadata.
+#[test]
+fn label_filters_without_a_parser_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = logfmt_edge_pushes(end, step);
+    let s = r#"{app=~"lf.*"}"#;
+    let queries = [
+        format!(r#"sum by (app) (count_over_time({s} | level="from-meta" [1m]))"#),
+        format!(r#"sum by (level) (count_over_time({s} | level=~"s.*|f.*" [2m]))"#),
+        format!(r#"sum by (app) (bytes_over_time({s} |= "status" | level!="" [2m]))"#),
+        format!(r#"{s} | level="stream-level" or app="lf2""#),
+        format!(r#"{s} |= "level" | level=~"from.*|stream-.*""#),
+        format!(r#"{s} | __error__="" | level!="stream-level""#),
+    ];
+    field_plans_answer_alike("bare", &pushes, &queries, step, |run| {
+        assert_eq!(run.residual, 0, "{}: residual rows", run.query);
+    });
+}
+
 /// Engines over `first`, the in-memory reference and the embedded store
 /// (merged parts), all holding `pushes` (`first` gets them pushed), and
 /// over `fourth`, which shares `first`'s database: what

@@ -175,8 +175,9 @@ pub struct FieldStage {
 }
 
 /// The plan's field parser: Loki's `| json` (with or without parameters),
-/// or `| logfmt` ([`JsonParser::Logfmt`]; the enum keeps the name it had
-/// when `| json` was the only one).
+/// `| logfmt` ([`JsonParser::Logfmt`]), or none ([`JsonParser::Base`]:
+/// label filters and an unwrap straight after the line filters); the enum
+/// keeps the name it had when `| json` was the only one.
 ///
 /// Without parameters ([`JsonParser::All`]) every scalar member of the line's
 /// JSON object becomes a label: nested keys joined with `_`, every byte
@@ -224,6 +225,10 @@ pub enum JsonParser {
         /// `| logfmt label="key", …`; empty without parameters.
         keys: Vec<JsonKey>,
     },
+    /// No parser: the stage's label filters and unwrap read the row's base
+    /// labels only — its stream's labels and its structured metadata — as
+    /// Loki's label filters do when no parser comes before them.
+    Base,
 }
 
 impl JsonParser {

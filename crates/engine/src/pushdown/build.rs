@@ -22,7 +22,7 @@ pub struct PipelinePieces {
 
 /// The plan pieces of `stages` with an optional unwrap; `None` when a stage
 /// has no plan form (other parsers, a `| logfmt` parameter Loki cannot
-/// read as a key, formatting, `drop`/`keep`, label filters before the parser, pattern and
+/// read as a key, two parsers, formatting, `drop`/`keep`, label filters before a parser, pattern and
 /// `ip()` line filters, …).
 pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<PipelinePieces> {
     let stages = reorder(stages);
@@ -42,8 +42,15 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
         }) => Some(logfmt_parser(*strict, *keep_empty, params)?),
         _ => None,
     };
+    // Label filters (or an unwrap) with no parser before them read the
+    // stream's labels and the row's metadata.
+    let parsed = parser.is_some();
+    let bare = matches!(stages.get(i), Some(Stage::LabelFilter(_))) || unwrap.is_some();
+    let parser = parser.or_else(|| bare.then_some(JsonParser::Base));
     if let Some(parser) = parser {
-        i += 1;
+        if parsed {
+            i += 1;
+        }
         let mut filters = Vec::new();
         while let Some(Stage::LabelFilter(e)) = stages.get(i) {
             filters.push(field_filter(e)?);
@@ -441,6 +448,11 @@ mod tests {
             }
         );
         assert!(pieces(r#"{a="b"} | unpack"#).is_none());
+        // Label filters with no parser read the base labels.
+        let bare = pieces(r#"{a="b"} |= "x" | level="error" | n > 2"#).unwrap();
+        let bare = bare.fields.unwrap();
+        assert_eq!((bare.parser, bare.filters.len()), (JsonParser::Base, 2));
+        assert!(pieces(r#"{a="b"} | level="x" | logfmt"#).is_none());
         assert!(pieces(r#"{a="b"} | regexp "(?P<x>.)""#).is_none());
         assert!(pieces(r#"{a="b"} | level="x" | json"#).is_none());
         assert!(pieces(r#"{a="b"} |> "<_> x""#).is_none());

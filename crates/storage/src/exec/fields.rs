@@ -323,7 +323,7 @@ fn name_is_seen<'t>(
             params.iter().any(|p| p.label == n) && templates.any(|info| info.fields.is_some())
         }
         // Declined before (`execute_plan`).
-        JsonParser::Logfmt { .. } => false,
+        JsonParser::Logfmt { .. } | JsonParser::Base => false,
     }
 }
 

@@ -154,12 +154,15 @@ impl Storage {
         if matches!(plan.output, PlanOutput::Lines { .. }) && plan.fields.is_some() {
             return Ok(None);
         }
-        // `| logfmt` stages are the engine's here (its own paths read them).
-        if plan
-            .fields
-            .as_ref()
-            .is_some_and(|f| matches!(f.parser, runakefli_model::plan::JsonParser::Logfmt { .. }))
-        {
+        // `| logfmt` stages, and label filters with no parser, are the
+        // engine's here (its own paths read them).
+        if plan.fields.as_ref().is_some_and(|f| {
+            matches!(
+                f.parser,
+                runakefli_model::plan::JsonParser::Logfmt { .. }
+                    | runakefli_model::plan::JsonParser::Base
+            )
+        }) {
             return Ok(None);
         }
         if let PlanOutput::Buckets(b) = &plan.output {

@@ -299,7 +299,7 @@ impl TemplateFields {
                 JsonParser::All => slot_labels.push(loki_json_label(path)?),
                 JsonParser::Keys(_) => slot_labels.push(String::new()),
                 // Declined before (`execute_plan`): not a JSON template.
-                JsonParser::Logfmt { .. } => return None,
+                JsonParser::Logfmt { .. } | JsonParser::Base => return None,
             }
         }
         let mut keys = Vec::new();

@@ -57,6 +57,8 @@ enum Mode<'a> {
     All(Vec<String>),
     /// `| logfmt`.
     Logfmt(super::logfmt::Logfmt<'a>),
+    /// No parser: base labels only.
+    Base,
 }
 
 /// The `| json` stage as SQL columns and label look-ups.
@@ -100,6 +102,7 @@ impl<'a> Fields<'a> {
                     mode: Mode::Logfmt(super::logfmt::Logfmt::new(*keep_empty, keys, read)?),
                 });
             }
+            JsonParser::Base => return Ok(Fields { mode: Mode::Base }),
             JsonParser::All => {
                 for n in read {
                     let plain =
@@ -146,6 +149,7 @@ impl<'a> Fields<'a> {
             ),
             Mode::All(_) => format!("if(startsWith({line}, '{{') AND isValidJSON({line}), 1, 3)"),
             Mode::Logfmt(l) => l.line_kind(line),
+            Mode::Base => "1".to_string(),
         }
     }
 
@@ -159,6 +163,7 @@ impl<'a> Fields<'a> {
             Mode::Keys(keys) => *keys,
             Mode::All(read) => return all_columns(read),
             Mode::Logfmt(l) => return l.columns(),
+            Mode::Base => return Vec::new(),
         };
         let mut out = vec![JSON_MEMBERS.to_string()];
         for (i, k) in keys.iter().enumerate() {
@@ -205,6 +210,7 @@ impl<'a> Fields<'a> {
         };
         let keys = match &self.mode {
             Mode::Keys(keys) => *keys,
+            Mode::Base => return l,
             Mode::Logfmt(f) => {
                 return match f.label(name, &l.value) {
                     Some(value) => Label {

@@ -97,7 +97,7 @@ const WORKLOAD_QUERIES: [&str; 18] = [
     r#"{app=~".+"} |~ `time.ut`"#,
     r#"{namespace=~".+"} |~ `"msg":"[^"]*request`"#,
     r#"{app=~".+"} !~ `"status":[45]`"#,
-    r#"{app=~"(?i)API.*"}"#,
+    r#"{app=~"(?i)[A]PI.*"}"#,
     r#"{namespace=~".+"} |= "error" | json | level="error""#,
     r#"count_over_time({app=~".+"}[5m])"#,
     r#"sum by (app) (count_over_time({app=~".+"} |= "timeout" [10m]))"#,
@@ -203,7 +203,7 @@ fn conformance_data_queries_answer_alike_on_clickhouse_and_the_reference() {
 /// reference's, at the edges of Loki's rule too (a stream is listed when its
 /// first-to-last span overlaps `[start, end)`, even with no entry inside;
 /// `end` is exclusive, `start` inclusive), for a matcher checked on the
-/// labels (`(?i)`) and for several selectors at once.
+/// labels (`(?i)` with a class) and for several selectors at once.
 #[test]
 fn series_ships_no_log_rows_and_answers_as_the_reference() {
     const MIN: i64 = 60_000_000_000;
@@ -248,7 +248,7 @@ fn series_ships_no_log_rows_and_answers_as_the_reference() {
     let selectors: Vec<Vec<Vec<Matcher>>> = vec![
         vec![vec![m("app", MatchOp::Re, ".+")]],
         vec![vec![m("env", MatchOp::Eq, "prod")]],
-        vec![vec![m("app", MatchOp::Re, "(?i)api")]],
+        vec![vec![m("app", MatchOp::Re, "(?i)[a]pi")]],
         vec![
             vec![m("env", MatchOp::Eq, "dev")],
             vec![m("app", MatchOp::Eq, "c")],
@@ -863,7 +863,7 @@ type IndexEntry<'a> = (i64, &'a str, Vec<(String, String)>);
 /// them: no log row is shipped, and the answers are the reference's (which
 /// scans), for windows cutting streams' spans (Loki prorates by time),
 /// metadata with repeated strings and a name given twice, an exact
-/// duplicate entry, a `(?i)` matcher checked on the labels, volume targets,
+/// duplicate entry, a `(?i)` matcher with a class checked on the labels, volume targets,
 /// `aggregateBy=labels` and a limit.
 #[test]
 fn index_stats_and_volume_ship_no_log_rows_and_answer_as_the_reference() {
@@ -930,7 +930,7 @@ fn index_stats_and_volume_ship_no_log_rows_and_answer_as_the_reference() {
     let selectors = [
         vec![m("app", MatchOp::Re, ".+")],
         vec![m("env", MatchOp::Eq, "prod")],
-        vec![m("app", MatchOp::Re, "(?i)api")],
+        vec![m("app", MatchOp::Re, "(?i)[a]pi")],
     ];
     let windows = [
         (d, d + 4 * HOUR),
@@ -1395,6 +1395,40 @@ fn logfmt_flags_and_parameters_answer_in_sql_like_the_reference() {
     });
 }
 
+/// `(?i)` regexps over ASCII literals — line filters, label filters and
+/// stream matchers — are answered in SQL (re2 folds ASCII letters as the
+/// engine's `regex` does, `k` to the Kelvin sign and `s` to `ſ` included),
+/// bit-identical to the reference and the embedded store.
+#[test]
+fn case_insensitive_regexps_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let lines = [
+        "level=ERROR msg=a",
+        "level=error msg=b",
+        "level=Error msg=\u{212A}elvin",
+        "level=info msg=\u{17F}tatus",
+        "level=warn msg=ok",
+        "level=\u{212A}O msg=STATUS",
+    ];
+    let pushes = edge_pushes(
+        &[r#"{app="ci", env="Prod"}"#, r#"{app="ci2", env="prod"}"#],
+        &lines,
+        |i, k, s| end - (i as i64 % 4 + 1) * step + k * (step / 3) + s as i64 * 7,
+        |_, _| Vec::new(),
+    );
+    let queries = [
+        r#"{app=~"ci.*"} |~ "(?i)error""#.to_string(),
+        r#"{app=~"ci.*"} !~ "(?i)ERROR|warn""#.to_string(),
+        r#"sum by (app) (count_over_time({app=~"ci.*"} |~ "(?i)k" [1m]))"#.to_string(),
+        r#"sum(count_over_time({app=~"ci.*"} |~ "msg=(?i:s)TATUS" [2m]))"#.to_string(),
+        r#"{app=~"(?i)CI2"}"#.to_string(),
+        r#"sum by (env) (count_over_time({env=~"(?i)prod"} |~ "(?i)k" [2m]))"#.to_string(),
+        r#"{app=~"ci.*"} | logfmt | level=~"(?i)error|ko""#.to_string(),
+    ];
+    field_plans_answer_alike("fold", &pushes, &queries, step, |_| {});
+}
+
 /// Label filters with no parser before them (Logs Drilldown's level filter,
 /// `| detected_level="error"`) read the stream's labels and the row's
 /// metadata: answered in SQL, no row residual, bit-identical to the
@@ -1787,7 +1821,7 @@ fn without_deleted(pushes: &[PushRequest], requests: &[DeleteRequest]) -> Vec<Pu
 /// Each query's answer is bit-identical to theirs, answered in SQL with no
 /// scan, and differs from the answer over every row (so the mask mattered
 /// on that path). The requests' selectors are evaluated in SQL and, for a
-/// `(?i)` one, on the labels (stream ids in the mask).
+/// `(?i)` one with a class, on the labels (stream ids in the mask).
 #[test]
 fn pending_deletes_hide_rows_from_json_logfmt_and_point_plans() {
     let step = 60_000_000_000;
@@ -1824,9 +1858,9 @@ fn pending_deletes_hide_rows_from_json_logfmt_and_point_plans() {
             lo,
             hi,
         ),
-        // logfmt lines with a 5xx status; a `(?i)` selector (stream ids).
+        // logfmt lines with a 5xx status; a `(?i)` selector with a class (stream ids).
         request(re("app", "lf"), &["status=5"], lo, hi),
-        request(re("app", "(?i)LF2"), &["level=error"], lo, hi),
+        request(re("app", "(?i)[L]F2"), &["level=error"], lo, hi),
     ];
     let (ch, all_rows) = filled("pending_deletes", &pushes);
     let tenant = TenantId::default_tenant();

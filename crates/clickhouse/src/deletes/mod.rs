@@ -151,7 +151,8 @@ impl ClickHouseBackend {
                 Error::Invalid(format!(
                     "unsupported delete query on the clickhouse backend: {e}; line filter \
                      regexps must stay within the RE2 subset ClickHouse evaluates exactly as \
-                     Loki does (no \\d, \\w, \\s, \\b, (?i), Unicode classes; see docs/clickhouse.md)"
+                     Loki does (no \\d, \\w, \\s, \\b, Unicode classes, (?i) only over ASCII literals; see \
+                     docs/clickhouse.md)"
                 ))
             })?;
         }

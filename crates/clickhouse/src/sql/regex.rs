@@ -6,7 +6,10 @@
 //! (parsed with `regex-syntax`, the `regex` crate's parser) uses none of:
 //! - Perl classes `\d \w \s`, Unicode classes `\pL`, word boundaries `\b \B`
 //!   `\<` `\>`: Unicode-aware in Rust, ASCII in re2;
-//! - the flags `i` (case folding tables differ), `u`, `R`, `x` (re2 has no `x`);
+//! - the flag `i` in a pattern with a class or a literal outside ASCII
+//!   (case folding tables may differ there; ASCII letters fold alike — `k`
+//!   also to the Kelvin sign, `s` to `ſ` — checked on ClickHouse 26.9), the
+//!   flags `u`, `R`, `x` (re2 has no `x`);
 //! - `\u…` escapes, nested or set-operation classes (`[a[b]]`, `[a&&b]`,
 //!   `[a--b]`), names in `(?<name>…)`: Rust syntax re2 reads otherwise;
 //! - counted repetitions past 1000 (re2's limit).
@@ -37,21 +40,40 @@ fn check(pattern: &str) -> Result<(), Error> {
     let ast = ast::parse::Parser::new()
         .parse(pattern)
         .map_err(|e| Error::Unsupported(format!("regexp {pattern:?}: {e}")))?;
-    ast::visit(&ast, Check).map_err(|why| Error::Unsupported(format!("regexp {pattern:?}: {why}")))
+    ast::visit(&ast, Check::default())
+        .map_err(|why| Error::Unsupported(format!("regexp {pattern:?}: {why}")))
 }
 
-struct Check;
+/// The syntax check; it also notes what case folding would have to agree
+/// on (decided when the walk ends).
+#[derive(Default)]
+struct Check {
+    /// The flag `i` is set somewhere.
+    folds: bool,
+    /// A class, or a literal outside ASCII, is somewhere.
+    beyond_ascii: bool,
+}
 
-fn flags_ok(flags: &ast::Flags) -> Result<(), String> {
-    for item in &flags.items {
-        if let ast::FlagsItemKind::Flag(f) = &item.kind {
-            match f {
-                ast::Flag::MultiLine | ast::Flag::DotMatchesNewLine | ast::Flag::SwapGreed => {}
-                other => return Err(format!("flag {other:?} reads differently in re2")),
+impl Check {
+    fn flags_ok(&mut self, flags: &ast::Flags) -> Result<(), String> {
+        let mut negated = false;
+        for item in &flags.items {
+            match &item.kind {
+                ast::FlagsItemKind::Negation => negated = true,
+                ast::FlagsItemKind::Flag(f) => match f {
+                    ast::Flag::MultiLine | ast::Flag::DotMatchesNewLine | ast::Flag::SwapGreed => {}
+                    ast::Flag::CaseInsensitive => self.folds |= !negated,
+                    other => return Err(format!("flag {other:?} reads differently in re2")),
+                },
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    fn literal_ok(&mut self, lit: &ast::Literal) -> Result<(), String> {
+        self.beyond_ascii |= !lit.c.is_ascii();
+        literal_ok(lit)
+    }
 }
 
 fn literal_ok(lit: &ast::Literal) -> Result<(), String> {
@@ -71,14 +93,17 @@ impl Visitor for Check {
     type Err = String;
 
     fn finish(self) -> Result<(), String> {
+        if self.folds && self.beyond_ascii {
+            return Err("case folding of classes or beyond ASCII may differ in re2".into());
+        }
         Ok(())
     }
 
     fn visit_pre(&mut self, ast: &Ast) -> Result<(), String> {
         match ast {
             Ast::Empty(_) | Ast::Dot(_) | Ast::Alternation(_) | Ast::Concat(_) => Ok(()),
-            Ast::Flags(f) => flags_ok(&f.flags),
-            Ast::Literal(l) => literal_ok(l),
+            Ast::Flags(f) => self.flags_ok(&f.flags),
+            Ast::Literal(l) => self.literal_ok(l),
             Ast::Assertion(a) => match &a.kind {
                 ast::AssertionKind::StartLine
                 | ast::AssertionKind::EndLine
@@ -88,7 +113,10 @@ impl Visitor for Check {
             },
             Ast::ClassUnicode(_) => Err("Unicode classes differ in re2".into()),
             Ast::ClassPerl(_) => Err("Perl classes are ASCII-only in re2".into()),
-            Ast::ClassBracketed(_) => Ok(()),
+            Ast::ClassBracketed(_) => {
+                self.beyond_ascii = true;
+                Ok(())
+            }
             Ast::Repetition(r) => match r.op.kind {
                 ast::RepetitionKind::Range(
                     ast::RepetitionRange::Exactly(n)
@@ -101,7 +129,7 @@ impl Visitor for Check {
                 ast::GroupKind::CaptureIndex(_) => Ok(()),
                 ast::GroupKind::CaptureName { starts_with_p, .. } if *starts_with_p => Ok(()),
                 ast::GroupKind::CaptureName { .. } => Err("(?<name>…) needs (?P<name>…)".into()),
-                ast::GroupKind::NonCapturing(flags) => flags_ok(flags),
+                ast::GroupKind::NonCapturing(flags) => self.flags_ok(flags),
             },
         }
     }
@@ -110,7 +138,7 @@ impl Visitor for Check {
         match item {
             ClassSetItem::Empty(_) | ClassSetItem::Range(_) | ClassSetItem::Ascii(_) => Ok(()),
             ClassSetItem::Union(_) => Ok(()),
-            ClassSetItem::Literal(l) => literal_ok(l),
+            ClassSetItem::Literal(l) => self.literal_ok(l),
             ClassSetItem::Unicode(_) => Err("Unicode classes differ in re2".into()),
             ClassSetItem::Perl(_) => Err("Perl classes are ASCII-only in re2".into()),
             ClassSetItem::Bracketed(_) => Err("nested classes are not re2 syntax".into()),
@@ -136,8 +164,25 @@ mod tests {
     #[test]
     fn constructs_re2_reads_otherwise_are_declined() {
         for p in [
-            r"\d+", r"\w", r"\s", r"\bx\b", r"\pL", r"[\d]", r"(?i)err", r"(?x) a", r"[a[b]]",
-            r"[a&&b]", r"[a--b]", r"(?<n>x)", r"\u{41}", r"a{1001}", r"\<x", "(",
+            r"\d+",
+            r"\w",
+            r"\s",
+            r"\bx\b",
+            r"\pL",
+            r"[\d]",
+            r"(?i)[a-z]",
+            r"(?i)é",
+            r"é(?i:x)",
+            r"(?i)\x{212A}",
+            r"(?x) a",
+            r"[a[b]]",
+            r"[a&&b]",
+            r"[a--b]",
+            r"(?<n>x)",
+            r"\u{41}",
+            r"a{1001}",
+            r"\<x",
+            "(",
         ] {
             assert!(line_regex(p).is_err(), "{p} should be declined");
         }
@@ -156,6 +201,11 @@ mod tests {
             r"\A\z",
             r#""msg":"[^"]*request"#,
             r"\t\n",
+            r"(?i)err",
+            r"(?i)warning|debug|info",
+            r"a(?i:b.c)d",
+            r"é(?-i:x)",
+            r"(?i-s)k",
         ] {
             assert!(line_regex(p).is_ok(), "{p} should be accepted");
         }

@@ -1395,6 +1395,37 @@ fn logfmt_flags_and_parameters_answer_in_sql_like_the_reference() {
     });
 }
 
+/// Logs Drilldown's `| json | drop __error__, __error_details__`: the rows
+/// ClickHouse decides carry no error label, the ones it leaves to the
+/// engine (lines that are not JSON objects) lose theirs there, and the
+/// queries that would stop on a pipeline error without the drop answer as
+/// the reference does.
+#[test]
+fn dropped_error_labels_answer_in_sql_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let pushes = json_edge_pushes(end, step);
+    let s = r#"{app=~"json.*"}"#;
+    let d = "drop __error__, __error_details__";
+    let queries = [
+        format!(r#"sum by (level) (count_over_time({s} | json | {d} [1m]))"#),
+        format!(r#"sum by (app) (count_over_time({s} | json | {d} | level!="" [2m]))"#),
+        format!(
+            r#"sum by (msg) (count_over_time({s} | json | drop __error__ | __error_details__="" [2m]))"#
+        ),
+        format!(r#"{s} | json | {d}"#),
+        format!(r#"{s} | json | {d} | level=~"e.*""#),
+    ];
+    field_plans_answer_alike("dropped", &pushes, &queries, step, |run| {
+        assert!(
+            run.residual <= run.pushed,
+            "{}: {} residual rows",
+            run.query,
+            run.residual
+        );
+    });
+}
+
 /// `(?i)` regexps over ASCII literals — line filters, label filters and
 /// stream matchers — are answered in SQL (re2 folds ASCII letters as the
 /// engine's `regex` does, `k` to the Kelvin sign and `s` to `ſ` included),

@@ -172,6 +172,12 @@ pub struct FieldStage {
     pub filters: Vec<FieldFilter>,
     /// `| unwrap`, for range aggregations over sample values.
     pub unwrap: Option<UnwrapField>,
+    /// `| drop __error__, __error_details__` (either or both, without
+    /// values) among the filters: a row's error labels are removed there.
+    /// A backend whose decided rows never carry an error label (they are
+    /// left to the engine, which runs the whole pipeline) may ignore it;
+    /// one whose decided rows may carry them must decline the plan.
+    pub drop_errors: bool,
 }
 
 /// The plan's field parser: Loki's `| json` (with or without parameters),

@@ -63,6 +63,7 @@ fn count_plan(fields: bool) -> QueryPlan {
             parser: JsonParser::All,
             filters: vec![],
             unwrap: None,
+            drop_errors: false,
         }),
         output: PlanOutput::Buckets(BucketPlan {
             bounds: vec![T0 - 1, T0 + 1_000_000_000_000],

@@ -52,14 +52,21 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
             i += 1;
         }
         let mut filters = Vec::new();
-        while let Some(Stage::LabelFilter(e)) = stages.get(i) {
-            filters.push(field_filter(e)?);
+        let mut drop_errors = false;
+        loop {
+            match stages.get(i) {
+                Some(Stage::LabelFilter(e)) => filters.push(field_filter(e)?),
+                // Logs Drilldown's `| drop __error__, __error_details__`.
+                Some(Stage::Drop(items)) if drops_only_errors(items) => drop_errors = true,
+                _ => break,
+            }
             i += 1;
         }
         fields = Some(FieldStage {
             parser,
             filters,
             unwrap: None,
+            drop_errors,
         });
     }
     if i != stages.len() {
@@ -94,6 +101,15 @@ fn json_parser(params: &[runakefli_logql::LabelExtraction]) -> Option<JsonParser
         });
     }
     Some(JsonParser::Keys(keys))
+}
+
+/// Whether `| drop items` removes error labels only (`__error__`,
+/// `__error_details__`, without values).
+fn drops_only_errors(items: &[runakefli_logql::LabelSelectorItem]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|it| {
+            it.matcher.is_none() && matches!(it.name.as_str(), "__error__" | "__error_details__")
+        })
 }
 
 /// `| logfmt [flags] [params]` as the plan's parser, each parameter's key
@@ -453,6 +469,20 @@ mod tests {
         let bare = bare.fields.unwrap();
         assert_eq!((bare.parser, bare.filters.len()), (JsonParser::Base, 2));
         assert!(pieces(r#"{a="b"} | level="x" | logfmt"#).is_none());
+        // Logs Drilldown's `| drop __error__, __error_details__`; other drops
+        // have no plan form.
+        let dropped = pieces(r#"{a="b"} | json | drop __error__, __error_details__ | n > 2"#);
+        let dropped = dropped.unwrap().fields.unwrap();
+        assert!(dropped.drop_errors && dropped.filters.len() == 1);
+        assert!(
+            !pieces(r#"{a="b"} | json"#)
+                .unwrap()
+                .fields
+                .unwrap()
+                .drop_errors
+        );
+        assert!(pieces(r#"{a="b"} | json | drop level"#).is_none());
+        assert!(pieces(r#"{a="b"} | json | drop __error__="x""#).is_none());
         assert!(pieces(r#"{a="b"} | regexp "(?P<x>.)""#).is_none());
         assert!(pieces(r#"{a="b"} | level="x" | json"#).is_none());
         assert!(pieces(r#"{a="b"} |> "<_> x""#).is_none());

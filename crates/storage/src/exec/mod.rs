@@ -154,14 +154,17 @@ impl Storage {
         if matches!(plan.output, PlanOutput::Lines { .. }) && plan.fields.is_some() {
             return Ok(None);
         }
-        // `| logfmt` stages, and label filters with no parser, are the
-        // engine's here (its own paths read them).
+        // `| logfmt` stages, label filters with no parser and a dropped
+        // `__error__` (whether this store's decided rows may carry an
+        // error label is not worked out) are the engine's here (its own
+        // paths read them).
         if plan.fields.as_ref().is_some_and(|f| {
-            matches!(
-                f.parser,
-                runakefli_model::plan::JsonParser::Logfmt { .. }
-                    | runakefli_model::plan::JsonParser::Base
-            )
+            f.drop_errors
+                || matches!(
+                    f.parser,
+                    runakefli_model::plan::JsonParser::Logfmt { .. }
+                        | runakefli_model::plan::JsonParser::Base
+                )
         }) {
             return Ok(None);
         }

@@ -479,6 +479,7 @@ mod tests {
             parser: JsonParser::All,
             filters: vec![],
             unwrap: None,
+            drop_errors: false,
         };
         let r = resolve_labels(&labels, Some(&tf), Some(&stage), &none);
         assert_eq!(

@@ -344,6 +344,7 @@ mod tests {
             parser: JsonParser::All,
             filters: Vec::new(),
             unwrap: None,
+            drop_errors: false,
         };
         let read = vec!["duration_ms".to_string(), "__error__".to_string()];
         let f = Fields::new(&stage, &read).unwrap();

@@ -320,6 +320,7 @@ mod tests {
             }]),
             filters: vec![ff(r#"level!="debug""#, &["level"])],
             unwrap: None,
+            drop_errors: false,
         });
         let q = crate::sql::buckets_query(&p, &Default::default()).unwrap();
         assert!(
@@ -456,6 +457,7 @@ mod tests {
             parser: JsonParser::All,
             filters: vec![ff(r#"level="error""#, &["level"])],
             unwrap: None,
+            drop_errors: false,
         });
         let q = crate::sql::lines_query(&p, &Default::default()).unwrap();
         assert!(
@@ -518,6 +520,7 @@ mod tests {
             parser: JsonParser::All,
             filters: vec![ff(r#"level="error""#, &["level"])],
             unwrap: None,
+            drop_errors: false,
         });
         let mut points = crate::sql::query::tests::plan(PlanOutput::Buckets(BucketPlan {
             bounds: vec![0, 10, 20],
@@ -534,6 +537,7 @@ mod tests {
                 convert: Arc::new(|s: &str| s.parse().ok()),
                 post_filters: Vec::new(),
             }),
+            drop_errors: false,
         });
         let mut plans = vec![lines, points];
         for i in 0..2 {

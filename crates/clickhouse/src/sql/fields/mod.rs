@@ -65,8 +65,18 @@ use runakefli_model::Direction;
 /// dates, times or numbers (which it would print back otherwise, e.g.
 /// `"2024-01-01 10:00:00.50"` with nine fraction digits): strings stay
 /// `String`, whatever a server's defaults.
+///
+/// And turns short-circuit evaluation off: the label expressions share
+/// subexpressions through aliases (a number's text reads the label's
+/// member, its kind, its text), which ClickHouse computes once per block —
+/// unless `AND`/`OR`/`if` evaluate their branches on subsets of the rows,
+/// which then recompute each shared part per branch. Measured on a numeric
+/// filter's lines plan over 31,328 rows (26.9): 19.2 s with, 0.9 s without.
+/// Nothing here needs a branch skipped: conversions that could fail are the
+/// `…OrNull` forms, and the integer casts take finite products.
 const INFER: &str = "input_format_try_infer_dates = 0, input_format_try_infer_datetimes = 0, \
-                     input_format_json_try_infer_numbers_from_strings = 0";
+                     input_format_json_try_infer_numbers_from_strings = 0, \
+                     short_circuit_function_evaluation = 'disable'";
 
 /// The per-row part of a plan with a fields stage, over a row `r` (columns
 /// `stream_id`, `timestamp`, `line`, `metadata`) joined to its stream `s`

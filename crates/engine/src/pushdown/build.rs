@@ -2,7 +2,7 @@
 
 use crate::pipeline::convert::{parse_bytes, parse_duration, parse_float};
 use crate::pipeline::label_filter::LabelFilter;
-use crate::pipeline::labels::LabelsBuilder;
+use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::line_filter::LineFilterStage;
 use crate::pipeline::reorder;
 use runakefli_logql::{LabelFilterExpr, LineFilterOp, LineFilterValue, Stage, Unwrap};
@@ -108,7 +108,7 @@ fn json_parser(params: &[runakefli_logql::LabelExtraction]) -> Option<JsonParser
 fn drops_only_errors(items: &[runakefli_logql::LabelSelectorItem]) -> bool {
     !items.is_empty()
         && items.iter().all(|it| {
-            it.matcher.is_none() && matches!(it.name.as_str(), "__error__" | "__error_details__")
+            it.matcher.is_none() && [ERROR_LABEL, ERROR_DETAILS_LABEL].contains(&it.name.as_str())
         })
 }
 

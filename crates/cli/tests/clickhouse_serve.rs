@@ -301,6 +301,14 @@ fn clickhouse_answers_like_the_embedded_store() {
         "{api}"
     );
     assert!(checked > 50, "{checked} requests compared");
+    // The answer's statistics count what ClickHouse read for the plan it
+    // answered (at least the 7 rows returned; the comparison above leaves
+    // statistics out, they differ by store) and the 7 lines it kept.
+    let summary = &api["data"]["stats"]["summary"];
+    let lines = summary["totalLinesProcessed"].as_u64().unwrap_or(0);
+    let bytes = summary["totalBytesProcessed"].as_u64().unwrap_or(0);
+    let kept = summary["totalPostFilterLines"].as_u64().unwrap_or(0);
+    assert!(lines >= 7 && bytes > 0 && kept == 7, "{summary}");
     // /metrics tells how much of it ran in SQL: plain selectors, line
     // filters and grouped counts are answered there, a plan with a zoned
     // `ip()` address is declined (the engine scans), and both ship rows; the

@@ -2,7 +2,7 @@
 //! plus pushes. Plans the SQL of [`crate::sql`] cannot translate exactly are
 //! declined (`Ok(None)`), so the engine scans and evaluates them itself.
 
-use crate::client::{Client, Request};
+use crate::client::{Client, ReadProgress, Request};
 use crate::group_commit::{Backlog, BatchLimits, GroupCommit, PushStats};
 use crate::housekeeping::Housekeeping;
 use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
@@ -10,7 +10,7 @@ use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
 use crate::stream_catalog::StreamCatalog;
 use crate::Error;
-use runakefli_model::plan::{AnswerData, PlanAnswer, PlanOutput, QueryPlan};
+use runakefli_model::plan::{AnswerData, PlanAnswer, PlanOutput, PlanStats, QueryPlan};
 use runakefli_model::{
     Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
     ScanRequest, StreamBounds, StreamInfo, StreamTotals, TenantId, Timestamp,
@@ -373,17 +373,20 @@ impl ClickHouseBackend {
     }
 
     /// Like [`Self::rows`], each row handed to `row` as it arrives
-    /// ([`crate::Client::each_row`]).
+    /// ([`crate::Client::each_row`]); what ClickHouse read is added to
+    /// `progress` if given.
     pub(crate) fn each_row(
         &self,
         sql: &str,
         deadline: Option<std::time::Instant>,
+        progress: Option<&ReadProgress>,
         row: &mut dyn FnMut(Value) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         self.client.each_row(
             sql,
             &Request {
                 deadline,
+                progress,
                 ..Request::default()
             },
             row,
@@ -482,20 +485,27 @@ impl ClickHouseBackend {
         let streams = self.stream_catalog(StreamSelect::of(plan))?;
         let mask = self.mask(&plan.tenant, plan.start, plan.end)?;
         let stream = |id| streams.kept(id);
-        let (data, residual) = match &plan.output {
-            PlanOutput::Lines { .. } => (
-                AnswerData::Lines(self.read_lines(plan, &mask, &stream)?),
-                Vec::new(),
-            ),
+        let read = ReadProgress::default();
+        let (data, residual, rows_kept) = match &plan.output {
+            PlanOutput::Lines { .. } => {
+                let (lines, kept) = self.read_lines(plan, &mask, &stream, &read)?;
+                (AnswerData::Lines(lines), Vec::new(), kept)
+            }
             PlanOutput::Buckets(b) => {
-                let a = self.read_buckets(plan, b, &mask, &stream)?;
-                (AnswerData::Buckets(a.groups), a.residual)
+                let a = self.read_buckets(plan, b, &mask, &stream, &read)?;
+                let kept = a.groups.iter().map(|g| g.data.total_rows()).sum();
+                (AnswerData::Buckets(a.groups), a.residual, kept)
             }
         };
         Ok(PlanAnswer {
             data,
             residual,
-            ..PlanAnswer::default()
+            stats: PlanStats {
+                rows_scanned: read.rows(),
+                bytes_scanned: read.bytes(),
+                rows_kept,
+                rows_from_columns: 0,
+            },
         })
     }
 }
@@ -794,7 +804,7 @@ impl Backend for ClickHouseBackend {
             skipping: false,
         };
         let scan_rows = &self.counters.scan_rows;
-        let streamed = self.each_row(&q, None, &mut |row| {
+        let streamed = self.each_row(&q, None, None, &mut |row| {
             scan_rows.fetch_add(1, Ordering::Relaxed);
             batcher.row(&row)
         });

@@ -27,6 +27,7 @@ use crate::backend::{
     check_cancel, f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of,
     u64_of_value, ClickHouseBackend,
 };
+use crate::client::ReadProgress;
 use crate::lines::DAY_NS;
 use crate::sql::{self, RowMask};
 use crate::Error;
@@ -225,16 +226,17 @@ impl ClickHouseBackend {
         b: &BucketPlan,
         mask: &RowMask,
         stream: &(dyn Fn(u64) -> Result<StreamInfo, Error> + Sync),
+        progress: &ReadProgress,
     ) -> Result<BucketAnswer, Error> {
         let legs = self.metric_legs.split(&b.bounds);
         // Residual bytes held by every leg: past the budget the plan is declined.
         let held = AtomicUsize::new(0);
         if legs.len() == 1 {
-            return self.read_bucket_leg(plan, b, mask, stream, &held);
+            return self.read_bucket_leg(plan, b, mask, stream, &held, progress);
         }
         let read = |leg: &Range<usize>| {
             let (p, lb) = leg_plan(plan, b, leg.clone());
-            self.read_bucket_leg(&p, &lb, mask, stream, &held)
+            self.read_bucket_leg(&p, &lb, mask, stream, &held, progress)
         };
         let answers: Vec<Result<BucketAnswer, Error>> = std::thread::scope(|s| {
             let others: Vec<_> = legs[1..]
@@ -275,6 +277,7 @@ impl ClickHouseBackend {
         mask: &RowMask,
         stream: &(dyn Fn(u64) -> Result<StreamInfo, Error> + Sync),
         residual_bytes: &AtomicUsize,
+        progress: &ReadProgress,
     ) -> Result<BucketAnswer, Error> {
         let c = &self.counters;
         c.metric_legs.fetch_add(1, Ordering::Relaxed);
@@ -283,7 +286,7 @@ impl ClickHouseBackend {
         let mut residual_of: HashMap<StreamId, usize> = HashMap::new();
         let q = sql::buckets_query(plan, mask)?;
         check_cancel(plan)?;
-        self.each_row(&q, plan.deadline, &mut |r| {
+        self.each_row(&q, plan.deadline, Some(progress), &mut |r| {
             // The client went away: stop reading (the connection is dropped).
             check_cancel(plan)?;
             c.plan_rows.fetch_add(1, Ordering::Relaxed);

@@ -81,6 +81,67 @@ pub struct Request<'a> {
     pub deadline: Option<Instant>,
     /// Run outside the configured database (for `CREATE DATABASE`).
     pub no_database: bool,
+    /// Add what ClickHouse reports having read for this request
+    /// ([`ReadProgress`]) to this; [`Client::each_row`] then asks for
+    /// `JSONEachRowWithProgress`.
+    pub progress: Option<&'a ReadProgress>,
+}
+
+/// Rows and bytes ClickHouse read for one or more requests, as its
+/// progress reports count them (`read_rows`, `read_bytes`: every table the
+/// query reads, whole granules after index pruning, bytes uncompressed);
+/// shared by requests running at once.
+#[derive(Debug, Default)]
+pub struct ReadProgress {
+    rows: std::sync::atomic::AtomicU64,
+    bytes: std::sync::atomic::AtomicU64,
+}
+
+impl ReadProgress {
+    /// Rows read so far.
+    pub fn rows(&self) -> u64 {
+        self.rows.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Bytes read so far (uncompressed).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn add(&self, rows: u64, bytes: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.rows.fetch_add(rows, Relaxed);
+        self.bytes.fetch_add(bytes, Relaxed);
+    }
+}
+
+/// What one answer line of `JSONEachRowWithProgress` is.
+enum ProgressLine {
+    /// A row (`{"row": {…}}`): the row.
+    Row(serde_json::Value),
+    /// `{"progress": {…}}`: the rows and bytes read so far (the format
+    /// writes running totals).
+    Progress(u64, u64),
+    /// Anything else (`meta`, `totals`, `rows_before_limit_at_least`, …).
+    Other,
+}
+
+impl ProgressLine {
+    fn of(v: serde_json::Value) -> Self {
+        let serde_json::Value::Object(mut o) = v else {
+            return ProgressLine::Other;
+        };
+        if let Some(row) = o.remove("row") {
+            return ProgressLine::Row(row);
+        }
+        match o.get("progress") {
+            Some(p) => {
+                let n = |k: &str| crate::backend::u64_of_value(&p[k]).unwrap_or(0);
+                ProgressLine::Progress(n("read_rows"), n("read_bytes"))
+            }
+            None => ProgressLine::Other,
+        }
+    }
 }
 
 impl Client {
@@ -127,20 +188,44 @@ impl Client {
     /// read (the connection is dropped). An exception ClickHouse writes
     /// into an answer it has begun (its status already 200) is
     /// [`Error::Server`], whichever of its forms it takes (`Code: …` text,
-    /// an `{"exception": …}` row, or the `__exception__` marker).
+    /// an `{"exception": …}` row, or the `__exception__` marker). With
+    /// [`Request::progress`] the answer comes as `JSONEachRowWithProgress`:
+    /// its rows are handed on the same, and the last running totals of
+    /// rows and bytes read are added to the progress, also when reading
+    /// stops early or fails.
     pub fn each_row(
         &self,
         sql: &str,
         req: &Request<'_>,
         row: &mut dyn FnMut(serde_json::Value) -> Result<bool, Error>,
     ) -> Result<(), Error> {
-        use std::io::BufRead;
         let mut req = req.clone();
-        req.format = Some("JSONEachRow");
+        let progress = req.progress;
+        req.format = Some(match progress {
+            Some(_) => "JSONEachRowWithProgress",
+            None => "JSONEachRow",
+        });
         let resp = match self.request(&req, None)?.send_string(sql) {
             Ok(resp) if header_code(&resp).is_none_or(|c| c == 0) => resp,
             other => return read(other).map(|_| ()),
         };
+        // The highest running totals seen, added to `progress` however the
+        // reading ends.
+        let mut read_so_far = (0u64, 0u64);
+        let out = Self::answer_rows(resp, progress.is_some(), &mut read_so_far, row);
+        if let Some(p) = progress {
+            p.add(read_so_far.0, read_so_far.1);
+        }
+        out
+    }
+
+    fn answer_rows(
+        resp: ureq::Response,
+        with_progress: bool,
+        read_so_far: &mut (u64, u64),
+        row: &mut dyn FnMut(serde_json::Value) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        use std::io::BufRead;
         let mut reader = std::io::BufReader::with_capacity(64 << 10, resp.into_reader());
         let mut line = Vec::new();
         loop {
@@ -164,6 +249,19 @@ impl Client {
             }
             match parsed {
                 Ok(v) => {
+                    let v = if with_progress {
+                        match ProgressLine::of(v) {
+                            ProgressLine::Row(v) => v,
+                            ProgressLine::Progress(rows, bytes) => {
+                                read_so_far.0 = read_so_far.0.max(rows);
+                                read_so_far.1 = read_so_far.1.max(bytes);
+                                continue;
+                            }
+                            ProgressLine::Other => continue,
+                        }
+                    } else {
+                        v
+                    };
                     if !row(v)? {
                         return Ok(());
                     }
@@ -476,6 +574,50 @@ mod tests {
         ));
         let err = c.rows("SELECT n", &Request::default()).unwrap_err();
         assert!(matches!(err, Error::Decode(_)), "{err}");
+    }
+
+    /// With a progress to fill, rows come out of their `{"row": …}`
+    /// wrappers, the other lines are skipped, and the highest running
+    /// totals are added (not each progress line's), also when the reader
+    /// stops early.
+    #[test]
+    fn progress_answers_hand_rows_on_and_add_the_totals_read() {
+        let body = concat!(
+            "{\"meta\":[{\"name\":\"n\",\"type\":\"UInt8\"}]}\n",
+            "{\"progress\":{\"read_rows\":\"3\",\"read_bytes\":\"30\"}}\n",
+            "{\"row\":{\"n\":1}}\n",
+            "{\"progress\":{\"read_rows\":\"10\",\"read_bytes\":\"100\",\"elapsed_ns\":\"5\"}}\n",
+            "{\"row\":{\"n\":2}}\n",
+            "{\"rows_before_limit_at_least\":2}\n",
+        );
+        let progress = ReadProgress::default();
+        let req = Request {
+            progress: Some(&progress),
+            ..Request::default()
+        };
+        for _ in 0..2 {
+            let c = Client::new(Config::new(
+                answer_once(with_length(body), Duration::ZERO),
+                "x",
+            ));
+            let rows = c.rows("SELECT n", &req).unwrap();
+            assert_eq!(
+                rows,
+                [serde_json::json!({"n": 1}), serde_json::json!({"n": 2})]
+            );
+        }
+        assert_eq!((progress.rows(), progress.bytes()), (20, 200));
+        let stopped = ReadProgress::default();
+        let c = Client::new(Config::new(
+            answer_once(with_length(body), Duration::ZERO),
+            "x",
+        ));
+        let req = Request {
+            progress: Some(&stopped),
+            ..Request::default()
+        };
+        c.each_row("SELECT n", &req, &mut |_| Ok(false)).unwrap();
+        assert_eq!((stopped.rows(), stopped.bytes()), (3, 30));
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! measured here either.
 
 use crate::backend::{check_cancel, entry_of, str_of, u64_of, u64_of_value, ClickHouseBackend};
+use crate::client::{ReadProgress, Request};
 use crate::sql::{self, LinesKey, LinesRead, RowMask};
 use crate::Error;
 use runakefli_model::plan::{LineRow, PlanOutput, QueryPlan};
@@ -172,14 +173,16 @@ impl ClickHouseBackend {
     }
 
     /// A lines plan's rows, read leg by leg and page by page until `limit`
-    /// rows (kept rows, with a fields stage) are held; `stream` gives a
-    /// row's stream.
+    /// rows (kept rows, with a fields stage) are held, and how many of them
+    /// the SQL kept (the others are undecided); `stream` gives a row's
+    /// stream, `progress` counts what ClickHouse read.
     pub(crate) fn read_lines(
         &self,
         plan: &QueryPlan,
         mask: &RowMask,
         stream: &dyn Fn(u64) -> Result<StreamInfo, Error>,
-    ) -> Result<Vec<LineRow>, Error> {
+        progress: &ReadProgress,
+    ) -> Result<(Vec<LineRow>, u64), Error> {
         let PlanOutput::Lines { limit, direction } = plan.output else {
             return Err(Error::Unsupported("not a lines plan".into()));
         };
@@ -189,7 +192,7 @@ impl ClickHouseBackend {
         let mut out: Vec<LineRow> = Vec::new();
         let (mut kept, mut seen_rows, mut seen_bytes) = (0usize, 0u64, 0u64);
         if limit == 0 {
-            return Ok(out);
+            return Ok((out, 0));
         }
         let mut legs = Legs::new(plan.start, plan.end, direction);
         while let Some((start, end)) = legs.next_leg(kept, limit - kept) {
@@ -208,7 +211,14 @@ impl ClickHouseBackend {
                     wanted,
                     page: Some(page),
                 };
-                let rows = self.rows(&sql::lines_read_query(plan, mask, &read)?, plan.deadline)?;
+                let rows = self.client.rows(
+                    &sql::lines_read_query(plan, mask, &read)?,
+                    &Request {
+                        deadline: plan.deadline,
+                        progress: Some(progress),
+                        ..Request::default()
+                    },
+                )?;
                 c.lines_pages.fetch_add(1, Ordering::Relaxed);
                 let mut undecided = 0u64;
                 for r in &rows {
@@ -239,8 +249,9 @@ impl ClickHouseBackend {
                         // Rows tied with the last on the whole key beyond the
                         // limit: one read's `LIMIT` would drop them too.
                         out.truncate(limit);
+                        kept = limit;
                     }
-                    return Ok(out);
+                    return Ok((out, kept as u64));
                 }
                 let Some(last) = rows.last() else { break };
                 if rows.len() < asked {
@@ -253,7 +264,7 @@ impl ClickHouseBackend {
                 });
             }
         }
-        Ok(out)
+        Ok((out, kept as u64))
     }
 }
 

@@ -778,6 +778,14 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
     let Some(answer) = b.execute(&lines_plan).unwrap() else {
         panic!("lines plan declined")
     };
+    // Query statistics from ClickHouse's progress: it read at least the
+    // four rows of the window (whole granules, and the tables the query
+    // joins), the SQL kept the two it answered.
+    let st = answer.stats;
+    assert!(
+        st.rows_scanned >= 4 && st.bytes_scanned > 0 && st.rows_kept == 2,
+        "{st:?}"
+    );
     let AnswerData::Lines(rows) = answer.data else {
         panic!("{answer:?}")
     };
@@ -803,6 +811,12 @@ fn the_backend_pushes_lists_scans_and_answers_plans() {
     let Some(answer) = b.execute(&count).unwrap() else {
         panic!("bucket plan declined")
     };
+    // Kept: the rows in the buckets (API 1 + 1, WEB 0 + 2).
+    let st = answer.stats;
+    assert!(
+        st.rows_scanned >= 4 && st.bytes_scanned > 0 && st.rows_kept == 4,
+        "{st:?}"
+    );
     let AnswerData::Buckets(groups) = answer.data else {
         panic!("{answer:?}")
     };

@@ -622,6 +622,19 @@ impl BucketData {
         n
     }
 
+    /// How many rows the buckets hold (each row is in one bucket).
+    pub fn total_rows(&self) -> u64 {
+        let buckets = match self {
+            BucketData::Count(c)
+            | BucketData::Sum(c, _)
+            | BucketData::Min(c, _)
+            | BucketData::Max(c, _) => c.len(),
+            BucketData::Values(v) => v.len(),
+            BucketData::Points(p) => p.len(),
+        };
+        (0..buckets).map(|b| self.rows(b)).sum()
+    }
+
     /// Adds `n` rows without values to bucket `b` ([`BucketData::Count`] only).
     #[inline]
     pub fn add_count(&mut self, b: usize, n: u64) {
@@ -718,6 +731,7 @@ mod tests {
                 one.add(1, ts, v);
             }
             assert_eq!(all.add_all(1, rows.iter().copied()), rows.len() as u64);
+            assert_eq!(all.total_rows(), rows.len() as u64, "{value:?}");
             // NaN is not equal to itself: compare the debug forms.
             assert_eq!(format!("{one:?}"), format!("{all:?}"), "{value:?}");
         }

@@ -1407,6 +1407,43 @@ fn dropped_error_labels_answer_in_sql_like_the_reference() {
     field_plans_answer_alike("dropped", &pushes, &queries, step, residual_within_pushed);
 }
 
+/// Log queries whose stages after their line filters drop no line —
+/// Logs Drilldown's `| json | logfmt | drop __error__, __error_details__`,
+/// other parsers, formatting, `drop`/`keep` — are lines plans of their
+/// line filters: ClickHouse ships the `limit` rows and the engine runs the
+/// whole pipeline on them, bit-identical to the reference and the embedded
+/// store, no scan, over JSON and logfmt edge lines together (parse errors,
+/// colliding labels, escapes).
+#[test]
+fn pipelines_that_drop_no_line_are_lines_plans_like_the_reference() {
+    let step = 60_000_000_000;
+    let end = 1_800_000_000_000_000_000;
+    let mut pushes = json_edge_pushes(end, step);
+    pushes.extend(logfmt_edge_pushes(end, step));
+    let s = r#"{app=~"json.*|lf.*"}"#;
+    let queries = [
+        format!(r#"{s} | json | logfmt | drop __error__, __error_details__"#),
+        format!(r#"{s} | json | logfmt"#),
+        format!(
+            r#"{s} |= "level" | logfmt --strict | line_format "{{{{.level}}}}/{{{{.status}}}}""#
+        ),
+        format!(r#"{s} != "error" | json | label_format lvl="{{{{.level}}}}" | keep lvl, app"#),
+        format!(r#"{s} | regexp "(?P<first>[a-z]+)" | drop level="error", __error__"#),
+        format!(r#"{s} | pattern "<k>=<_> <rest>" | decolorize"#),
+        format!(r#"{s} |~ "status.?.?[0-9]" | unpack"#),
+    ];
+    field_plans_answer_alike("no_drop", &pushes, &queries, step, |run| {
+        assert_eq!(run.residual, 0, "{}: residual rows", run.query);
+        assert!(
+            run.kept <= run.limit as u64,
+            "{}: {} rows shipped for limit {}",
+            run.query,
+            run.kept,
+            run.limit
+        );
+    });
+}
+
 /// `(?i)` regexps over ASCII literals — line filters, label filters and
 /// stream matchers — are answered in SQL (re2 folds ASCII letters as the
 /// engine's `regex` does, `k` to the Kelvin sign and `s` to `ſ` included),

@@ -188,6 +188,11 @@ fn conformance_line_filters_and_json_params_match_the_reference() {
         r#"sum by (app) (rate({app=~".+"} | json | status >= 400 [10m]))"#,
         r#"sum by (app) (rate({app=~".+"} | json | __error__="" [10m]))"#,
         r#"sum(count_over_time({app=~".+"} | json t="tags" [10m]))"#,
+        // Stages that drop no line after the line filters: lines plans of
+        // the line filters, the pipeline run on the rows returned.
+        r#"{app=~".+"} | json | logfmt | drop __error__, __error_details__"#,
+        r#"{app=~".+"} |= "error" | logfmt | line_format "{{.level}} {{.msg}}""#,
+        r#"{app=~".+"} != "GET" | json | label_format l="{{.level}}" | keep l, app"#,
     ]
     .iter()
     .map(|s| s.to_string())

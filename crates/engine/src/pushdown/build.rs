@@ -82,6 +82,53 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
     })
 }
 
+/// The plan pieces of a log query whose `stages`, after their leading line
+/// filters (once the engine has moved line filters forward), never drop a
+/// line: parsers, `line_format`, `label_format`, `decolorize`, `drop`,
+/// `keep` (e.g. Logs Drilldown's `| json | logfmt | drop __error__,
+/// __error_details__`). The pieces are the line filters alone: the rows a
+/// lines plan keeps are exactly the rows the pipeline keeps, and the engine
+/// runs the whole pipeline on them for their lines and labels. `None` when
+/// a later stage can drop a line (a label filter, `distinct`, a line filter
+/// after `line_format` or `unpack`) or a leading line filter has no plan
+/// form.
+pub fn line_filter_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
+    let stages = reorder(stages);
+    let first_other = stages
+        .iter()
+        .position(|s| !matches!(s, Stage::LineFilter(_)))
+        .unwrap_or(stages.len());
+    let keeps_every_line = |s: &Stage| {
+        matches!(
+            s,
+            Stage::Json(_)
+                | Stage::Logfmt { .. }
+                | Stage::Regexp(_)
+                | Stage::Pattern(_)
+                | Stage::Unpack
+                | Stage::LineFormat(_)
+                | Stage::LabelFormat(_)
+                | Stage::Decolorize
+                | Stage::Drop(_)
+                | Stage::Keep(_)
+        )
+    };
+    if !stages[first_other..].iter().all(keeps_every_line) {
+        return None;
+    }
+    let line_filters = stages[..first_other]
+        .iter()
+        .map(|s| match s {
+            Stage::LineFilter(f) => line_filter(f),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(PipelinePieces {
+        line_filters,
+        fields: None,
+    })
+}
+
 /// `| json [params]` as the plan's parser; `None` for a parameter that is
 /// not a plain top-level key.
 fn json_parser(params: &[runakefli_logql::LabelExtraction]) -> Option<JsonParser> {
@@ -388,6 +435,60 @@ mod tests {
         match expr {
             runakefli_logql::Expr::Log(l) => pipeline_pieces(&l.pipeline, None),
             _ => panic!("log query expected"),
+        }
+    }
+
+    /// The line filters of pipelines that drop no line after them; any stage
+    /// that can drop one (or a line filter with no plan form) leaves none.
+    #[test]
+    fn pipelines_that_drop_no_line_after_their_line_filters_are_line_filter_plans() {
+        let filters = |q: &str| {
+            let runakefli_logql::Expr::Log(l) = runakefli_logql::parse_expr(q).unwrap() else {
+                panic!("log query expected")
+            };
+            line_filter_pieces(&l.pipeline).map(|p| {
+                assert!(p.fields.is_none(), "{q}");
+                p.line_filters
+                    .iter()
+                    .map(|f| f.values.join("|"))
+                    .collect::<Vec<_>>()
+            })
+        };
+        for (q, want) in [
+            (
+                r#"{a="b"} | json | logfmt | drop __error__, __error_details__"#,
+                vec![],
+            ),
+            (
+                r#"{a="b"} |= "x" | logfmt | label_format l="{{.x}}" != "y" | keep l"#,
+                vec!["x", "y"],
+            ),
+            (
+                r#"{a="b"} | regexp "(?P<w>\\w+)" |~ "z+" | pattern "<_> <v>" | decolorize"#,
+                vec!["z+"],
+            ),
+            // Filters before `line_format` move ahead of it; none after.
+            (
+                r#"{a="b"} | json |= "x" | line_format "{{.msg}}" | drop a="1""#,
+                vec!["x"],
+            ),
+            (r#"{a="b"} | unpack"#, vec![]),
+        ] {
+            assert_eq!(
+                filters(q),
+                Some(want.iter().map(|s| s.to_string()).collect()),
+                "{q}"
+            );
+        }
+        for q in [
+            r#"{a="b"} | json | level="error""#,
+            r#"{a="b"} | logfmt | drop x | level="x" or status >= 400"#,
+            r#"{a="b"} | json | line_format "{{.msg}}" |= "x""#,
+            r#"{a="b"} | unpack != "x""#,
+            r#"{a="b"} | json | drop __error__ | status >= 500"#,
+            r#"{a="b"} |> "<_> x" | json"#,
+        ] {
+            assert_eq!(filters(q), None, "{q}");
         }
     }
 

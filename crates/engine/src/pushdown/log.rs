@@ -1,6 +1,6 @@
 //! Log queries as lines plans.
 
-use super::build::pipeline_pieces;
+use super::build::{line_filter_pieces, pipeline_pieces};
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::pipeline::Pipeline;
@@ -12,8 +12,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 /// Runs a log query whose pipeline is line filters, optionally followed by
-/// `| json` and label filters, as a lines plan; `None` when the query has
-/// other stages or the backend declines.
+/// `| json` (or `| logfmt`) and label filters, or by stages that drop no
+/// line (`build::line_filter_pieces`), as a lines plan; `None` when the
+/// query has other stages or the backend declines.
 ///
 /// The engine runs the query's pipeline on every row of the answer: it
 /// gives each row its labels (stream labels, metadata and, with `| json`,
@@ -37,7 +38,9 @@ pub fn run(
     if crate::columnar::plain_path_forced() {
         return Ok(None);
     }
-    let Some(pieces) = pipeline_pieces(&expr.pipeline, None) else {
+    let pieces =
+        pipeline_pieces(&expr.pipeline, None).or_else(|| line_filter_pieces(&expr.pipeline));
+    let Some(pieces) = pieces else {
         return Ok(None);
     };
     if pieces.fields.as_ref().is_some_and(|f| f.unwrap.is_some()) {

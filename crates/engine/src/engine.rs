@@ -225,6 +225,32 @@ impl Engine {
         )
     }
 
+    /// `/index/volume_range`: the whole range's volume and each window's
+    /// (see [`metadata::volume_range`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn volume_range(
+        &self,
+        tenant: &TenantId,
+        matchers: &[Matcher],
+        range: (Timestamp, Timestamp),
+        windows: &[(Timestamp, Timestamp)],
+        target_labels: &[String],
+        by_labels: bool,
+        limit: usize,
+    ) -> Result<metadata::VolumeRange, EngineError> {
+        metadata::volume_range(
+            self.backend.as_ref(),
+            tenant,
+            matchers,
+            range,
+            windows,
+            target_labels,
+            by_labels,
+            limit,
+            self.deadline(),
+        )
+    }
+
     /// `/label/<name>/values`.
     pub fn label_values(
         &self,

@@ -227,42 +227,66 @@ fn stream_sizes(
     if end <= start {
         return Ok(Vec::new());
     }
-    let (lo, hi) = label_window(start, end);
-    let acc: Vec<Sums> = match backend.stream_totals(tenant, matchers, lo, hi, Some(deadline)) {
-        Ok(Some(totals)) => totals
-            .into_iter()
-            .map(|t| {
-                (
-                    LabelSet::from(t.stream.labels.as_ref()),
-                    t.line_bytes + 8 * t.metadata_pairs + t.metadata_distinct_bytes,
-                    t.entries,
-                    t.first,
-                    t.last,
-                )
-            })
-            .collect(),
-        Ok(None) => scanned_sizes(backend, tenant, matchers, (lo, hi), deadline)?,
-        Err(BackendError::Cancelled) => return Err(EngineError::Timeout),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(acc
-        .into_iter()
+    let sums = window_sums(
+        backend,
+        tenant,
+        matchers,
+        label_window(start, end),
+        deadline,
+    )?;
+    Ok(prorate(&sums, start, end))
+}
+
+/// Each selected stream's [`Sums`] over the index window `(lo, hi)` (see
+/// [`label_window`]).
+fn window_sums(
+    backend: &dyn Backend,
+    tenant: &TenantId,
+    matchers: &[Matcher],
+    (lo, hi): (Timestamp, Timestamp),
+    deadline: Instant,
+) -> Result<Vec<Sums>, EngineError> {
+    Ok(
+        match backend.stream_totals(tenant, matchers, lo, hi, Some(deadline)) {
+            Ok(Some(totals)) => totals
+                .into_iter()
+                .map(|t| {
+                    (
+                        LabelSet::from(t.stream.labels.as_ref()),
+                        t.line_bytes + 8 * t.metadata_pairs + t.metadata_distinct_bytes,
+                        t.entries,
+                        t.first,
+                        t.last,
+                    )
+                })
+                .collect(),
+            Ok(None) => scanned_sizes(backend, tenant, matchers, (lo, hi), deadline)?,
+            Err(BackendError::Cancelled) => return Err(EngineError::Timeout),
+            Err(e) => return Err(e.into()),
+        },
+    )
+}
+
+/// The streams of `sums` whose time bounds meet `[start, end)`, their sizes
+/// prorated by the share of their span inside it.
+fn prorate(sums: &[Sums], start: Timestamp, end: Timestamp) -> Vec<StreamSize> {
+    sums.iter()
         .filter(|a| a.2 > 0 && end > a.3 && start <= a.4)
         .map(|(labels, bytes, entries, min, max)| {
-            let overlaps = start < max && end > min;
+            let overlaps = start < *max && end > *min;
             let f = if overlaps {
-                time_factor(start, end, min, max)
+                time_factor(start, end, *min, *max)
             } else {
                 0.0
             };
             StreamSize {
-                labels,
-                bytes: (bytes as f64 * f) as u64,
-                entries: (entries as f64 * f) as u64,
+                labels: labels.clone(),
+                bytes: (*bytes as f64 * f) as u64,
+                entries: (*entries as f64 * f) as u64,
                 overlaps,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// [`stream_sizes`]' sums from a scan of every entry in `[lo, hi)`.
@@ -359,49 +383,132 @@ pub fn volume(
     limit: usize,
     deadline: Instant,
 ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
-    // As Loki, every target label the selector does not name must be present:
-    // streams without it are left out rather than grouped under `{}`.
-    let mut selector = matchers.to_vec();
-    for t in target_labels {
-        if !matchers.iter().any(|m| &m.name == t) {
-            if let Ok(m) = Matcher::new(t.clone(), MatchOp::Re, ".+") {
-                selector.push(m);
-            }
+    let grouping = VolumeGrouping::new(matchers, target_labels, by_labels);
+    let sizes = stream_sizes(backend, tenant, &grouping.selector, start, end, deadline)?;
+    Ok(grouping.groups(sizes, limit))
+}
+
+/// `index/volume_range`: the `/index/volume` answer over `[start, end)`
+/// (at most `limit` groups), and each group's bytes per window of
+/// `windows` (every group, as `/index/volume` over that window alone
+/// would give them). Each stream's sums are worked out once per index
+/// window (see [`label_window`]) the windows touch, not once per window:
+/// a window's sizes are those sums prorated to it, as for `/index/volume`.
+#[allow(clippy::too_many_arguments)]
+pub fn volume_range(
+    backend: &dyn Backend,
+    tenant: &TenantId,
+    matchers: &[Matcher],
+    (start, end): (Timestamp, Timestamp),
+    windows: &[(Timestamp, Timestamp)],
+    target_labels: &[String],
+    by_labels: bool,
+    limit: usize,
+    deadline: Instant,
+) -> Result<VolumeRange, EngineError> {
+    let grouping = VolumeGrouping::new(matchers, target_labels, by_labels);
+    let mut sums: std::collections::HashMap<(Timestamp, Timestamp), Vec<Sums>> = Default::default();
+    let mut sizes = |s: Timestamp, e: Timestamp| -> Result<Vec<StreamSize>, EngineError> {
+        if e <= s {
+            return Ok(Vec::new());
         }
-    }
-    let sizes = stream_sizes(backend, tenant, &selector, start, end, deadline)?;
-    let mut targets: Vec<String> = target_labels.to_vec();
-    if targets.is_empty() && !by_labels {
-        for m in matchers {
-            if !targets.contains(&m.name) {
-                targets.push(m.name.clone());
-            }
+        let w = label_window(s, e);
+        let window = match sums.entry(w) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(window_sums(
+                backend,
+                tenant,
+                &grouping.selector,
+                w,
+                deadline,
+            )?),
+        };
+        Ok(prorate(window, s, e))
+    };
+    let whole = grouping.groups(sizes(start, end)?, limit);
+    let mut per_window = Vec::with_capacity(windows.len());
+    for &(s, e) in windows {
+        if Instant::now() > deadline {
+            return Err(EngineError::Timeout);
         }
+        per_window.push(grouping.groups(sizes(s, e)?, usize::MAX));
     }
-    let mut groups: std::collections::BTreeMap<LabelSet, u64> = Default::default();
-    for StreamSize { labels, bytes, .. } in sizes {
-        if by_labels {
-            for (k, _) in labels.pairs() {
-                if targets.is_empty() || targets.contains(k) {
-                    *groups
-                        .entry(LabelSet::new(vec![(k.clone(), String::new())]))
-                        .or_default() += bytes;
+    Ok(VolumeRange { whole, per_window })
+}
+
+/// What [`volume_range`] answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VolumeRange {
+    /// The groups over the whole range, largest first, at most `limit`.
+    pub whole: Vec<(LabelSet, u64)>,
+    /// Per window, every group's bytes there, largest first.
+    pub per_window: Vec<Vec<(LabelSet, u64)>>,
+}
+
+/// How `/index/volume` selects streams and groups their sizes.
+struct VolumeGrouping {
+    /// The matchers plus `label=~".+"` for every target label they do not
+    /// name: as Loki, streams without a target label are left out rather
+    /// than grouped under `{}`.
+    selector: Vec<Matcher>,
+    /// The labels a group is made of (default: the selector's names).
+    targets: Vec<String>,
+    by_labels: bool,
+}
+
+impl VolumeGrouping {
+    fn new(matchers: &[Matcher], target_labels: &[String], by_labels: bool) -> Self {
+        let mut selector = matchers.to_vec();
+        for t in target_labels {
+            if !matchers.iter().any(|m| &m.name == t) {
+                if let Ok(m) = Matcher::new(t.clone(), MatchOp::Re, ".+") {
+                    selector.push(m);
                 }
             }
-        } else {
-            let pairs: Vec<(String, String)> = labels
-                .pairs()
-                .iter()
-                .filter(|(k, _)| targets.contains(k))
-                .cloned()
-                .collect();
-            *groups.entry(LabelSet::new(pairs)).or_default() += bytes;
+        }
+        let mut targets: Vec<String> = target_labels.to_vec();
+        if targets.is_empty() && !by_labels {
+            for m in matchers {
+                if !targets.contains(&m.name) {
+                    targets.push(m.name.clone());
+                }
+            }
+        }
+        VolumeGrouping {
+            selector,
+            targets,
+            by_labels,
         }
     }
-    let mut out: Vec<(LabelSet, u64)> = groups.into_iter().collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    out.truncate(limit);
-    Ok(out)
+
+    /// The groups of `sizes`, largest first (ties by labels), at most `limit`.
+    fn groups(&self, sizes: Vec<StreamSize>, limit: usize) -> Vec<(LabelSet, u64)> {
+        let targets = &self.targets;
+        let mut groups: std::collections::BTreeMap<LabelSet, u64> = Default::default();
+        for StreamSize { labels, bytes, .. } in sizes {
+            if self.by_labels {
+                for (k, _) in labels.pairs() {
+                    if targets.is_empty() || targets.contains(k) {
+                        *groups
+                            .entry(LabelSet::new(vec![(k.clone(), String::new())]))
+                            .or_default() += bytes;
+                    }
+                }
+            } else {
+                let pairs: Vec<(String, String)> = labels
+                    .pairs()
+                    .iter()
+                    .filter(|(k, _)| targets.contains(k))
+                    .cloned()
+                    .collect();
+                *groups.entry(LabelSet::new(pairs)).or_default() += bytes;
+            }
+        }
+        let mut out: Vec<(LabelSet, u64)> = groups.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out.truncate(limit);
+        out
+    }
 }
 
 #[cfg(test)]
@@ -450,6 +557,65 @@ mod tests {
             },
         );
         (b, t)
+    }
+
+    /// Each window's volumes are `/index/volume` over that window alone,
+    /// and the whole range's the volume with its limit, for windows on
+    /// both sides of a day boundary (two index windows), empty ones and
+    /// every grouping; one stream spans the boundary, so its size in a
+    /// window depends on which index windows are read.
+    #[test]
+    fn volume_range_is_the_volume_of_each_window() {
+        let (b, t) = backend();
+        let before = PushStream {
+            labels: Labels::parse(r#"{app="late", env="prod"}"#).unwrap(),
+            entries: vec![
+                entry(DAY - 900 * S, "before midnight", &[("user", "cd")]),
+                entry(DAY - 10 * S, "just before", &[]),
+                entry(DAY + 300 * S, "after midnight", &[("user", "cd")]),
+            ],
+        };
+        b.push(
+            &t,
+            &PushRequest {
+                streams: vec![before],
+            },
+        );
+        let all = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
+        let (start, end) = (DAY - 1800 * S, DAY + 1200 * S);
+        let windows: Vec<(i64, i64)> = (0..10)
+            .map(|i| (start + i * 300 * S, (start + (i + 1) * 300 * S).min(end)))
+            .collect();
+        for (targets, by_labels, limit) in [
+            (vec![], false, 100),
+            (vec!["env".to_string()], false, 100),
+            (vec![], true, 100),
+            (vec!["app".to_string()], false, 1),
+        ] {
+            let got = volume_range(
+                &b,
+                &t,
+                &all,
+                (start, end),
+                &windows,
+                &targets,
+                by_labels,
+                limit,
+                far(),
+            )
+            .unwrap();
+            let vol = |s, e, limit| {
+                volume(&b, &t, &all, s, e, &targets, by_labels, limit, far()).unwrap()
+            };
+            assert_eq!(got.whole, vol(start, end, limit), "{targets:?}");
+            assert!(!got.whole.is_empty());
+            let each: Vec<_> = windows
+                .iter()
+                .map(|&(s, e)| vol(s, e, usize::MAX))
+                .collect();
+            assert_eq!(got.per_window, each, "{targets:?} {by_labels}");
+            assert!(each.iter().filter(|w| w.is_empty()).count() < windows.len());
+        }
     }
 
     #[test]

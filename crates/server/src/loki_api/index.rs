@@ -134,12 +134,27 @@ pub async fn volume_range(
                 runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
                 return Ok(out);
             }
-            let run = |s: i64, e: i64, limit: usize| a.volume(engine, tenant, s, e, limit);
-            let groups = run(start, end, a.limit)?;
-            let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
+            let mut windows = Vec::new();
             let mut b = start;
             while b < end {
                 let e = b.saturating_add(step).min(end);
+                windows.push((b, e));
+                b = e;
+            }
+            let volumes = engine
+                .volume_range(
+                    tenant,
+                    &a.matchers,
+                    (start, end),
+                    &windows,
+                    &a.targets,
+                    a.by_labels,
+                    a.limit,
+                )
+                .map_err(engine_error)?;
+            let groups = volumes.whole;
+            let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
+            for (&(_, e), window) in windows.iter().zip(volumes.per_window) {
                 let t_ms = if e >= end {
                     end / 1_000_000
                 } else {
@@ -153,7 +168,7 @@ pub async fn volume_range(
                 } else {
                     t
                 };
-                for (labels, bytes) in run(b, e, usize::MAX)? {
+                for (labels, bytes) in window {
                     if bytes == 0 {
                         continue;
                     }
@@ -161,7 +176,6 @@ pub async fn volume_range(
                         series[i].push(serde_json::json!([t.clone(), bytes.to_string()]));
                     }
                 }
-                b = e;
             }
             let result: Vec<serde_json::Value> = groups
                 .iter()

@@ -108,7 +108,10 @@ impl Drain {
     }
 }
 
-/// The share of positions where the template has a literal equal to the line's token.
+/// The share of positions where the template's token is not the wildcard
+/// and equals the line's, as Drain measures it. A token holding `<_>` among
+/// other text (a JSON message's first and last, `<_>request`) is compared
+/// like any other: only the wildcard itself matches nothing.
 fn similarity(template: &[String], tokens: &[String]) -> f64 {
     if template.is_empty() {
         return 1.0;
@@ -116,7 +119,7 @@ fn similarity(template: &[String], tokens: &[String]) -> f64 {
     let same = template
         .iter()
         .zip(tokens)
-        .filter(|(t, n)| !t.contains(PARAM) && t == n)
+        .filter(|(t, n)| t.as_str() != PARAM && t == n)
         .count();
     same as f64 / template.len() as f64
 }
@@ -293,6 +296,33 @@ mod tests {
         assert!(
             got.contains(&r#"time=<_> lvl=info msg="stock updated" sku=<_> took=<_>"#.to_string()),
             "{got:?}"
+        );
+    }
+
+    /// A JSON message of two words is two tokens that both hold `<_>`
+    /// (`<_>request`, `started<_>`): equal ones are one pattern with every
+    /// line counted, not a cluster per line (each under the pattern
+    /// minimum, so the message vanished, and each line compared with every
+    /// cluster before it).
+    #[test]
+    fn short_json_messages_are_one_pattern() {
+        let lines = [
+            r#"{"level":"info","msg":"request started","n":1}"#,
+            r#"{"level":"info","msg":"token verified","n":2}"#,
+        ];
+        let rows: Vec<(i64, &str, &str)> = (0..200)
+            .map(|i| (i as i64 * 1_000_000_000, "info", lines[i % 2]))
+            .collect();
+        let got: Vec<(String, u64)> = patterns(rows.into_iter(), 60_000_000_000)
+            .into_iter()
+            .map(|p| (p.pattern, p.samples.iter().map(|s| s.1).sum()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("<_>request started<_>".to_string(), 100),
+                ("<_>token verified<_>".to_string(), 100)
+            ]
         );
     }
 

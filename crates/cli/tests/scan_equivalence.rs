@@ -193,6 +193,12 @@ fn conformance_line_filters_and_json_params_match_the_reference() {
         r#"{app=~".+"} | json | logfmt | drop __error__, __error_details__"#,
         r#"{app=~".+"} |= "error" | logfmt | line_format "{{.level}} {{.msg}}""#,
         r#"{app=~".+"} != "GET" | json | label_format l="{{.level}}" | keep l, app"#,
+        // Logs Drilldown's dropped error labels, lines that are not JSON
+        // objects and values that do not convert among the rows.
+        r#"sum by (level) (count_over_time({app=~".+"} | json | drop __error__, __error_details__ [10m]))"#,
+        r#"sum by (status) (count_over_time({app=~".+"} | json | drop __error__, __error_details__ | status!="" [10m]))"#,
+        r#"sum by (app) (count_over_time({app=~".+"} | json | drop __error__ | status >= 400 [10m]))"#,
+        r#"sum(count_over_time({app=~".+"} | json | drop __error__, __error_details__ | level="error" [10m]))"#,
     ]
     .iter()
     .map(|s| s.to_string())

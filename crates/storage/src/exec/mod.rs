@@ -154,17 +154,19 @@ impl Storage {
         if matches!(plan.output, PlanOutput::Lines { .. }) && plan.fields.is_some() {
             return Ok(None);
         }
-        // `| logfmt` stages, label filters with no parser and a dropped
-        // `__error__` (whether this store's decided rows may carry an
-        // error label is not worked out) are the engine's here (its own
-        // paths read them).
+        // `| logfmt` stages and label filters with no parser are the
+        // engine's here (its own paths read them). A dropped `__error__`
+        // / `__error_details__` changes nothing in this store's answers:
+        // every row that could carry an error label (a line `| json` does
+        // not read as an object, a filter's value that does not convert) is
+        // residual, and the engine runs its whole pipeline, the drop
+        // included.
         if plan.fields.as_ref().is_some_and(|f| {
-            f.drop_errors
-                || matches!(
-                    f.parser,
-                    runakefli_model::plan::JsonParser::Logfmt { .. }
-                        | runakefli_model::plan::JsonParser::Base
-                )
+            matches!(
+                f.parser,
+                runakefli_model::plan::JsonParser::Logfmt { .. }
+                    | runakefli_model::plan::JsonParser::Base
+            )
         }) {
             return Ok(None);
         }

@@ -1403,6 +1403,8 @@ fn dropped_error_labels_answer_in_sql_like_the_reference() {
         ),
         format!(r#"{s} | json | {d}"#),
         format!(r#"{s} | json | {d} | level=~"e.*""#),
+        // No parser (Drilldown's level volume): a plan without fields.
+        format!(r#"sum by (level) (count_over_time({s} | {d} [1m]))"#),
     ];
     field_plans_answer_alike("dropped", &pushes, &queries, step, residual_within_pushed);
 }

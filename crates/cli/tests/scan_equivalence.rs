@@ -199,6 +199,11 @@ fn conformance_line_filters_and_json_params_match_the_reference() {
         r#"sum by (status) (count_over_time({app=~".+"} | json | drop __error__, __error_details__ | status!="" [10m]))"#,
         r#"sum by (app) (count_over_time({app=~".+"} | json | drop __error__ | status >= 400 [10m]))"#,
         r#"sum(count_over_time({app=~".+"} | json | drop __error__, __error_details__ | level="error" [10m]))"#,
+        // Error drops with no parser (Drilldown's level volume): grouped by
+        // labels, a plan without fields; per series, the engine's.
+        r#"sum by (app) (count_over_time({app=~".+"} | drop __error__ [10m]))"#,
+        r#"sum by (level, app) (count_over_time({app=~".+"} |= "e" | drop __error__, __error_details__ [10m]))"#,
+        r#"count_over_time({app=~".+"} | drop __error__ [10m])"#,
     ]
     .iter()
     .map(|s| s.to_string())

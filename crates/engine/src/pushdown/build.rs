@@ -129,6 +129,33 @@ pub fn line_filter_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
     })
 }
 
+/// The line filters of `stages` when all that follows them is dropping the
+/// error labels (`| drop __error__`, with no parser: Logs Drilldown's level
+/// volume); `None` otherwise. No row gets an error label without a parser,
+/// so for a plan grouped by labels other than those the drop changes
+/// nothing (the caller checks the grouping).
+pub fn error_drop_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
+    let stages = reorder(stages);
+    let first_other = stages
+        .iter()
+        .position(|s| !matches!(s, Stage::LineFilter(_)))?;
+    let drops_errors = |s: &Stage| matches!(s, Stage::Drop(items) if drops_only_errors(items));
+    if !stages[first_other..].iter().all(drops_errors) {
+        return None;
+    }
+    let line_filters = stages[..first_other]
+        .iter()
+        .map(|s| match s {
+            Stage::LineFilter(f) => line_filter(f),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(PipelinePieces {
+        line_filters,
+        fields: None,
+    })
+}
+
 /// `| json [params]` as the plan's parser; `None` for a parameter that is
 /// not a plain top-level key.
 fn json_parser(params: &[runakefli_logql::LabelExtraction]) -> Option<JsonParser> {
@@ -435,6 +462,35 @@ mod tests {
         match expr {
             runakefli_logql::Expr::Log(l) => pipeline_pieces(&l.pipeline, None),
             _ => panic!("log query expected"),
+        }
+    }
+
+    /// Line filters and error drops alone (no parser) are their line
+    /// filters; anything else is not.
+    #[test]
+    fn error_drops_with_no_parser_leave_the_line_filters() {
+        let filters = |q: &str| {
+            let runakefli_logql::Expr::Log(l) = runakefli_logql::parse_expr(q).unwrap() else {
+                panic!("log query expected")
+            };
+            error_drop_pieces(&l.pipeline).map(|p| {
+                assert!(p.fields.is_none(), "{q}");
+                p.line_filters.len()
+            })
+        };
+        assert_eq!(filters(r#"{a="b"} | drop __error__"#), Some(0));
+        assert_eq!(
+            filters(r#"{a="b"} |= "x" | drop __error__, __error_details__ |~ "y""#),
+            Some(2)
+        );
+        for q in [
+            r#"{a="b"}"#,
+            r#"{a="b"} |= "x""#,
+            r#"{a="b"} | drop __error__, level"#,
+            r#"{a="b"} | json | drop __error__"#,
+            r#"{a="b"} | drop __error__ | level="x""#,
+        ] {
+            assert_eq!(filters(q), None, "{q}");
         }
     }
 

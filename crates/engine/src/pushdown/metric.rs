@@ -5,12 +5,12 @@
 //! the buckets per group, and each step's value is computed from the
 //! buckets its window covers.
 
-use super::build::pipeline_pieces;
+use super::build::{error_drop_pieces, pipeline_pieces};
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::metric::range::{aggregate, emit_value, reduce};
 use crate::metric::{Ctx, StepSeries};
-use crate::pipeline::labels::ERROR_LABEL;
+use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::Pipeline;
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp};
 use runakefli_model::plan::{
@@ -100,7 +100,21 @@ pub(crate) fn range_series(
     let Some(value) = bucket_value(op, r.unwrap.is_some()) else {
         return Ok(None);
     };
-    let Some(pieces) = pipeline_pieces(&r.log.pipeline, r.unwrap.as_ref()) else {
+    // `| drop __error__` with no parser (Logs Drilldown's level volume)
+    // changes nothing when the groups are labels other than the error ones.
+    let groups_without_errors = grouping.is_some_and(|g| {
+        !g.without
+            && !g
+                .labels
+                .iter()
+                .any(|l| l == ERROR_LABEL || l == ERROR_DETAILS_LABEL)
+    });
+    let pieces = pipeline_pieces(&r.log.pipeline, r.unwrap.as_ref()).or_else(|| {
+        (groups_without_errors && r.unwrap.is_none())
+            .then(|| error_drop_pieces(&r.log.pipeline))
+            .flatten()
+    });
+    let Some(pieces) = pieces else {
         return Ok(None);
     };
     let group_by = match grouping {

@@ -93,11 +93,6 @@ pub fn pipeline_pieces(stages: &[Stage], unwrap: Option<&Unwrap>) -> Option<Pipe
 /// after `line_format` or `unpack`) or a leading line filter has no plan
 /// form.
 pub fn line_filter_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
-    let stages = reorder(stages);
-    let first_other = stages
-        .iter()
-        .position(|s| !matches!(s, Stage::LineFilter(_)))
-        .unwrap_or(stages.len());
     let keeps_every_line = |s: &Stage| {
         matches!(
             s,
@@ -113,20 +108,7 @@ pub fn line_filter_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
                 | Stage::Keep(_)
         )
     };
-    if !stages[first_other..].iter().all(keeps_every_line) {
-        return None;
-    }
-    let line_filters = stages[..first_other]
-        .iter()
-        .map(|s| match s {
-            Stage::LineFilter(f) => line_filter(f),
-            _ => None,
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(PipelinePieces {
-        line_filters,
-        fields: None,
-    })
+    leading_line_filters(stages, keeps_every_line, false)
 }
 
 /// The line filters of `stages` when all that follows them is dropping the
@@ -135,12 +117,25 @@ pub fn line_filter_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
 /// so for a plan grouped by labels other than those the drop changes
 /// nothing (the caller checks the grouping).
 pub fn error_drop_pieces(stages: &[Stage]) -> Option<PipelinePieces> {
+    let drops_errors = |s: &Stage| matches!(s, Stage::Drop(items) if drops_only_errors(items));
+    leading_line_filters(stages, drops_errors, true)
+}
+
+/// `stages` (reordered as the engine runs them) as plan pieces of their
+/// leading line filters alone, when every stage after those passes `rest`
+/// (and, with `needs_rest`, there is one); `None` otherwise, or when a
+/// line filter has no plan form.
+fn leading_line_filters(
+    stages: &[Stage],
+    rest: impl Fn(&Stage) -> bool,
+    needs_rest: bool,
+) -> Option<PipelinePieces> {
     let stages = reorder(stages);
     let first_other = stages
         .iter()
-        .position(|s| !matches!(s, Stage::LineFilter(_)))?;
-    let drops_errors = |s: &Stage| matches!(s, Stage::Drop(items) if drops_only_errors(items));
-    if !stages[first_other..].iter().all(drops_errors) {
+        .position(|s| !matches!(s, Stage::LineFilter(_)))
+        .unwrap_or(stages.len());
+    if (needs_rest && first_other == stages.len()) || !stages[first_other..].iter().all(rest) {
         return None;
     }
     let line_filters = stages[..first_other]

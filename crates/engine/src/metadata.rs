@@ -289,7 +289,8 @@ fn prorate(sums: &[Sums], start: Timestamp, end: Timestamp) -> Vec<StreamSize> {
         .collect()
 }
 
-/// [`stream_sizes`]' sums from a scan of every entry in `[lo, hi)`.
+/// [`window_sums`] from a scan of every entry in `[lo, hi)` (the backend
+/// does not answer `stream_totals`).
 fn scanned_sizes(
     backend: &dyn Backend,
     tenant: &TenantId,

@@ -452,12 +452,16 @@ fn unwrap_field(u: &Unwrap) -> Option<UnwrapField> {
 mod tests {
     use super::*;
 
-    fn pieces(q: &str) -> Option<PipelinePieces> {
-        let expr = runakefli_logql::parse_expr(q).unwrap();
-        match expr {
-            runakefli_logql::Expr::Log(l) => pipeline_pieces(&l.pipeline, None),
+    /// The pipeline of log query `q`.
+    fn stages(q: &str) -> Vec<Stage> {
+        match runakefli_logql::parse_expr(q).unwrap() {
+            runakefli_logql::Expr::Log(l) => l.pipeline,
             _ => panic!("log query expected"),
         }
+    }
+
+    fn pieces(q: &str) -> Option<PipelinePieces> {
+        pipeline_pieces(&stages(q), None)
     }
 
     /// Line filters and error drops alone (no parser) are their line
@@ -465,10 +469,7 @@ mod tests {
     #[test]
     fn error_drops_with_no_parser_leave_the_line_filters() {
         let filters = |q: &str| {
-            let runakefli_logql::Expr::Log(l) = runakefli_logql::parse_expr(q).unwrap() else {
-                panic!("log query expected")
-            };
-            error_drop_pieces(&l.pipeline).map(|p| {
+            error_drop_pieces(&stages(q)).map(|p| {
                 assert!(p.fields.is_none(), "{q}");
                 p.line_filters.len()
             })
@@ -494,10 +495,7 @@ mod tests {
     #[test]
     fn pipelines_that_drop_no_line_after_their_line_filters_are_line_filter_plans() {
         let filters = |q: &str| {
-            let runakefli_logql::Expr::Log(l) = runakefli_logql::parse_expr(q).unwrap() else {
-                panic!("log query expected")
-            };
-            line_filter_pieces(&l.pipeline).map(|p| {
+            line_filter_pieces(&stages(q)).map(|p| {
                 assert!(p.fields.is_none(), "{q}");
                 p.line_filters
                     .iter()

@@ -23,6 +23,7 @@ pub mod builder;
 pub mod digits;
 pub mod encoding;
 pub(crate) mod hash;
+pub mod hex_search;
 mod ints;
 pub mod layout;
 mod prefilter;

@@ -8,6 +8,7 @@ use super::query::{CompiledQuery, FilterPlan, SharedTemplate};
 use crate::block::digits::{skeleton_pieces, skeleton_safe};
 use crate::block::encoding::{Encoding, Values};
 use crate::block::hash::FastMap as HashMap;
+use crate::block::hex_search::Anchor;
 use crate::block::layout::ColumnKind;
 use crate::block::prune::{LazySources, NeedleFrags};
 use crate::block::reader::SharedIndexView;
@@ -572,17 +573,24 @@ enum HexAnswer {
     Equal,
     /// No value passes.
     Nothing,
-    /// Only the values' text tells.
-    Text,
+    /// A shorter stretch: a value passes when the stretch lies in it where
+    /// the anchor says, searched in the packed values
+    /// ([`HexLayout::values_holding`](crate::block::text::HexLayout)).
+    Within(Anchor),
 }
 
 fn hex_answer(len: usize, kind: TestKind, stretch: usize) -> HexAnswer {
     if stretch == len {
         HexAnswer::Equal
-    } else if stretch > len || kind == TestKind::Equals {
+    } else if stretch > len {
         HexAnswer::Nothing
     } else {
-        HexAnswer::Text
+        match kind {
+            TestKind::Equals => HexAnswer::Nothing,
+            TestKind::Contains => HexAnswer::Within(Anchor::Anywhere),
+            TestKind::StartsWith => HexAnswer::Within(Anchor::Start),
+            TestKind::EndsWith => HexAnswer::Within(Anchor::End),
+        }
     }
 }
 
@@ -1155,16 +1163,18 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         Ok(out)
     }
 
-    /// [`Self::eval_column`]'s verdicts for a value test a packed-hex
-    /// column answers without a value's text: every value of the column
+    /// [`Self::eval_column`]'s verdicts for a value test on a packed-hex
+    /// column, answered without a value's text: every value of the column
     /// has the layout's length, so a stretch that long holds (contained,
     /// at the start or end, or equal) only in a value equal to it, and a
     /// longer one, or an `Equals` of a shorter one, in none. The packed
     /// values are compared with the packed stretch, sixteen bytes for a
     /// 32-digit trace id instead of unpacking and searching 32 characters
     /// (a block a trace id's bloom probe let through cost ~130,000
-    /// instructions, callgrind q4). Writes `out` and returns true when it
-    /// applies; false (and `out` untouched) for other columns and tests.
+    /// instructions, callgrind q4). A shorter stretch (a uuid's group, a
+    /// trace id's prefix) is searched for in the packed bytes at both
+    /// nibble parities (`block::hex_search`). Writes `out` and returns true
+    /// for Hex columns; false (and `out` untouched) for other columns.
     fn hex_verdicts(
         &mut self,
         c: usize,
@@ -1184,7 +1194,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             match hex_answer(layout.len, test.kind, stretch.len()) {
                 HexAnswer::Equal => layout.equal_values(packed, stretch, &mut equal),
                 HexAnswer::Nothing => equal.resize(n, false),
-                HexAnswer::Text => return false,
+                HexAnswer::Within(anchor) => {
+                    layout.values_holding(packed, stretch, anchor, &mut equal)
+                }
             }
             true
         })?;
@@ -1879,9 +1891,15 @@ mod tests {
         }
         // Shorter: an equal value cannot be; a part of one can.
         assert_eq!(hex_answer(36, Equals, 8), HexAnswer::Nothing);
-        for kind in [Contains, StartsWith, EndsWith] {
-            assert_eq!(hex_answer(36, kind, 8), HexAnswer::Text);
-        }
+        assert_eq!(
+            hex_answer(36, Contains, 8),
+            HexAnswer::Within(Anchor::Anywhere)
+        );
+        assert_eq!(
+            hex_answer(36, StartsWith, 8),
+            HexAnswer::Within(Anchor::Start)
+        );
+        assert_eq!(hex_answer(36, EndsWith, 8), HexAnswer::Within(Anchor::End));
     }
 
     #[test]

@@ -87,11 +87,11 @@ impl Encoding {
     }
 
     /// Whether a value printed by this encoding could contain every byte of
-    /// `bytes` (string-like encodings: always). `prefix` is the column's
-    /// prefix (PrefixedDecimal only).
+    /// `bytes`, in that order ([`Self::shape_fits`]; string-like encodings:
+    /// always). `prefix` is the column's prefix (PrefixedDecimal only).
     pub fn may_print(self, bytes: &[u8], prefix: &[u8]) -> bool {
         let all = |ok: &dyn Fn(u8) -> bool| bytes.iter().all(|&b| ok(b));
-        match self {
+        (match self {
             Encoding::Const
             | Encoding::Dict
             | Encoding::Plain
@@ -106,6 +106,45 @@ impl Encoding {
             }
             Encoding::Hex => all(&|b| b.is_ascii_hexdigit() || b == b'-'),
             Encoding::Ipv4 => all(&|b| b.is_ascii_digit() || b == b'.'),
+        }) && self.shape_fits(bytes)
+    }
+
+    /// Whether some value printed by this encoding could hold `frag` as a
+    /// substring, judging by how many separators such a value has and
+    /// where, and how long its digit runs are: a decimal has at most one
+    /// `.` and a `-` only in front, a timestamp (`2026-12-04T16:10:51.999Z`)
+    /// at most two `-` and `:`, one `.`, `T` and `Z`, and digit runs of at
+    /// most nine, an IPv4 address three `.` and runs of at most three
+    /// digits. So an address (`10.244.66.99`) or a version is never looked
+    /// for in numbers and times, whose values would have to be printed to
+    /// be searched. Other encodings: always.
+    pub fn shape_fits(self, frag: &[u8]) -> bool {
+        let count = |c: u8| frag.iter().filter(|&&b| b == c).count();
+        let longest_digits = || {
+            frag.split(|b| !b.is_ascii_digit())
+                .map(<[u8]>::len)
+                .max()
+                .unwrap_or(0)
+        };
+        match self {
+            Encoding::Decimal => {
+                count(b'.') <= 1
+                    && match frag.iter().position(|&b| b == b'-') {
+                        None => true,
+                        Some(0) => count(b'-') == 1 && frag.get(1).is_none_or(u8::is_ascii_digit),
+                        Some(_) => false,
+                    }
+            }
+            Encoding::Timestamp => {
+                count(b'-') <= 2
+                    && count(b':') <= 2
+                    && count(b'.') <= 1
+                    && count(b'T') <= 1
+                    && count(b'Z') <= 1
+                    && longest_digits() <= 9
+            }
+            Encoding::Ipv4 => count(b'.') <= 3 && longest_digits() <= 3,
+            _ => true,
         }
     }
 

@@ -654,7 +654,8 @@ impl NeedleProbe {
     /// The encodings (bit `e as u8`, PrefixedDecimal left out) that may
     /// print every byte of the needle's `a..b` ([`Encoding::may_print`]).
     fn prints(&self, a: usize, b: usize) -> u16 {
-        self.print_bits[a..b].iter().fold(u16::MAX, |m, &x| m & x)
+        let bytes = self.print_bits[a..b].iter().fold(u16::MAX, |m, &x| m & x);
+        bytes & encodings_where(|e| e.shape_fits(&self.bytes[a..b]))
     }
 
     /// Whether the fragment `a..b` fits the templates or some column.

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::generator::Shape;
+
 /// File name of the marker inside the data directory.
 pub const MARKER_FILE: &str = "runakefli-bench-push.json";
 
@@ -27,6 +29,9 @@ pub struct DataMarker {
     pub span_secs: u64,
     /// End of the covered span, nanoseconds since the epoch (the queries end there).
     pub end_ns: i64,
+    /// Workload shape (markers written before shapes existed read as the reference).
+    #[serde(default)]
+    pub shape: Shape,
 }
 
 impl DataMarker {
@@ -37,6 +42,7 @@ impl DataMarker {
             && self.streams == wanted.streams
             && self.seed == wanted.seed
             && self.span_secs == wanted.span_secs
+            && self.shape == wanted.shape
             && (!end_ns_given || self.end_ns == wanted.end_ns)
     }
 }
@@ -92,12 +98,13 @@ pub fn inspect(
     match read_marker(dir)? {
         Some(m) if m.matches(wanted, end_ns_given) => Ok(DataDirState::Reusable(m)),
         Some(m) => anyhow::bail!(
-            "{} holds a push of {} lines, {} streams, seed {}, {} s span ending at {} ns, not the \
-             one asked for; use another --data-dir or remove it",
+            "{} holds a push of {} lines, {} streams, seed {}, shape {}, {} s span ending at {} \
+             ns, not the one asked for; use another --data-dir or remove it",
             dir.display(),
             m.lines,
             m.streams,
             m.seed,
+            m.shape.name(),
             m.span_secs,
             m.end_ns
         ),
@@ -120,6 +127,7 @@ mod tests {
             seed: 1,
             span_secs: 3_600,
             end_ns: 1_790_812_800_000_000_000,
+            shape: Shape::Reference,
         }
     }
 
@@ -152,5 +160,30 @@ mod tests {
         let err = inspect(d, &other, false).unwrap_err().to_string();
         assert!(err.contains("seed 1"), "{err}");
         assert_eq!(read_marker(d).unwrap(), Some(marker()));
+        let varied = DataMarker {
+            shape: Shape::Varied,
+            ..marker()
+        };
+        let err = inspect(d, &varied, false).unwrap_err().to_string();
+        assert!(err.contains("shape reference"), "{err}");
+    }
+
+    #[test]
+    fn old_markers_read_as_the_reference_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = r#"{"lines":2000000,"streams":5000,"seed":1,"span_secs":3600,"end_ns":1790812800000000000}"#;
+        std::fs::write(marker_path(dir.path()), old).unwrap();
+        assert_eq!(read_marker(dir.path()).unwrap(), Some(marker()));
+        let varied = DataMarker {
+            shape: Shape::Varied,
+            ..marker()
+        };
+        write_marker(dir.path(), &varied).unwrap();
+        let text = std::fs::read_to_string(marker_path(dir.path())).unwrap();
+        assert!(text.contains("\"shape\": \"varied\""), "{text}");
+        assert_eq!(
+            inspect(dir.path(), &varied, true).unwrap(),
+            DataDirState::Reusable(varied)
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::generator::{Generator, GeneratorConfig, GeneratorStats, PODS_PER_NODE};
+use crate::generator::{Generator, GeneratorConfig, GeneratorStats, Shape, PODS_PER_NODE};
 use crate::http::{self, Reply};
 use crate::machine::{command_line, MachineInfo};
 use crate::procstat::{self, ProcSample};
@@ -51,6 +51,8 @@ pub struct IngestBenchConfig {
     pub tenant: Option<String>,
     /// The ingest protocol the requests use.
     pub protocol: Protocol,
+    /// Workload shape of the generated lines.
+    pub shape: Shape,
 }
 
 impl Default for IngestBenchConfig {
@@ -71,6 +73,7 @@ impl Default for IngestBenchConfig {
             settle_quiet_secs: 3,
             tenant: None,
             protocol: Protocol::Loki,
+            shape: Shape::Reference,
         }
     }
 }
@@ -86,6 +89,7 @@ impl IngestBenchConfig {
             end,
             self.span_secs.max(1) as i64 * 1_000_000_000,
         )
+        .with_shape(self.shape)
     }
 }
 
@@ -551,10 +555,11 @@ impl std::fmt::Display for IngestReport {
         )?;
         writeln!(
             f,
-            "- workload: {} lines, {} streams, seed {}, {} s span, batches of {}, {} connections{}",
+            "- workload: {} lines, {} streams, seed {}, shape {}, {} s span, batches of {}, {} connections{}",
             c.lines,
             c.streams,
             c.seed,
+            c.shape.name(),
             c.span_secs,
             c.batch_lines,
             c.concurrency,

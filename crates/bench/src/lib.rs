@@ -12,6 +12,7 @@ pub mod http;
 pub mod ingest_bench;
 pub mod machine;
 pub mod needles;
+pub mod needles_varied;
 pub mod own_server;
 pub mod procstat;
 pub mod protocol;
@@ -28,7 +29,7 @@ pub mod vocab;
 
 pub use generator::{
     generate, GeneratedLine, Generator, GeneratorConfig, GeneratorError, GeneratorStats,
-    OutputFormat,
+    OutputFormat, Shape,
 };
 pub use http::spawn_server;
 pub use ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};

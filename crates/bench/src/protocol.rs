@@ -25,9 +25,10 @@ pub enum Protocol {
 }
 
 /// The JSON-document ingestion parameters both JSON protocols send: the
-/// generator's stream labels as stream fields, its time and message fields.
+/// generator's stream labels as stream fields, its time and message fields
+/// (`timestamp` and `msg` of the reference shape, `ts` and `message` of the varied one).
 pub const JSON_DOC_QUERY: &str =
-    "_stream_fields=namespace,pod,container,node,app&_time_field=timestamp&_msg_field=msg";
+    "_stream_fields=namespace,pod,container,node,app&_time_field=timestamp,ts&_msg_field=msg,message";
 
 impl Protocol {
     /// Every protocol, in a fixed order.

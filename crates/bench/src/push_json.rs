@@ -97,6 +97,20 @@ mod tests {
     }
 
     #[test]
+    fn varied_lines_decode_at_their_own_times() {
+        let mut gen = Generator::new(GeneratorConfig {
+            streams: 30,
+            ..GeneratorConfig::default().with_shape(crate::generator::Shape::Varied)
+        })
+        .unwrap();
+        let batch = gen.fill_batch(300);
+        assert!(batch.iter().any(|g| !g.line.starts_with('{')));
+        let body = encode_jsonline(&gen, &batch);
+        let req = decode_jsonline(&body, None, &opts(), &PushLimits::default()).unwrap();
+        check(&gen, &batch, &req);
+    }
+
+    #[test]
     fn es_bulk_body_decodes_to_the_same_lines() {
         let (gen, batch) = workload();
         let body = encode_es_bulk(&gen, &batch);

@@ -1,7 +1,8 @@
 //! The query benchmark: pushes the reference workload (one hour), flushes, then times
 //! a query set ([`QuerySet`]): the seven reference LogQL queries as range queries
-//! (step 60 s, as Grafana would) and as instant queries at the end of the hour, or
-//! the fourteen range queries of issue 7. Cold is the first run, after a server
+//! (step 60 s, as Grafana would) and as instant queries at the end of the hour, the
+//! fourteen range queries of issue 7, or the needle queries of the workload shape
+//! ([`QuerySet::Needles`]). Cold is the first run, after a server
 //! restart when the benchmark controls the server ([`ServerProcess`]); warm is the
 //! median of the runs after it. A query the server rejects is reported as
 //! unsupported, never fatal.
@@ -12,18 +13,19 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::data_marker::{self, DataMarker};
-use crate::generator::Generator;
+use crate::generator::{Generator, Shape};
 use crate::http;
 use crate::ingest_bench::{run_ingest_bench, IngestBenchConfig, IngestReport};
 use crate::machine::{command_line, MachineInfo};
 use crate::needles::find_needles;
+use crate::needles_varied::find_needle_set;
 use crate::own_server::{drop_page_cache, peak_rss, ServerProcess};
 use crate::procstat::AnonPeakSampler;
 pub use crate::query_report::{
     result_size, ColdRuns, DataSource, QueryOutcome, QueryReport, QueryTiming, ResultSize,
 };
 pub use crate::query_set::{
-    issue7_queries, reference_queries, QueryMode, QuerySet, QuerySpec, ISSUE7_APP,
+    issue7_queries, needles_queries, reference_queries, QueryMode, QuerySet, QuerySpec, ISSUE7_APP,
 };
 use crate::vocab::COMMON_WORD;
 
@@ -40,6 +42,8 @@ pub struct QueryBenchConfig {
     pub streams: usize,
     /// Generator seed.
     pub seed: u64,
+    /// Workload shape of the pushed lines.
+    pub shape: Shape,
     /// Covered time span, seconds (the queries cover the last hour of it).
     pub span_secs: u64,
     /// End of the covered span, nanoseconds since the epoch; `None` means now.
@@ -87,6 +91,7 @@ impl Default for QueryBenchConfig {
             lines: 1_000_000,
             streams: 5_000,
             seed: 1,
+            shape: Shape::Reference,
             span_secs: 3_600,
             end_ns: None,
             push: true,
@@ -116,6 +121,7 @@ impl QueryBenchConfig {
             seed: self.seed,
             span_secs: self.span_secs,
             end_ns,
+            shape: self.shape,
         }
     }
 }
@@ -271,6 +277,7 @@ pub fn run_query_bench(
         lines: config.lines,
         streams: config.streams,
         seed: config.seed,
+        shape: config.shape,
         span_secs: config.span_secs,
         end_ns: Some(config.end_ns.unwrap_or_else(crate::ingest_bench::now_ns)),
         pregenerate: false,
@@ -282,7 +289,7 @@ pub fn run_query_bench(
     let end_ns = gen_config.start_ns + gen_config.span_ns;
     let start_ns = end_ns - 3_600 * 1_000_000_000;
     let app = match config.set {
-        QuerySet::Workload => Generator::new(gen_config.clone())?
+        QuerySet::Workload | QuerySet::Needles => Generator::new(gen_config.clone())?
             .busiest_app()
             .to_string(),
         QuerySet::Issue7 => ISSUE7_APP.to_string(),
@@ -311,18 +318,29 @@ pub fn run_query_bench(
         },
     };
 
-    let (needles, needle_seconds) = match config.set {
+    let t0 = Instant::now();
+    let (needles, needle_set) = match config.set {
         QuerySet::Workload => (None, None),
         QuerySet::Issue7 => {
             eprintln!("picking needles from {} generated lines", config.lines);
-            let t0 = Instant::now();
             let n = find_needles(&gen_config, config.lines, start_ns, end_ns)?;
-            (Some(n), Some(t0.elapsed().as_secs_f64()))
+            (Some(n), None)
+        }
+        QuerySet::Needles => {
+            eprintln!(
+                "picking needles of the {} shape from {} generated lines",
+                config.shape.name(),
+                config.lines
+            );
+            let n = find_needle_set(&gen_config, config.lines, start_ns, end_ns)?;
+            (None, Some(n))
         }
     };
-    let specs = match &needles {
-        Some(n) => issue7_queries(&app, n),
-        None => reference_queries(&app, COMMON_WORD),
+    let needle_seconds = (config.set != QuerySet::Workload).then(|| t0.elapsed().as_secs_f64());
+    let specs = match (&needles, &needle_set) {
+        (Some(n), _) => issue7_queries(&app, n),
+        (_, Some(n)) => needles_queries(n, config.limit),
+        _ => reference_queries(&app, COMMON_WORD),
     };
 
     let agent = http::agent(Duration::from_secs(config.timeout_secs));
@@ -416,6 +434,7 @@ pub fn run_query_bench(
         app,
         word: COMMON_WORD.to_string(),
         needles,
+        needle_set,
         needle_seconds,
         start_ns,
         end_ns,
@@ -480,6 +499,62 @@ mod tests {
             .iter()
             .any(|(l, _)| l.contains("query_range") && l.contains("step=60s")));
         assert!(seen.iter().any(|(l, _)| l.contains("direction=backward")));
+    }
+
+    #[test]
+    fn needles_set_checks_every_needle_query_against_its_lines() {
+        let (url, seen) = testserver::start(respond);
+        let config = QueryBenchConfig {
+            url,
+            set: QuerySet::Needles,
+            shape: Shape::Varied,
+            lines: 2_000,
+            streams: 50,
+            warm_runs: 1,
+            end_ns: Some(1_790_812_800_000_000_000),
+            ..QueryBenchConfig::default()
+        };
+        let report = run_query_bench(&config, None).unwrap();
+        let set = report.needle_set.clone().unwrap();
+        assert_eq!(set.shape, Shape::Varied);
+        assert_eq!(set.needles.len(), 9);
+        assert_eq!(report.queries.len(), 16);
+        assert!(report.needle_seconds.is_some());
+        assert!(report
+            .queries
+            .iter()
+            .all(|q| q.mode == QueryMode::Range && q.query.victorialogs_ms.is_none()));
+        // The test server answers every log query with one line.
+        let checks: Vec<Option<bool>> = report
+            .queries
+            .iter()
+            .map(QueryTiming::returned_expected)
+            .collect();
+        for (q, check) in report.queries.iter().zip(&checks) {
+            match q.query.expected_lines {
+                Some(e) => assert_eq!(*check, Some(e == 1), "{}", q.query.logql),
+                None => assert_eq!(*check, None),
+            }
+        }
+        let text = report.to_string();
+        assert!(text.contains("## Query benchmark: set needles"), "{text}");
+        assert!(text.contains("shape varied"), "{text}");
+        assert!(text.contains(&set.needles[0].value), "{text}");
+        assert!(text.contains("(**expected 100: MISMATCH**)"), "{text}");
+        let ok = checks.iter().filter(|c| **c == Some(true)).count();
+        assert!(
+            text.contains(&format!("Expected lines: {ok} of 12 queries")),
+            "{text}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["config"]["shape"], "varied");
+        assert_eq!(json["needle_set"]["needles"][0]["kind"], "uid_json");
+        let seen = seen.lock().unwrap();
+        let pushed = seen
+            .iter()
+            .filter(|(l, _)| l.starts_with("POST /loki/api/v1/push"))
+            .count();
+        assert!(pushed > 0);
     }
 
     /// A "server" that only counts restarts; the test server answers the queries.
@@ -547,7 +622,7 @@ mod tests {
         ));
         let text = report.to_string();
         assert!(text.contains("| 4 | `` {namespace=~\".+\"} \\|= \""));
-        assert!(text.contains("1 line (expected 1)"), "{text}");
+        assert!(text.contains("1 line (expected 1: ok)"), "{text}");
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["queries"][10]["query"]["victorialogs_ms"], 1997.0);
         assert_eq!(json["config"]["set"], "issue7");

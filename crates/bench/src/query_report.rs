@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::ingest_bench::IngestReport;
 use crate::machine::MachineInfo;
 use crate::needles::Needles;
+use crate::needles_varied::NeedleSet;
 use crate::query_bench::QueryBenchConfig;
 use crate::query_set::{QueryMode, QuerySpec};
 
@@ -177,6 +178,8 @@ pub struct QueryReport {
     pub word: String,
     /// The needles of the issue-7 set.
     pub needles: Option<Needles>,
+    /// The needles of the needles set.
+    pub needle_set: Option<NeedleSet>,
     /// Seconds spent regenerating the data to pick the needles.
     pub needle_seconds: Option<f64>,
     /// Start of the queried range, ns.
@@ -228,12 +231,19 @@ impl QueryTiming {
         };
         if let Some(e) = self.query.expected_lines {
             if e == size.values {
-                s.push_str(&format!(" (expected {e})"));
+                s.push_str(&format!(" (expected {e}: ok)"));
             } else {
-                s.push_str(&format!(" (**expected {e}**)"));
+                s.push_str(&format!(" (**expected {e}: MISMATCH**)"));
             }
         }
         s
+    }
+
+    /// For a query with expected lines: whether it returned exactly them (a query
+    /// that was not answered did not).
+    pub fn returned_expected(&self) -> Option<bool> {
+        let e = self.query.expected_lines?;
+        Some(matches!(&self.outcome, QueryOutcome::Answered { size, .. } if size.values == e))
     }
 }
 
@@ -251,8 +261,8 @@ impl std::fmt::Display for QueryReport {
         };
         writeln!(
             f,
-            "- data: {} lines over {} streams (seed {}), {source}; span ends at {} ns; APP = {}, WORD = {}",
-            c.lines, c.streams, c.seed, self.end_ns, self.app, self.word
+            "- data: {} lines over {} streams (seed {}, shape {}), {source}; span ends at {} ns; APP = {}, WORD = {}",
+            c.lines, c.streams, c.seed, c.shape.name(), self.end_ns, self.app, self.word
         )?;
         if let Some(n) = &self.needles {
             writeln!(
@@ -263,6 +273,28 @@ impl std::fmt::Display for QueryReport {
                 n.trace_id,
                 n.trace_id_lines,
                 if n.trace_id_lines == 1 { "" } else { "s" },
+                n.lines_scanned,
+                self.needle_seconds.unwrap_or(0.0)
+            )?;
+        }
+        if let Some(n) = &self.needle_set {
+            let picks: Vec<String> = n
+                .needles
+                .iter()
+                .map(|x| format!("{} {} ({})", x.kind.describe(), x.value, x.lines))
+                .collect();
+            let mut counts = vec![&n.phrase2];
+            counts.extend(&n.phrase3);
+            counts.extend([&n.common_word, &n.error_word]);
+            let counts: Vec<String> = counts
+                .iter()
+                .map(|w| format!("\"{}\" {}", w.text, w.lines))
+                .collect();
+            writeln!(
+                f,
+                "- needles (lines of the hour holding each): {}; lines holding {}; picked from the {} lines of the hour in {:.1} s",
+                picks.join(", "),
+                counts.join(", "),
                 n.lines_scanned,
                 self.needle_seconds.unwrap_or(0.0)
             )?;
@@ -363,6 +395,21 @@ impl std::fmt::Display for QueryReport {
                 opt(q.query.target_ms),
                 q.warm_to_target
                     .map_or("-".to_string(), |r| format!("{r:.2}"))
+            )?;
+        }
+        let checks: Vec<bool> = self
+            .queries
+            .iter()
+            .filter_map(QueryTiming::returned_expected)
+            .collect();
+        if !checks.is_empty() {
+            let ok = checks.iter().filter(|&&c| c).count();
+            writeln!(f)?;
+            writeln!(
+                f,
+                "Expected lines: {ok} of {} queries with an expected line count returned exactly that many{}",
+                checks.len(),
+                if ok == checks.len() { "." } else { " (see MISMATCH above)." }
             )?;
         }
         Ok(())

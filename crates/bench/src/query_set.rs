@@ -1,12 +1,14 @@
 //! The query sets `bench query` can time: the seven queries of the reference
-//! workload (`shared/workload.md`) and the fourteen queries of issue 7, each of the
-//! latter with the VictoriaLogs time the issue reports and our target (half of it).
+//! workload (`shared/workload.md`), the fourteen queries of issue 7, each of the
+//! latter with the VictoriaLogs time the issue reports and our target (half of it),
+//! and the needle queries of either workload shape ([`needles_queries`]).
 //! The nine queries `bench clickhouse` times on both backends are
 //! [`crate::side_by_side::side_by_side_queries`].
 
 use serde::Serialize;
 
 use crate::needles::Needles;
+use crate::needles_varied::{Counted, NeedleSet};
 use crate::vocab::PHRASE;
 
 /// The app issue 7 calls "checkout": the generator's name for it.
@@ -21,6 +23,9 @@ pub enum QuerySet {
     Workload,
     /// The fourteen queries of issue 7, as range queries, against VictoriaLogs' times.
     Issue7,
+    /// Rare-token searches, one per needle kind of the workload shape, each with the
+    /// lines it must return, and phrase and error counts ([`needles_queries`]).
+    Needles,
 }
 
 impl QuerySet {
@@ -28,7 +33,7 @@ impl QuerySet {
     pub fn modes(self) -> &'static [QueryMode] {
         match self {
             QuerySet::Workload => &[QueryMode::Range, QueryMode::Instant],
-            QuerySet::Issue7 => &[QueryMode::Range],
+            QuerySet::Issue7 | QuerySet::Needles => &[QueryMode::Range],
         }
     }
 
@@ -37,6 +42,7 @@ impl QuerySet {
         match self {
             QuerySet::Workload => "workload",
             QuerySet::Issue7 => "issue7",
+            QuerySet::Needles => "needles",
         }
     }
 }
@@ -239,6 +245,57 @@ pub fn issue7_queries(app: &str, needles: &Needles) -> Vec<QuerySpec> {
     qs
 }
 
+/// The needle queries of a [`NeedleSet`], as range queries over the hour: for every
+/// needle, the newest `limit` lines holding it (expected: all of its lines); the newest
+/// `limit` lines holding each phrase and the common word (expected: `limit`, or fewer
+/// when fewer lines hold it); the per-minute count of lines holding each of them; and
+/// the per-minute count of lines holding the error word, by app.
+pub fn needles_queries(set: &NeedleSet, limit: u32) -> Vec<QuerySpec> {
+    let mut qs = Vec::new();
+    let mut push = |name: &'static str, logql: String, log: bool, expected: Option<u64>| {
+        qs.push(QuerySpec {
+            expected_lines: expected,
+            ..spec(qs.len() as u8 + 1, name, logql, log)
+        });
+    };
+    let all = r#"{namespace=~".+"}"#;
+    for n in &set.needles {
+        let logql = format!(r#"{all} |= "{}""#, n.value);
+        push(n.kind.describe(), logql, true, Some(n.lines));
+    }
+    let words: [(Option<&Counted>, &'static str, &'static str); 3] = [
+        (
+            Some(&set.phrase2),
+            "two-word phrase",
+            "count two-word phrase",
+        ),
+        (
+            set.phrase3.as_ref(),
+            "three-word phrase",
+            "count three-word phrase",
+        ),
+        (Some(&set.common_word), "common word", "count common word"),
+    ];
+    for &(w, name, _) in &words {
+        if let Some(w) = w {
+            let logql = format!(r#"{all} |= "{}""#, w.text);
+            push(name, logql, true, Some(w.lines.min(u64::from(limit))));
+        }
+    }
+    for &(w, _, name) in &words {
+        if let Some(w) = w {
+            let logql = format!(r#"sum(count_over_time({all} |= "{}" [1m]))"#, w.text);
+            push(name, logql, false, None);
+        }
+    }
+    let logql = format!(
+        r#"sum by (app) (count_over_time({all} |= "{}" [1m]))"#,
+        set.error_word.text
+    );
+    push("errors per app (text)", logql, false, None);
+    qs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,11 +367,104 @@ mod tests {
         }
     }
 
+    fn needle_set(shape: crate::Shape) -> NeedleSet {
+        use crate::needles_varied::{Needle, NeedleKind};
+        let counted = |text: &str, lines| Counted {
+            text: text.into(),
+            lines,
+        };
+        let needles = match shape {
+            crate::Shape::Varied => vec![
+                Needle {
+                    kind: NeedleKind::UidJson,
+                    value: "k3x9q2m".into(),
+                    lines: 3,
+                },
+                Needle {
+                    kind: NeedleKind::UidPlain,
+                    value: "a1b2c3d".into(),
+                    lines: 2,
+                },
+                Needle {
+                    kind: NeedleKind::OrderNo,
+                    value: "4829301827364".into(),
+                    lines: 4,
+                },
+            ],
+            crate::Shape::Reference => vec![Needle {
+                kind: NeedleKind::Trace,
+                value: "0123456789abcdef0123456789abcdef".into(),
+                lines: 1,
+            }],
+        };
+        NeedleSet {
+            shape,
+            needles,
+            phrase2: counted("payment declined", 2_000),
+            phrase3: (shape == crate::Shape::Varied).then(|| counted("retry budget exhausted", 42)),
+            common_word: counted("completed", 140_000),
+            error_word: counted("error", 6_000),
+            lines_scanned: 200_000,
+        }
+    }
+
+    #[test]
+    fn needles_queries_search_each_needle_and_count_the_phrases() {
+        let qs = needles_queries(&needle_set(crate::Shape::Varied), 100);
+        let texts: Vec<&str> = qs.iter().map(|q| q.logql.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                r#"{namespace=~".+"} |= "k3x9q2m""#,
+                r#"{namespace=~".+"} |= "a1b2c3d""#,
+                r#"{namespace=~".+"} |= "4829301827364""#,
+                r#"{namespace=~".+"} |= "payment declined""#,
+                r#"{namespace=~".+"} |= "retry budget exhausted""#,
+                r#"{namespace=~".+"} |= "completed""#,
+                r#"sum(count_over_time({namespace=~".+"} |= "payment declined" [1m]))"#,
+                r#"sum(count_over_time({namespace=~".+"} |= "retry budget exhausted" [1m]))"#,
+                r#"sum(count_over_time({namespace=~".+"} |= "completed" [1m]))"#,
+                r#"sum by (app) (count_over_time({namespace=~".+"} |= "error" [1m]))"#,
+            ]
+        );
+        let expected: Vec<Option<u64>> = qs.iter().map(|q| q.expected_lines).collect();
+        assert_eq!(
+            expected,
+            [
+                Some(3),
+                Some(2),
+                Some(4),
+                Some(100),
+                Some(42),
+                Some(100),
+                None,
+                None,
+                None,
+                None
+            ]
+        );
+        for (i, q) in qs.iter().enumerate() {
+            assert_eq!(q.id as usize, i + 1);
+            assert_eq!(q.is_log_query, i < 6);
+            assert!(q.victorialogs_ms.is_none() && q.target_ms.is_none());
+        }
+        assert_eq!(qs[0].name, "user id (JSON line)");
+
+        let reference = needles_queries(&needle_set(crate::Shape::Reference), 100);
+        assert_eq!(reference.len(), 1 + 2 + 2 + 1);
+        assert!(reference[0]
+            .logql
+            .contains("0123456789abcdef0123456789abcdef"));
+        assert!(!reference.iter().any(|q| q.logql.contains("retry budget")));
+    }
+
     #[test]
     fn sets_and_modes() {
         assert_eq!(QuerySet::default(), QuerySet::Workload);
         assert_eq!(QuerySet::Workload.modes().len(), 2);
         assert_eq!(QuerySet::Issue7.modes(), &[QueryMode::Range]);
         assert_eq!(QuerySet::Issue7.name(), "issue7");
+        assert_eq!(QuerySet::Needles.modes(), &[QueryMode::Range]);
+        assert_eq!(QuerySet::Needles.name(), "needles");
     }
 }

@@ -19,7 +19,7 @@ use crate::machine::{command_line, MachineInfo};
 use crate::query_bench::median;
 use crate::query_report::{cell, ms, result_size, ResultSize};
 use crate::vocab::{COMMON_WORD, PHRASE};
-use crate::Generator;
+use crate::{Generator, Shape};
 
 /// Which endpoint a query goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -123,6 +123,8 @@ pub struct SideBySideConfig {
     pub streams: usize,
     /// Generator seed.
     pub seed: u64,
+    /// Workload shape of the pushed lines (the queries are written for the reference shape).
+    pub shape: Shape,
     /// Covered time span, seconds (the queries cover the last hour of it).
     pub span_secs: u64,
     /// End of the covered span, nanoseconds since the epoch; `None` means now.
@@ -149,6 +151,7 @@ impl Default for SideBySideConfig {
             lines: 200_000,
             streams: 1_000,
             seed: 1,
+            shape: Shape::Reference,
             span_secs: 3_600,
             end_ns: None,
             concurrency: 2,
@@ -569,6 +572,7 @@ fn push(
         lines: config.lines,
         streams: config.streams,
         seed: config.seed,
+        shape: config.shape,
         span_secs: config.span_secs,
         end_ns: Some(end_ns),
         pregenerate: false,
@@ -602,6 +606,7 @@ pub fn run_side_by_side(
         lines: config.lines,
         streams: config.streams,
         seed: config.seed,
+        shape: config.shape,
         span_secs: config.span_secs,
         end_ns: Some(end_ns),
         ..IngestBenchConfig::default()
@@ -706,8 +711,8 @@ impl std::fmt::Display for SideBySideReport {
         writeln!(f, "- ClickHouse: {}", self.clickhouse_engine)?;
         writeln!(
             f,
-            "- data: {} lines over {} streams (seed {}), pushed into both; span ends at {} ns; APP = {}",
-            c.lines, c.streams, c.seed, self.end_ns, self.app
+            "- data: {} lines over {} streams (seed {}, shape {}), pushed into both; span ends at {} ns; APP = {}",
+            c.lines, c.streams, c.seed, c.shape.name(), self.end_ns, self.app
         )?;
         writeln!(
             f,

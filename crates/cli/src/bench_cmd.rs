@@ -17,7 +17,7 @@ use runakefli_bench::side_by_side::Servers;
 use runakefli_bench::{
     generate, run_ingest_bench, run_query_bench, run_side_by_side, GeneratorConfig,
     IngestBenchConfig, OutputFormat, OwnServer, Protocol, QueryBenchConfig, QuerySet,
-    ServerProcess, SideBySideConfig,
+    ServerProcess, Shape, SideBySideConfig,
 };
 use std::path::PathBuf;
 
@@ -44,6 +44,24 @@ pub enum Format {
     Object,
 }
 
+/// The line shapes of the generated workload.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ShapeArg {
+    /// Kubernetes-style JSON lines (the reference workload of docs/benchmarks.md).
+    Reference,
+    /// Other JSON field names and id formats, and a fifth of the streams in plain text.
+    Varied,
+}
+
+impl From<ShapeArg> for Shape {
+    fn from(s: ShapeArg) -> Shape {
+        match s {
+            ShapeArg::Reference => Shape::Reference,
+            ShapeArg::Varied => Shape::Varied,
+        }
+    }
+}
+
 /// Workload shape shared by every benchmark.
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {
@@ -62,6 +80,9 @@ pub struct WorkloadArgs {
     /// End of the covered span, nanoseconds since the epoch (default: now).
     #[arg(long)]
     end_ns: Option<i64>,
+    /// Line shape of the generated workload.
+    #[arg(long, value_enum, default_value_t = ShapeArg::Reference)]
+    shape: ShapeArg,
 }
 
 /// `bench generate`.
@@ -86,7 +107,7 @@ pub struct TargetArgs {
     /// Data directory of the server (for disk use); for a self-started server, where to keep it
     /// (default: a fresh temporary directory, removed afterwards). `bench query` marks a
     /// directory it pushed into completely and, given it again with the same --lines,
-    /// --streams, --seed and --span-secs, queries the data there without pushing.
+    /// --streams, --seed, --shape and --span-secs, queries the data there without pushing.
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Extra flags for a self-started server, e.g. --server-arg=--memtable-bytes=33554432.
@@ -146,6 +167,9 @@ pub enum SetArg {
     Workload,
     /// The fourteen range queries of issue 7, with VictoriaLogs' times and our targets.
     Issue7,
+    /// Rare-token searches (one per id kind of the --shape) with the lines each must
+    /// return, and phrase and error counts.
+    Needles,
 }
 
 impl From<SetArg> for QuerySet {
@@ -153,6 +177,7 @@ impl From<SetArg> for QuerySet {
         match s {
             SetArg::Workload => QuerySet::Workload,
             SetArg::Issue7 => QuerySet::Issue7,
+            SetArg::Needles => QuerySet::Needles,
         }
     }
 }
@@ -258,6 +283,7 @@ fn run_clickhouse(a: ClickhouseArgs) -> anyhow::Result<()> {
         lines: a.workload.lines.unwrap_or(200_000),
         streams: a.workload.streams,
         seed: a.workload.seed,
+        shape: a.workload.shape.into(),
         span_secs: a.workload.span_secs,
         end_ns: a.workload.end_ns,
         concurrency: a.concurrency,
@@ -326,7 +352,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 lines,
                 end,
                 w.span_secs as i64 * 1_000_000_000,
-            );
+            )
+            .with_shape(w.shape.into());
             let format = match a.format {
                 Format::Record => OutputFormat::Record,
                 Format::Object => OutputFormat::Object,
@@ -356,6 +383,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 lines: a.workload.lines.unwrap_or(2_000_000),
                 streams: a.workload.streams,
                 seed: a.workload.seed,
+                shape: a.workload.shape.into(),
                 span_secs: a.workload.span_secs,
                 end_ns: a.workload.end_ns,
                 pid: own.as_ref().map(|s| s.pid()).or(a.target.pid),
@@ -378,6 +406,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 lines: a.workload.lines.unwrap_or(1_000_000),
                 streams: a.workload.streams,
                 seed: a.workload.seed,
+                shape: a.workload.shape.into(),
                 span_secs: a.workload.span_secs,
                 end_ns: a.workload.end_ns,
                 concurrency: a.target.concurrency,

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use runakefli_model::Labels;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::dist::{bernoulli, uniform, Bits, LogBuckets, Table};
@@ -32,6 +32,29 @@ pub const ORGS: usize = 2_000;
 /// Alphabet of Kubernetes generated name suffixes.
 const POD_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
+/// Which kind of lines the generator writes. Streams, pods, apps and the time model
+/// are the same for every shape; only the line content differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// The reference workload of `docs/benchmarks.md`: Kubernetes-style JSON lines.
+    #[default]
+    Reference,
+    /// A differently shaped workload ([`varied`]): other JSON field names and id
+    /// formats, and a fifth of the streams writing plain-text lines.
+    Varied,
+}
+
+impl Shape {
+    /// Short name, as the `--shape` flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Reference => "reference",
+            Shape::Varied => "varied",
+        }
+    }
+}
+
 /// What to generate.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GeneratorConfig {
@@ -46,6 +69,8 @@ pub struct GeneratorConfig {
     pub start_ns: i64,
     /// Length of the covered span in nanoseconds.
     pub span_ns: i64,
+    /// The kind of lines to write.
+    pub shape: Shape,
 }
 
 impl GeneratorConfig {
@@ -60,7 +85,13 @@ impl GeneratorConfig {
             lines,
             start_ns: end_ns - span_ns,
             span_ns,
+            shape: Shape::Reference,
         }
+    }
+
+    /// The same config with lines of `shape`.
+    pub fn with_shape(self, shape: Shape) -> Self {
+        GeneratorConfig { shape, ..self }
     }
 }
 
@@ -237,6 +268,8 @@ pub struct Generator {
     dists: Dists,
     stats: GeneratorStats,
     line_bits: Bits,
+    /// State of the [`Shape::Varied`] lines; `None` for the reference shape.
+    varied: Option<Box<varied::Varied>>,
 }
 
 fn weights<T>(items: &[(T, f64)]) -> Vec<f64> {
@@ -413,6 +446,16 @@ impl Generator {
             protocol: Table::from_weights(&weights(vocab::PROTOCOLS)),
             first_octet: Table::from_weights(&vec![1.0; vocab::PUBLIC_FIRST_OCTETS.len()]),
         };
+        // Drawn after everything the reference shape draws, so that its lines stay
+        // the same whatever the shape code does.
+        let varied = match config.shape {
+            Shape::Reference => None,
+            Shape::Varied => Some(Box::new(varied::Varied::new(
+                &mut rng,
+                &mut setup,
+                config.streams,
+            ))),
+        };
         let stats = GeneratorStats {
             setup_floor_bits: setup.0,
             ..Default::default()
@@ -428,6 +471,7 @@ impl Generator {
             dists,
             stats,
             line_bits: Bits::default(),
+            varied,
         })
     }
 
@@ -485,9 +529,14 @@ impl Generator {
         (0..n).map(|_| self.next_line()).collect()
     }
 
-    /// The whole object of a generated line: its stream labels as fields, then the line's fields.
+    /// The whole object of a generated line: its stream labels as fields, then the line's
+    /// fields. A plain-text line ([`Shape::Varied`]) becomes the labels, `ts` (the entry
+    /// time) and `message` (the whole line).
     pub fn full_object(&self, g: &GeneratedLine) -> String {
         let pod = &self.pods[g.stream];
+        if !g.line.starts_with('{') {
+            return varied::plain_object(&pod.label_fields, g);
+        }
         let mut s = String::with_capacity(g.line.len() + pod.label_fields.len() + 2);
         s.push('{');
         s.push_str(&pod.label_fields);
@@ -528,6 +577,9 @@ impl Generator {
 
     /// Generates one line.
     pub fn next_line(&mut self) -> GeneratedLine {
+        if self.varied.is_some() {
+            return self.next_varied_line();
+        }
         let i = self.stats.lines;
         let before = self.line_bits.0;
         let base = self.base_ts(i);
@@ -786,3 +838,8 @@ pub fn generate<W: Write>(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_varied;
+pub mod varied;
+mod varied_ids;
+mod varied_vocab;

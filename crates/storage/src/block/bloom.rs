@@ -27,6 +27,8 @@ const PROBES_V1: u64 = 5;
 const SEED_TOKEN: u64 = 0x7a6b_5f74_6f6b_656e;
 /// Hash seed of version-2 gram keys (part of the format).
 const SEED_GRAM: u64 = 0x7a6b_5f67_7261_6d73;
+/// Hash seed of version-2 short gram keys (part of the format).
+const SEED_SHORT_GRAM: u64 = 0x7a6b_5f73_686f_7274;
 /// Odd multipliers picking one bit per 32-bit word (part of the format).
 const SALT: [u32; 8] = [
     0x47b6_137b,
@@ -51,6 +53,13 @@ const BLOCK_BYTES: usize = 32;
 
 /// Length of the token windows kept as gram keys (part of the format).
 pub const GRAM: usize = 8;
+
+/// Length of the token windows kept as short gram keys (part of the
+/// format): the templates' tokens longer than this add every such window,
+/// so a needle of [`SHORT_GRAM`] to [`GRAM`] − 1 bytes that is no whole
+/// token of the needle (an id typed alone, `k3x9q2m`) can be ruled out of
+/// the templates without a gram of its own length.
+pub const SHORT_GRAM: usize = 4;
 
 /// Where a version-2 key occurs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +94,11 @@ fn gram_key(scope: Scope, gram: &[u8]) -> u64 {
     xxh3_64_with_seed(gram, SEED_GRAM ^ scope.salt())
 }
 
+#[inline]
+fn short_gram_key(scope: Scope, gram: &[u8]) -> u64 {
+    xxh3_64_with_seed(gram, SEED_SHORT_GRAM ^ scope.salt())
+}
+
 /// The filter keys of one needle run in one scope: as a whole token, and as
 /// its grams (empty when it is shorter than [`GRAM`]).
 #[derive(Clone, Debug, Default)]
@@ -93,6 +107,9 @@ pub struct RunKeys {
     pub token: u64,
     /// The keys of its grams ([`Bloom::may_contain_grams`]).
     pub grams: Vec<u64>,
+    /// The keys of its short grams, when it is [`SHORT_GRAM`] to [`GRAM`]
+    /// − 1 bytes long (empty otherwise).
+    pub short: Vec<u64>,
 }
 
 impl RunKeys {
@@ -102,6 +119,13 @@ impl RunKeys {
             token: token_key(scope, run),
             grams: if run.len() >= GRAM {
                 run.windows(GRAM).map(|g| gram_key(scope, g)).collect()
+            } else {
+                Vec::new()
+            },
+            short: if (SHORT_GRAM..GRAM).contains(&run.len()) {
+                run.windows(SHORT_GRAM)
+                    .map(|g| short_gram_key(scope, g))
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -138,6 +162,17 @@ impl BloomBuilder {
             if t.len() >= GRAM {
                 self.grams
                     .extend(t.windows(GRAM).map(|g| gram_key(scope, g)));
+            }
+        });
+    }
+
+    /// Adds every [`SHORT_GRAM`]-byte window of the tokens of `text` longer
+    /// than that, in `scope`.
+    pub fn add_short_grams(&mut self, scope: Scope, text: &[u8]) {
+        for_each_token(text, |t| {
+            if t.len() > SHORT_GRAM {
+                self.grams
+                    .extend(t.windows(SHORT_GRAM).map(|g| short_gram_key(scope, g)));
             }
         });
     }
@@ -224,6 +259,15 @@ impl<'a> Bloom<'a> {
     #[inline]
     pub fn may_contain(&self, scope: Scope, token: &[u8]) -> bool {
         self.has_key(token_key(scope, token))
+    }
+
+    /// False only if no token added with its short grams in `scope` holds
+    /// `run` ([`SHORT_GRAM`] bytes or more, and shorter than the tokens
+    /// that added theirs) as a substring.
+    pub fn may_contain_short_grams(&self, scope: Scope, run: &[u8]) -> bool {
+        debug_assert!(run.len() >= SHORT_GRAM);
+        run.windows(SHORT_GRAM)
+            .all(|g| self.has_key(short_gram_key(scope, g)))
     }
 
     /// False only if no token added with its grams in `scope` holds `run`
@@ -332,6 +376,28 @@ mod tests {
         assert!(bloom.may_contain_grams(Scope::Column(0), b"f18eca769601347c"));
         assert!(bloom.may_contain_grams(Scope::Column(0), b"47427f18eca769601347c34f1e0dc5fd"));
         assert!(!bloom.may_contain_grams(Scope::Column(0), b"0123456789abcdef"));
+    }
+
+    #[test]
+    fn short_grams_find_short_substrings_of_longer_tokens() {
+        let mut b = BloomBuilder::default();
+        let text = b"{\"k8s_node\":\"\0\",\"ts\":\"\0\"}";
+        b.add_tokens(Scope::Template, text);
+        b.add_short_grams(Scope::Template, text);
+        let bytes = b.build();
+        let bloom = Bloom::new(&bytes);
+        for inside in [&b"k8s_"[..], b"8s_no", b"s_node", b"k8s_nod"] {
+            assert!(bloom.may_contain_short_grams(Scope::Template, inside));
+            assert_eq!(
+                RunKeys::new(Scope::Template, inside).short.len(),
+                inside.len() - SHORT_GRAM + 1
+            );
+        }
+        assert!(!bloom.may_contain_short_grams(Scope::Template, b"k3x9q2m"));
+        // Short grams are a key family of their own.
+        assert!(!bloom.may_contain_short_grams(Scope::Column(0), b"k8s_"));
+        assert!(RunKeys::new(Scope::Template, b"k8s").short.is_empty());
+        assert!(RunKeys::new(Scope::Template, b"k8s_node").short.is_empty());
     }
 
     #[test]

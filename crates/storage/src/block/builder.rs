@@ -14,7 +14,7 @@ use super::layout::{
 };
 use super::shape::{split_line, template_slots, SLOT};
 use super::shared::SharedDictWriter;
-use super::tokens::{alphabet, longest_token, token_classes};
+use super::tokens::{alphabet, longest_by_feature, longest_token, token_classes, FEATURES};
 use super::varint::{put_bytes, put_uvarint, zigzag};
 use super::BlockMeta;
 use xxhash_rust::xxh3::xxh3_128;
@@ -253,6 +253,7 @@ impl BlockBuilder {
             put_bytes(&mut texts, &t.text);
             bloom.add_tokens(Scope::Template, &t.text);
             bloom.add_grams(Scope::Template, &t.text);
+            bloom.add_short_grams(Scope::Template, &t.text);
             boundaries |= slot_boundaries(&t.text);
             templates.push(TemplateHead {
                 id: xxh3_128(&t.text),
@@ -450,6 +451,7 @@ impl BlockBuilder {
                 enc.encoding.grams_in_bloom(),
             );
             let mut longest = 0;
+            let mut featured = [0usize; FEATURES];
             let mut classes = 0;
             let mut letters = 0u64;
             let mut facts = VALUES_JSON_SCALARS | VALUES_UNESCAPED | VALUES_NOT_NULL_OR_ARRAY;
@@ -465,6 +467,7 @@ impl BlockBuilder {
                     gram_keys(scope, v, &mut gk);
                 }
                 longest = longest.max(longest_token(v));
+                longest_by_feature(v, &mut featured);
                 classes |= token_classes(v);
                 letters |= alphabet(v);
                 facts &= value_facts(v);
@@ -484,7 +487,12 @@ impl BlockBuilder {
                 enc.encoding,
                 enc.prefix.to_vec(),
                 longest.min(usize::from(TOKEN_LEN_UNKNOWN)) as u8,
-                (classes, letters, facts),
+                (
+                    classes,
+                    letters,
+                    facts,
+                    featured.map(|l| l.min(usize::from(TOKEN_LEN_UNKNOWN)) as u8),
+                ),
                 ColumnPlace {
                     values: values.len(),
                     frame,
@@ -544,7 +552,7 @@ impl BlockBuilder {
                             encoding,
                             prefix,
                             max_token_len,
-                            (classes, letters, facts),
+                            (classes, letters, facts, featured),
                             place,
                             shared,
                         ),
@@ -559,6 +567,7 @@ impl BlockBuilder {
                         prefix: std::borrow::Cow::Borrowed(&prefix[..]),
                         max_token_len: *max_token_len,
                         classes: *classes,
+                        feature_token_lens: *featured,
                         alphabet: *letters,
                         has_grams: g,
                         facts: *facts,
@@ -575,6 +584,7 @@ impl BlockBuilder {
             max_ts,
             line_bytes: self.line_bytes,
             has_grams: true,
+            has_short_grams: true,
             boundaries,
             frames,
             templates,

@@ -6,6 +6,7 @@
 //! directory frame, one checksum over the whole body) is still read.
 
 use super::encoding::{Encoding, Stats};
+use super::tokens::FEATURES;
 use super::varint::{put_bytes, put_ivarint, put_uvarint, Cursor};
 use crate::StorageError;
 use std::borrow::Cow;
@@ -124,6 +125,13 @@ pub struct ColumnHead<'a> {
     /// The [`token_classes`](super::tokens::token_classes) of every token in
     /// the column's values (all bits set in version 1).
     pub classes: u8,
+    /// Per token feature ([`token_features`](super::tokens::token_features)):
+    /// the length of the longest token of any value with it, 0 when none
+    /// has it, saturating at [`TOKEN_LEN_UNKNOWN`] (which blocks written
+    /// before they were recorded report for all): a needle's run lies only
+    /// in tokens with every feature it has, so a run longer than one of
+    /// these is in no value, and one as long only as a whole token.
+    pub feature_token_lens: [u8; FEATURES],
     /// Version 2: the [`alphabet`](super::tokens::alphabet) of every value
     /// (all bits set in version 1): a value holds only bytes whose bit is set.
     pub alphabet: u64,
@@ -208,6 +216,9 @@ pub struct BlockHeader<'a> {
     pub line_bytes: u64,
     /// Version 2: the bloom holds the grams of the templates' long tokens.
     pub has_grams: bool,
+    /// Version 2: the bloom holds the short grams of the templates' tokens
+    /// ([`SHORT_GRAM`](super::bloom::SHORT_GRAM)).
+    pub has_short_grams: bool,
     /// Version 2: [`boundary_bit`]s of every byte that touches a slot in
     /// some template (all bits in version 1, where it is not recorded).
     pub boundaries: u16,
@@ -230,8 +241,14 @@ pub struct BlockHeader<'a> {
 
 /// Header flag bit: the bloom holds the templates' grams.
 const FLAG_GRAMS: u8 = 1;
+/// Header flag bit: the bloom holds the templates' short grams.
+const FLAG_SHORT_GRAMS: u8 = 2;
 /// Column flag bit: the bloom holds the column's grams.
 const COLUMN_GRAMS: u8 = 1;
+/// Column flag bit: [`FEATURES`] bytes after the flags give the lengths of
+/// the column's longest token with each feature
+/// ([`ColumnHead::feature_token_lens`]).
+const COLUMN_FEATURE_LENS: u8 = 16;
 /// Column value fact: every value, written unquoted, is a JSON number,
 /// `true`, `false`, `null` or an array without strings.
 pub const VALUES_JSON_SCALARS: u8 = 2;
@@ -287,6 +304,7 @@ impl BlockHeader<'_> {
                     encoding: c.encoding,
                     max_token_len: c.max_token_len,
                     classes: c.classes,
+                    feature_token_lens: c.feature_token_lens,
                     alphabet: c.alphabet,
                     has_grams: c.has_grams,
                     facts: c.facts,
@@ -300,6 +318,7 @@ impl BlockHeader<'_> {
             max_ts: self.max_ts,
             line_bytes: self.line_bytes,
             has_grams: self.has_grams,
+            has_short_grams: self.has_short_grams,
             boundaries: self.boundaries,
             frames: self.frames,
             templates: self.templates,
@@ -323,7 +342,14 @@ impl BlockHeader<'_> {
         put_ivarint(&mut h, self.min_ts);
         put_uvarint(&mut h, self.max_ts.wrapping_sub(self.min_ts) as u64);
         put_uvarint(&mut h, self.line_bytes);
-        h.push(if self.has_grams { FLAG_GRAMS } else { 0 });
+        h.push(
+            if self.has_grams { FLAG_GRAMS } else { 0 }
+                | if self.has_short_grams {
+                    FLAG_SHORT_GRAMS
+                } else {
+                    0
+                },
+        );
         h.extend_from_slice(&self.boundaries.to_le_bytes());
         put_uvarint(&mut h, self.frames.len() as u64);
         for f in &self.frames {
@@ -350,7 +376,15 @@ impl BlockHeader<'_> {
             h.push(c.max_token_len);
             h.push(c.classes);
             h.extend_from_slice(&c.alphabet.to_le_bytes());
-            h.push(if c.has_grams { COLUMN_GRAMS } else { 0 } | (c.facts & VALUE_FACTS));
+            let featured = c.feature_token_lens != [TOKEN_LEN_UNKNOWN; FEATURES];
+            h.push(
+                if c.has_grams { COLUMN_GRAMS } else { 0 }
+                    | if featured { COLUMN_FEATURE_LENS } else { 0 }
+                    | (c.facts & VALUE_FACTS),
+            );
+            if featured {
+                h.extend_from_slice(&c.feature_token_lens);
+            }
             let p = c.place.expect("version 2 columns have a place");
             put_uvarint(&mut h, p.values as u64);
             put_uvarint(&mut h, p.frame as u64);
@@ -507,6 +541,7 @@ fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a
             prefix: Cow::Borrowed(prefix),
             max_token_len: TOKEN_LEN_UNKNOWN,
             classes: u8::MAX,
+            feature_token_lens: [TOKEN_LEN_UNKNOWN; FEATURES],
             alphabet: u64::MAX,
             has_grams: false,
             facts: 0,
@@ -527,6 +562,7 @@ fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a
         max_ts,
         line_bytes,
         has_grams: false,
+        has_short_grams: false,
         boundaries: u16::MAX,
         frames,
         templates: Vec::new(),
@@ -548,7 +584,7 @@ fn decode_v2<'a>(
     let max_ts = min_ts.wrapping_add(c.uvarint()? as i64);
     let line_bytes = c.uvarint()?;
     let flags = c.u8()?;
-    if flags & !FLAG_GRAMS != 0 {
+    if flags & !(FLAG_GRAMS | FLAG_SHORT_GRAMS) != 0 {
         return Err(c.err("unknown header flags"));
     }
     let boundaries = u16::from_le_bytes(c.take(2)?.try_into().expect("2"));
@@ -576,8 +612,17 @@ fn decode_v2<'a>(
         let classes = c.u8()?;
         let alphabet = c.u64_le()?;
         let cflags = c.u8()?;
-        if cflags & !(COLUMN_GRAMS | VALUE_FACTS) != 0 {
+        if cflags & !(COLUMN_GRAMS | COLUMN_FEATURE_LENS | VALUE_FACTS) != 0 {
             return Err(c.err("unknown column flags"));
+        }
+        let mut feature_token_lens = [TOKEN_LEN_UNKNOWN; FEATURES];
+        if cflags & COLUMN_FEATURE_LENS != 0 {
+            for l in &mut feature_token_lens {
+                *l = c.u8()?;
+                if *l > max_token_len {
+                    return Err(c.err("featured token longer than the longest token"));
+                }
+            }
         }
         let values = c.len(rows)?;
         let frame = c.len(frames.len().saturating_sub(1))?;
@@ -617,6 +662,7 @@ fn decode_v2<'a>(
             prefix: Cow::Borrowed(prefix),
             max_token_len,
             classes,
+            feature_token_lens,
             alphabet,
             has_grams: cflags & COLUMN_GRAMS != 0,
             facts: cflags & VALUE_FACTS,
@@ -658,6 +704,7 @@ fn decode_v2<'a>(
         max_ts,
         line_bytes,
         has_grams: flags & FLAG_GRAMS != 0,
+        has_short_grams: flags & FLAG_SHORT_GRAMS != 0,
         boundaries,
         frames,
         templates,
@@ -683,6 +730,7 @@ mod tests {
             max_ts: i64::MAX,
             line_bytes: 99,
             has_grams: true,
+            has_short_grams: true,
             boundaries: boundary_bit(b'"') | boundary_bit(b','),
             frames: vec![
                 FrameInfo {
@@ -722,6 +770,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 32,
                     classes: 3,
+                    feature_token_lens: [7, 0, 32, 0],
                     alphabet: 0xff,
                     has_grams: false,
                     facts: VALUES_UNESCAPED,
@@ -741,6 +790,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 3,
                     classes: 1,
+                    feature_token_lens: [TOKEN_LEN_UNKNOWN; FEATURES],
                     alphabet: 1 << 52,
                     has_grams: true,
                     facts: 0,
@@ -760,6 +810,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 5,
                     classes: 1,
+                    feature_token_lens: [0, 5, 1, 5],
                     alphabet: 1 << 40,
                     has_grams: false,
                     facts: 0,

@@ -14,10 +14,10 @@
 //! allow it. Version 1 blocks (unscoped bloom, no boundary bytes recorded)
 //! are judged run by run.
 
-use super::bloom::{Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN};
+use super::bloom::{Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM};
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
-use super::tokens::{alphabet, needle_runs, token_classes, NeedleRun};
+use super::tokens::{alphabet, needle_runs, token_classes, token_features, NeedleRun, FEATURES};
 
 /// Whether the block may hold a line containing every one of `substrings`.
 /// `false` only when the block's indexes prove no line can match.
@@ -331,6 +331,8 @@ pub struct ProbeColumn {
     pub max_token_len: u8,
     /// [`ColumnHead::has_grams`].
     pub has_grams: bool,
+    /// [`ColumnHead::feature_token_lens`].
+    pub feature_token_lens: [u8; FEATURES],
     /// Where a PrefixedDecimal column's prefix is in its [`PackedHead`]'s
     /// prefix bytes (a length byte, then the prefix); 0 for others.
     pub prefix_at: u32,
@@ -346,6 +348,7 @@ impl ProbeColumn {
             classes: col.classes,
             max_token_len: col.max_token_len,
             has_grams: col.has_grams,
+            feature_token_lens: col.feature_token_lens,
             prefix_at: 0,
         }
     }
@@ -395,6 +398,8 @@ pub struct ProbeBlock {
     pub boundaries: u16,
     /// [`BlockHeader::has_grams`].
     pub has_grams: bool,
+    /// [`BlockHeader::has_short_grams`].
+    pub has_short_grams: bool,
     /// Whether [`NeedleProbe::may_match_packed`] may judge the block from
     /// this and its [`ProbeColumn`]s: version 2, exact boundary bytes,
     /// bloom within `u32` (and, once packed, every prefix placed: see
@@ -418,6 +423,7 @@ impl ProbeBlock {
             bloom_end: end.unwrap_or(0),
             boundaries: header.boundaries,
             has_grams: header.has_grams,
+            has_short_grams: header.has_short_grams,
             packed,
         }
     }
@@ -446,6 +452,7 @@ pub struct PackedHead<'a> {
 trait ProbeHead {
     fn boundaries(&self) -> u16;
     fn has_grams(&self) -> bool;
+    fn has_short_grams(&self) -> bool;
     fn column_count(&self) -> usize;
     fn column(&self, c: usize) -> ProbeColumn;
     /// A PrefixedDecimal column's prefix.
@@ -458,6 +465,9 @@ impl ProbeHead for BlockHeader<'_> {
     }
     fn has_grams(&self) -> bool {
         self.has_grams
+    }
+    fn has_short_grams(&self) -> bool {
+        self.has_short_grams
     }
     fn column_count(&self) -> usize {
         self.columns.len()
@@ -476,6 +486,9 @@ impl ProbeHead for PackedHead<'_> {
     }
     fn has_grams(&self) -> bool {
         self.block.has_grams
+    }
+    fn has_short_grams(&self) -> bool {
+        self.block.has_short_grams
     }
     fn column_count(&self) -> usize {
         self.columns.len()
@@ -525,6 +538,8 @@ struct RunFacts {
     /// the same for a whole token and a part of one once PrefixedDecimal is
     /// left out).
     fits: u16,
+    /// The run's [`token_features`].
+    features: u8,
 }
 
 /// Every encoding but [`Encoding::PrefixedDecimal`], whose printed bytes
@@ -554,6 +569,7 @@ fn look_up(bloom: &Bloom<'_>, keys: &RunKeys, ask: BloomAsk) -> bool {
     match ask {
         BloomAsk::Token => bloom.may_contain_keys(std::slice::from_ref(&keys.token)),
         BloomAsk::Grams => bloom.may_contain_keys(&keys.grams),
+        BloomAsk::Short => bloom.may_contain_keys(&keys.short),
     }
 }
 
@@ -579,6 +595,7 @@ impl NeedleProbe {
             .iter()
             .map(|r| RunFacts {
                 template: RunKeys::new(Scope::Template, r.text),
+                features: token_features(r.text),
                 columns: (0..KEYED_COLUMNS)
                     .map(|c| RunKeys::new(Scope::Column(c as u32), r.text))
                     .collect(),
@@ -668,7 +685,7 @@ impl NeedleProbe {
             right_bounded: r.3,
         };
         if runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
-            template_may_hold(head.has_grams(), &run(r), |ask| {
+            template_may_hold(head.has_grams(), head.has_short_grams(), &run(r), |ask| {
                 look_up(bloom, &self.facts[i].template, ask)
             })
         }) {
@@ -701,10 +718,14 @@ impl NeedleProbe {
                         }
                         e => facts.fits & 1 << (e as u8) != 0,
                     };
-                    column_may_hold(col, &run, r.4, fits, |ask| match facts.columns.get(c) {
-                        Some(keys) => look_up(bloom, keys, ask),
-                        None => {
-                            look_up(bloom, &RunKeys::new(Scope::Column(c as u32), run.text), ask)
+                    column_may_hold(col, &run, (r.4, facts.features), fits, |ask| {
+                        match facts.columns.get(c) {
+                            Some(keys) => look_up(bloom, keys, ask),
+                            None => look_up(
+                                bloom,
+                                &RunKeys::new(Scope::Column(c as u32), run.text),
+                                ask,
+                            ),
                         }
                     })
                 })
@@ -719,31 +740,46 @@ fn fragment_fits_column(header: &BlockHeader<'_>, c: usize, frag: &[u8]) -> bool
     alphabet(frag) & !head.alphabet == 0 && head.encoding.may_print(frag, &head.prefix)
 }
 
-/// How a run is looked up in a bloom: as a whole token, or by its grams.
+/// How a run is looked up in a bloom: as a whole token, by its grams, or
+/// by its short grams.
 #[derive(Clone, Copy)]
 enum BloomAsk {
     Token,
     Grams,
+    Short,
 }
 
 /// Version 2: whether the templates may hold `run`.
 pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &NeedleRun<'_>) -> bool {
-    template_may_hold(header.has_grams, run, |ask| match ask {
-        BloomAsk::Token => bloom.may_contain(Scope::Template, run.text),
-        BloomAsk::Grams => bloom.may_contain_grams(Scope::Template, run.text),
-    })
+    template_may_hold(
+        header.has_grams,
+        header.has_short_grams,
+        run,
+        |ask| match ask {
+            BloomAsk::Token => bloom.may_contain(Scope::Template, run.text),
+            BloomAsk::Grams => bloom.may_contain_grams(Scope::Template, run.text),
+            BloomAsk::Short => bloom.may_contain_short_grams(Scope::Template, run.text),
+        },
+    )
 }
 
-/// [`run_in_template`], the bloom asked through `look`.
+/// [`run_in_template`], the bloom asked through `look`. A run of
+/// [`SHORT_GRAM`] to [`GRAM`] − 1 bytes lies in a template token as long
+/// as itself (then it is that token) or in a longer one (whose short grams
+/// the bloom holds when `has_short_grams`).
 fn template_may_hold(
     has_grams: bool,
+    has_short_grams: bool,
     run: &NeedleRun<'_>,
-    look: impl FnOnce(BloomAsk) -> bool,
+    mut look: impl FnMut(BloomAsk) -> bool,
 ) -> bool {
+    let len = run.text.len();
     if run.is_whole_token() {
         look(BloomAsk::Token)
-    } else if has_grams && run.text.len() >= GRAM {
+    } else if has_grams && len >= GRAM {
         look(BloomAsk::Grams)
+    } else if has_short_grams && len >= SHORT_GRAM {
+        look(BloomAsk::Token) || look(BloomAsk::Short)
     } else {
         true
     }
@@ -766,21 +802,22 @@ pub fn run_in_column(
     column_may_hold(
         ProbeColumn::of(col),
         run,
-        token_classes(run.text),
+        (token_classes(run.text), token_features(run.text)),
         fits,
         |ask| match ask {
             BloomAsk::Token => bloom.may_contain(scope, run.text),
             BloomAsk::Grams => bloom.may_contain_grams(scope, run.text),
+            BloomAsk::Short => bloom.may_contain_short_grams(scope, run.text),
         },
     )
 }
 
-/// [`run_in_column`] given the run's [`token_classes`], the bloom asked
-/// through `look`.
+/// [`run_in_column`] given the run's [`token_classes`] and
+/// [`token_features`], the bloom asked through `look`.
 fn column_may_hold(
     col: ProbeColumn,
     run: &NeedleRun<'_>,
-    classes: u8,
+    (classes, features): (u8, u8),
     fits: impl FnOnce() -> bool,
     look: impl FnOnce(BloomAsk) -> bool,
 ) -> bool {
@@ -798,10 +835,22 @@ fn column_may_hold(
     if known && len > longest {
         return false;
     }
+    // A run with a feature (`k3x9q2m`: a digit before a letter) lies only
+    // in tokens with it: in none longer than the column's longest such
+    // token, and in one that long only as the whole token.
+    let featured = (0..FEATURES)
+        .filter(|&i| features & 1 << i != 0)
+        .map(|i| col.feature_token_lens[i])
+        .filter(|&l| l != TOKEN_LEN_UNKNOWN)
+        .min()
+        .map(usize::from);
+    if featured.is_some_and(|l| len > l) {
+        return false;
+    }
     if !enc.tokens_in_bloom() {
         return true;
     }
-    if whole || (known && len == longest) {
+    if whole || (known && len == longest) || featured == Some(len) {
         if enc == Encoding::Hex && len < MIN_HEX_TOKEN {
             return true; // short hex tokens are not indexed
         }

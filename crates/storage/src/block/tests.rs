@@ -329,6 +329,89 @@ fn value_tokens_prune_needles_inside_tokens() {
     assert!(!may(&format!("{}0", &format!("{:032x}", 5u128))));
 }
 
+/// Ids that interleave digits and letters (`k3x9q2m`), typed alone as
+/// needles shorter than a gram, are ruled out of free text whose longest
+/// token with a digit before a letter is as long (then they are whole
+/// tokens there), though words, numbers and `name42` tokens there are
+/// longer, and of templates whose longer tokens they are not in (short
+/// grams); they are never ruled out where a value or a template token
+/// holds them.
+#[test]
+fn short_mixed_ids_are_judged_by_the_longest_mixed_token() {
+    let uid = |i: u32| {
+        let a = b"kmxqpwz";
+        let mut s = String::new();
+        for k in 0..7u32 {
+            let v = i.wrapping_mul(2_654_435_761).rotate_left(k * 5);
+            if k % 2 == 0 {
+                s.push(char::from(a[(v % 7) as usize]));
+            } else {
+                s.push(char::from(b'0' + (v % 10) as u8));
+            }
+        }
+        s
+    };
+    let json: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                r#"{{"k8s_node":"node-{}","message":"payment captured for {} after 3 retries, successfully","account":"dahlberg{}@corp.io","uid":"{}"}}"#,
+                i % 17,
+                uid(i),
+                i * 7919,
+                uid(i + 1000)
+            )
+        })
+        .collect();
+    let plain: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "2026-12-04T16:10:51.{:03}Z INFO [pool-3-thread-7] uid={} account=dahlberg{}@corp.io took=12.3ms trace={:032x} successfully",
+                i,
+                uid(i + 5000),
+                i * 7919,
+                u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)
+            )
+        })
+        .collect();
+    for (lines, first) in [(&json, 0u32), (&plain, 5000)] {
+        let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+        let buf = encode(&rows, 3);
+        let header = super::layout::BlockHeader::decode(&buf).unwrap();
+        assert!(header.has_short_grams);
+        assert!(header
+            .columns
+            .iter()
+            .any(|c| c.feature_token_lens[super::tokens::FEATURE_DIGIT_LETTER] == 7));
+        let may = |s: &str| block_may_contain(&buf, &[s.to_string()]);
+        for i in [first, first + 1, first + 199] {
+            let id = uid(i);
+            assert!(lines.iter().any(|l| l.contains(&id)));
+            assert!(may(&id), "stored id {id}");
+            assert!(may(&id[1..6]), "part of a stored id");
+        }
+        // Not there: ruled out, though shorter than a gram and typed alone
+        // (up to the bloom's false positives, about 3 % a probe).
+        let absent: Vec<String> = (0..200u32)
+            .map(|i| uid(i + 90_000))
+            .filter(|id| !lines.iter().any(|l| l.contains(id.as_str())))
+            .collect();
+        let kept = absent.iter().filter(|id| may(id)).count();
+        assert!(
+            absent.len() > 150 && kept * 10 < absent.len(),
+            "{kept} of {}",
+            absent.len()
+        );
+        // Parts of the longer tokens are still found.
+        assert!(may("ccessful"));
+        assert!(may("ccess"));
+    }
+    let rows: Vec<_> = json.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 3);
+    // Inside a template token (the key k8s_node) and no value.
+    assert!(block_may_contain(&buf, &["8s_no".to_string()]));
+    assert!(block_may_contain(&buf, &["k8s_nod".to_string()]));
+}
+
 /// Once a block's templates were read, a reader of a block with those
 /// templates builds them from the texts kept by id: damage to its templates
 /// frame, which it then does not read, changes no line; damage anywhere else

@@ -137,6 +137,64 @@ pub fn longest_token(text: &[u8]) -> usize {
     longest
 }
 
+/// Token features: a digit right before a letter outside `a-f`/`A-F`
+/// (`8o` in `d8o4b4v`; hex strings have none).
+pub const FEATURE_DIGIT_LETTER: usize = 0;
+/// Token features: a letter outside `a-f`/`A-F` right before a digit
+/// (`s4` in `dahls42`).
+pub const FEATURE_LETTER_DIGIT: usize = 1;
+/// Token features: a letter outside `a-f`/`A-F`.
+pub const FEATURE_NON_HEX_LETTER: usize = 2;
+/// Token features: an underscore.
+pub const FEATURE_UNDERSCORE: usize = 3;
+/// Number of token features.
+pub const FEATURES: usize = 4;
+
+/// The features (bit `FEATURE_…`) of a token or of a run of token bytes.
+/// A token holding a run has every feature of the run, so a run with a
+/// feature lies only in tokens at most as long as the longest token with
+/// that feature: ids that interleave digits and letters (`k3x9q2m`) are
+/// then judged against the other such tokens of a column, not against
+/// every word or number in it.
+#[inline]
+pub fn token_features(t: &[u8]) -> u8 {
+    let mut f = 0u8;
+    let mut prev = 0u8; // 1 digit, 2 letter outside a-f/A-F
+    for &b in t {
+        let kind = if b.is_ascii_digit() {
+            1
+        } else if b.is_ascii_alphabetic() && !b.is_ascii_hexdigit() {
+            f |= 1 << FEATURE_NON_HEX_LETTER;
+            2
+        } else {
+            if b == b'_' {
+                f |= 1 << FEATURE_UNDERSCORE;
+            }
+            0
+        };
+        if prev == 1 && kind == 2 {
+            f |= 1 << FEATURE_DIGIT_LETTER;
+        } else if prev == 2 && kind == 1 {
+            f |= 1 << FEATURE_LETTER_DIGIT;
+        }
+        prev = kind;
+    }
+    f
+}
+
+/// Raises `longest[i]` to the length of the longest token of `text` with
+/// feature `i` ([`token_features`]).
+pub fn longest_by_feature(text: &[u8], longest: &mut [usize; FEATURES]) {
+    for_each_token(text, |t| {
+        let f = token_features(t);
+        for (i, l) in longest.iter_mut().enumerate() {
+            if f & 1 << i != 0 && t.len() > *l {
+                *l = t.len();
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +230,20 @@ mod tests {
     #[test]
     fn classes_and_lengths() {
         assert_eq!(longest_token(b"a bcd-ef"), 3);
+        let mut l = [0; FEATURES];
+        longest_by_feature(
+            b"user k3x9q2m at 0a1b2c3d4e5f, dahlberg42 usr_0042 x1 successfully",
+            &mut l,
+        );
+        assert_eq!(l, [7, 10, 12, 8]);
+        let mut l = [0; FEATURES];
+        longest_by_feature(b"user k3x9q2m dahlberg42 12345", &mut l);
+        assert_eq!(l[FEATURE_DIGIT_LETTER], 7);
+        assert_eq!(token_features(b"k3x9"), 0b0111);
+        assert_eq!(token_features(b"dead42"), 0);
+        assert_eq!(token_features(b"dahl42"), 0b0110);
+        assert_eq!(token_features(b"0a1b2c3d4e5f"), 0);
+        assert_eq!(token_features(b"12345"), 0);
         assert_eq!(
             token_classes(b"usr_0-Z"),
             CLASS_LOWER | CLASS_UNDERSCORE | CLASS_DIGIT | CLASS_UPPER

@@ -556,6 +556,7 @@ mod tests {
             max_ts: 0,
             line_bytes: 0,
             has_grams: false,
+            has_short_grams: false,
             boundaries: 0,
             frames: frames
                 .iter()

@@ -130,7 +130,11 @@ pub struct ColumnHead<'a> {
     /// has it, saturating at [`TOKEN_LEN_UNKNOWN`] (which blocks written
     /// before they were recorded report for all): a needle's run lies only
     /// in tokens with every feature it has, so a run longer than one of
-    /// these is in no value, and one as long only as a whole token.
+    /// these is in no value, and one as long only as a whole token. Then
+    /// the longest run of hex digits and of digits in any value
+    /// ([`HEX_RUN`](super::tokens::HEX_RUN),
+    /// [`DIGIT_RUN`](super::tokens::DIGIT_RUN)): a needle's run of only
+    /// such bytes lies inside one.
     pub feature_token_lens: [u8; FEATURES],
     /// Version 2: the [`alphabet`](super::tokens::alphabet) of every value
     /// (all bits set in version 1): a value holds only bytes whose bit is set.
@@ -770,7 +774,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 32,
                     classes: 3,
-                    feature_token_lens: [7, 0, 32, 0],
+                    feature_token_lens: [7, 0, 32, 0, 32, 9],
                     alphabet: 0xff,
                     has_grams: false,
                     facts: VALUES_UNESCAPED,
@@ -810,7 +814,7 @@ mod tests {
                     prefix: Cow::Borrowed(b""),
                     max_token_len: 5,
                     classes: 1,
-                    feature_token_lens: [0, 5, 1, 5],
+                    feature_token_lens: [0, 5, 1, 5, 2, 0],
                     alphabet: 1 << 40,
                     has_grams: false,
                     facts: 0,

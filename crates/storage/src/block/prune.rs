@@ -17,7 +17,31 @@
 use super::bloom::{Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM};
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
-use super::tokens::{alphabet, needle_runs, token_classes, token_features, NeedleRun, FEATURES};
+use super::tokens::{
+    alphabet, needle_runs, token_classes, token_features, NeedleRun, DIGIT_RUN, FEATURES, HEX_RUN,
+    TOKEN_FEATURES,
+};
+
+/// [`run_features`] bit: the run is only hex digits.
+const RUN_ALL_HEX: u8 = 1 << 6;
+/// [`run_features`] bit: the run is only digits.
+const RUN_ALL_DIGITS: u8 = 1 << 7;
+
+/// A needle run's [`token_features`], with [`RUN_ALL_HEX`] and
+/// [`RUN_ALL_DIGITS`].
+fn run_features(text: &[u8]) -> u8 {
+    token_features(text)
+        | if text.iter().all(u8::is_ascii_hexdigit) {
+            RUN_ALL_HEX
+        } else {
+            0
+        }
+        | if text.iter().all(u8::is_ascii_digit) {
+            RUN_ALL_DIGITS
+        } else {
+            0
+        }
+}
 
 /// Whether the block may hold a line containing every one of `substrings`.
 /// `false` only when the block's indexes prove no line can match.
@@ -595,7 +619,7 @@ impl NeedleProbe {
             .iter()
             .map(|r| RunFacts {
                 template: RunKeys::new(Scope::Template, r.text),
-                features: token_features(r.text),
+                features: run_features(r.text),
                 columns: (0..KEYED_COLUMNS)
                     .map(|c| RunKeys::new(Scope::Column(c as u32), r.text))
                     .collect(),
@@ -802,7 +826,7 @@ pub fn run_in_column(
     column_may_hold(
         ProbeColumn::of(col),
         run,
-        (token_classes(run.text), token_features(run.text)),
+        (token_classes(run.text), run_features(run.text)),
         fits,
         |ask| match ask {
             BloomAsk::Token => bloom.may_contain(scope, run.text),
@@ -813,7 +837,7 @@ pub fn run_in_column(
 }
 
 /// [`run_in_column`] given the run's [`token_classes`] and
-/// [`token_features`], the bloom asked through `look`.
+/// [`run_features`], the bloom asked through `look`.
 fn column_may_hold(
     col: ProbeColumn,
     run: &NeedleRun<'_>,
@@ -838,13 +862,22 @@ fn column_may_hold(
     // A run with a feature (`k3x9q2m`: a digit before a letter) lies only
     // in tokens with it: in none longer than the column's longest such
     // token, and in one that long only as the whole token.
-    let featured = (0..FEATURES)
+    let known_len = |i: usize| {
+        let l = col.feature_token_lens[i];
+        (l != TOKEN_LEN_UNKNOWN).then_some(usize::from(l))
+    };
+    let featured = (0..TOKEN_FEATURES)
         .filter(|&i| features & 1 << i != 0)
-        .map(|i| col.feature_token_lens[i])
-        .filter(|&l| l != TOKEN_LEN_UNKNOWN)
-        .min()
-        .map(usize::from);
+        .filter_map(known_len)
+        .min();
     if featured.is_some_and(|l| len > l) {
+        return false;
+    }
+    // A run of hex digits (a session id) or of digits (an order number)
+    // lies inside a run of such bytes at least as long.
+    if (features & RUN_ALL_HEX != 0 && known_len(HEX_RUN).is_some_and(|l| len > l))
+        || (features & RUN_ALL_DIGITS != 0 && known_len(DIGIT_RUN).is_some_and(|l| len > l))
+    {
         return false;
     }
     if !enc.tokens_in_bloom() {

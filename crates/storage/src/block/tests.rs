@@ -407,6 +407,19 @@ fn short_mixed_ids_are_judged_by_the_longest_mixed_token() {
     }
     let rows: Vec<_> = json.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
     let buf = encode(&rows, 3);
+    // Hex ids and long numbers lie only in runs of hex digits or of digits
+    // at least as long: no column of these lines has one.
+    let header = super::layout::BlockHeader::decode(&buf).unwrap();
+    for absent in ["a765427102", "46395335809001"] {
+        let sources = super::prune::needle_sources(&header, &buf, absent.as_bytes());
+        assert!(
+            sources
+                .as_ref()
+                .is_none_or(|s| s.iter().all(|f| f.columns.iter().all(|&c| !c))),
+            "{absent}: {sources:?}"
+        );
+    }
+    assert!(block_may_contain(&buf, &["7919".to_string()]));
     // Inside a template token (the key k8s_node) and no value.
     assert!(block_may_contain(&buf, &["8s_no".to_string()]));
     assert!(block_may_contain(&buf, &["k8s_nod".to_string()]));

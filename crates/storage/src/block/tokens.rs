@@ -147,8 +147,17 @@ pub const FEATURE_LETTER_DIGIT: usize = 1;
 pub const FEATURE_NON_HEX_LETTER: usize = 2;
 /// Token features: an underscore.
 pub const FEATURE_UNDERSCORE: usize = 3;
-/// Number of token features.
-pub const FEATURES: usize = 4;
+/// Not a token feature: the slot of a column's longest run of hex digits
+/// (`0-9a-fA-F`) in [`longest_by_feature`]'s lengths. A run of the needle
+/// made only of hex digits lies inside such a run.
+pub const HEX_RUN: usize = 4;
+/// Not a token feature: the slot of a column's longest run of ASCII digits.
+pub const DIGIT_RUN: usize = 5;
+/// Number of lengths [`longest_by_feature`] keeps: the token features,
+/// then [`HEX_RUN`] and [`DIGIT_RUN`].
+pub const FEATURES: usize = 6;
+/// Number of token features (the first lengths).
+pub const TOKEN_FEATURES: usize = 4;
 
 /// The features (bit `FEATURE_…`) of a token or of a run of token bytes.
 /// A token holding a run has every feature of the run, so a run with a
@@ -183,16 +192,28 @@ pub fn token_features(t: &[u8]) -> u8 {
 }
 
 /// Raises `longest[i]` to the length of the longest token of `text` with
-/// feature `i` ([`token_features`]).
+/// feature `i` ([`token_features`]), and `longest[HEX_RUN]` and
+/// `longest[DIGIT_RUN]` to the lengths of its longest runs of hex digits
+/// and of digits.
 pub fn longest_by_feature(text: &[u8], longest: &mut [usize; FEATURES]) {
     for_each_token(text, |t| {
         let f = token_features(t);
-        for (i, l) in longest.iter_mut().enumerate() {
+        for (i, l) in longest[..TOKEN_FEATURES].iter_mut().enumerate() {
             if f & 1 << i != 0 && t.len() > *l {
                 *l = t.len();
             }
         }
     });
+    for (slot, is) in [
+        (HEX_RUN, u8::is_ascii_hexdigit as fn(&u8) -> bool),
+        (DIGIT_RUN, u8::is_ascii_digit),
+    ] {
+        let mut run = 0usize;
+        for b in text {
+            run = if is(b) { run + 1 } else { 0 };
+            longest[slot] = longest[slot].max(run);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -235,7 +256,7 @@ mod tests {
             b"user k3x9q2m at 0a1b2c3d4e5f, dahlberg42 usr_0042 x1 successfully",
             &mut l,
         );
-        assert_eq!(l, [7, 10, 12, 8]);
+        assert_eq!(l, [7, 10, 12, 8, 12, 4]);
         let mut l = [0; FEATURES];
         longest_by_feature(b"user k3x9q2m dahlberg42 12345", &mut l);
         assert_eq!(l[FEATURE_DIGIT_LETTER], 7);

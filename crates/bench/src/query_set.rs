@@ -246,7 +246,8 @@ pub fn issue7_queries(app: &str, needles: &Needles) -> Vec<QuerySpec> {
 }
 
 /// The needle queries of a [`NeedleSet`], as range queries over the hour: for every
-/// needle, the newest `limit` lines holding it (expected: all of its lines); the newest
+/// needle, the newest `limit` lines holding it (expected: all of its lines, or `limit`
+/// when more hold it: a common address at 10M lines); the newest
 /// `limit` lines holding each phrase and the common word (expected: `limit`, or fewer
 /// when fewer lines hold it); the per-minute count of lines holding each of them; and
 /// the per-minute count of lines holding the error word, by app.
@@ -261,7 +262,12 @@ pub fn needles_queries(set: &NeedleSet, limit: u32) -> Vec<QuerySpec> {
     let all = r#"{namespace=~".+"}"#;
     for n in &set.needles {
         let logql = format!(r#"{all} |= "{}""#, n.value);
-        push(n.kind.describe(), logql, true, Some(n.lines));
+        push(
+            n.kind.describe(),
+            logql,
+            true,
+            Some(n.lines.min(u64::from(limit))),
+        );
     }
     let words: [(Option<&Counted>, &'static str, &'static str); 3] = [
         (
@@ -388,7 +394,7 @@ mod tests {
                 Needle {
                     kind: NeedleKind::OrderNo,
                     value: "4829301827364".into(),
-                    lines: 4,
+                    lines: 141,
                 },
             ],
             crate::Shape::Reference => vec![Needle {
@@ -433,7 +439,8 @@ mod tests {
             [
                 Some(3),
                 Some(2),
-                Some(4),
+                // More lines hold it than a page: the newest `limit` are expected.
+                Some(100),
                 Some(100),
                 Some(42),
                 Some(100),

@@ -1187,6 +1187,29 @@ pub fn decode_column_where(
 mod tests {
     use super::*;
 
+    #[test]
+    fn typed_values_hold_only_fragments_of_their_shape() {
+        use Encoding::*;
+        // Addresses and versions are in no number or time.
+        for frag in [&b"10.244.66.99"[..], b"1.2.3", b"5-3"] {
+            assert!(!Decimal.may_print(frag, &[]), "{frag:?}");
+        }
+        assert!(!Timestamp.may_print(b"10.244.66.99", &[]));
+        assert!(!Timestamp.may_print(b"2026-12-04-01", &[]));
+        assert!(!Ipv4.may_print(b"10.244.66.99.1", &[]));
+        assert!(!Ipv4.may_print(b"1234", &[]));
+        // What their values print is still possible.
+        for frag in [&b"-12.5"[..], b"2.5", b"-", b"-7", b"12", b"."] {
+            assert!(Decimal.may_print(frag, &[]), "{frag:?}");
+        }
+        assert!(!Decimal.may_print(b"-.5", &[]));
+        for frag in [&b"2026-12-04T16:10:51.123456789Z"[..], b"04T16:10", b"51.9"] {
+            assert!(Timestamp.may_print(frag, &[]), "{frag:?}");
+        }
+        assert!(Ipv4.may_print(b"10.244.66.99", &[]) && Ipv4.may_print(b"4.66.9", &[]));
+        assert!(Plain.may_print(b"10.244.66.99", &[]));
+    }
+
     fn round(vals: &[&str]) -> Encoding {
         let v: Vec<&[u8]> = vals.iter().map(|s| s.as_bytes()).collect();
         let mut buf = Vec::new();

@@ -843,7 +843,7 @@ fn column_may_hold(
     run: &NeedleRun<'_>,
     (classes, features): (u8, u8),
     fits: impl FnOnce() -> bool,
-    look: impl FnOnce(BloomAsk) -> bool,
+    mut look: impl FnMut(BloomAsk) -> bool,
 ) -> bool {
     let whole = run.is_whole_token();
     let enc = col.encoding;
@@ -883,13 +883,17 @@ fn column_may_hold(
     if !enc.tokens_in_bloom() {
         return true;
     }
+    let grams = col.has_grams && len >= GRAM;
     if whole || (known && len == longest) || featured == Some(len) {
         if enc == Encoding::Hex && len < MIN_HEX_TOKEN {
             return true; // short hex tokens are not indexed
         }
-        return look(BloomAsk::Token);
+        // A whole token of a column with grams has its grams there too:
+        // asking both keeps a token probe's false positives (one key) from
+        // letting through blocks that its grams rule out.
+        return look(BloomAsk::Token) && (!grams || look(BloomAsk::Grams));
     }
-    if col.has_grams && len >= GRAM {
+    if grams {
         return look(BloomAsk::Grams);
     }
     true

@@ -732,17 +732,9 @@ impl Generator {
         field(&mut line, "region");
         push_json_str(&mut line, region);
         field(&mut line, "request_id");
-        let hi = (req_hi & 0xffff_ffff_ffff_0fff) | 0x4000;
-        let lo = (req_lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-        let _ = write!(
-            line,
-            "\"{:08x}-{:04x}-{:04x}-{:04x}-{:012x}\"",
-            hi >> 32,
-            (hi >> 16) & 0xffff,
-            hi & 0xffff,
-            lo >> 48,
-            lo & 0xffff_ffff_ffff
-        );
+        line.push('"');
+        varied_ids::push_uuid(&mut line, (req_hi, req_lo));
+        line.push('"');
         if let Some((a, b, c)) = trace {
             field(&mut line, "trace_id");
             let _ = write!(line, "\"{a:016x}{b:016x}\"");

@@ -53,20 +53,12 @@ fn place(layout: &HexLayout, stretch: &[u8], anchor: Anchor) -> Option<Placed> {
         let v = layout.nibble_of(b)?;
         digits.push(v);
     }
-    let mut is_dash = vec![false; len];
-    for &d in &layout.dashes {
-        if let Some(x) = is_dash.get_mut(d) {
-            *x = true;
-        }
-    }
-    // Nibble index of each text position (its digits before it).
-    let mut nibble_at = Vec::with_capacity(len + 1);
-    let mut n = 0usize;
-    for &dash in &is_dash {
-        nibble_at.push(n);
-        n += usize::from(!dash);
-    }
-    nibble_at.push(n);
+    // At most eight dashes (`HexLayout::of`): looked up in place, not
+    // tabled per text position (this runs per block and column).
+    let is_dash = |p: usize| layout.dashes.contains(&p);
+    // Nibble index of a text position: the digits before it.
+    let nibble_at = |p: usize| p - layout.dashes.iter().filter(|&&d| d < p).count();
+    let n = nibble_at(len);
     let first_digit = stretch.iter().position(|&b| b != b'-');
     let last = len - stretch.len();
     let offsets = match anchor {
@@ -80,10 +72,10 @@ fn place(layout: &HexLayout, stretch: &[u8], anchor: Anchor) -> Option<Placed> {
         let fits = stretch
             .iter()
             .enumerate()
-            .all(|(i, &b)| (b == b'-') == is_dash[o + i]);
+            .all(|(i, &b)| (b == b'-') == is_dash(o + i));
         if fits {
             any = true;
-            starts[first_digit.map_or(0, |f| nibble_at[o + f])] = true;
+            starts[first_digit.map_or(0, |f| nibble_at(o + f))] = true;
         }
     }
     any.then_some(Placed { digits, starts })

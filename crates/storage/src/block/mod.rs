@@ -37,6 +37,8 @@ pub mod tokens;
 mod varint;
 
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod testgen;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,9 @@
 //! `runakefli auth`: makes the secrets of the credentials file that
 //! `serve --auth-file` reads (format in `runakefli_server::auth::file`).
+#![allow(
+    clippy::print_stdout,
+    reason = "the printed hash or token is the command's answer"
+)]
 
 use anyhow::Context;
 use clap::Subcommand;

@@ -8,6 +8,10 @@
 //! that already holds the same push. `bench clickhouse` starts two servers, one on
 //! the embedded store and one on ClickHouse (chdb behind its Python front unless
 //! given a ClickHouse URL), and times the same queries on both.
+#![allow(
+    clippy::print_stdout,
+    reason = "the report on standard output is the command's answer"
+)]
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};

@@ -182,7 +182,13 @@ pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
         for (t, p) in &args.tenant_retention_period {
             merged.entry(t.clone()).or_default().retention_period = Some(*p);
         }
-        print!("{}", config_file::print(&serve_cmd, &sub, &merged));
+        #[allow(
+            clippy::print_stdout,
+            reason = "--print-config answers on standard output"
+        )]
+        {
+            print!("{}", config_file::print(&serve_cmd, &sub, &merged));
+        }
         return Ok(());
     }
     let tuned = malloc::tune();

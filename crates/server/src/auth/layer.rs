@@ -160,11 +160,17 @@ fn refuse(auth: &Authenticator, path: &str, headers: &HeaderMap, r: &Refusal) ->
         let h = resp.headers_mut();
         if auth.has_users() || !auth.has_tokens() {
             let v = format!("Basic realm=\"{REALM}\", charset=\"UTF-8\"");
-            h.append(header::WWW_AUTHENTICATE, HeaderValue::from_str(&v).unwrap());
+            h.append(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_str(&v).expect("the realm is visible ASCII"),
+            );
         }
         if auth.has_tokens() {
             let v = format!("Bearer realm=\"{REALM}\"");
-            h.append(header::WWW_AUTHENTICATE, HeaderValue::from_str(&v).unwrap());
+            h.append(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_str(&v).expect("the realm is visible ASCII"),
+            );
         }
     }
     resp

@@ -11,9 +11,9 @@ use crate::time_window::TimeWindow;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
+use runakefli_model::retention;
 use runakefli_model::StoreError;
 use runakefli_model::{PushRequest, TenantId};
-use runakefli_model::retention;
 use std::sync::Arc;
 use std::time::Duration;
 

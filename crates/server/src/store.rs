@@ -117,7 +117,9 @@ impl Store {
     /// The backend's files for an endpoint only such a backend offers
     /// (`what` names the endpoint); on another backend a 501 saying so.
     pub fn local_files_for(&self, what: &str) -> Result<&dyn LocalFiles, ApiError> {
-        self.files.as_deref().ok_or_else(|| self.not_implemented(what))
+        self.files
+            .as_deref()
+            .ok_or_else(|| self.not_implemented(what))
     }
 
     fn not_implemented(&self, what: &str) -> ApiError {

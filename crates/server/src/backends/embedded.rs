@@ -268,7 +268,6 @@ mod tests {
         assert_eq!(status(S::corrupt("part", "checksum")), 500);
     }
 
-
     #[test]
     fn a_store_failure_on_the_query_path_is_a_5xx() {
         let b: runakefli_model::BackendError = S::Closed.into();

@@ -17,13 +17,13 @@
 
 mod text;
 
+use crate::backends::embedded::Histogram;
 use crate::error::ErrorReason;
 use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use crate::backends::embedded::Histogram;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};

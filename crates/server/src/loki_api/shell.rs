@@ -128,3 +128,27 @@ impl ReadRequest {
         Ok(json_response(out?))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_body_adds_parameters_after_the_query_string() {
+        let mut form = HeaderMap::new();
+        form.insert(
+            header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded; charset=utf-8"
+                .parse()
+                .expect("a header value"),
+        );
+        let body = Bytes::from_static(b"query=%7Bapp%3D%22a%22%7D&limit=5");
+        let p = raw_params(Some("limit=10&start=1".into()), &form, &body);
+        assert_eq!(p.get("query"), Some("{app=\"a\"}"));
+        assert_eq!(p.get("start"), Some("1"));
+        assert_eq!(p.get_all("limit"), ["10", "5"]);
+        // Another body is not read for parameters.
+        let p = raw_params(None, &HeaderMap::new(), &body);
+        assert_eq!(p.get("query"), None);
+    }
+}

@@ -45,15 +45,6 @@ pub const DEFAULT_MAX_INFLIGHT_PUSH_BYTES: usize = 256 << 20;
 /// Default free space below which `/ready` answers 503: room for about one
 /// default memtable's flush.
 pub const DEFAULT_READY_MIN_FREE_DISK_BYTES: u64 = 64 << 20;
-/// Default of [`ServerConfig::clickhouse_backlog`]'s pushes.
-pub const DEFAULT_CLICKHOUSE_MAX_WAITING_PUSHES: usize =
-    crate::backends::clickhouse::DEFAULT_MAX_WAITING_PUSHES;
-pub use crate::backends::clickhouse::Backlog as ClickHouseBacklog;
-pub use crate::backends::clickhouse::MetricLegs as ClickHouseMetricLegs;
-/// Default of [`ServerConfig::clickhouse_metric_legs`]' legs read at once.
-pub const DEFAULT_CLICKHOUSE_MAX_PARALLEL_LEGS: usize =
-    crate::backends::clickhouse::DEFAULT_MAX_PARALLEL_LEGS;
-
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 
@@ -66,13 +57,6 @@ pub struct ServerConfig {
     pub backend: BackendConfig,
     /// Where data lives (the embedded store).
     pub data_dir: PathBuf,
-    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
-    /// once (`--backend clickhouse`); past it a push answers 503 at once
-    /// ([`ClickHouseBacklog`]).
-    pub clickhouse_backlog: ClickHouseBacklog,
-    /// How range aggregations over several days are split into legs read
-    /// at once (`--backend clickhouse`, [`ClickHouseMetricLegs`]).
-    pub clickhouse_metric_legs: ClickHouseMetricLegs,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
     /// Credentials file for basic and bearer auth ([`crate::auth`]); `None`:
@@ -193,8 +177,6 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:3100".parse().expect("valid default address"),
             backend: BackendConfig::Embedded,
             data_dir: PathBuf::from("./runakefli-data"),
-            clickhouse_backlog: ClickHouseBacklog::default(),
-            clickhouse_metric_legs: ClickHouseMetricLegs::default(),
             multi_tenant: false,
             auth_file: None,
             max_push_body_bytes: 64 << 20,

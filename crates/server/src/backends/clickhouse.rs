@@ -19,12 +19,36 @@ use std::sync::Arc;
 pub use runakefli_clickhouse::tls;
 pub use runakefli_clickhouse::{Backlog, Cluster, Config, MetricLegs};
 
-/// Default of [`Backlog`]'s pushes.
+/// Default of [`Backlog`]'s pushes (`--clickhouse-max-waiting-pushes`).
 pub const DEFAULT_MAX_WAITING_PUSHES: usize =
     runakefli_clickhouse::group_commit::DEFAULT_MAX_WAITING_PUSHES;
 /// Default of [`MetricLegs`]' legs read at once.
 pub const DEFAULT_MAX_PARALLEL_LEGS: usize =
     runakefli_clickhouse::buckets::DEFAULT_MAX_PARALLEL_LEGS;
+
+/// Everything `--backend clickhouse` is configured with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where and how to connect: URL, database, credentials, TLS, cluster.
+    pub connection: Config,
+    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
+    /// once; past it a push answers 503 at once.
+    pub backlog: Backlog,
+    /// How range aggregations over several days are split into legs read
+    /// at once.
+    pub metric_legs: MetricLegs,
+}
+
+impl Settings {
+    /// `connection` with the default backlog and metric legs.
+    pub fn new(connection: Config) -> Settings {
+        Settings {
+            connection,
+            backlog: Backlog::default(),
+            metric_legs: MetricLegs::default(),
+        }
+    }
+}
 
 /// Why the ClickHouse backend did not open (unreachable, or its schema
 /// could not be prepared).
@@ -34,18 +58,18 @@ struct OpenFailed(#[from] runakefli_clickhouse::Error);
 
 /// Opens the database `c` names (creating or migrating its schema) and
 /// starts its housekeeping thread (retention, delete requests).
-pub(super) fn open(config: &ServerConfig, c: &Config) -> Result<Store, OpenError> {
+pub(super) fn open(config: &ServerConfig, c: &Settings) -> Result<Store, OpenError> {
     refuse_embedded_only_settings(config)?;
     let housekeeping = Housekeeping {
         retention: crate::state::retention_config(config)?,
         delete_cancel_period: config.delete_request_cancel_period,
     };
     let backend = Arc::new(
-        ClickHouseBackend::open(Client::new(c.clone()))
+        ClickHouseBackend::open(Client::new(c.connection.clone()))
             .map_err(|e| OpenError::Backend(Box::new(OpenFailed(e))))?
             .with_housekeeping(housekeeping)
-            .with_backlog(config.clickhouse_backlog)
-            .with_metric_legs(config.clickhouse_metric_legs),
+            .with_backlog(c.backlog)
+            .with_metric_legs(c.metric_legs),
     );
     backend
         .spawn_housekeeping()
@@ -230,10 +254,9 @@ mod tests {
 
     fn clickhouse_config() -> ServerConfig {
         ServerConfig {
-            backend: crate::backends::BackendConfig::ClickHouse(Config::new(
-                "http://127.0.0.1:1",
-                "x",
-            )),
+            backend: crate::backends::BackendConfig::ClickHouse(Box::new(Settings::new(
+                Config::new("http://127.0.0.1:1", "x"),
+            ))),
             ..ServerConfig::default()
         }
     }

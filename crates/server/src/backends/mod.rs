@@ -28,7 +28,7 @@ pub enum BackendConfig {
     Embedded,
     /// A ClickHouse database over its HTTP interface (`docs/clickhouse.md`);
     /// `data_dir` is not used.
-    ClickHouse(clickhouse::Config),
+    ClickHouse(Box<clickhouse::Settings>),
 }
 
 /// Opens the backend `config` names: the embedded store under

@@ -41,8 +41,8 @@ async fn ready(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, 
 /// Why the data directory's free space makes the server unready, if it does.
 fn low_disk(state: &AppState) -> Option<String> {
     let min = state.config.ready_min_free_disk_bytes;
-    let storage = state.store.embedded_store().filter(|_| min > 0)?;
-    match storage.free_disk_bytes() {
+    let files = state.store.local_files().filter(|_| min > 0)?;
+    match files.free_disk_bytes() {
         Ok(free) if free < min => Some(format!(
             "not ready: {free} bytes free on the file system of {}, below --ready-min-free-disk ({min} bytes)",
             state.config.data_dir.display()
@@ -64,9 +64,14 @@ async fn flush(State(state): State<Arc<AppState>>) -> Result<StatusCode, ApiErro
 
 /// The embedded store's statistics (501 on another backend).
 async fn storage_stats(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
-    let stats =
-        blocking(move || Ok(state.store.embedded_for("/admin/storage/stats")?.stats())).await?;
-    let body = serde_json::to_string(&stats).map_err(|e| ApiError::internal(e.to_string()))?;
+    let body = blocking(move || {
+        state
+            .store
+            .local_files_for("/admin/storage/stats")?
+            .stats_json()
+            .map_err(ApiError::internal)
+    })
+    .await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], body))
 }
 

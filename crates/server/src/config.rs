@@ -32,16 +32,8 @@ pub struct TenantOverrides {
     pub max_global_streams_per_user: Option<usize>,
 }
 
-/// Which store the server reads and writes (see `crate::store`).
-#[derive(Debug, Clone, Default)]
-pub enum BackendConfig {
-    /// The embedded columnar store under [`ServerConfig::data_dir`] (the default).
-    #[default]
-    Embedded,
-    /// A ClickHouse database over its HTTP interface (`docs/clickhouse.md`);
-    /// `data_dir` is not used.
-    ClickHouse(runakefli_clickhouse::Config),
-}
+/// Which store the server reads and writes ([`crate::backends`]).
+pub use crate::backends::BackendConfig;
 
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
@@ -53,15 +45,6 @@ pub const DEFAULT_MAX_INFLIGHT_PUSH_BYTES: usize = 256 << 20;
 /// Default free space below which `/ready` answers 503: room for about one
 /// default memtable's flush.
 pub const DEFAULT_READY_MIN_FREE_DISK_BYTES: u64 = 64 << 20;
-/// Default of [`ServerConfig::clickhouse_backlog`]'s pushes.
-pub const DEFAULT_CLICKHOUSE_MAX_WAITING_PUSHES: usize =
-    runakefli_clickhouse::group_commit::DEFAULT_MAX_WAITING_PUSHES;
-pub use runakefli_clickhouse::Backlog as ClickHouseBacklog;
-pub use runakefli_clickhouse::MetricLegs as ClickHouseMetricLegs;
-/// Default of [`ServerConfig::clickhouse_metric_legs`]' legs read at once.
-pub const DEFAULT_CLICKHOUSE_MAX_PARALLEL_LEGS: usize =
-    runakefli_clickhouse::buckets::DEFAULT_MAX_PARALLEL_LEGS;
-
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
 
@@ -74,13 +57,6 @@ pub struct ServerConfig {
     pub backend: BackendConfig,
     /// Where data lives (the embedded store).
     pub data_dir: PathBuf,
-    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
-    /// once (`--backend clickhouse`); past it a push answers 503 at once
-    /// ([`runakefli_clickhouse::Backlog`]).
-    pub clickhouse_backlog: runakefli_clickhouse::Backlog,
-    /// How range aggregations over several days are split into legs read
-    /// at once (`--backend clickhouse`, [`runakefli_clickhouse::MetricLegs`]).
-    pub clickhouse_metric_legs: runakefli_clickhouse::MetricLegs,
     /// Read the tenant from `X-Scope-OrgID` (Loki's `auth_enabled`); otherwise one tenant.
     pub multi_tenant: bool,
     /// Credentials file for basic and bearer auth ([`crate::auth`]); `None`:
@@ -201,8 +177,6 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:3100".parse().expect("valid default address"),
             backend: BackendConfig::Embedded,
             data_dir: PathBuf::from("./runakefli-data"),
-            clickhouse_backlog: runakefli_clickhouse::Backlog::default(),
-            clickhouse_metric_legs: runakefli_clickhouse::MetricLegs::default(),
             multi_tenant: false,
             auth_file: None,
             max_push_body_bytes: 64 << 20,
@@ -227,12 +201,12 @@ impl Default for ServerConfig {
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
-            answer_cache_bytes: runakefli_storage::config::DEFAULT_ANSWER_CACHE_BYTES,
-            decoded_cache_bytes: runakefli_storage::config::DEFAULT_DECODED_CACHE_BYTES,
+            answer_cache_bytes: crate::backends::embedded::DEFAULT_ANSWER_CACHE_BYTES,
+            decoded_cache_bytes: crate::backends::embedded::DEFAULT_DECODED_CACHE_BYTES,
             flush_interval: Duration::from_secs(30),
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,
-            wal_record_max_bytes: runakefli_storage::config::WAL_RECORD_MAX_BYTES,
+            wal_record_max_bytes: crate::backends::embedded::WAL_RECORD_MAX_BYTES,
             retention_period: None,
             retention_streams: Vec::new(),
             tenant_overrides: BTreeMap::new(),

@@ -169,20 +169,6 @@ impl From<runakefli_model::StoreError> for ApiError {
     }
 }
 
-impl From<runakefli_storage::StorageError> for ApiError {
-    /// Through the store's [`StoreError`](runakefli_model::StoreError) kinds:
-    /// - 400: an invalid tenant, or a stream whose labels collide with another
-    ///   stream's id (retrying cannot help, so collectors must not retry);
-    /// - 413: a request too large for one WAL record;
-    /// - 503: backpressure (flushes behind), shutting down, or a WAL that failed
-    ///   for another reason than a full disk — collectors retry;
-    /// - 507: the disk (or quota) is full;
-    /// - 500: corruption and other I/O failures.
-    fn from(e: runakefli_storage::StorageError) -> Self {
-        runakefli_model::StoreError::from(e).into()
-    }
-}
-
 impl From<runakefli_model::BackendError> for ApiError {
     fn from(e: runakefli_model::BackendError) -> Self {
         match e {
@@ -196,53 +182,6 @@ impl From<runakefli_model::BackendError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runakefli_storage::StorageError as S;
-
-    fn status(e: S) -> u16 {
-        ApiError::from(e).status
-    }
-
-    #[test]
-    fn storage_failures_map_to_one_status_each() {
-        assert_eq!(status(S::InvalidTenant("a/b".into())), 400);
-        assert_eq!(
-            status(S::StreamIdCollision {
-                tenant: "t".into(),
-                id: 7,
-                existing: "{a=\"1\"}".into(),
-                incoming: "{a=\"2\"}".into(),
-            }),
-            400
-        );
-        assert_eq!(
-            status(S::RecordTooLarge {
-                bytes: 10,
-                limit: 5
-            }),
-            413
-        );
-        assert_eq!(status(S::Overloaded("behind".into())), 503);
-        assert_eq!(status(S::Closed), 503);
-        assert_eq!(
-            status(S::WalFailed {
-                reason: "fsync: EIO".into(),
-                disk_full: false
-            }),
-            503
-        );
-        assert_eq!(
-            status(S::WalFailed {
-                reason: "no space".into(),
-                disk_full: true
-            }),
-            507
-        );
-        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
-        assert_eq!(status(S::io("/data/wal/1.wal", full)), 507);
-        assert_eq!(status(S::io("/data", std::io::Error::other("eio"))), 500);
-        assert_eq!(status(S::corrupt("part", "checksum")), 500);
-    }
-
     #[test]
     fn an_overloaded_backend_answers_503_with_retry_after() {
         let e = ApiError::from(runakefli_model::StoreError::Overloaded("behind".into()));
@@ -268,8 +207,5 @@ mod tests {
         use runakefli_model::BackendError as B;
         assert_eq!(ApiError::from(B::Limit("too many".into())).status, 400);
         assert_eq!(ApiError::from(B::Corrupt("x".into())).status, 500);
-        // A storage failure on the query path other than a bad tenant is a 5xx.
-        let b: B = S::Closed.into();
-        assert_eq!(ApiError::from(b).status, 500);
     }
 }

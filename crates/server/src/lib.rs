@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod backends;
 pub mod cancel;
 pub mod config;
 pub mod error;
@@ -26,12 +27,12 @@ pub mod tenant;
 pub mod time_window;
 pub mod units;
 
+/// TLS files of the ClickHouse backend (a private CA, a client certificate).
+pub use backends::clickhouse::tls as clickhouse_tls;
+pub use backends::clickhouse::Cluster as ClickHouseCluster;
+pub use backends::clickhouse::Config as ClickHouseConfig;
 pub use config::ServerConfig;
 pub use error::ApiError;
-/// TLS files of the ClickHouse backend (a private CA, a client certificate).
-pub use runakefli_clickhouse::tls as clickhouse_tls;
-pub use runakefli_clickhouse::Cluster as ClickHouseCluster;
-pub use runakefli_clickhouse::Config as ClickHouseConfig;
 pub use state::AppState;
 
 use axum::Router;

@@ -11,10 +11,9 @@ use crate::time_window::TimeWindow;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
+use runakefli_model::retention;
 use runakefli_model::StoreError;
 use runakefli_model::{PushRequest, TenantId};
-use runakefli_storage::retention::policy as retention;
-use runakefli_storage::StorageError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,12 +53,11 @@ pub struct AppState {
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    /// The store failed to open.
+    /// The backend failed to open: the embedded store's files, or a
+    /// ClickHouse database that could not be reached or its schema prepared
+    /// (the backend's own error, see [`crate::backends`]).
     #[error(transparent)]
-    Storage(#[from] StorageError),
-    /// The ClickHouse backend could not be reached or its schema prepared.
-    #[error("clickhouse backend: {0}")]
-    ClickHouse(#[from] runakefli_clickhouse::Error),
+    Backend(Box<dyn std::error::Error + Send + Sync>),
     /// A setting is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -125,8 +123,8 @@ pub fn retention_config(config: &ServerConfig) -> Result<retention::RetentionCon
 }
 
 impl AppState {
-    /// Opens the configured backend ([`Store::open`]: the embedded store
-    /// under `config.data_dir`, replaying its WAL, or ClickHouse).
+    /// Opens the configured backend ([`crate::backends::open`]: the embedded
+    /// store under `config.data_dir`, replaying its WAL, or ClickHouse).
     pub fn open(mut config: ServerConfig) -> Result<Arc<AppState>, OpenError> {
         let auth = match &config.auth_file {
             Some(path) => Some(Arc::new(crate::auth::Authenticator::load(path)?)),
@@ -134,7 +132,7 @@ impl AppState {
         };
         // With credentials the tenant is always the credential's.
         config.multi_tenant |= auth.is_some();
-        let store = Store::open(&config)?;
+        let store = crate::backends::open(&config)?;
         let threads = runakefli_engine::parallel::start();
         tracing::debug!(threads, "query pool started");
         let engine = Engine::new(
@@ -270,7 +268,7 @@ impl AppState {
         tenant: &TenantId,
         request: &PushRequest,
     ) -> Result<(), ApiError> {
-        let now = runakefli_storage::retention::now_ns();
+        let now = crate::loki_api::params::now_ns();
         if self.window.admits_all(request, now) {
             return self.append_admitted(protocol, tenant, request);
         }

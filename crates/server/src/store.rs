@@ -5,20 +5,29 @@
 //! labels, label values, series, index stats and volumes from it), pushes
 //! through [`Ingest`], health and flushing through [`Operations`], delete
 //! requests through [`Deletes`] ([`Store::deletes`], 501 on a backend
-//! without them). Failures arrive as
+//! without them), its own metric families through
+//! [`BackendMetrics`](crate::metrics::BackendMetrics). Failures arrive as
 //! [`StoreError`](runakefli_model::StoreError) kinds, which `error.rs` maps
-//! to HTTP statuses. Endpoints that only the embedded store offers
-//! (`/admin/storage/stats`, the store's `/metrics` families) ask for it with
-//! [`Store::embedded_for`], which answers 501 on another backend.
+//! to HTTP statuses. Endpoints that only a backend with files of its own
+//! offers (`/admin/storage/stats`, `/ready`'s free-space check) ask for
+//! [`LocalFiles`] with [`Store::local_files_for`], which answers 501 on
+//! another backend. [`crate::backends`] builds the store a configuration
+//! names.
 
-use crate::config::{BackendConfig, ServerConfig};
 use crate::error::ApiError;
-use crate::state::OpenError;
-use runakefli_clickhouse::{ClickHouseBackend, Client, Housekeeping};
+use crate::metrics::BackendMetrics;
 use runakefli_model::{Backend, Deletes, Ingest, Operations};
-use runakefli_storage::{Storage, StorageConfig};
 use std::sync::Arc;
-use std::time::Duration;
+
+/// What the admin endpoints read of a backend that keeps files of its own
+/// (the embedded store).
+pub trait LocalFiles: Send + Sync {
+    /// Free bytes on the file system of the data directory.
+    fn free_disk_bytes(&self) -> std::io::Result<u64>;
+    /// The backend's statistics as a JSON document (`/admin/storage/stats`),
+    /// or why they could not be written.
+    fn stats_json(&self) -> Result<String, String>;
+}
 
 /// The configured backend, behind the seam's traits.
 pub struct Store {
@@ -26,21 +35,31 @@ pub struct Store {
     writes: Arc<dyn Ingest>,
     ops: Arc<dyn Operations>,
     deletes: Option<Arc<dyn Deletes>>,
-    embedded: Option<Arc<Storage>>,
-    clickhouse: Option<Arc<ClickHouseBackend>>,
+    metrics: Option<Arc<dyn BackendMetrics>>,
+    files: Option<Arc<dyn LocalFiles>>,
 }
 
 impl Store {
     /// Any backend that implements the three traits (delete requests
     /// answer 501 until [`Store::with_deletes`]).
     pub fn new<B: Backend + Ingest + Operations + 'static>(backend: Arc<B>) -> Store {
+        Store::from_parts(backend.clone(), backend.clone(), backend)
+    }
+
+    /// A backend whose reads, writes and operations are served apart
+    /// (delete requests answer 501 until [`Store::with_deletes`]).
+    pub fn from_parts(
+        reads: Arc<dyn Backend>,
+        writes: Arc<dyn Ingest>,
+        ops: Arc<dyn Operations>,
+    ) -> Store {
         Store {
-            reads: backend.clone(),
-            writes: backend.clone(),
-            ops: backend,
+            reads,
+            writes,
+            ops,
             deletes: None,
-            embedded: None,
-            clickhouse: None,
+            metrics: None,
+            files: None,
         }
     }
 
@@ -50,61 +69,16 @@ impl Store {
         self
     }
 
-    /// The embedded store (which also serves the endpoints only it offers).
-    pub fn embedded(storage: Arc<Storage>) -> Store {
-        Store {
-            embedded: Some(storage.clone()),
-            ..Store::new(storage.clone()).with_deletes(storage)
-        }
+    /// The store with `metrics` writing the backend's families on `/metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<dyn BackendMetrics>) -> Store {
+        self.metrics = Some(metrics);
+        self
     }
 
-    /// The ClickHouse backend (whose SQL counters `/metrics` shows).
-    pub fn clickhouse(backend: Arc<ClickHouseBackend>) -> Store {
-        Store {
-            clickhouse: Some(backend.clone()),
-            ..Store::new(backend.clone()).with_deletes(backend)
-        }
-    }
-
-    /// Opens the backend `config` names: the embedded store under
-    /// `config.data_dir` (replaying its WAL), or a ClickHouse database
-    /// (creating or migrating its schema).
-    pub fn open(config: &ServerConfig) -> Result<Store, OpenError> {
-        match &config.backend {
-            BackendConfig::Embedded => {
-                let mut sc = StorageConfig::new(config.data_dir.clone());
-                sc.retention = crate::state::retention_config(config)?;
-                sc.delete_cancel_period = config.delete_request_cancel_period;
-                sc.memtable_flush_bytes = config.memtable_bytes;
-                sc.answer_cache_bytes = config.answer_cache_bytes;
-                sc.decoded_cache_bytes = config.decoded_cache_bytes;
-                sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
-                sc.wal_fsync = config.wal_fsync;
-                sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
-                sc.wal_record_max_bytes = config.wal_record_max_bytes;
-                Ok(Store::embedded(Storage::open(sc)?))
-            }
-            BackendConfig::ClickHouse(c) => {
-                refuse_embedded_only_settings(config)?;
-                let housekeeping = Housekeeping {
-                    retention: crate::state::retention_config(config)?,
-                    delete_cancel_period: config.delete_request_cancel_period,
-                };
-                let backend = Arc::new(
-                    ClickHouseBackend::open(Client::new(c.clone()))?
-                        .with_housekeeping(housekeeping)
-                        .with_backlog(config.clickhouse_backlog)
-                        .with_metric_legs(config.clickhouse_metric_legs),
-                );
-                backend
-                    .spawn_housekeeping()
-                    .map_err(|source| OpenError::Thread {
-                        what: "the clickhouse housekeeping thread",
-                        source,
-                    })?;
-                Ok(Store::clickhouse(backend))
-            }
-        }
+    /// The store with `files` for the admin endpoints that read them.
+    pub fn with_local_files(mut self, files: Arc<dyn LocalFiles>) -> Store {
+        self.files = Some(files);
+        self
     }
 
     /// Reads and metadata, for the engine.
@@ -125,84 +99,40 @@ impl Store {
     /// Delete requests (`what` names the endpoint); a 501 saying so on a
     /// backend without them.
     pub fn deletes(&self, what: &str) -> Result<&dyn Deletes, ApiError> {
-        self.deletes.as_deref().ok_or_else(|| {
-            ApiError::not_implemented(format!(
-                "{what}: not implemented for the {} backend yet",
-                self.ops.name()
-            ))
-        })
+        self.deletes
+            .as_deref()
+            .ok_or_else(|| self.not_implemented(what))
     }
 
-    /// The embedded store, when that is the backend.
-    pub fn embedded_store(&self) -> Option<&Arc<Storage>> {
-        self.embedded.as_ref()
+    /// The backend's own metric families, when it has some.
+    pub fn metrics(&self) -> Option<&dyn BackendMetrics> {
+        self.metrics.as_deref()
     }
 
-    /// The ClickHouse backend, when that is the backend.
-    pub fn clickhouse_backend(&self) -> Option<&Arc<ClickHouseBackend>> {
-        self.clickhouse.as_ref()
+    /// The backend's files, when it keeps files of its own.
+    pub fn local_files(&self) -> Option<&dyn LocalFiles> {
+        self.files.as_deref()
     }
 
-    /// The embedded store for an endpoint only it offers (`what` names the
-    /// endpoint); on another backend a 501 saying so.
-    pub fn embedded_for(&self, what: &str) -> Result<&Arc<Storage>, ApiError> {
-        self.embedded.as_ref().ok_or_else(|| {
-            ApiError::not_implemented(format!(
-                "{what}: not implemented for the {} backend yet",
-                self.ops.name()
-            ))
-        })
+    /// The backend's files for an endpoint only such a backend offers
+    /// (`what` names the endpoint); on another backend a 501 saying so.
+    pub fn local_files_for(&self, what: &str) -> Result<&dyn LocalFiles, ApiError> {
+        self.files
+            .as_deref()
+            .ok_or_else(|| self.not_implemented(what))
     }
-}
 
-/// Settings only the embedded store honours are refused on ClickHouse
-/// rather than ignored: the disk budget (`max_disk_bytes`) measures the
-/// embedded store's files; ClickHouse's disk is ClickHouse's to budget.
-fn refuse_embedded_only_settings(config: &ServerConfig) -> Result<(), OpenError> {
-    if config.max_disk_bytes.is_some() {
-        return Err(OpenError::Config(
-            "max_disk_bytes is the embedded store's disk budget and is not implemented for the \
-             clickhouse backend; bound ClickHouse's disk with its own storage policies, and \
-             retention_period / retention_stream"
-                .into(),
-        ));
+    fn not_implemented(&self, what: &str) -> ApiError {
+        ApiError::not_implemented(format!(
+            "{what}: not implemented for the {} backend yet",
+            self.ops.name()
+        ))
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn clickhouse_config() -> ServerConfig {
-        ServerConfig {
-            backend: BackendConfig::ClickHouse(runakefli_clickhouse::Config::new(
-                "http://127.0.0.1:1",
-                "x",
-            )),
-            ..ServerConfig::default()
-        }
-    }
-
-    #[test]
-    fn clickhouse_refuses_the_disk_budget_before_connecting() {
-        let mut c = clickhouse_config();
-        c.max_disk_bytes = Some(1 << 30);
-        match Store::open(&c) {
-            Err(OpenError::Config(m)) => assert!(m.contains("max_disk_bytes"), "{m}"),
-            Err(e) => panic!("{e}"),
-            Ok(_) => panic!("opened"),
-        }
-    }
-
-    #[test]
-    fn an_unreachable_clickhouse_fails_the_start() {
-        match Store::open(&clickhouse_config()) {
-            Err(OpenError::ClickHouse(e)) => assert!(e.to_string().contains("unreachable"), "{e}"),
-            Err(e) => panic!("{e}"),
-            Ok(_) => panic!("opened"),
-        }
-    }
 
     #[test]
     fn embedded_only_endpoints_answer_501_elsewhere() {
@@ -276,14 +206,15 @@ mod tests {
             e.message,
             "delete requests: not implemented for the nothing backend yet"
         );
-        let Err(e) = s.embedded_for("delete requests") else {
-            panic!("an embedded store")
+        let Err(e) = s.local_files_for("delete requests") else {
+            panic!("local files")
         };
         assert_eq!(e.status, 501);
         assert_eq!(
             e.message,
             "delete requests: not implemented for the nothing backend yet"
         );
-        assert!(s.embedded_store().is_none());
+        assert!(s.local_files().is_none());
+        assert!(s.metrics().is_none());
     }
 }

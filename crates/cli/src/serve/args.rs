@@ -172,13 +172,13 @@ pub struct ServeArgs {
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_TIMEOUT", default_value = "5m", value_parser = duration)]
     pub clickhouse_timeout: Duration,
     /// Pushes that may wait for ClickHouse at once (queued for the next shared insert, or in the one being written); a push past it is answered 503 with Retry-After at once, nothing stored. Each waiting push holds a server thread. 0 for no limit.
-    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_WAITING_PUSHES", default_value_t = runakefli_server::config::DEFAULT_CLICKHOUSE_MAX_WAITING_PUSHES)]
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_WAITING_PUSHES", default_value_t = runakefli_server::backends::clickhouse::DEFAULT_MAX_WAITING_PUSHES)]
     pub clickhouse_max_waiting_pushes: usize,
     /// Bytes of encoded rows that may wait for ClickHouse at once; a push past it is answered 503 with Retry-After at once (one push larger than this alone is admitted when nothing waits). 0 for no limit.
     #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_WAITING_BYTES", default_value = "256MiB", value_parser = bytes_usize)]
     pub clickhouse_max_waiting_bytes: usize,
     /// Most requests to ClickHouse one range aggregation over two days or more is split into, read at once: legs of whole days of its steps, so each request reads about its own days' partitions (docs/clickhouse.md). 1 reads every metric query in one request.
-    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_PARALLEL_LEGS", default_value_t = runakefli_server::config::DEFAULT_CLICKHOUSE_MAX_PARALLEL_LEGS, value_parser = parallel_legs)]
+    #[arg(long, env = "RUNAKEFLI_CLICKHOUSE_MAX_PARALLEL_LEGS", default_value_t = runakefli_server::backends::clickhouse::DEFAULT_MAX_PARALLEL_LEGS, value_parser = parallel_legs)]
     pub clickhouse_max_parallel_legs: usize,
     /// Read the tenant from the X-Scope-OrgID header (Loki's auth_enabled). Off: one tenant, "fake".
     #[arg(long, env = "RUNAKEFLI_MULTI_TENANT", default_value_t = false)]

@@ -8,6 +8,7 @@ pub mod malloc;
 use anyhow::Context;
 use args::{BackendKind, LogFormat, ServeArgs};
 use clap::{ArgMatches, Command};
+use runakefli_server::backends::clickhouse;
 use runakefli_server::config::{BackendConfig, TenantOverrides};
 use runakefli_server::ServerConfig;
 use std::collections::BTreeMap;
@@ -27,39 +28,44 @@ fn server_config(
     let nonzero = |d: std::time::Duration| Some(d).filter(|d| !d.is_zero());
     let backend = match args.backend {
         BackendKind::Embedded => BackendConfig::Embedded,
-        BackendKind::Clickhouse => BackendConfig::ClickHouse(runakefli_server::ClickHouseConfig {
-            tls: runakefli_server::clickhouse_tls::client_config(
-                &runakefli_server::clickhouse_tls::TlsFiles {
-                    ca: args.clickhouse_ca_file,
-                    client_cert: args.clickhouse_client_cert,
-                    client_key: args.clickhouse_client_key,
-                },
-            )?,
-            user: args.clickhouse_user,
-            password: args.clickhouse_password,
-            settings: args.clickhouse_setting,
-            timeout: args.clickhouse_timeout,
-            cluster: args
-                .clickhouse_cluster
-                .map(|name| runakefli_server::ClickHouseCluster {
-                    replicated: args.clickhouse_replicated,
-                    ..runakefli_server::ClickHouseCluster::new(name)
-                }),
-            ..runakefli_server::ClickHouseConfig::new(args.clickhouse_url, args.clickhouse_database)
-        }),
+        BackendKind::Clickhouse => BackendConfig::ClickHouse(Box::new(clickhouse::Settings {
+            connection: runakefli_server::ClickHouseConfig {
+                tls: runakefli_server::clickhouse_tls::client_config(
+                    &runakefli_server::clickhouse_tls::TlsFiles {
+                        ca: args.clickhouse_ca_file,
+                        client_cert: args.clickhouse_client_cert,
+                        client_key: args.clickhouse_client_key,
+                    },
+                )?,
+                user: args.clickhouse_user,
+                password: args.clickhouse_password,
+                settings: args.clickhouse_setting,
+                timeout: args.clickhouse_timeout,
+                cluster: args
+                    .clickhouse_cluster
+                    .map(|name| runakefli_server::ClickHouseCluster {
+                        replicated: args.clickhouse_replicated,
+                        ..runakefli_server::ClickHouseCluster::new(name)
+                    }),
+                ..runakefli_server::ClickHouseConfig::new(
+                    args.clickhouse_url,
+                    args.clickhouse_database,
+                )
+            },
+            backlog: clickhouse::Backlog {
+                max_pushes: args.clickhouse_max_waiting_pushes,
+                max_bytes: args.clickhouse_max_waiting_bytes,
+            },
+            metric_legs: clickhouse::MetricLegs {
+                max_parallel: args.clickhouse_max_parallel_legs,
+                ..clickhouse::MetricLegs::default()
+            },
+        })),
     };
     Ok(ServerConfig {
         listen: args.listen,
         backend,
         data_dir: args.data_dir,
-        clickhouse_backlog: runakefli_server::config::ClickHouseBacklog {
-            max_pushes: args.clickhouse_max_waiting_pushes,
-            max_bytes: args.clickhouse_max_waiting_bytes,
-        },
-        clickhouse_metric_legs: runakefli_server::config::ClickHouseMetricLegs {
-            max_parallel: args.clickhouse_max_parallel_legs,
-            ..runakefli_server::config::ClickHouseMetricLegs::default()
-        },
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,
         max_push_body_bytes: args.max_push_body_bytes,

@@ -13,7 +13,7 @@
 //! form the query endpoints accept (seconds, nanoseconds, RFC 3339).
 
 use super::params::{now_ns, parse_timestamp, RawParams};
-use super::query::raw_params;
+use super::shell::raw_params;
 use crate::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -154,7 +154,7 @@ pub async fn list(
         serde_json::to_vec(&list).map_err(|e| ApiError::internal(e.to_string()))
     })
     .await?;
-    Ok(super::query::json_response(out))
+    Ok(super::shell::json_response(out))
 }
 
 /// `DELETE /loki/api/v1/delete`.

@@ -2,14 +2,11 @@
 //! `/index/stats`, `/index/volume`, `/index/volume_range` (a matrix per `step`).
 
 use super::params::{parse_bounds, RawParams};
-use super::query::{answer_json_cancellable, engine_error, parse_matchers_only};
+use super::query::{engine_error, parse_matchers_only};
+use super::shell::ReadRequest;
 use crate::error::ApiError;
 use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
 use axum::response::Response;
-use std::sync::Arc;
 
 /// Loki's default number of groups in a volume answer.
 const DEFAULT_VOLUME_LIMIT: usize = 100;
@@ -22,28 +19,17 @@ fn selector(
 }
 
 /// `GET|POST /loki/api/v1/index/stats`.
-pub async fn stats(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let matchers = selector(state, params)?;
-            let st = engine
-                .index_stats(tenant, &matchers, start, end)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(128);
-            runakefli_engine::json::write_index_stats(&st, &mut out);
-            Ok(out)
-        },
-    )
+pub async fn stats(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = selector(state, params)?;
+        let st = engine
+            .index_stats(tenant, &matchers, start, end)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(128);
+        runakefli_engine::json::write_index_stats(&st, &mut out);
+        Ok(out)
+    })
     .await
 }
 
@@ -110,119 +96,96 @@ fn volume_args(state: &AppState, params: &RawParams) -> Result<VolumeArgs, ApiEr
 /// (as Loki stamps them); the groups are those the whole window's volume
 /// answer keeps under `limit`; buckets without bytes are left out. A step
 /// covering the whole window gives the `/index/volume` vector, as in Loki.
-pub async fn volume_range(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let a = volume_args(state, params)?;
-            // Loki reads the rest as a range query's parameters (bounds, step,
-            // resolution limit, interval), with the same errors.
-            let range = super::params::parse_range(params)?;
-            let (start, end, step) = (range.start, range.end, range.step);
-            if step >= end - start {
-                // One bucket: Loki answers as /index/volume does (a vector at `end`).
-                let groups = a.volume(engine, tenant, start, end, a.limit)?;
-                let mut out = Vec::with_capacity(1024);
-                runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
-                return Ok(out);
-            }
-            let mut windows = Vec::new();
-            let mut b = start;
-            while b < end {
-                let e = b.saturating_add(step).min(end);
-                windows.push((b, e));
-                b = e;
-            }
-            let volumes = engine
-                .volume_range(
-                    tenant,
-                    &a.matchers,
-                    (start, end),
-                    &windows,
-                    &a.targets,
-                    a.by_labels,
-                    a.limit,
-                )
-                .map_err(engine_error)?;
-            let groups = volumes.whole;
-            let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
-            for (&(_, e), window) in windows.iter().zip(volumes.per_window) {
-                let t_ms = if e >= end {
-                    end / 1_000_000
-                } else {
-                    e / 1_000_000 - 1
-                };
-                let t = serde_json::Number::from_f64(t_ms as f64 / 1000.0)
-                    .map(serde_json::Value::Number)
-                    .unwrap_or(serde_json::Value::Null);
-                let t = if t_ms % 1000 == 0 {
-                    serde_json::json!(t_ms / 1000)
-                } else {
-                    t
-                };
-                for (labels, bytes) in window {
-                    if bytes == 0 {
-                        continue;
-                    }
-                    if let Some(i) = groups.iter().position(|(l, _)| *l == labels) {
-                        series[i].push(serde_json::json!([t.clone(), bytes.to_string()]));
-                    }
+pub async fn volume_range(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
+        let a = volume_args(state, params)?;
+        // Loki reads the rest as a range query's parameters (bounds, step,
+        // resolution limit, interval), with the same errors.
+        let range = super::params::parse_range(params)?;
+        let (start, end, step) = (range.start, range.end, range.step);
+        if step >= end - start {
+            // One bucket: Loki answers as /index/volume does (a vector at `end`).
+            let groups = a.volume(engine, tenant, start, end, a.limit)?;
+            let mut out = Vec::with_capacity(1024);
+            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+            return Ok(out);
+        }
+        let mut windows = Vec::new();
+        let mut b = start;
+        while b < end {
+            let e = b.saturating_add(step).min(end);
+            windows.push((b, e));
+            b = e;
+        }
+        let volumes = engine
+            .volume_range(
+                tenant,
+                &a.matchers,
+                (start, end),
+                &windows,
+                &a.targets,
+                a.by_labels,
+                a.limit,
+            )
+            .map_err(engine_error)?;
+        let groups = volumes.whole;
+        let mut series: Vec<Vec<serde_json::Value>> = vec![Vec::new(); groups.len()];
+        for (&(_, e), window) in windows.iter().zip(volumes.per_window) {
+            let t_ms = if e >= end {
+                end / 1_000_000
+            } else {
+                e / 1_000_000 - 1
+            };
+            let t = serde_json::Number::from_f64(t_ms as f64 / 1000.0)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null);
+            let t = if t_ms % 1000 == 0 {
+                serde_json::json!(t_ms / 1000)
+            } else {
+                t
+            };
+            for (labels, bytes) in window {
+                if bytes == 0 {
+                    continue;
+                }
+                if let Some(i) = groups.iter().position(|(l, _)| *l == labels) {
+                    series[i].push(serde_json::json!([t.clone(), bytes.to_string()]));
                 }
             }
-            let result: Vec<serde_json::Value> = groups
-                .iter()
-                .zip(series)
-                .filter(|(_, values)| !values.is_empty())
-                .map(|((labels, _), values)| {
-                    let metric: serde_json::Map<String, serde_json::Value> = labels
-                        .pairs()
-                        .iter()
-                        .map(|(k, v)| (k.clone(), serde_json::json!(v)))
-                        .collect();
-                    serde_json::json!({"metric": metric, "values": values})
-                })
-                .collect();
-            let body = serde_json::json!({
-                "status": "success",
-                "data": {"resultType": "matrix", "result": result},
-            });
-            let mut out =
-                serde_json::to_vec(&body).map_err(|e| ApiError::internal(e.to_string()))?;
-            out.push(b'\n');
-            Ok(out)
-        },
-    )
+        }
+        let result: Vec<serde_json::Value> = groups
+            .iter()
+            .zip(series)
+            .filter(|(_, values)| !values.is_empty())
+            .map(|((labels, _), values)| {
+                let metric: serde_json::Map<String, serde_json::Value> = labels
+                    .pairs()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+                    .collect();
+                serde_json::json!({"metric": metric, "values": values})
+            })
+            .collect();
+        let body = serde_json::json!({
+            "status": "success",
+            "data": {"resultType": "matrix", "result": result},
+        });
+        let mut out = serde_json::to_vec(&body).map_err(|e| ApiError::internal(e.to_string()))?;
+        out.push(b'\n');
+        Ok(out)
+    })
     .await
 }
 
 /// `GET|POST /loki/api/v1/index/volume`.
-pub async fn volume(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let a = volume_args(state, params)?;
-            let groups = a.volume(engine, tenant, start, end, a.limit)?;
-            let mut out = Vec::with_capacity(1024);
-            runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
-            Ok(out)
-        },
-    )
+pub async fn volume(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let a = volume_args(state, params)?;
+        let groups = a.volume(engine, tenant, start, end, a.limit)?;
+        let mut out = Vec::with_capacity(1024);
+        runakefli_engine::json::write_volume(&groups, end / 1_000_000, &mut out);
+        Ok(out)
+    })
     .await
 }

@@ -6,6 +6,7 @@ pub mod index;
 pub mod params;
 pub mod push;
 pub mod query;
+pub mod shell;
 pub mod tail;
 pub mod tail_slots;
 

@@ -1,35 +1,17 @@
 //! Query endpoints: `query_range`, `query`, `labels`, `label/<name>/values`, `series`.
-//! Parameters may come in the query string or, for POST, a form body.
+//! Parameters may come in the query string or, for POST, a form body; each
+//! handler runs in the read shell ([`super::shell::ReadRequest`]).
 
 use super::params::{parse_bounds, parse_instant, parse_range, RawParams};
-use crate::blocking;
-use crate::cancel::CancelOnDrop;
+use super::shell::ReadRequest;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::tenant::tenant_of;
-use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
-use axum::http::{header, HeaderMap};
-use axum::response::{IntoResponse, Response};
+use axum::extract::Path;
+use axum::http::HeaderMap;
+use axum::response::Response;
 use runakefli_engine::{Engine, EngineError, QueryResponse, QueryResult};
 use runakefli_logql::Expr;
-use runakefli_model::{Matcher, TenantId};
-use std::sync::Arc;
-
-pub(crate) fn raw_params(query: Option<String>, headers: &HeaderMap, body: &Bytes) -> RawParams {
-    let mut p = RawParams::default();
-    if let Some(q) = query {
-        p.extend_from_urlencoded(&q);
-    }
-    let is_form = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
-    if is_form && !body.is_empty() {
-        p.extend_from_urlencoded(&String::from_utf8_lossy(body));
-    }
-    p
-}
+use runakefli_model::Matcher;
 
 pub(crate) fn engine_error(e: EngineError) -> ApiError {
     ApiError::new(e.status(), e.to_string())
@@ -82,47 +64,6 @@ pub(crate) fn series_groups(
             Ok(ms)
         })
         .collect()
-}
-
-pub(crate) fn json_response(body: Vec<u8>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json; charset=UTF-8")],
-        body,
-    )
-        .into_response()
-}
-
-/// Runs a read endpoint: resolves the tenant, gathers the parameters (query string
-/// and form body), waits for a slot of the [`crate::query_gate`], runs `answer`
-/// on the blocking pool holding the slot, and sends its JSON body. `answer`
-/// reads through an engine that stops when the client goes away (see
-/// [`crate::cancel`]).
-pub(crate) async fn answer_json_cancellable<F>(
-    state: Arc<AppState>,
-    query: Option<String>,
-    headers: &HeaderMap,
-    body: &Bytes,
-    answer: F,
-) -> Result<Response, ApiError>
-where
-    F: FnOnce(&AppState, &Engine, &TenantId, &RawParams) -> Result<Vec<u8>, ApiError>
-        + Send
-        + 'static,
-{
-    let tenant = tenant_of(headers, state.config.multi_tenant)?;
-    let params = raw_params(query, headers, body);
-    let slot = state.query_gate.enter().await?;
-    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // Dropped with this future when the client disconnects.
-    let guard = CancelOnDrop::new(flag.clone());
-    let out = blocking(move || {
-        let _slot = slot;
-        let engine = state.request_engine(flag);
-        answer(&state, &engine, &tenant, &params)
-    })
-    .await;
-    guard.disarm();
-    Ok(json_response(out?))
 }
 
 /// The optional `query` selector of the labels endpoints.
@@ -216,132 +157,79 @@ fn write_answer(resp: &QueryResponse, categorize: bool, warning: Option<&str>) -
 }
 
 /// `GET|POST /loki/api/v1/query_range`.
-pub async fn query_range(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let categorize = wants_categorized(&headers);
-    let partial = wants_partial(&headers);
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        move |state, engine, tenant, params| {
-            let p = parse_range(params)?;
-            let expr = parse_query(state, &p.query)?;
-            let (resp, warning) = with_partial(state, engine, partial, |engine| {
-                engine.query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
-            })?;
-            Ok(write_answer(&resp, categorize, warning.as_deref()))
-        },
-    )
+pub async fn query_range(req: ReadRequest) -> Result<Response, ApiError> {
+    let categorize = wants_categorized(req.headers());
+    let partial = wants_partial(req.headers());
+    req.answer(move |state, engine, tenant, params| {
+        let p = parse_range(params)?;
+        let expr = parse_query(state, &p.query)?;
+        let (resp, warning) = with_partial(state, engine, partial, |engine| {
+            engine.query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
+        })?;
+        Ok(write_answer(&resp, categorize, warning.as_deref()))
+    })
     .await
 }
 
 /// `GET|POST /loki/api/v1/query`.
-pub async fn query_instant(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let categorize = wants_categorized(&headers);
-    let partial = wants_partial(&headers);
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        move |state, engine, tenant, params| {
-            let p = parse_instant(params)?;
-            let expr = parse_query(state, &p.query)?;
-            let (resp, warning) = with_partial(state, engine, partial, |engine| {
-                engine.query_instant(tenant, &expr, p.time, p.limit, p.direction)
-            })?;
-            Ok(write_answer(&resp, categorize, warning.as_deref()))
-        },
-    )
+pub async fn query_instant(req: ReadRequest) -> Result<Response, ApiError> {
+    let categorize = wants_categorized(req.headers());
+    let partial = wants_partial(req.headers());
+    req.answer(move |state, engine, tenant, params| {
+        let p = parse_instant(params)?;
+        let expr = parse_query(state, &p.query)?;
+        let (resp, warning) = with_partial(state, engine, partial, |engine| {
+            engine.query_instant(tenant, &expr, p.time, p.limit, p.direction)
+        })?;
+        Ok(write_answer(&resp, categorize, warning.as_deref()))
+    })
     .await
 }
 
 /// `GET|POST /loki/api/v1/labels`.
-pub async fn labels(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let matchers = optional_selector(state, params)?;
-            let names = engine
-                .labels(tenant, matchers.as_deref(), start, end)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(256);
-            runakefli_engine::json::write_string_list(&names, &mut out);
-            Ok(out)
-        },
-    )
+pub async fn labels(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = optional_selector(state, params)?;
+        let names = engine
+            .labels(tenant, matchers.as_deref(), start, end)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(256);
+        runakefli_engine::json::write_string_list(&names, &mut out);
+        Ok(out)
+    })
     .await
 }
 
 /// `GET|POST /loki/api/v1/label/<name>/values`.
 pub async fn label_values(
-    State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
+    req: ReadRequest,
 ) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        move |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let matchers = optional_selector(state, params)?;
-            let values = engine
-                .label_values(tenant, &name, matchers.as_deref(), start, end)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(256);
-            runakefli_engine::json::write_string_list(&values, &mut out);
-            Ok(out)
-        },
-    )
+    req.answer(move |state, engine, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let matchers = optional_selector(state, params)?;
+        let values = engine
+            .label_values(tenant, &name, matchers.as_deref(), start, end)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(256);
+        runakefli_engine::json::write_string_list(&values, &mut out);
+        Ok(out)
+    })
     .await
 }
 
 /// `GET|POST /loki/api/v1/series`.
-pub async fn series(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (start, end) = parse_bounds(params)?;
-            let selectors = series_groups(state, params)?;
-            let series = engine
-                .series(tenant, &selectors, start, end)
-                .map_err(engine_error)?;
-            let mut out = Vec::with_capacity(1024);
-            runakefli_engine::json::write_series(&series, &mut out);
-            Ok(out)
-        },
-    )
+pub async fn series(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
+        let (start, end) = parse_bounds(params)?;
+        let selectors = series_groups(state, params)?;
+        let series = engine
+            .series(tenant, &selectors, start, end)
+            .map_err(engine_error)?;
+        let mut out = Vec::with_capacity(1024);
+        runakefli_engine::json::write_series(&series, &mut out);
+        Ok(out)
+    })
     .await
 }

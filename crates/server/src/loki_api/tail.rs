@@ -19,7 +19,8 @@
 //! ([`super::tail_slots`]); one more is closed at once with Loki's error.
 
 use super::params::{now_ns, parse_limit, parse_timestamp, RawParams};
-use super::query::{parse_query, raw_params};
+use super::query::parse_query;
+use super::shell::raw_params;
 use super::tail_slots::TailSlot;
 use crate::error::ApiError;
 use crate::state::AppState;

@@ -7,23 +7,23 @@
 //! - rejected pushes and query latencies: the [`track`] layer around every
 //!   route, which classifies the request path and reads the failure reason
 //!   the error left in the response ([`crate::error::ErrorReason`]);
-//! - everything about the store (WAL, memtable, parts, merges, disk): read
-//!   from [`runakefli_storage::Storage`] when `/metrics` is scraped;
-//! - on the ClickHouse backend, plans answered in SQL or declined and rows
-//!   shipped: read from its `SqlStats` at scrape time.
+//! - everything about the backend (the embedded store's WAL, memtable,
+//!   parts, merges and disk; ClickHouse's plans answered in SQL or declined,
+//!   rows shipped, push batches): written by its [`BackendMetrics`] (see
+//!   [`crate::backends`]) when `/metrics` is scraped.
 //!
 //! Names follow Prometheus conventions: counters end in `_total`, durations
 //! are `_seconds`, sizes `_bytes`.
 
 mod text;
 
+use crate::backends::embedded::Histogram;
 use crate::error::ErrorReason;
 use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use runakefli_storage::stats::Histogram;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -221,8 +221,9 @@ impl Metrics {
             "Bytes of push bodies (HTTP) and syslog messages being received or stored now (limit: --max-inflight-push-bytes).",
             state.push_gate.in_flight() as f64,
         );
-        store::render(&mut x, state);
-        clickhouse::render(&mut x, state);
+        if let Some(backend) = state.store.metrics() {
+            backend.render(&mut x);
+        }
         x.gauge(
             "runakefli_uptime_seconds",
             "Seconds since the server started.",
@@ -232,8 +233,12 @@ impl Metrics {
     }
 }
 
-mod clickhouse;
-mod store;
+/// A backend's own metric families, written at scrape time after the
+/// server's (none for a backend without them).
+pub trait BackendMetrics: Send + Sync {
+    /// Writes the families and their samples, read now.
+    fn render(&self, x: &mut Exposition);
+}
 
 /// `GET /metrics`.
 pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {

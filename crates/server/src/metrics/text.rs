@@ -1,7 +1,7 @@
 //! The Prometheus text exposition format: `# HELP`, `# TYPE`, then samples
 //! `name{label="value",…} value`, label values escaped (`\\`, `\"`, `\n`).
 
-use runakefli_storage::stats::HistogramSnapshot;
+use crate::backends::embedded::HistogramSnapshot;
 use std::fmt::Write;
 
 /// A page of metric families being written.

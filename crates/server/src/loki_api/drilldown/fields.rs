@@ -8,17 +8,15 @@
 use super::{count_param, to_body, window};
 use crate::error::ApiError;
 use crate::loki_api::params::RawParams;
-use crate::loki_api::query::{answer_json_cancellable, engine_error, parse_query};
+use crate::loki_api::query::{engine_error, parse_query};
+use crate::loki_api::shell::ReadRequest;
 use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
-use axum::http::HeaderMap;
+use axum::extract::Path;
 use axum::response::Response;
 use runakefli_engine::drilldown::fields::DetectedField;
 use runakefli_logql::Expr;
 use runakefli_model::TenantId;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 /// Lines read when `line_limit` is not given (Loki's default).
 pub const DEFAULT_LINE_LIMIT: usize = 100;
@@ -68,50 +66,30 @@ fn field_json(f: &DetectedField) -> Value {
 }
 
 /// `GET|POST /loki/api/v1/detected_fields`.
-pub async fn detected_fields(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        |state, engine, tenant, params| {
-            let (fields, limit) = detect(state, engine, tenant, params)?;
-            let list: Vec<Value> = fields.iter().take(limit).map(field_json).collect();
-            to_body(&json!({ "fields": list, "limit": limit }))
-        },
-    )
+pub async fn detected_fields(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
+        let (fields, limit) = detect(state, engine, tenant, params)?;
+        let list: Vec<Value> = fields.iter().take(limit).map(field_json).collect();
+        to_body(&json!({ "fields": list, "limit": limit }))
+    })
     .await
 }
 
 /// `GET|POST /loki/api/v1/detected_field/<name>/values`: the distinct values
 /// of one field; `{}` when the field is not found, as Loki answers.
 pub async fn field_values(
-    State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
+    req: ReadRequest,
 ) -> Result<Response, ApiError> {
-    answer_json_cancellable(
-        state,
-        query,
-        &headers,
-        &body,
-        move |state, engine, tenant, params| {
-            let (fields, limit) = detect(state, engine, tenant, params)?;
-            match fields.iter().find(|f| f.label == name) {
-                Some(f) if !f.values.is_empty() => {
-                    let values: Vec<&String> = f.values.iter().take(limit).collect();
-                    to_body(&json!({ "values": values, "limit": limit }))
-                }
-                _ => to_body(&json!({})),
+    req.answer(move |state, engine, tenant, params| {
+        let (fields, limit) = detect(state, engine, tenant, params)?;
+        match fields.iter().find(|f| f.label == name) {
+            Some(f) if !f.values.is_empty() => {
+                let values: Vec<&String> = f.values.iter().take(limit).collect();
+                to_body(&json!({ "values": values, "limit": limit }))
             }
-        },
-    )
+            _ => to_body(&json!({})),
+        }
+    })
     .await
 }

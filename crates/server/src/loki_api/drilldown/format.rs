@@ -4,25 +4,16 @@
 
 use super::to_body;
 use crate::error::ApiError;
-use crate::loki_api::query::{json_response, raw_params};
-use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use crate::loki_api::shell::{json_response, ReadRequest};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use std::sync::Arc;
 
 /// `GET|POST /loki/api/v1/format_query`.
-pub async fn format_query(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let params = raw_params(query, &headers, &body);
+pub async fn format_query(req: ReadRequest) -> Result<Response, ApiError> {
+    let params = req.params();
     let text = params.get("query").unwrap_or("");
-    match runakefli_logql::parse_expr_with(text, &state.parse_limits) {
+    match runakefli_logql::parse_expr_with(text, &req.state().parse_limits) {
         Ok(expr) => Ok(json_response(to_body(
             &json!({"status": "success", "data": expr.to_string()}),
         )?)),

@@ -4,7 +4,7 @@
 
 use super::to_body;
 use crate::error::ApiError;
-use crate::loki_api::query::json_response;
+use crate::loki_api::shell::json_response;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::response::Response;

@@ -6,24 +6,15 @@
 use super::{to_body, window};
 use crate::error::ApiError;
 use crate::loki_api::params::{default_step, parse_seconds_or_duration};
-use crate::loki_api::query::{answer_json_cancellable, engine_error, parse_query};
-use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
+use crate::loki_api::query::{engine_error, parse_query};
+use crate::loki_api::shell::ReadRequest;
 use axum::response::Response;
 use runakefli_logql::Expr;
 use serde_json::json;
-use std::sync::Arc;
 
 /// `GET|POST /loki/api/v1/patterns`.
-pub async fn patterns(
-    State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    answer_json_cancellable(state, query, &headers, &body, |state, engine, tenant, params| {
+pub async fn patterns(req: ReadRequest) -> Result<Response, ApiError> {
+    req.answer(|state, engine, tenant, params| {
         let expr = parse_query(state, params.get("query").unwrap_or(""))?;
         let (start, end) = window(params)?;
         let step = match params.get("step") {

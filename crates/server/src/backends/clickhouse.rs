@@ -1,20 +1,117 @@
-//! The ClickHouse backend's counters as metric families, read at scrape time
-//! (none on another backend): how many query plans ClickHouse answered in
-//! SQL, how many the backend declined (the engine then scanned and evaluated
-//! them itself), and the rows each path shipped ([`SqlStats`]); the pushes'
-//! batches, retries and backlog ([`PushStats`]); housekeeping
-//! ([`HousekeepingStats`]).
+//! The ClickHouse backend (`runakefli_clickhouse`) as the server's backend:
+//! its configuration types, opening it (schema, housekeeping thread) into a
+//! [`Store`], and its counters as metric families read at scrape time: how
+//! many query plans ClickHouse answered in SQL, how many the backend
+//! declined (the engine then scanned and evaluated them itself), and the
+//! rows each path shipped ([`SqlStats`]); the pushes' batches, retries and
+//! backlog ([`PushStats`]); housekeeping ([`HousekeepingStats`]).
 
-use super::Exposition;
-use crate::state::AppState;
-use runakefli_clickhouse::{HousekeepingStats, PushStats, SqlStats};
+use crate::config::ServerConfig;
+use crate::metrics::{BackendMetrics, Exposition};
+use crate::state::OpenError;
+use crate::store::Store;
+use runakefli_clickhouse::{
+    ClickHouseBackend, Client, Housekeeping, HousekeepingStats, PushStats, SqlStats,
+};
+use std::sync::Arc;
 
-/// Writes the `runakefli_clickhouse_*` families when the backend is ClickHouse.
-pub(super) fn render(x: &mut Exposition, state: &AppState) {
-    if let Some(backend) = state.store.clickhouse_backend() {
-        render_stats(x, &backend.sql_stats());
-        render_pushes(x, &backend.push_stats());
-        render_housekeeping(x, &backend.housekeeping_stats());
+/// TLS files of the ClickHouse backend (a private CA, a client certificate).
+pub use runakefli_clickhouse::tls;
+pub use runakefli_clickhouse::{Backlog, Cluster, Config, MetricLegs};
+
+/// Default of [`Backlog`]'s pushes (`--clickhouse-max-waiting-pushes`).
+pub const DEFAULT_MAX_WAITING_PUSHES: usize =
+    runakefli_clickhouse::group_commit::DEFAULT_MAX_WAITING_PUSHES;
+/// Default of [`MetricLegs`]' legs read at once.
+pub const DEFAULT_MAX_PARALLEL_LEGS: usize =
+    runakefli_clickhouse::buckets::DEFAULT_MAX_PARALLEL_LEGS;
+
+/// Everything `--backend clickhouse` is configured with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where and how to connect: URL, database, credentials, TLS, cluster.
+    pub connection: Config,
+    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
+    /// once; past it a push answers 503 at once.
+    pub backlog: Backlog,
+    /// How range aggregations over several days are split into legs read
+    /// at once.
+    pub metric_legs: MetricLegs,
+}
+
+impl Settings {
+    /// `connection` with the default backlog and metric legs.
+    pub fn new(connection: Config) -> Settings {
+        Settings {
+            connection,
+            backlog: Backlog::default(),
+            metric_legs: MetricLegs::default(),
+        }
+    }
+}
+
+/// Why the ClickHouse backend did not open (unreachable, or its schema
+/// could not be prepared).
+#[derive(Debug, thiserror::Error)]
+#[error("clickhouse backend: {0}")]
+struct OpenFailed(#[from] runakefli_clickhouse::Error);
+
+/// Opens the database `c` names (creating or migrating its schema) and
+/// starts its housekeeping thread (retention, delete requests).
+pub(super) fn open(config: &ServerConfig, c: &Settings) -> Result<Store, OpenError> {
+    refuse_embedded_only_settings(config)?;
+    let housekeeping = Housekeeping {
+        retention: crate::state::retention_config(config)?,
+        delete_cancel_period: config.delete_request_cancel_period,
+    };
+    let backend = Arc::new(
+        ClickHouseBackend::open(Client::new(c.connection.clone()))
+            .map_err(|e| OpenError::Backend(Box::new(OpenFailed(e))))?
+            .with_housekeeping(housekeeping)
+            .with_backlog(c.backlog)
+            .with_metric_legs(c.metric_legs),
+    );
+    backend
+        .spawn_housekeeping()
+        .map_err(|source| OpenError::Thread {
+            what: "the clickhouse housekeeping thread",
+            source,
+        })?;
+    Ok(store(backend))
+}
+
+/// The [`Store`] over an opened backend: it reads, writes, deletes and
+/// shows its counters on `/metrics`.
+pub fn store(backend: Arc<ClickHouseBackend>) -> Store {
+    Store::new(backend.clone())
+        .with_deletes(backend.clone())
+        .with_metrics(Arc::new(Counters(backend)))
+}
+
+/// Settings only the embedded store honours are refused on ClickHouse
+/// rather than ignored: the disk budget (`max_disk_bytes`) measures the
+/// embedded store's files; ClickHouse's disk is ClickHouse's to budget.
+fn refuse_embedded_only_settings(config: &ServerConfig) -> Result<(), OpenError> {
+    if config.max_disk_bytes.is_some() {
+        return Err(OpenError::Config(
+            "max_disk_bytes is the embedded store's disk budget and is not implemented for the \
+             clickhouse backend; bound ClickHouse's disk with its own storage policies, and \
+             retention_period / retention_stream"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The backend's counters, read at scrape time.
+struct Counters(Arc<ClickHouseBackend>);
+
+impl BackendMetrics for Counters {
+    /// Writes the `runakefli_clickhouse_*` families.
+    fn render(&self, x: &mut Exposition) {
+        render_stats(x, &self.0.sql_stats());
+        render_pushes(x, &self.0.push_stats());
+        render_housekeeping(x, &self.0.housekeeping_stats());
     }
 }
 
@@ -154,6 +251,39 @@ fn render_stats(x: &mut Exposition, s: &SqlStats) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn clickhouse_config() -> ServerConfig {
+        ServerConfig {
+            backend: crate::backends::BackendConfig::ClickHouse(Box::new(Settings::new(
+                Config::new("http://127.0.0.1:1", "x"),
+            ))),
+            ..ServerConfig::default()
+        }
+    }
+
+    #[test]
+    fn clickhouse_refuses_the_disk_budget_before_connecting() {
+        let mut c = clickhouse_config();
+        c.max_disk_bytes = Some(1 << 30);
+        match crate::backends::open(&c) {
+            Err(OpenError::Config(m)) => assert!(m.contains("max_disk_bytes"), "{m}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("opened"),
+        }
+    }
+
+    #[test]
+    fn an_unreachable_clickhouse_fails_the_start() {
+        match crate::backends::open(&clickhouse_config()) {
+            Err(OpenError::Backend(e)) => {
+                let m = e.to_string();
+                assert!(m.starts_with("clickhouse backend: "), "{m}");
+                assert!(m.contains("unreachable"), "{m}");
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("opened"),
+        }
+    }
 
     #[test]
     fn housekeeping_counters_are_exposed() {

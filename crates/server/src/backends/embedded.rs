@@ -1,14 +1,77 @@
-//! The embedded store's figures as metric families, read at scrape time
-//! (none on another backend).
+//! The embedded columnar store (`runakefli_storage`) as the server's backend:
+//! its settings from the server's, the [`Store`] over it, its metric
+//! families (WAL, memtable, parts, merges, retention, disk) and its files
+//! for the admin endpoints.
 
-use super::Exposition;
-use crate::state::AppState;
+use crate::config::ServerConfig;
+use crate::metrics::{BackendMetrics, Exposition};
+use crate::state::OpenError;
+use crate::store::{LocalFiles, Store};
+use runakefli_storage::{Storage, StorageConfig};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Default of [`ServerConfig::answer_cache_bytes`].
+pub const DEFAULT_ANSWER_CACHE_BYTES: usize = runakefli_storage::config::DEFAULT_ANSWER_CACHE_BYTES;
+/// Default of [`ServerConfig::decoded_cache_bytes`].
+pub const DEFAULT_DECODED_CACHE_BYTES: usize =
+    runakefli_storage::config::DEFAULT_DECODED_CACHE_BYTES;
+/// Default of [`ServerConfig::wal_record_max_bytes`] (the most WAL replay accepts).
+pub const WAL_RECORD_MAX_BYTES: usize = runakefli_storage::config::WAL_RECORD_MAX_BYTES;
+
+/// The fixed-bucket latency histogram the store keeps its fsync times in;
+/// the server's `/metrics` keeps its query latencies in it too.
+pub use runakefli_storage::stats::{Histogram, HistogramSnapshot};
+
+/// Opens the store under `config.data_dir`, replaying its WAL.
+pub(super) fn open(config: &ServerConfig) -> Result<Store, OpenError> {
+    let mut sc = StorageConfig::new(config.data_dir.clone());
+    sc.retention = crate::state::retention_config(config)?;
+    sc.delete_cancel_period = config.delete_request_cancel_period;
+    sc.memtable_flush_bytes = config.memtable_bytes;
+    sc.answer_cache_bytes = config.answer_cache_bytes;
+    sc.decoded_cache_bytes = config.decoded_cache_bytes;
+    sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
+    sc.wal_fsync = config.wal_fsync;
+    sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
+    sc.wal_record_max_bytes = config.wal_record_max_bytes;
+    let storage = Storage::open(sc).map_err(|e| OpenError::Backend(Box::new(e)))?;
+    Ok(store(storage))
+}
+
+/// The [`Store`] over an opened store: it reads, writes, deletes, shows its
+/// figures on `/metrics` and its files to the admin endpoints.
+pub fn store(storage: Arc<Storage>) -> Store {
+    Store::new(storage.clone())
+        .with_deletes(storage.clone())
+        .with_metrics(Arc::new(Figures(storage.clone())))
+        .with_local_files(Arc::new(Files(storage)))
+}
+
+/// The store's files, for `/ready` and `/admin/storage/stats`.
+struct Files(Arc<Storage>);
+
+impl LocalFiles for Files {
+    fn free_disk_bytes(&self) -> std::io::Result<u64> {
+        self.0.free_disk_bytes()
+    }
+
+    fn stats_json(&self) -> Result<String, String> {
+        serde_json::to_string(&self.0.stats()).map_err(|e| e.to_string())
+    }
+}
+
+/// The store's figures, read at scrape time.
+struct Figures(Arc<Storage>);
+
+impl BackendMetrics for Figures {
+    fn render(&self, x: &mut Exposition) {
+        render(x, &self.0);
+    }
+}
 
 /// Writes the WAL, memtable, part, merge and disk families.
-pub(super) fn render(x: &mut Exposition, state: &AppState) {
-    let Some(storage) = state.store.embedded_store() else {
-        return;
-    };
+fn render(x: &mut Exposition, storage: &Storage) {
     let s = storage.stats();
     let tenants = storage.tenant_stats();
     x.counter(
@@ -151,5 +214,63 @@ pub(super) fn render(x: &mut Exposition, state: &AppState) {
             let v = [t.disk_bytes, t.parts, t.part_rows, t.partitions, t.streams][i];
             x.sample("", &[("tenant", &t.tenant)], v as f64);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ApiError;
+    use runakefli_storage::StorageError as S;
+
+    /// The status a store failure answers with, through the model's kinds.
+    fn status(e: S) -> u16 {
+        ApiError::from(runakefli_model::StoreError::from(e)).status
+    }
+
+    #[test]
+    fn storage_failures_map_to_one_status_each() {
+        assert_eq!(status(S::InvalidTenant("a/b".into())), 400);
+        assert_eq!(
+            status(S::StreamIdCollision {
+                tenant: "t".into(),
+                id: 7,
+                existing: "{a=\"1\"}".into(),
+                incoming: "{a=\"2\"}".into(),
+            }),
+            400
+        );
+        assert_eq!(
+            status(S::RecordTooLarge {
+                bytes: 10,
+                limit: 5
+            }),
+            413
+        );
+        assert_eq!(status(S::Overloaded("behind".into())), 503);
+        assert_eq!(status(S::Closed), 503);
+        assert_eq!(
+            status(S::WalFailed {
+                reason: "fsync: EIO".into(),
+                disk_full: false
+            }),
+            503
+        );
+        assert_eq!(
+            status(S::WalFailed {
+                reason: "no space".into(),
+                disk_full: true
+            }),
+            507
+        );
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        assert_eq!(status(S::io("/data/wal/1.wal", full)), 507);
+        assert_eq!(status(S::io("/data", std::io::Error::other("eio"))), 500);
+        assert_eq!(status(S::corrupt("part", "checksum")), 500);
+    }
+
+    #[test]
+    fn a_store_failure_on_the_query_path_is_a_5xx() {
+        let b: runakefli_model::BackendError = S::Closed.into();
+        assert_eq!(ApiError::from(b).status, 500);
     }
 }

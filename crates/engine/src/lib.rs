@@ -36,10 +36,12 @@ pub mod limits;
 pub mod log_query;
 pub mod metadata;
 pub mod metric;
+pub mod options;
 pub mod parallel;
 pub mod pipeline;
 pub mod pushdown;
 pub mod result;
+pub mod scope;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -47,4 +49,5 @@ pub use engine::Engine;
 pub use error::EngineError;
 pub use labelset::LabelSet;
 pub use limits::QueryLimits;
+pub use options::{EngineOptions, FastPaths};
 pub use result::{QueryResponse, QueryResult, QueryStats, Sample, Series, StreamResult};

@@ -51,7 +51,13 @@ fn run(
         panic!("metric query expected")
     };
     let mut stats = QueryStats::default();
-    eval_range(b, &limits(max), t, &e, 60 * S, 120 * S, step, &mut stats)
+    let steps = Steps {
+        start: 60 * S,
+        end: 120 * S,
+        step,
+    };
+    let scope = test_scope(b, t, FastPaths::On);
+    eval_range(&scope, &limits(max), &e, steps, &mut stats)
 }
 
 use runakefli_logql::Expr;

@@ -41,6 +41,7 @@ pub mod parallel;
 pub mod pipeline;
 pub mod pushdown;
 pub mod result;
+pub(crate) mod sampling;
 pub mod scope;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -20,14 +20,13 @@
 
 use crate::error::EngineError;
 use crate::labelset::{FastMap, LabelSet};
-use crate::metric::range::{emit_value, merge_shards, prepare_scan};
-use crate::metric::Ctx;
 use crate::parallel::map_shards;
 use crate::pipeline::jsonscan;
 use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::reorder;
 use crate::result::QueryStats;
+use crate::sampling::{emit_value, merge_shards, prepare_scan, Ctx, SeriesPoints};
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, Stage};
 use runakefli_model::{ColumnRequest, RowFields, ScanControl, Shard};
 use std::borrow::Cow;
@@ -48,9 +47,6 @@ fn filter_names(e: &LabelFilterExpr, out: &mut Vec<String>) {
         | LabelFilterExpr::Ip { name, .. } => out.push(name.clone()),
     }
 }
-
-/// A series' reduced labels and its `(timestamp, value)` points.
-pub(crate) type SeriesPoints = (LabelSet, Vec<(i64, f64)>);
 
 /// A planned fast path for one range aggregation.
 struct Plan {

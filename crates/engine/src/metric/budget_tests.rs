@@ -4,7 +4,9 @@
 
 use super::counting_backend::Counting;
 use super::*;
+use crate::options::FastPaths;
 use crate::testing::MemBackend;
+use runakefli_model::TenantId;
 use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 use std::sync::atomic::Ordering;
 

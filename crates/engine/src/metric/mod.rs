@@ -7,7 +7,6 @@ mod binary;
 mod budget_tests;
 #[cfg(test)]
 mod counting_backend;
-pub(crate) mod points;
 #[cfg(test)]
 mod points_tests;
 pub(crate) mod range;
@@ -16,19 +15,12 @@ mod vector;
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::limits::QueryLimits;
-use crate::options::FastPaths;
 use crate::pushdown::metric::TopWanted;
 use crate::result::{QueryResult, QueryStats, Sample, Series};
+use crate::sampling::{points, Ctx, StepSeries};
 use crate::scope::QueryScope;
 use runakefli_logql::{Grouping, SampleExpr, VectorOp};
-use runakefli_model::{Backend, TenantId, Timestamp};
-
-/// One series with a value slot per step.
-#[derive(Clone, Debug)]
-pub(crate) struct StepSeries {
-    pub labels: LabelSet,
-    pub values: Vec<Option<f64>>,
-}
+use runakefli_model::Timestamp;
 
 /// An evaluated expression.
 #[derive(Clone, Debug)]
@@ -37,24 +29,6 @@ pub(crate) enum Value {
     Scalar(Vec<f64>),
     /// Series.
     Vector(Vec<StepSeries>),
-}
-
-/// Evaluation context shared by the operators.
-pub(crate) struct Ctx<'a> {
-    pub backend: &'a dyn Backend,
-    pub tenant: &'a TenantId,
-    pub steps: Vec<Timestamp>,
-    pub stats: &'a mut QueryStats,
-    pub deadline: std::time::Instant,
-    /// Whether the columnar path and bucket plans may answer.
-    pub fast_paths: FastPaths,
-    /// `max_query_series` when the query's answer is exactly the series of
-    /// its one range aggregation ([`answer_is_range_series`]): the scan then
-    /// stops as soon as more series than that have a sample, instead of
-    /// collecting every point first.
-    pub series_limit: Option<usize>,
-    /// The points the query holds, against `max_query_points`.
-    pub points: points::PointBudget,
 }
 
 /// Whether the series of the answer are exactly those of the expression's
@@ -421,9 +395,9 @@ pub fn eval_instant(
 /// default timeout.
 #[cfg(test)]
 pub(crate) fn test_scope<'a>(
-    backend: &'a dyn Backend,
-    tenant: &'a TenantId,
-    fast_paths: FastPaths,
+    backend: &'a dyn runakefli_model::Backend,
+    tenant: &'a runakefli_model::TenantId,
+    fast_paths: crate::options::FastPaths,
 ) -> QueryScope<'a> {
     QueryScope {
         backend,

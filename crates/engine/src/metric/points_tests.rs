@@ -1,12 +1,14 @@
-//! The point budget of metric queries ([`super::points`]), on both scan
+//! The point budget of metric queries ([`crate::sampling::points`]), on both scan
 //! paths (plain and columnar): a scan stops soon after the limit instead of
 //! collecting every sample; step values count exactly; samples and the
 //! inputs of an aggregation are given back once no longer held.
 
 use super::counting_backend::Counting;
 use super::*;
+use crate::options::FastPaths;
 use crate::testing::MemBackend;
 use runakefli_logql::Expr;
+use runakefli_model::TenantId;
 use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 use std::sync::atomic::Ordering;
 

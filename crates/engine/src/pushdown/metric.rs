@@ -8,10 +8,10 @@
 use super::build::{error_drop_pieces, pipeline_pieces};
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
-use crate::metric::range::{aggregate, emit_value, reduce};
-use crate::metric::{Ctx, StepSeries};
 use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::Pipeline;
+use crate::sampling::window::aggregate;
+use crate::sampling::{emit_value, reduce, Ctx, StepSeries};
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp};
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketPlan, BucketValue, GroupBy, GroupKey, PlanOutput, QueryPlan,

@@ -30,6 +30,7 @@ pub mod columnar;
 pub mod drilldown;
 pub mod engine;
 pub mod error;
+pub mod fast_hash;
 pub mod json;
 pub mod labelset;
 pub mod limits;

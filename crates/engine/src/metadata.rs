@@ -57,7 +57,7 @@ pub fn series(
     let (lo, hi) = label_window(start, end);
     for sel in selectors {
         // First and last entry per stream: one batch from each end.
-        let mut bounds: crate::labelset::FastMap<u64, (LabelSet, Timestamp, Timestamp)> =
+        let mut bounds: crate::fast_hash::FastMap<u64, (LabelSet, Timestamp, Timestamp)> =
             Default::default();
         // A backend that knows each stream's ends without shipping entries.
         match backend.stream_bounds(tenant, sel, lo, hi, Some(deadline)) {
@@ -312,7 +312,7 @@ fn scanned_sizes(
     // (labels, bytes, entries, min ts, max ts, distinct metadata strings)
     type Acc = (LabelSet, u64, u64, Timestamp, Timestamp, BTreeSet<String>);
     let mut acc: Vec<Acc> = Vec::new();
-    let mut index: crate::labelset::FastMap<u64, usize> = Default::default();
+    let mut index: crate::fast_hash::FastMap<u64, usize> = Default::default();
     scan_until(backend, &req, deadline, &mut |info, batch| {
         let i = *index.entry(info.id).or_insert_with(|| {
             acc.push((

@@ -19,7 +19,8 @@
 //! [`FastPaths::Off`](crate::FastPaths::Off)).
 
 use crate::error::EngineError;
-use crate::labelset::{FastMap, LabelSet};
+use crate::fast_hash::FastMap;
+use crate::labelset::LabelSet;
 use crate::parallel::map_shards;
 use crate::pipeline::jsonscan;
 use crate::pipeline::label_filter::LabelFilter;

@@ -4,7 +4,8 @@
 
 use super::SeriesBudget;
 use crate::error::EngineError;
-use crate::labelset::{FastMap, LabelSet};
+use crate::fast_hash::FastMap;
+use crate::labelset::LabelSet;
 use crate::parallel::map_shards;
 use crate::pipeline::labels::ERROR_LABEL;
 use crate::pipeline::required_substrings;

@@ -18,7 +18,7 @@ pub mod template;
 pub mod time_parse;
 pub mod zone;
 
-use crate::labelset::FastMap;
+use crate::fast_hash::FastMap;
 use crate::labelset::LabelSet;
 use format::{LabelFormat, LineFormat};
 use label_filter::LabelFilter;

@@ -441,7 +441,7 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
         }
         "toDateInZone" => {
             arity(a, 3)?;
-            let zone = Zone::load(s(a, 1)?).unwrap_or_else(Zone::utc);
+            let zone = cached_zone(s(a, 1)?);
             Ok(Val::Time(
                 parse_in_zone(s(a, 0)?, s(a, 2)?, &zone).unwrap_or(GO_ZERO_TIME),
             ))
@@ -618,6 +618,27 @@ fn cached_regex(src: &str) -> Result<regex::Regex, CallError> {
         }
         m.insert(src.to_string(), r.clone());
         Ok(r)
+    })
+}
+
+/// Loads a zone once per thread (templates run per entry with the same
+/// few zones); an unknown name is UTC, as in Loki's `toDateInZone`.
+fn cached_zone(name: &str) -> std::rc::Rc<Zone> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Zone>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    CACHE.with(|c| {
+        if let Some(z) = c.borrow().get(name) {
+            return z.clone();
+        }
+        let z = std::rc::Rc::new(Zone::load(name).unwrap_or_else(Zone::utc));
+        let mut m = c.borrow_mut();
+        if m.len() >= 64 {
+            m.clear();
+        }
+        m.insert(name.to_string(), z.clone());
+        z
     })
 }
 

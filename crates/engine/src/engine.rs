@@ -3,7 +3,9 @@
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::limits::QueryLimits;
+use crate::options::EngineOptions;
 use crate::result::{QueryResponse, QueryResult, QueryStats};
+use crate::scope::{LogWindow, QueryScope};
 use crate::{log_query, metadata, metric};
 use runakefli_logql::Expr;
 use runakefli_model::{Backend, Direction, Matcher, TenantId, Timestamp};
@@ -14,25 +16,55 @@ use std::time::Instant;
 pub struct Engine {
     backend: Arc<dyn Backend>,
     limits: QueryLimits,
+    options: EngineOptions,
 }
 
 impl Engine {
-    /// An engine over `backend` with `limits`.
+    /// An engine over `backend` with `limits` and the default options.
     pub fn new(backend: Arc<dyn Backend>, limits: QueryLimits) -> Self {
-        Engine { backend, limits }
+        Engine::with_options(backend, limits, EngineOptions::default())
     }
 
-    /// An engine over the same backend with other `limits`.
+    /// An engine over `backend` with `limits` and `options`.
+    pub fn with_options(
+        backend: Arc<dyn Backend>,
+        limits: QueryLimits,
+        options: EngineOptions,
+    ) -> Self {
+        Engine {
+            backend,
+            limits,
+            options,
+        }
+    }
+
+    /// An engine over the same backend, with the same options, and other `limits`.
     pub fn with_limits(&self, limits: QueryLimits) -> Self {
         Engine {
             backend: self.backend.clone(),
             limits,
+            options: self.options,
         }
     }
 
     /// The configured limits.
     pub fn limits(&self) -> &QueryLimits {
         &self.limits
+    }
+
+    /// The options the engine was built with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.options
+    }
+
+    /// The scope of a request for `tenant` that must be done by `deadline`.
+    pub(crate) fn scope<'a>(&'a self, tenant: &'a TenantId, deadline: Instant) -> QueryScope<'a> {
+        QueryScope {
+            backend: self.backend.as_ref(),
+            tenant,
+            deadline,
+            fast_paths: self.options.fast_paths,
+        }
     }
 
     /// The storage backend queries run against.
@@ -70,17 +102,14 @@ impl Engine {
         let result = match expr {
             Expr::Log(log) => {
                 self.check_limit(limit)?;
-                QueryResult::Streams(log_query::run(
-                    self.backend.as_ref(),
-                    tenant,
-                    log,
-                    start_ns,
-                    end_ns,
-                    limit as usize,
+                let window = LogWindow {
+                    start: start_ns,
+                    end: end_ns,
+                    limit: limit as usize,
                     direction,
-                    t0 + self.limits.query_timeout,
-                    &mut stats,
-                )?)
+                };
+                let scope = self.scope(tenant, t0 + self.limits.query_timeout);
+                QueryResult::Streams(log_query::run(&scope, log, window, &mut stats)?)
             }
             Expr::Sample(s) => {
                 if step_ns <= 0 {
@@ -88,14 +117,16 @@ impl Engine {
                         "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
                     ));
                 }
+                let steps = metric::Steps {
+                    start: start_ns,
+                    end: end_ns,
+                    step: step_ns,
+                };
                 metric::eval_range(
-                    self.backend.as_ref(),
+                    &self.metric_scope(tenant),
                     &self.limits,
-                    tenant,
                     s,
-                    start_ns,
-                    end_ns,
-                    step_ns,
+                    steps,
                     &mut stats,
                 )?
             }
@@ -124,9 +155,8 @@ impl Engine {
                 ));
             }
             Expr::Sample(s) => metric::eval_instant(
-                self.backend.as_ref(),
+                &self.metric_scope(tenant),
                 &self.limits,
-                tenant,
                 s,
                 time_ns,
                 &mut stats,
@@ -152,6 +182,11 @@ impl Engine {
             end,
             self.deadline(),
         )
+    }
+
+    /// The scope of a metric query for `tenant` starting now.
+    fn metric_scope<'a>(&'a self, tenant: &'a TenantId) -> QueryScope<'a> {
+        self.scope(tenant, self.deadline())
     }
 
     /// When a request starting now must be done ([`QueryLimits::query_timeout`]).
@@ -212,16 +247,12 @@ impl Engine {
         by_labels: bool,
         limit: usize,
     ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
+        let grouping = metadata::VolumeGrouping::new(matchers, target_labels, by_labels);
         metadata::volume(
-            self.backend.as_ref(),
-            tenant,
-            matchers,
-            start,
-            end,
-            target_labels,
-            by_labels,
+            &self.scope(tenant, self.deadline()),
+            &grouping,
+            (start, end),
             limit,
-            self.deadline(),
         )
     }
 
@@ -238,16 +269,13 @@ impl Engine {
         by_labels: bool,
         limit: usize,
     ) -> Result<metadata::VolumeRange, EngineError> {
+        let grouping = metadata::VolumeGrouping::new(matchers, target_labels, by_labels);
         metadata::volume_range(
-            self.backend.as_ref(),
-            tenant,
-            matchers,
+            &self.scope(tenant, self.deadline()),
+            &grouping,
             range,
             windows,
-            target_labels,
-            by_labels,
             limit,
-            self.deadline(),
         )
     }
 

@@ -30,16 +30,20 @@ pub mod columnar;
 pub mod drilldown;
 pub mod engine;
 pub mod error;
+pub mod fast_hash;
 pub mod json;
 pub mod labelset;
 pub mod limits;
 pub mod log_query;
 pub mod metadata;
 pub mod metric;
+pub mod options;
 pub mod parallel;
 pub mod pipeline;
 pub mod pushdown;
 pub mod result;
+pub(crate) mod sampling;
+pub mod scope;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -47,4 +51,5 @@ pub use engine::Engine;
 pub use error::EngineError;
 pub use labelset::LabelSet;
 pub use limits::QueryLimits;
+pub use options::{EngineOptions, FastPaths};
 pub use result::{QueryResponse, QueryResult, QueryStats, Sample, Series, StreamResult};

@@ -13,7 +13,7 @@ pub struct QueryLimits {
     pub query_timeout: Duration,
     /// Most points (collected samples and step values, 16 bytes each) one
     /// metric query may hold in memory at once, counted while it runs; 0:
-    /// no limit. See `metric::points`.
+    /// no limit. See `sampling::points`.
     pub max_query_points: usize,
 }
 

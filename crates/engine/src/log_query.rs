@@ -7,10 +7,9 @@ use crate::labelset::LabelSet;
 use crate::parallel::map_shards;
 use crate::pipeline::{required_substrings, Pipeline};
 use crate::result::{EntryLabels, QueryStats, StreamResult};
+use crate::scope::{LogWindow, QueryScope};
 use runakefli_logql::LogExpr;
-use runakefli_model::{
-    Backend, Direction, ScanControl, ScanRequest, TenantId, TimeCutoff, Timestamp,
-};
+use runakefli_model::{Backend, Direction, ScanControl, ScanRequest, TimeCutoff};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -57,31 +56,34 @@ struct ShardResult {
     timed_out: bool,
 }
 
-/// Runs a log query over `[start, end)`: the streams are scanned in
-/// parallel shards sharing one [`TimeCutoff`], each shard keeping its best
-/// `limit` rows; the shards' rows are merged and the best `limit` kept.
-#[allow(clippy::too_many_arguments)]
+/// Runs a log query over the window's `[start, end)`: through a lines plan
+/// when fast paths may run and the backend answers one, else the streams
+/// are scanned in parallel shards sharing one [`TimeCutoff`], each shard
+/// keeping its best `limit` rows; the shards' rows are merged and the best
+/// `limit` kept.
 pub fn run(
-    backend: &dyn Backend,
-    tenant: &TenantId,
+    scope: &QueryScope,
     expr: &LogExpr,
-    start: Timestamp,
-    end: Timestamp,
-    limit: usize,
-    direction: Direction,
-    deadline: Instant,
+    window: LogWindow,
     stats: &mut QueryStats,
 ) -> Result<Vec<StreamResult>, EngineError> {
     // Compile once up front so a bad pipeline is reported before any scan.
     Pipeline::new(&expr.pipeline).map_err(EngineError::Plan)?;
-    if limit == 0 {
+    if window.limit == 0 {
         return Ok(Vec::new());
     }
-    if let Some(out) = crate::pushdown::log::run(
-        backend, tenant, expr, start, end, limit, direction, deadline, stats,
-    )? {
-        return Ok(out);
+    if scope.fast_paths.enabled() {
+        if let Some(out) = crate::pushdown::log::run(scope, expr, window, stats)? {
+            return Ok(out);
+        }
     }
+    let LogWindow {
+        start,
+        end,
+        limit,
+        direction,
+    } = window;
+    let (backend, tenant, deadline) = (scope.backend, scope.tenant, scope.deadline);
     let cutoff = Arc::new(TimeCutoff::new(direction));
     let mut base_req =
         ScanRequest::new(tenant.clone(), expr.selector.clone(), start, end, direction);

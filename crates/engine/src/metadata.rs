@@ -6,6 +6,7 @@
 
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
+use crate::scope::QueryScope;
 use runakefli_model::{
     Backend, BackendError, Direction, MatchOp, Matcher, ScanControl, ScanRequest, TenantId,
     Timestamp,
@@ -56,7 +57,7 @@ pub fn series(
     let (lo, hi) = label_window(start, end);
     for sel in selectors {
         // First and last entry per stream: one batch from each end.
-        let mut bounds: crate::labelset::FastMap<u64, (LabelSet, Timestamp, Timestamp)> =
+        let mut bounds: crate::fast_hash::FastMap<u64, (LabelSet, Timestamp, Timestamp)> =
             Default::default();
         // A backend that knows each stream's ends without shipping entries.
         match backend.stream_bounds(tenant, sel, lo, hi, Some(deadline)) {
@@ -311,7 +312,7 @@ fn scanned_sizes(
     // (labels, bytes, entries, min ts, max ts, distinct metadata strings)
     type Acc = (LabelSet, u64, u64, Timestamp, Timestamp, BTreeSet<String>);
     let mut acc: Vec<Acc> = Vec::new();
-    let mut index: crate::labelset::FastMap<u64, usize> = Default::default();
+    let mut index: crate::fast_hash::FastMap<u64, usize> = Default::default();
     scan_until(backend, &req, deadline, &mut |info, batch| {
         let i = *index.entry(info.id).or_insert_with(|| {
             acc.push((
@@ -372,20 +373,20 @@ pub fn index_stats(
 /// Groups are `target_labels` (default: the selector's label names); with
 /// `by_labels`, one group per label name (`{name=""}`), as Loki's
 /// `aggregateBy=labels`.
-#[allow(clippy::too_many_arguments)]
 pub fn volume(
-    backend: &dyn Backend,
-    tenant: &TenantId,
-    matchers: &[Matcher],
-    start: Timestamp,
-    end: Timestamp,
-    target_labels: &[String],
-    by_labels: bool,
+    scope: &QueryScope,
+    grouping: &VolumeGrouping,
+    (start, end): (Timestamp, Timestamp),
     limit: usize,
-    deadline: Instant,
 ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
-    let grouping = VolumeGrouping::new(matchers, target_labels, by_labels);
-    let sizes = stream_sizes(backend, tenant, &grouping.selector, start, end, deadline)?;
+    let sizes = stream_sizes(
+        scope.backend,
+        scope.tenant,
+        &grouping.selector,
+        start,
+        end,
+        scope.deadline,
+    )?;
     Ok(grouping.groups(sizes, limit))
 }
 
@@ -395,19 +396,19 @@ pub fn volume(
 /// would give them). Each stream's sums are worked out once per index
 /// window (see [`label_window`]) the windows touch, not once per window:
 /// a window's sizes are those sums prorated to it, as for `/index/volume`.
-#[allow(clippy::too_many_arguments)]
 pub fn volume_range(
-    backend: &dyn Backend,
-    tenant: &TenantId,
-    matchers: &[Matcher],
+    scope: &QueryScope,
+    grouping: &VolumeGrouping,
     (start, end): (Timestamp, Timestamp),
     windows: &[(Timestamp, Timestamp)],
-    target_labels: &[String],
-    by_labels: bool,
     limit: usize,
-    deadline: Instant,
 ) -> Result<VolumeRange, EngineError> {
-    let grouping = VolumeGrouping::new(matchers, target_labels, by_labels);
+    let QueryScope {
+        backend,
+        tenant,
+        deadline,
+        ..
+    } = *scope;
     let mut sums: std::collections::HashMap<(Timestamp, Timestamp), Vec<Sums>> = Default::default();
     let mut sizes = |s: Timestamp, e: Timestamp| -> Result<Vec<StreamSize>, EngineError> {
         if e <= s {
@@ -447,7 +448,7 @@ pub struct VolumeRange {
 }
 
 /// How `/index/volume` selects streams and groups their sizes.
-struct VolumeGrouping {
+pub struct VolumeGrouping {
     /// The matchers plus `label=~".+"` for every target label they do not
     /// name: as Loki, streams without a target label are left out rather
     /// than grouped under `{}`.
@@ -458,7 +459,10 @@ struct VolumeGrouping {
 }
 
 impl VolumeGrouping {
-    fn new(matchers: &[Matcher], target_labels: &[String], by_labels: bool) -> Self {
+    /// The grouping of `/index/volume` over the streams `matchers` select:
+    /// by `target_labels` (default: the matchers' names), or with
+    /// `by_labels` one group per label name.
+    pub fn new(matchers: &[Matcher], target_labels: &[String], by_labels: bool) -> Self {
         let mut selector = matchers.to_vec();
         for t in target_labels {
             if !matchers.iter().any(|m| &m.name == t) {
@@ -520,6 +524,16 @@ mod tests {
     /// A deadline no test reaches.
     fn far() -> Instant {
         Instant::now() + std::time::Duration::from_secs(3600)
+    }
+
+    /// A request of tenant `t` over `b` due by `deadline`.
+    fn scope<'a>(b: &'a MemBackend, t: &'a TenantId, deadline: Instant) -> QueryScope<'a> {
+        QueryScope {
+            backend: b,
+            tenant: t,
+            deadline,
+            fast_paths: crate::options::FastPaths::On,
+        }
     }
     use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 
@@ -593,21 +607,17 @@ mod tests {
             (vec![], true, 100),
             (vec!["app".to_string()], false, 1),
         ] {
+            let grouping = VolumeGrouping::new(&all, &targets, by_labels);
             let got = volume_range(
-                &b,
-                &t,
-                &all,
+                &scope(&b, &t, far()),
+                &grouping,
                 (start, end),
                 &windows,
-                &targets,
-                by_labels,
                 limit,
-                far(),
             )
             .unwrap();
-            let vol = |s, e, limit| {
-                volume(&b, &t, &all, s, e, &targets, by_labels, limit, far()).unwrap()
-            };
+            let vol =
+                |s, e, limit| volume(&scope(&b, &t, far()), &grouping, (s, e), limit).unwrap();
             assert_eq!(got.whole, vol(start, end, limit), "{targets:?}");
             assert!(!got.whole.is_empty());
             let each: Vec<_> = windows
@@ -669,7 +679,9 @@ mod tests {
     fn volume_prorates_by_the_streams_time_span() {
         let (b, t) = backend();
         let m = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
-        let whole = volume(&b, &t, &m, DAY, DAY + 3600 * S, &[], false, 100, far()).unwrap();
+        let by_selector = VolumeGrouping::new(&m, &[], false);
+        let at = scope(&b, &t, far());
+        let whole = volume(&at, &by_selector, (DAY, DAY + 3600 * S), 100).unwrap();
         let got: Vec<(String, u64)> = whole.iter().map(|(l, v)| (l.to_string(), *v)).collect();
         // late: 10 + 8 + "user" + "ab"; early: 4 + 8 + 4 + 8 + "k" + "v".
         assert_eq!(
@@ -680,22 +692,12 @@ mod tests {
             ]
         );
         // The first half of early's span: half its bytes; late is outside.
-        let half = volume(&b, &t, &m, DAY, DAY + 50 * S, &[], false, 100, far()).unwrap();
+        let half = volume(&at, &by_selector, (DAY, DAY + 50 * S), 100).unwrap();
         assert_eq!(half.len(), 1);
         assert_eq!(half[0].1, 13);
         // A target label the selector does not name must be present.
-        let by_env = volume(
-            &b,
-            &t,
-            &m,
-            DAY,
-            DAY + 3600 * S,
-            &["env".into()],
-            false,
-            100,
-            far(),
-        )
-        .unwrap();
+        let env = VolumeGrouping::new(&m, &["env".into()], false);
+        let by_env = volume(&at, &env, (DAY, DAY + 3600 * S), 100).unwrap();
         let got: Vec<(String, u64)> = by_env.iter().map(|(l, v)| (l.to_string(), *v)).collect();
         assert_eq!(got, vec![(r#"{env="dev"}"#.into(), 24)]);
         let st = index_stats(&b, &t, &m, DAY, DAY + 50 * S, far()).unwrap();
@@ -715,7 +717,13 @@ mod tests {
             index_stats(&b, &t, &m, 0, 2 * DAY, past).map(|_| ())
         ));
         assert!(timeout(
-            volume(&b, &t, &m, 0, 2 * DAY, &[], false, 100, past).map(|_| ())
+            volume(
+                &scope(&b, &t, past),
+                &VolumeGrouping::new(&m, &[], false),
+                (0, 2 * DAY),
+                100
+            )
+            .map(|_| ())
         ));
         assert!(series(&b, &t, &[m], 0, 2 * DAY, far()).is_ok());
     }

@@ -102,6 +102,10 @@ pub struct QueryStats {
     pub entries_returned: u64,
     /// Streams that matched the selector.
     pub streams_matched: u64,
+    /// Rows answered from columns rather than from their lines, by the
+    /// columnar path or a query plan (never by the plain path): tells that
+    /// a fast path really ran. Not part of Loki's statistics.
+    pub rows_from_columns: u64,
     /// Wall-clock seconds.
     pub exec_time_secs: f64,
 }
@@ -114,6 +118,7 @@ impl QueryStats {
         self.post_filter_lines += o.post_filter_lines;
         self.entries_returned += o.entries_returned;
         self.streams_matched += o.streams_matched;
+        self.rows_from_columns += o.rows_from_columns;
     }
 }
 

@@ -1,4 +1,13 @@
-//! Label sets: the identity of a stream.
+//! Label sets: the identity of a stream ([`Labels`]), and the sorting and
+//! printing every sorted label set shares ([`sort_unique`],
+//! [`write_pairs`]).
+//!
+//! A stream's labels drop empty values (Loki and Prometheus treat `x=""` as
+//! no label) and hash to the stream's stored id. The engine's answer labels
+//! (`runakefli_engine::LabelSet`) are another concept: what a pipeline makes
+//! of a row, which may hold empty values (`| label_format note=""`), shared
+//! between the rows and series that carry it. Both keep their pairs sorted
+//! and print alike through the functions here.
 
 use std::fmt;
 use thiserror::Error;
@@ -38,16 +47,7 @@ impl Labels {
     /// Empty values are dropped, as Loki and Prometheus treat them as absent.
     pub fn new(mut pairs: Vec<(String, String)>) -> Self {
         pairs.retain(|(_, v)| !v.is_empty());
-        // Stable sort keeps push order among equal names; then keep the last.
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
-        for (k, v) in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == k => last.1 = v,
-                _ => out.push((k, v)),
-            }
-        }
-        Labels(out)
+        Labels(sort_unique(pairs))
     }
 
     /// The empty label set.
@@ -157,17 +157,36 @@ impl Labels {
 impl fmt::Display for Labels {
     /// Loki's form: `{a="b", c="d"}` with Go-quoted values.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("{")?;
-        for (i, (k, v)) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(k)?;
-            f.write_str("=")?;
-            f.write_str(&quote_go(v))?;
-        }
-        f.write_str("}")
+        write_pairs(f, &self.0)
     }
+}
+
+/// Pairs sorted by name with unique names: for a repeated name the last
+/// value wins (a stable sort keeps the given order among equal names).
+pub fn sort_unique(mut pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        match out.last_mut() {
+            Some(last) if last.0 == k => last.1 = v,
+            _ => out.push((k, v)),
+        }
+    }
+    out
+}
+
+/// Writes sorted pairs in Loki's form: `{a="b", c="d"}` with Go-quoted values.
+pub fn write_pairs(f: &mut impl fmt::Write, pairs: &[(String, String)]) -> fmt::Result {
+    f.write_str("{")?;
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        f.write_str(k)?;
+        f.write_str("=")?;
+        f.write_str(&quote_go(v))?;
+    }
+    f.write_str("}")
 }
 
 /// What to print between a label name and the operator after it when a

@@ -15,65 +15,23 @@
 //! label filters read only the labels they name, so the other extracted
 //! labels cannot change which rows count, their values or their series. The
 //! plain path in [`crate::metric`] stays the reference; the equivalence tests
-//! run both.
+//! run both (the plain one on an engine built with
+//! [`FastPaths::Off`](crate::FastPaths::Off)).
 
 use crate::error::EngineError;
-use crate::labelset::{FastMap, LabelSet};
-use crate::metric::range::{emit_value, merge_shards, prepare_scan};
-use crate::metric::Ctx;
+use crate::fast_hash::FastMap;
+use crate::labelset::LabelSet;
 use crate::parallel::map_shards;
 use crate::pipeline::jsonscan;
 use crate::pipeline::label_filter::LabelFilter;
 use crate::pipeline::labels::{LabelsBuilder, ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::reorder;
 use crate::result::QueryStats;
+use crate::sampling::{emit_value, merge_shards, prepare_scan, Ctx, SeriesPoints};
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp, Stage};
 use runakefli_model::{ColumnRequest, RowFields, ScanControl, Shard};
 use std::borrow::Cow;
 use std::collections::HashMap;
-
-thread_local! {
-    static PLAIN_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static COLUMN_ROWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Rows this thread's queries have read from columns (not lines) so far,
-/// by this path or by query plans; lets tests check that a fast path really
-/// ran.
-pub fn column_rows_read() -> u64 {
-    COLUMN_ROWS.with(|c| c.get())
-}
-
-/// Counts rows a query plan answered from columns (see [`column_rows_read`]).
-pub(crate) fn note_column_rows(n: u64) {
-    COLUMN_ROWS.with(|c| c.set(c.get() + n));
-}
-
-/// Whether every fast path (this one and query plans) is switched off: by
-/// [`plain_path_only`] on this thread, or for the whole process by
-/// `RUNAKEFLI_PLAIN_PATH=1`.
-pub(crate) fn plain_path_forced() -> bool {
-    disabled()
-}
-
-fn disabled() -> bool {
-    static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    PLAIN_ONLY.with(|c| c.get())
-        || *ENV.get_or_init(|| std::env::var("RUNAKEFLI_PLAIN_PATH").is_ok_and(|v| v == "1"))
-}
-
-/// Runs `f` with the fast path switched off on this thread, so every query
-/// inside it takes the plain (reference) path.
-pub fn plain_path_only<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            PLAIN_ONLY.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(PLAIN_ONLY.with(|c| c.replace(true)));
-    f()
-}
 
 /// Label names a label filter expression reads.
 fn filter_names(e: &LabelFilterExpr, out: &mut Vec<String>) {
@@ -91,9 +49,6 @@ fn filter_names(e: &LabelFilterExpr, out: &mut Vec<String>) {
     }
 }
 
-/// A series' reduced labels and its `(timestamp, value)` points.
-pub(crate) type SeriesPoints = (LabelSet, Vec<(i64, f64)>);
-
 /// A planned fast path for one range aggregation.
 struct Plan {
     /// `| json label="key", …`: (label, top-level key) per parameter; empty
@@ -108,9 +63,6 @@ struct Plan {
 }
 
 fn plan(op: RangeOp, r: &LogRange, grouping: Option<&Grouping>) -> Option<Plan> {
-    if disabled() {
-        return None;
-    }
     let g = grouping?;
     if g.without {
         return None;
@@ -201,25 +153,17 @@ pub(crate) fn range_series(
     grouping: Option<&Grouping>,
     strict: bool,
 ) -> Result<Option<Vec<SeriesPoints>>, EngineError> {
+    if !ctx.fast_paths.enabled() {
+        return Ok(None);
+    }
     let Some(plan) = plan(op, r, grouping) else {
         return Ok(None);
     };
     let shared: &Ctx = ctx;
     let parts = map_shards(|shard| scan_shard(shared, r, &plan, shard));
-    let mut column_rows = 0u64;
     let mut stats = QueryStats::default();
-    let parts: Vec<Result<(Vec<SeriesPoints>, QueryStats), EngineError>> = parts
-        .into_iter()
-        .map(|p| {
-            p.map(|(series, st, rows)| {
-                column_rows += rows;
-                (series, st)
-            })
-        })
-        .collect();
     let series = merge_shards(parts, &mut stats)?;
     ctx.stats.add(&stats);
-    COLUMN_ROWS.with(|c| c.set(c.get() + column_rows));
     if strict && series.iter().any(|(k, _)| k.get(ERROR_LABEL).is_some()) {
         // The plain path takes its own samples.
         ctx.points
@@ -229,14 +173,14 @@ pub(crate) fn range_series(
     Ok(Some(series))
 }
 
-/// The fast path over one shard of the streams: series, statistics and the
-/// number of rows answered from columns.
+/// The fast path over one shard of the streams: series and statistics
+/// (rows answered from columns among them).
 fn scan_shard(
     ctx: &Ctx,
     r: &LogRange,
     plan: &Plan,
     shard: Shard,
-) -> Result<(Vec<SeriesPoints>, QueryStats, u64), EngineError> {
+) -> Result<(Vec<SeriesPoints>, QueryStats), EngineError> {
     let (mut pipeline, post, mut req) = prepare_scan(ctx, r, Vec::new())?;
     req.shard = Some(shard);
     let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
@@ -254,7 +198,6 @@ fn scan_shard(
     let deadline = ctx.deadline;
     let mut timed_out = false;
     let mut over_points = false;
-    let mut column_rows = 0u64;
     ctx.backend.scan_columns(&req, &cols, &mut |info, batch| {
         if std::time::Instant::now() > deadline {
             timed_out = true;
@@ -280,7 +223,7 @@ fn scan_shard(
                     pipeline.labels_builder_mut()
                 }
                 RowFields::Json(values) if !plan.params.is_empty() => {
-                    column_rows += 1;
+                    stats.rows_from_columns += 1;
                     lbs.reset(&base, &row.metadata);
                     // As `| json label="key"`: every parameter sets its label.
                     for ((label, _), v) in plan.params.iter().zip(values) {
@@ -303,7 +246,7 @@ fn scan_shard(
                     &mut lbs
                 }
                 RowFields::Json(values) => {
-                    column_rows += 1;
+                    stats.rows_from_columns += 1;
                     lbs.reset(&base, &row.metadata);
                     // First member (by line order) per final label name.
                     chosen.clear();
@@ -376,5 +319,5 @@ fn scan_shard(
     if over_points {
         return Err(ctx.points.exceeded());
     }
-    Ok((series, stats, column_rows))
+    Ok((series, stats))
 }

@@ -14,6 +14,7 @@ use crate::labelset::LabelSet;
 use crate::log_query;
 use crate::pipeline::Pipeline;
 use crate::result::{QueryStats, StreamResult};
+use crate::scope::LogWindow;
 use runakefli_logql::LogExpr;
 use runakefli_model::{Direction, Matcher, ScanControl, ScanRequest, TenantId, Timestamp};
 use std::time::Instant;
@@ -31,17 +32,14 @@ impl Engine {
         line_limit: usize,
     ) -> Result<Vec<StreamResult>, EngineError> {
         let mut stats = QueryStats::default();
-        log_query::run(
-            self.backend(),
-            tenant,
-            expr,
+        let window = LogWindow {
             start,
             end,
-            line_limit,
-            Direction::Backward,
-            Instant::now() + self.limits().query_timeout,
-            &mut stats,
-        )
+            limit: line_limit,
+            direction: Direction::Backward,
+        };
+        let scope = self.scope(tenant, Instant::now() + self.limits().query_timeout);
+        log_query::run(&scope, expr, window, &mut stats)
     }
 
     /// `detected_fields`: the fields of the newest `line_limit` entries.

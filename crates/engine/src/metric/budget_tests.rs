@@ -4,7 +4,9 @@
 
 use super::counting_backend::Counting;
 use super::*;
+use crate::options::FastPaths;
 use crate::testing::MemBackend;
+use runakefli_model::TenantId;
 use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 use std::sync::atomic::Ordering;
 
@@ -51,7 +53,13 @@ fn run(
         panic!("metric query expected")
     };
     let mut stats = QueryStats::default();
-    eval_range(b, &limits(max), t, &e, 60 * S, 120 * S, step, &mut stats)
+    let steps = Steps {
+        start: 60 * S,
+        end: 120 * S,
+        step,
+    };
+    let scope = test_scope(b, t, FastPaths::On);
+    eval_range(&scope, &limits(max), &e, steps, &mut stats)
 }
 
 use runakefli_logql::Expr;

@@ -7,7 +7,6 @@ mod binary;
 mod budget_tests;
 #[cfg(test)]
 mod counting_backend;
-pub(crate) mod points;
 #[cfg(test)]
 mod points_tests;
 pub(crate) mod range;
@@ -18,15 +17,10 @@ use crate::labelset::LabelSet;
 use crate::limits::QueryLimits;
 use crate::pushdown::metric::TopWanted;
 use crate::result::{QueryResult, QueryStats, Sample, Series};
+use crate::sampling::{points, Ctx, StepSeries};
+use crate::scope::QueryScope;
 use runakefli_logql::{Grouping, SampleExpr, VectorOp};
-use runakefli_model::{Backend, TenantId, Timestamp};
-
-/// One series with a value slot per step.
-#[derive(Clone, Debug)]
-pub(crate) struct StepSeries {
-    pub labels: LabelSet,
-    pub values: Vec<Option<f64>>,
-}
+use runakefli_model::Timestamp;
 
 /// An evaluated expression.
 #[derive(Clone, Debug)]
@@ -35,22 +29,6 @@ pub(crate) enum Value {
     Scalar(Vec<f64>),
     /// Series.
     Vector(Vec<StepSeries>),
-}
-
-/// Evaluation context shared by the operators.
-pub(crate) struct Ctx<'a> {
-    pub backend: &'a dyn Backend,
-    pub tenant: &'a TenantId,
-    pub steps: Vec<Timestamp>,
-    pub stats: &'a mut QueryStats,
-    pub deadline: std::time::Instant,
-    /// `max_query_series` when the query's answer is exactly the series of
-    /// its one range aggregation ([`answer_is_range_series`]): the scan then
-    /// stops as soon as more series than that have a sample, instead of
-    /// collecting every point first.
-    pub series_limit: Option<usize>,
-    /// The points the query holds, against `max_query_points`.
-    pub points: points::PointBudget,
 }
 
 /// Whether the series of the answer are exactly those of the expression's
@@ -296,18 +274,27 @@ fn check_series(limits: &QueryLimits, n: usize) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// Evaluates a metric query at every step `start, start+step, …` up to `end` inclusive.
-#[allow(clippy::too_many_arguments)]
+/// The evaluation steps of a range query: `start, start+step, …` up to
+/// `end` inclusive (ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Steps {
+    /// The first step.
+    pub start: Timestamp,
+    /// No step lies past it.
+    pub end: Timestamp,
+    /// The distance between steps (must be positive).
+    pub step: i64,
+}
+
+/// Evaluates a metric query at every step of `steps`.
 pub fn eval_range(
-    backend: &dyn Backend,
+    scope: &QueryScope,
     limits: &QueryLimits,
-    tenant: &TenantId,
     expr: &SampleExpr,
-    start: Timestamp,
-    end: Timestamp,
-    step: i64,
+    steps: Steps,
     stats: &mut QueryStats,
 ) -> Result<QueryResult, EngineError> {
+    let Steps { start, end, step } = steps;
     if step <= 0 {
         return Err(EngineError::BadRequest(
             "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
@@ -324,11 +311,11 @@ pub fn eval_range(
     let steps: Vec<Timestamp> = (0..n)
         .map(|i| start.saturating_add(i.saturating_mul(step)))
         .collect();
-    let deadline = std::time::Instant::now() + limits.query_timeout;
     let mut ctx = Ctx {
-        deadline,
-        backend,
-        tenant,
+        deadline: scope.deadline,
+        fast_paths: scope.fast_paths,
+        backend: scope.backend,
+        tenant: scope.tenant,
         steps,
         stats,
         series_limit: early_series_limit(limits, expr),
@@ -362,18 +349,17 @@ pub fn eval_range(
 
 /// Evaluates a metric query at one instant.
 pub fn eval_instant(
-    backend: &dyn Backend,
+    scope: &QueryScope,
     limits: &QueryLimits,
-    tenant: &TenantId,
     expr: &SampleExpr,
     time: Timestamp,
     stats: &mut QueryStats,
 ) -> Result<QueryResult, EngineError> {
-    let deadline = std::time::Instant::now() + limits.query_timeout;
     let mut ctx = Ctx {
-        deadline,
-        backend,
-        tenant,
+        deadline: scope.deadline,
+        fast_paths: scope.fast_paths,
+        backend: scope.backend,
+        tenant: scope.tenant,
         steps: vec![time],
         stats,
         series_limit: early_series_limit(limits, expr),
@@ -402,6 +388,22 @@ pub fn eval_instant(
             }
             Ok(QueryResult::Vector(out))
         }
+    }
+}
+
+/// The scope of a test query of tenant `tenant` over `backend`, with the
+/// default timeout.
+#[cfg(test)]
+pub(crate) fn test_scope<'a>(
+    backend: &'a dyn runakefli_model::Backend,
+    tenant: &'a runakefli_model::TenantId,
+    fast_paths: crate::options::FastPaths,
+) -> QueryScope<'a> {
+    QueryScope {
+        backend,
+        tenant,
+        deadline: std::time::Instant::now() + QueryLimits::default().query_timeout,
+        fast_paths,
     }
 }
 

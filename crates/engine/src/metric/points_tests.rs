@@ -1,13 +1,14 @@
-//! The point budget of metric queries ([`super::points`]), on both scan
+//! The point budget of metric queries ([`crate::sampling::points`]), on both scan
 //! paths (plain and columnar): a scan stops soon after the limit instead of
 //! collecting every sample; step values count exactly; samples and the
 //! inputs of an aggregation are given back once no longer held.
 
 use super::counting_backend::Counting;
 use super::*;
-use crate::columnar::plain_path_only;
+use crate::options::FastPaths;
 use crate::testing::MemBackend;
 use runakefli_logql::Expr;
+use runakefli_model::TenantId;
 use runakefli_model::{Entry, Labels, PushRequest, PushStream};
 use std::sync::atomic::Ordering;
 
@@ -37,6 +38,7 @@ fn streams(n: usize) -> (Counting, TenantId) {
 }
 
 fn run(
+    path: &str,
     b: &Counting,
     t: &TenantId,
     q: &str,
@@ -52,18 +54,35 @@ fn run(
         ..QueryLimits::default()
     };
     let mut stats = QueryStats::default();
-    match eval_range(b, &limits, t, &e, 60 * S, 120 * S, step, &mut stats)? {
+    let fast_paths = if path == "plain" {
+        FastPaths::Off
+    } else {
+        FastPaths::On
+    };
+    let steps = Steps {
+        start: 60 * S,
+        end: 120 * S,
+        step,
+    };
+    match eval_range(
+        &test_scope(b, t, fast_paths),
+        &limits,
+        &e,
+        steps,
+        &mut stats,
+    )? {
         QueryResult::Matrix(s) => Ok(s.len()),
         other => panic!("matrix expected, got {other:?}"),
     }
 }
 
-/// Runs `f` on the columnar path and on the plain path. The queries group
-/// `by` and parse `| json`, which the columnar path needs; `f` checks which
-/// path ran with [`Counting::column_scans`].
+/// Runs `f` on the columnar path and on the plain path (`run` takes the
+/// path's name). The queries group `by` and parse `| json`, which the
+/// columnar path needs; `f` checks which path ran with
+/// [`Counting::column_scans`].
 fn both_paths(f: impl Fn(&str)) {
     f("columnar");
-    plain_path_only(|| f("plain"));
+    f("plain");
 }
 
 /// Whether the column scans of `b` match the path.
@@ -82,6 +101,7 @@ fn the_scan_stops_soon_after_the_limit_with_a_400() {
         // Summed: the series limit would not stop this scan.
         let (b, t) = streams(4000);
         let err = run(
+            path,
             &b,
             &t,
             r#"sum by (app) (count_over_time({app="a"} | json [1m]))"#,
@@ -105,6 +125,7 @@ fn the_scan_stops_soon_after_the_limit_with_a_400() {
         // Without a limit the same query answers.
         assert_eq!(
             run(
+                path,
                 &b,
                 &t,
                 r#"sum by (app) (count_over_time({app="a"} | json [1m]))"#,
@@ -125,8 +146,8 @@ fn step_values_count_exactly() {
         let (b, t) = streams(10);
         let q = r#"sum by (pod) (count_over_time({app="a"} | json [1m]))"#;
         let fits = if path == "plain" { 700 } else { 620 };
-        assert_eq!(run(&b, &t, q, fits, S).unwrap(), 10, "{path}");
-        let err = run(&b, &t, q, fits - 1, S).unwrap_err();
+        assert_eq!(run(path, &b, &t, q, fits, S).unwrap(), 10, "{path}");
+        let err = run(path, &b, &t, q, fits - 1, S).unwrap_err();
         assert!(
             matches!(err, EngineError::PointsLimit(n) if n == fits - 1),
             "{path}: {err}"
@@ -145,8 +166,8 @@ fn samples_and_aggregated_inputs_are_given_back() {
         // (1,240 if they were kept), 1,310 on the plain path.
         let q = r#"sum by (pod) (count_over_time({app="a"} | json [1m])) + sum by (pod) (count_over_time({app="a"} | json [1m]))"#;
         let fits = if path == "plain" { 1310 } else { 1230 };
-        assert_eq!(run(&b, &t, q, fits, S).unwrap(), 10, "{path}");
-        assert!(run(&b, &t, q, fits - 1, S).is_err(), "{path}");
+        assert_eq!(run(path, &b, &t, q, fits, S).unwrap(), 10, "{path}");
+        assert!(run(path, &b, &t, q, fits - 1, S).is_err(), "{path}");
         // A sum's grouping goes into its range aggregation (as Loki's does),
         // so both paths group while they scan: one series, its 10 samples
         // and 61 values next to the left side's 61 values: 61 + 71. On the
@@ -154,8 +175,8 @@ fn samples_and_aggregated_inputs_are_given_back() {
         // series once, 8 points each (5 shards here): 61 + 111.
         let q = r#"sum by (app) (count_over_time({app="a"} | json [1m])) + sum by (app) (count_over_time({app="a"} | json [1m]))"#;
         let fits = if path == "plain" { 172 } else { 132 };
-        assert_eq!(run(&b, &t, q, fits, S).unwrap(), 1, "{path}");
-        assert!(run(&b, &t, q, fits - 1, S).is_err(), "{path}");
+        assert_eq!(run(path, &b, &t, q, fits, S).unwrap(), 1, "{path}");
+        assert!(run(path, &b, &t, q, fits - 1, S).is_err(), "{path}");
         ran(&b, path);
     });
 }

@@ -331,6 +331,16 @@ mod tests {
     }
 
     fn run_instant(entries: &[(&str, i64, &str)], q: &str, at: i64) -> Vec<(String, f64)> {
+        run_instant_on(crate::options::FastPaths::On, entries, q, at)
+    }
+
+    /// [`run_instant`] with fast paths on or off.
+    fn run_instant_on(
+        fast_paths: crate::options::FastPaths,
+        entries: &[(&str, i64, &str)],
+        q: &str,
+        at: i64,
+    ) -> Vec<(String, f64)> {
         use crate::testing::MemBackend;
         use runakefli_model::{Entry, Labels, PushRequest, PushStream, TenantId};
         let b = MemBackend::new();
@@ -358,7 +368,8 @@ mod tests {
         };
         let mut stats = crate::result::QueryStats::default();
         let limits = crate::limits::QueryLimits::default();
-        match super::super::eval_instant(&b, &limits, &t, &e, at, &mut stats).unwrap() {
+        let scope = super::super::test_scope(&b, &t, fast_paths);
+        match super::super::eval_instant(&scope, &limits, &e, at, &mut stats).unwrap() {
             crate::result::QueryResult::Vector(v) => v
                 .into_iter()
                 .map(|s| (s.labels.to_string(), s.value))
@@ -389,7 +400,7 @@ mod tests {
             let got = run_instant(&entries, q, 60 * S);
             assert_eq!(got.len(), 1, "{q}");
             assert_eq!(got[0].1.to_bits(), merged.to_bits(), "{q}");
-            let plain = crate::columnar::plain_path_only(|| run_instant(&entries, q, 60 * S));
+            let plain = run_instant_on(crate::options::FastPaths::Off, &entries, q, 60 * S);
             assert_eq!(plain, got, "{q}");
         }
         let got = run_instant(

@@ -1,8 +1,11 @@
 //! The template function library: Loki's functions plus the Sprig subset
 //! Loki registers, with Go's argument typing rules and error texts.
 
+use super::builtins;
 use super::convert::{format_float_v, parse_float};
 use super::template::Val;
+use super::time_parse::parse_in_zone;
+use super::zone::Zone;
 
 /// Why a call failed.
 #[derive(Debug)]
@@ -20,93 +23,19 @@ pub enum CallError {
     Arity(usize, usize),
 }
 
+/// Go's zero `time.Time` (0001-01-01 00:00:00 UTC) in nanoseconds since the epoch.
+const GO_ZERO_TIME: i128 = -62_135_596_800 * 1_000_000_000;
+
 /// Largest padding a template may ask for (guards memory against hostile widths).
 const MAX_PAD: i64 = 1 << 16;
 
-const NAMES: &[&str] = &[
-    "__line__",
-    "__timestamp__",
-    "ToLower",
-    "ToUpper",
-    "Replace",
-    "Trim",
-    "TrimLeft",
-    "TrimRight",
-    "TrimPrefix",
-    "TrimSuffix",
-    "TrimSpace",
-    "lower",
-    "upper",
-    "title",
-    "trunc",
-    "substr",
-    "contains",
-    "hasPrefix",
-    "hasSuffix",
-    "replace",
-    "repeat",
-    "trim",
-    "trimAll",
-    "trimPrefix",
-    "trimSuffix",
-    "int",
-    "float64",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "mod",
-    "addf",
-    "subf",
-    "mulf",
-    "divf",
-    "max",
-    "min",
-    "maxf",
-    "minf",
-    "ceil",
-    "floor",
-    "round",
-    "date",
-    "unixEpoch",
-    "unixEpochMillis",
-    "unixEpochNanos",
-    "unixToTime",
-    "default",
-    "regexReplaceAll",
-    "regexReplaceAllLiteral",
-    "count",
-    "alignLeft",
-    "alignRight",
-    "bytes",
-    "duration",
-    "duration_seconds",
-    "printf",
-    "print",
-    "println",
-    "len",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "and",
-    "or",
-    "not",
-    "urlencode",
-    "urldecode",
-    "b64enc",
-    "b64dec",
-    "indent",
-    "nindent",
-    "toDate",
-    "now",
-];
-
-/// True when `name` is a known function.
+/// True when `name` is a function templates may call: the list the LogQL
+/// parser checks templates against
+/// ([`TEMPLATE_FUNCTIONS`](runakefli_logql::template::TEMPLATE_FUNCTIONS)),
+/// every one of which [`call`] (or the template evaluator, for `call`,
+/// `__line__` and `__timestamp__`) implements.
 pub fn exists(name: &str) -> bool {
-    NAMES.contains(&name)
+    runakefli_logql::template::TEMPLATE_FUNCTIONS.contains(&name)
 }
 
 fn type_err(index: usize, want: &str, got: &Val) -> CallError {
@@ -140,7 +69,7 @@ pub fn cast_f64(v: &Val) -> f64 {
         Val::Int(i) => *i as f64,
         Val::Float(f) => *f,
         Val::Bool(b) => f64::from(u8::from(*b)),
-        Val::Time(_) | Val::Nil => 0.0,
+        Val::Time(_) | Val::List(_) | Val::Map(_) | Val::Nil => 0.0,
     }
 }
 
@@ -154,7 +83,7 @@ pub fn cast_i64(v: &Val) -> i64 {
         Val::Int(i) => *i,
         Val::Float(f) => *f as i64,
         Val::Bool(b) => i64::from(*b),
-        Val::Time(_) | Val::Nil => 0,
+        Val::Time(_) | Val::List(_) | Val::Map(_) | Val::Nil => 0,
     }
 }
 
@@ -348,6 +277,8 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             arity(a, 1)?;
             match &a[0] {
                 Val::Str(x) => Ok(Val::Int(x.len() as i64)),
+                Val::List(l) => Ok(Val::Int(l.len() as i64)),
+                Val::Map(m) => Ok(Val::Int(m.len() as i64)),
                 other => Err(CallError::Failed(format!(
                     "len of type {}",
                     other.type_name()
@@ -461,7 +392,7 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             let layout = s(a, 0)?;
             let t = match &a[1] {
                 Val::Time(t) => *t,
-                Val::Int(i) => i.saturating_mul(1_000_000_000),
+                Val::Int(i) => i128::from(*i) * 1_000_000_000,
                 _ => 0,
             };
             st(format_time(t, layout))
@@ -471,10 +402,11 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
             let Val::Time(t) = a[0] else {
                 return Err(type_err(0, "time.Time", &a[0]));
             };
+            // Nanoseconds past the range of an int64 wrap, as Go's do.
             let v = match name {
                 "unixEpoch" => t.div_euclid(1_000_000_000),
                 "unixEpochMillis" => t.div_euclid(1_000_000),
-                _ => t,
+                _ => i128::from(t as i64),
             };
             st(v.to_string())
         }
@@ -490,14 +422,50 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
                 14..=16 => v.saturating_mul(1_000),
                 _ => v,
             };
-            Ok(Val::Time(ns))
+            Ok(Val::Time(i128::from(ns)))
         }
         "now" => Ok(Val::Time(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as i64)
+                .map(|d| d.as_nanos() as i128)
                 .unwrap_or(0),
         )),
+        // Sprig's `toDate` reads the server's local zone (UTC here);
+        // Loki's `toDateInZone` the named zone, UTC when it is unknown.
+        // A value that does not fit the layout is Go's zero time.
+        "toDate" => {
+            arity(a, 2)?;
+            Ok(Val::Time(
+                parse_in_zone(s(a, 0)?, s(a, 1)?, &Zone::utc()).unwrap_or(GO_ZERO_TIME),
+            ))
+        }
+        "toDateInZone" => {
+            arity(a, 3)?;
+            let zone = cached_zone(s(a, 1)?);
+            Ok(Val::Time(
+                parse_in_zone(s(a, 0)?, s(a, 2)?, &zone).unwrap_or(GO_ZERO_TIME),
+            ))
+        }
+        // Sprig's `fromJson`: what the text decodes to, nothing when it is not JSON.
+        "fromJson" => {
+            arity(a, 1)?;
+            Ok(serde_json::from_str::<serde_json::Value>(s(a, 0)?)
+                .map(Val::from_json)
+                .unwrap_or(Val::Nil))
+        }
+        "index" => {
+            let Some((item, indexes)) = a.split_first() else {
+                return Err(CallError::Arity(1, 0));
+            };
+            builtins::index(item, indexes).map_err(CallError::Failed)
+        }
+        "slice" => {
+            let Some((item, indexes)) = a.split_first() else {
+                return Err(CallError::Arity(1, 0));
+            };
+            builtins::slice(item, indexes).map_err(CallError::Failed)
+        }
+        "js" => st(builtins::js_escape(&builtins::sprint(a))),
         "regexReplaceAll" | "regexReplaceAllLiteral" => {
             arity(a, 3)?;
             let (re, x, repl) = (s(a, 0)?, s(a, 1)?, s(a, 2)?);
@@ -605,10 +573,11 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
                 None => "illegal base64 data at input byte 0".to_string(),
             })
         }
-        "urlencode" | "urlquery" => {
+        "urlencode" => {
             arity(a, 1)?;
             st(query_escape(&a[0].to_text()))
         }
+        "urlquery" => st(query_escape(&builtins::sprint(a))),
         "urldecode" => {
             arity(a, 1)?;
             let x = s(a, 0)?;
@@ -617,7 +586,7 @@ pub fn call(name: &str, args: Vec<Val>) -> Result<Val, CallError> {
                 .ok_or_else(|| CallError::Failed(format!("invalid URL escape {x:?}")))
         }
         "html" => {
-            let text: String = a.iter().map(Val::to_text).collect();
+            let text = builtins::sprint(a);
             st(text
                 .replace('&', "&amp;")
                 .replace('\'', "&#39;")
@@ -649,6 +618,27 @@ fn cached_regex(src: &str) -> Result<regex::Regex, CallError> {
         }
         m.insert(src.to_string(), r.clone());
         Ok(r)
+    })
+}
+
+/// Loads a zone once per thread (templates run per entry with the same
+/// few zones); an unknown name is UTC, as in Loki's `toDateInZone`.
+fn cached_zone(name: &str) -> std::rc::Rc<Zone> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Zone>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    CACHE.with(|c| {
+        if let Some(z) = c.borrow().get(name) {
+            return z.clone();
+        }
+        let z = std::rc::Rc::new(Zone::load(name).unwrap_or_else(Zone::utc));
+        let mut m = c.borrow_mut();
+        if m.len() >= 64 {
+            m.clear();
+        }
+        m.insert(name.to_string(), z.clone());
+        z
     })
 }
 
@@ -788,9 +778,9 @@ fn frac(v: u64, div: u64) -> String {
 }
 
 /// Formats a UTC time with a Go layout (`2006-01-02T15:04:05.000Z07:00`).
-pub fn format_time(ns: i64, layout: &str) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let nanos = ns.rem_euclid(1_000_000_000);
+pub fn format_time(ns: i128, layout: &str) -> String {
+    let secs = ns.div_euclid(1_000_000_000) as i64;
+    let nanos = ns.rem_euclid(1_000_000_000) as i64;
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, mo, d) = civil_from_days(days);

@@ -5,7 +5,8 @@
 //! Labels are kept sorted by name; string buffers of earlier entries are
 //! reused, so steady-state processing does not allocate.
 
-use crate::labelset::{hash_pairs, LabelSet};
+use crate::fast_hash::hash_pairs;
+use crate::labelset::LabelSet;
 
 /// Name of the error label.
 pub const ERROR_LABEL: &str = "__error__";

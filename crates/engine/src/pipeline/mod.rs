@@ -1,6 +1,7 @@
 //! Log pipelines: the stages after a stream selector, compiled once per query
 //! and run per entry over a reusable [`labels::LabelsBuilder`].
 
+pub mod builtins;
 pub mod convert;
 pub mod format;
 pub mod funcs;
@@ -14,8 +15,10 @@ pub mod parsers;
 pub mod pattern;
 pub mod select;
 pub mod template;
+pub mod time_parse;
+pub mod zone;
 
-use crate::labelset::FastMap;
+use crate::fast_hash::FastMap;
 use crate::labelset::LabelSet;
 use format::{LabelFormat, LineFormat};
 use label_filter::LabelFilter;

@@ -4,7 +4,7 @@
 //! Errors follow Go's texts (`template: line:1:11: executing "line" at <f>: …`).
 
 use super::convert::{format_float_v, parse_float};
-use super::funcs;
+use super::{builtins, funcs};
 
 /// A runtime value.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,8 +17,13 @@ pub enum Val {
     Float(f64),
     /// A boolean.
     Bool(bool),
-    /// A time, nanoseconds since the epoch (UTC).
-    Time(i64),
+    /// A time, nanoseconds since the epoch (UTC); wide enough for Go's
+    /// zero time (year 1) and any year a layout reads.
+    Time(i128),
+    /// A list (a JSON array from `fromJson`).
+    List(Vec<Val>),
+    /// A map with string keys (a JSON object from `fromJson`).
+    Map(std::collections::BTreeMap<String, Val>),
     /// No value.
     Nil,
 }
@@ -32,7 +37,32 @@ impl Val {
             Val::Float(_) => "float64",
             Val::Bool(_) => "bool",
             Val::Time(_) => "time.Time",
+            Val::List(_) => "[]interface {}",
+            Val::Map(_) => "map[string]interface {}",
             Val::Nil => "<nil>",
+        }
+    }
+
+    /// The value `fromJson` gives for a decoded JSON value (numbers are
+    /// floats, as Go decodes them).
+    pub fn from_json(v: serde_json::Value) -> Val {
+        use serde_json::Value as J;
+        match v {
+            J::Null => Val::Nil,
+            J::Bool(b) => Val::Bool(b),
+            J::Number(n) => Val::Float(n.as_f64().unwrap_or(0.0)),
+            J::String(s) => Val::Str(s),
+            J::Array(a) => Val::List(a.into_iter().map(Val::from_json).collect()),
+            J::Object(o) => Val::Map(o.into_iter().map(|(k, v)| (k, Val::from_json(v))).collect()),
+        }
+    }
+
+    /// Go's `%v` of the value inside a list, a map or `fmt.Sprint`: as
+    /// [`Val::print`], but nothing is `<nil>`.
+    pub fn to_text_nested(&self) -> String {
+        match self {
+            Val::Nil => "<nil>".into(),
+            other => other.to_text(),
         }
     }
 
@@ -47,6 +77,28 @@ impl Val {
                 *t,
                 "2006-01-02 15:04:05.999999999 -0700 MST",
             )),
+            Val::List(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    out.push_str(&v.to_text_nested());
+                }
+                out.push(']');
+            }
+            Val::Map(m) => {
+                out.push_str("map[");
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    out.push_str(k);
+                    out.push(':');
+                    out.push_str(&v.to_text_nested());
+                }
+                out.push(']');
+            }
             Val::Nil => out.push_str("<no value>"),
         }
     }
@@ -59,6 +111,8 @@ impl Val {
             Val::Float(f) => *f != 0.0,
             Val::Bool(b) => *b,
             Val::Time(_) => true,
+            Val::List(l) => !l.is_empty(),
+            Val::Map(m) => !m.is_empty(),
             Val::Nil => false,
         }
     }
@@ -617,7 +671,22 @@ impl Exec<'_> {
     ) -> Result<Val, String> {
         match name {
             "__line__" => return Ok(Val::Str(self.ctx.line().to_string())),
-            "__timestamp__" => return Ok(Val::Time(self.ctx.timestamp())),
+            "__timestamp__" => return Ok(Val::Time(i128::from(self.ctx.timestamp()))),
+            // Go hands `call` the text of its first argument for the error.
+            // (a piped value's own text when it is the only argument).
+            "call" => {
+                let Some(first) = args.first() else {
+                    return Err(
+                        self.err_at(node, "wrong number of args for call: want at least 1 got 0")
+                    );
+                };
+                let text = match arg_nodes.first() {
+                    Some(n) => n.text.clone(),
+                    None => first.to_text_nested(),
+                };
+                let msg = builtins::call(Some(first), &text);
+                return Err(self.err_at(node, &format!("error calling call: {msg}")));
+            }
             _ => {}
         }
         funcs::call(name, args).map_err(|e| match e {
@@ -661,6 +730,197 @@ mod tests {
 
     fn run(src: &str) -> Result<String, String> {
         Template::parse("line", src)?.execute(&Ctx)
+    }
+
+    /// One template per function the LogQL parser accepts
+    /// ([`runakefli_logql::template::TEMPLATE_FUNCTIONS`]).
+    const SAMPLES: &[(&str, &str)] = &[
+        ("and", "{{ and 1 2 }}"),
+        ("call", "{{ call .level }}"),
+        ("html", r#"{{ html "<a>" }}"#),
+        ("index", "{{ index .level 0 }}"),
+        ("slice", "{{ slice .level 1 3 }}"),
+        ("js", r#"{{ js "a'b" }}"#),
+        ("len", "{{ len .level }}"),
+        ("not", "{{ not true }}"),
+        ("or", "{{ or 0 1 }}"),
+        ("print", "{{ print 1 }}"),
+        ("printf", r#"{{ printf "%s" .level }}"#),
+        ("println", "{{ println 1 }}"),
+        ("urlquery", r#"{{ urlquery "a b" }}"#),
+        ("eq", "{{ eq 1 1 }}"),
+        ("ge", "{{ ge 1 1 }}"),
+        ("gt", "{{ gt 1 1 }}"),
+        ("le", "{{ le 1 1 }}"),
+        ("lt", "{{ lt 1 1 }}"),
+        ("ne", "{{ ne 1 1 }}"),
+        ("lower", r#"{{ lower "A" }}"#),
+        ("upper", r#"{{ upper "a" }}"#),
+        ("title", r#"{{ title "a b" }}"#),
+        ("trunc", r#"{{ trunc 2 "abc" }}"#),
+        ("substr", r#"{{ substr 0 2 "abc" }}"#),
+        ("contains", r#"{{ contains "a" "abc" }}"#),
+        ("hasPrefix", r#"{{ hasPrefix "a" "abc" }}"#),
+        ("hasSuffix", r#"{{ hasSuffix "c" "abc" }}"#),
+        ("indent", r#"{{ indent 2 "a" }}"#),
+        ("nindent", r#"{{ nindent 2 "a" }}"#),
+        ("replace", r#"{{ replace "a" "b" "aa" }}"#),
+        ("repeat", r#"{{ repeat 2 "a" }}"#),
+        ("trim", r#"{{ trim " a " }}"#),
+        ("trimAll", r#"{{ trimAll "x" "xax" }}"#),
+        ("trimSuffix", r#"{{ trimSuffix "x" "ax" }}"#),
+        ("trimPrefix", r#"{{ trimPrefix "x" "xa" }}"#),
+        ("int", r#"{{ int "3" }}"#),
+        ("float64", r#"{{ float64 "3.5" }}"#),
+        ("add", "{{ add 1 2 }}"),
+        ("sub", "{{ sub 3 2 }}"),
+        ("mul", "{{ mul 2 3 }}"),
+        ("div", "{{ div 6 3 }}"),
+        ("mod", "{{ mod 7 3 }}"),
+        ("addf", "{{ addf 1.5 2 }}"),
+        ("subf", "{{ subf 1.5 2 }}"),
+        ("mulf", "{{ mulf 1.5 2 }}"),
+        ("divf", "{{ divf 3 2 }}"),
+        ("max", "{{ max 1 2 }}"),
+        ("min", "{{ min 1 2 }}"),
+        ("maxf", "{{ maxf 1.5 2 }}"),
+        ("minf", "{{ minf 1.5 2 }}"),
+        ("ceil", "{{ ceil 1.5 }}"),
+        ("floor", "{{ floor 1.5 }}"),
+        ("round", "{{ round 1.55 1 }}"),
+        ("fromJson", r#"{{ fromJson `{"a":[1,"x"]}` }}"#),
+        ("date", r#"{{ date "2006-01-02" __timestamp__ }}"#),
+        (
+            "toDate",
+            r#"{{ toDate "2006-01-02" "2021-11-02" | unixEpoch }}"#,
+        ),
+        ("now", "{{ now | unixEpoch | len }}"),
+        ("unixEpoch", "{{ unixEpoch __timestamp__ }}"),
+        ("default", r#"{{ default "x" .missing }}"#),
+        ("ToLower", r#"{{ ToLower "A" }}"#),
+        ("ToUpper", r#"{{ ToUpper "a" }}"#),
+        ("Replace", r#"{{ Replace "aa" "a" "b" -1 }}"#),
+        ("Trim", r#"{{ Trim "xax" "x" }}"#),
+        ("TrimLeft", r#"{{ TrimLeft "xax" "x" }}"#),
+        ("TrimRight", r#"{{ TrimRight "xax" "x" }}"#),
+        ("TrimPrefix", r#"{{ TrimPrefix "xa" "x" }}"#),
+        ("TrimSuffix", r#"{{ TrimSuffix "ax" "x" }}"#),
+        ("TrimSpace", r#"{{ TrimSpace " a " }}"#),
+        ("regexReplaceAll", r#"{{ regexReplaceAll "a" "aa" "b" }}"#),
+        (
+            "regexReplaceAllLiteral",
+            r#"{{ regexReplaceAllLiteral "a" "aa" "$1" }}"#,
+        ),
+        ("count", r#"{{ count "a" "aa" }}"#),
+        ("urldecode", r#"{{ urldecode "a%20b" }}"#),
+        ("urlencode", r#"{{ urlencode "a b" }}"#),
+        ("b64enc", r#"{{ b64enc "a" }}"#),
+        ("b64dec", r#"{{ b64dec "YQ==" }}"#),
+        ("bytes", r#"{{ bytes "1KB" }}"#),
+        ("duration", r#"{{ duration "1s" }}"#),
+        ("duration_seconds", r#"{{ duration_seconds "1m" }}"#),
+        ("unixEpochMillis", "{{ unixEpochMillis __timestamp__ }}"),
+        ("unixEpochNanos", "{{ unixEpochNanos __timestamp__ }}"),
+        (
+            "toDateInZone",
+            r#"{{ toDateInZone "2006-01-02" "UTC" "2021-11-02" | unixEpoch }}"#,
+        ),
+        ("unixToTime", r#"{{ unixToTime "1700000000" | unixEpoch }}"#),
+        ("alignLeft", r#"{{ alignLeft 3 "abcdef" }}"#),
+        ("alignRight", r#"{{ alignRight 3 "abcdef" }}"#),
+        ("__line__", "{{ __line__ }}"),
+        ("__timestamp__", "{{ __timestamp__ | unixEpoch }}"),
+    ];
+
+    /// Every function the LogQL parser accepts runs here: a template
+    /// calling it passes the parser's check and evaluates. Only `call`
+    /// fails, as in Loki: no LogQL value is a function, and Go reports that
+    /// when the template runs.
+    #[test]
+    fn every_function_the_parser_accepts_runs() {
+        for name in runakefli_logql::template::TEMPLATE_FUNCTIONS {
+            let Some((_, src)) = SAMPLES.iter().find(|(n, _)| n == name) else {
+                panic!("no sample template for {name}");
+            };
+            assert!(src.contains(name), "the sample for {name} does not call it");
+            runakefli_logql::template::check_template("line", src)
+                .unwrap_or_else(|e| panic!("{name}: the parser refuses {src}: {e}"));
+            let got = run(src);
+            if *name == "call" {
+                assert_eq!(
+                    got,
+                    Err("template: line:1:3: executing \"line\" at <call>: error calling call: non-function .level of type string".into())
+                );
+            } else {
+                assert!(got.is_ok(), "{name}: {src} gives {got:?}");
+            }
+        }
+        assert_eq!(
+            SAMPLES.len(),
+            runakefli_logql::template::TEMPLATE_FUNCTIONS.len()
+        );
+    }
+
+    /// The Go builtins and Sprig/Loki functions the parser always accepted
+    /// and the engine now runs, with Go's answers.
+    #[test]
+    fn go_builtins_json_and_dates() {
+        let cases = [
+            ("{{ index .level 0 }}", "105"),
+            ("{{ slice .level 1 3 }}", "nf"),
+            ("{{ slice .level 2 }}", "fo"),
+            (r#"{{ js "a'b<" }}"#, r"a\'b\u003C"),
+            (r#"{{ html "<a href='x'>" }}"#, "&lt;a href=&#39;x&#39;&gt;"),
+            (r#"{{ urlquery "a b&c" }}"#, "a+b%26c"),
+            (
+                r#"{{ fromJson `{"a":[1,"x",null],"b":{"c":true}}` }}"#,
+                "map[a:[1 x <nil>] b:map[c:true]]",
+            ),
+            (r#"{{ index (fromJson `{"a":[1,"x"]}`) "a" 1 }}"#, "x"),
+            (r#"{{ len (fromJson `[1,2,3]`) }}"#, "3"),
+            (r#"{{ fromJson "not json" }}"#, "<no value>"),
+            (
+                r#"{{ toDate "2006-01-02" "2021-11-02" | unixEpoch }}"#,
+                "1635811200",
+            ),
+            (
+                r#"{{ toDateInZone "2006-01-02T15:04:05.999999999Z" "UTC" "2023-03-10T01:32:40.340485723Z" | unixEpochMillis }}"#,
+                "1678411960340",
+            ),
+            (
+                r#"{{ toDateInZone "2006-01-02" "No/Such_Zone" "2021-11-02" | unixEpoch }}"#,
+                "1635811200",
+            ),
+            // Not the layout: Go's zero time.
+            (
+                r#"{{ toDate "2006-01-02" "yesterday" | unixEpoch }}"#,
+                "-62135596800",
+            ),
+            (
+                r#"{{ toDate "2006-01-02" "yesterday" }}"#,
+                "0001-01-01 00:00:00 +0000 UTC",
+            ),
+        ];
+        for (src, want) in cases {
+            assert_eq!(run(src).as_deref(), Ok(want), "{src}");
+        }
+        for (src, err) in [
+            (
+                "{{ index .level 9 }}",
+                "error calling index: index out of range: 9",
+            ),
+            (
+                "{{ slice .level 3 1 }}",
+                "error calling slice: invalid slice index: 3 > 1",
+            ),
+            (
+                "{{ call }}",
+                "wrong number of args for call: want at least 1 got 0",
+            ),
+        ] {
+            let got = run(src).unwrap_err();
+            assert!(got.ends_with(err), "{src}: {got}");
+        }
     }
 
     #[test]

@@ -5,11 +5,10 @@ use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::pipeline::Pipeline;
 use crate::result::{EntryLabels, QueryStats, StreamResult};
+use crate::scope::{LogWindow, QueryScope};
 use runakefli_logql::LogExpr;
 use runakefli_model::plan::{AnswerData, PlanOutput, QueryPlan};
-use runakefli_model::{Backend, Direction, TenantId, Timestamp};
 use std::collections::HashMap;
-use std::time::Instant;
 
 /// Runs a log query whose pipeline is line filters, optionally followed by
 /// `| json` (or `| logfmt`) and label filters, or by stages that drop no
@@ -23,21 +22,21 @@ use std::time::Instant;
 /// not decide among the rows it kept (see
 /// [`AnswerData::Lines`](runakefli_model::plan::AnswerData)); the first
 /// `limit` rows the pipeline keeps are the answer.
-#[allow(clippy::too_many_arguments)]
+///
+/// The caller decides whether fast paths may run ([`QueryScope::fast_paths`]).
 pub fn run(
-    backend: &dyn Backend,
-    tenant: &TenantId,
+    scope: &QueryScope,
     expr: &LogExpr,
-    start: Timestamp,
-    end: Timestamp,
-    limit: usize,
-    direction: Direction,
-    deadline: Instant,
+    window: LogWindow,
     stats: &mut QueryStats,
 ) -> Result<Option<Vec<StreamResult>>, EngineError> {
-    if crate::columnar::plain_path_forced() {
-        return Ok(None);
-    }
+    let LogWindow {
+        start,
+        end,
+        limit,
+        direction,
+    } = window;
+    let backend = scope.backend;
     let pieces =
         pipeline_pieces(&expr.pipeline, None).or_else(|| line_filter_pieces(&expr.pipeline));
     let Some(pieces) = pieces else {
@@ -47,14 +46,14 @@ pub fn run(
         return Ok(None);
     }
     let plan = QueryPlan {
-        tenant: tenant.clone(),
+        tenant: scope.tenant.clone(),
         selector: expr.selector.clone(),
         start,
         end,
         line_filters: pieces.line_filters,
         fields: pieces.fields,
         output: PlanOutput::Lines { limit, direction },
-        deadline: Some(deadline),
+        deadline: Some(scope.deadline),
         cancel: None,
     };
     let answer = match crate::parallel::install(|| backend.execute(&plan)) {
@@ -104,6 +103,6 @@ pub fn run(
     stats.bytes_processed += answer.stats.bytes_scanned;
     stats.post_filter_lines += answer.stats.rows_kept;
     stats.streams_matched += streams.len() as u64;
-    crate::columnar::note_column_rows(answer.stats.rows_from_columns);
+    stats.rows_from_columns += answer.stats.rows_from_columns;
     Ok(Some(out))
 }

@@ -8,10 +8,10 @@
 use super::build::{error_drop_pieces, pipeline_pieces};
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
-use crate::metric::range::{aggregate, emit_value, reduce};
-use crate::metric::{Ctx, StepSeries};
 use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
 use crate::pipeline::Pipeline;
+use crate::sampling::window::aggregate;
+use crate::sampling::{emit_value, reduce, Ctx, StepSeries};
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp};
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketPlan, BucketValue, GroupBy, GroupKey, PlanOutput, QueryPlan,
@@ -94,7 +94,7 @@ pub(crate) fn range_series(
     grouping: Option<&Grouping>,
     top: Option<TopWanted>,
 ) -> Result<Option<Vec<StepSeries>>, EngineError> {
-    if crate::columnar::plain_path_forced() {
+    if !ctx.fast_paths.enabled() {
         return Ok(None);
     }
     let Some(value) = bucket_value(op, r.unwrap.is_some()) else {
@@ -183,7 +183,7 @@ pub(crate) fn range_series(
     ctx.stats.lines_processed += answer.stats.rows_scanned;
     ctx.stats.bytes_processed += answer.stats.bytes_scanned;
     ctx.stats.post_filter_lines += answer.stats.rows_kept;
-    crate::columnar::note_column_rows(answer.stats.rows_from_columns);
+    ctx.stats.rows_from_columns += answer.stats.rows_from_columns;
     let mut series: HashMap<LabelSet, BucketData> = HashMap::with_capacity(groups.len());
     for g in groups {
         let labels = match (&g.key, &group_by) {

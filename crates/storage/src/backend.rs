@@ -4,8 +4,7 @@
 use crate::config::SCAN_BATCH_ENTRIES;
 use crate::deletes::StreamDeletes;
 use crate::merge_iter::{MergeIter, Source};
-use crate::part::Part;
-use crate::{names, Storage, StorageError};
+use crate::{Storage, StorageError};
 use runakefli_model::{
     Backend, BackendError, ColumnBatch, ColumnRequest, EntryBatch, Labels, Matcher, ScanControl,
     ScanRequest, StreamId, StreamInfo, TenantId, Timestamp,
@@ -26,8 +25,8 @@ impl Storage {
         lo: i64,
         hi: i64,
     ) -> Vec<(StreamId, Arc<Labels>)> {
-        match self.inner.tenant(tenant) {
-            Some(t) => t.index.read().matching(matchers, lo, hi),
+        match self.snapshot(tenant, lo, hi) {
+            Some(s) => s.matching(matchers),
             None => Vec::new(),
         }
     }
@@ -40,26 +39,15 @@ impl Storage {
         let Some((lo, hi)) = bounds(req.start, req.end) else {
             return Ok(());
         };
-        let Some(tenant) = self.inner.tenant(&req.tenant) else {
+        let Some(snap) = self.snapshot(&req.tenant, lo, hi) else {
             return Ok(());
         };
-        // Memtables first, then parts (see the storage module's consistency rules).
-        let (active, frozen) = {
-            let m = self.inner.mem.read();
-            (m.active.clone(), m.frozen.as_ref().map(|(f, _)| f.clone()))
-        };
-        let parts: Vec<Arc<Part>> = {
-            let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi))
-                .flat_map(|(_, p)| p.state.read().parts.clone())
-                .collect()
-        };
-        let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        let parts = snap.parts();
+        let mut streams = snap.matching(&req.matchers);
         streams.retain(|(sid, _)| req.covers(*sid));
-        // Rows of delete requests are dropped here, where they leave the store.
-        let deletes = tenant.deletes.read().clone();
         for (sid, labels) in streams {
-            let dels = StreamDeletes::for_stream(&deletes, &labels, lo, hi);
+            // Rows of delete requests are dropped here, where they leave the store.
+            let dels = StreamDeletes::for_stream(snap.deletes(), &labels, lo, hi);
             let (slo, shi) = match &req.cutoff {
                 Some(c) => c.narrow(lo, hi),
                 None => (lo, hi),
@@ -68,18 +56,15 @@ impl Storage {
                 continue;
             }
             let mut sources = Vec::with_capacity(parts.len() + 2);
-            for p in &parts {
+            for p in parts {
                 if let Some(s) =
                     Source::part(p, sid, slo, shi, req.direction, &req.required_substrings)?
                 {
                     sources.push(s);
                 }
             }
-            for m in frozen.iter().chain(std::iter::once(&active)) {
-                let entries = m.entries_in(&req.tenant, sid, lo, hi);
-                if !entries.is_empty() {
-                    sources.push(Source::memory(entries, req.direction));
-                }
+            for entries in snap.memory_entries(sid, lo, hi) {
+                sources.push(Source::memory(entries, req.direction));
             }
             if sources.is_empty() {
                 continue;
@@ -146,9 +131,8 @@ impl Backend for Storage {
             return Ok(Vec::new());
         };
         Ok(self
-            .inner
-            .tenant(tenant)
-            .map(|t| t.index.read().label_names(lo, hi))
+            .snapshot(tenant, lo, hi)
+            .map(|s| s.label_names())
             .unwrap_or_default())
     }
 

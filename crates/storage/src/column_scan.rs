@@ -19,7 +19,7 @@ use crate::config::SCAN_BATCH_ENTRIES;
 use crate::deletes::StreamDeletes;
 use crate::merge_iter::{MergeIter, Source};
 use crate::part::{BlockFormat, BlockRef, Part};
-use crate::{names, Storage, StorageError};
+use crate::{Storage, StorageError};
 use runakefli_model::{
     ColumnBatch, ColumnRequest, ColumnRow, Direction, Entry, JsonValue, RowFields, ScanControl,
     ScanRequest, StreamInfo,
@@ -279,32 +279,17 @@ impl Storage {
             return Ok(());
         }
         let (lo, hi) = (req.start, req.end - 1);
-        let Some(tenant) = self.inner.tenant(&req.tenant) else {
+        let Some(snap) = self.snapshot(&req.tenant, lo, hi) else {
             return Ok(());
         };
-        let (active, frozen) = {
-            let m = self.inner.mem.read();
-            (m.active.clone(), m.frozen.as_ref().map(|(f, _)| f.clone()))
-        };
-        let parts: Vec<Arc<Part>> = {
-            let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi))
-                .flat_map(|(_, p)| p.state.read().parts.clone())
-                .collect()
-        };
-        let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        let parts = snap.parts();
+        let mut streams = snap.matching(&req.matchers);
         streams.retain(|(sid, _)| req.covers(*sid));
-        let deletes = tenant.deletes.read().clone();
         for (sid, labels) in streams {
             // Delete requests: a stream with deleted rows in range goes
             // through the line path, which drops them.
-            let dels = StreamDeletes::for_stream(&deletes, &labels, lo, hi);
-            let mem: Vec<Vec<Entry>> = frozen
-                .iter()
-                .chain(std::iter::once(&active))
-                .map(|m| m.entries_in(&req.tenant, sid, lo, hi))
-                .filter(|e| !e.is_empty())
-                .collect();
+            let dels = StreamDeletes::for_stream(snap.deletes(), &labels, lo, hi);
+            let mem: Vec<Vec<Entry>> = snap.memory_entries(sid, lo, hi);
             let info = StreamInfo { id: sid, labels };
             let plan = if mem.is_empty()
                 && dels.is_empty()

@@ -129,7 +129,7 @@ pub struct StorageConfig {
     /// parts merged into one, so settled data ends up in few large blocks.
     pub merge_idle_after: Duration,
     /// Retention by age and disk size (off unless configured).
-    pub retention: crate::retention::policy::RetentionConfig,
+    pub retention: runakefli_model::retention::RetentionConfig,
     /// A delete request can be cancelled this long after it was made; then
     /// its rows are purged from disk (Loki's `delete_request_cancel_period`).
     pub delete_cancel_period: Duration,

@@ -30,12 +30,15 @@ mod prefetch;
 pub mod quarantine;
 pub mod retention;
 mod seam;
+pub mod snapshot;
 pub mod stats;
 mod storage;
 pub mod stream_index;
+mod upkeep;
 pub mod wal;
 
 pub use config::StorageConfig;
 pub use error::StorageError;
+pub use snapshot::Snapshot;
 pub use stats::StorageStats;
 pub use storage::Storage;

@@ -67,7 +67,8 @@ pub struct PurgeFilter<'a> {
 }
 
 impl PurgeFilter<'_> {
-    fn of(&self, sid: StreamId) -> StreamDeletes {
+    /// The requests that apply to stream `sid` in the partition's range.
+    pub fn of(&self, sid: StreamId) -> StreamDeletes {
         self.cache
             .borrow_mut()
             .entry(sid)
@@ -76,19 +77,5 @@ impl PurgeFilter<'_> {
                 None => StreamDeletes::default(),
             })
             .clone()
-    }
-}
-
-impl crate::merge::RowFilter for PurgeFilter<'_> {
-    fn stream(&self, sid: StreamId) -> crate::merge::StreamKeep {
-        if self.of(sid).is_empty() {
-            crate::merge::StreamKeep::All
-        } else {
-            crate::merge::StreamKeep::Rows
-        }
-    }
-
-    fn keep(&self, sid: StreamId, row: &runakefli_model::Entry) -> bool {
-        !self.of(sid).deletes(row.ts, &row.line)
     }
 }

@@ -11,7 +11,7 @@
 
 use runakefli_model::Entry;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Default budget.
@@ -21,7 +21,6 @@ pub const DEFAULT_BUDGET_BYTES: usize = crate::config::DEFAULT_ANSWER_CACHE_BYTE
 const ROW_OVERHEAD: usize = 96;
 
 static BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_BUDGET_BYTES);
-static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 static CACHE: Mutex<Option<RowCache>> = Mutex::new(None);
 
 /// Sets the cache's budget in bytes (0 turns it off and empties it).
@@ -32,11 +31,6 @@ pub fn set_budget(bytes: usize) {
             *c = None;
         }
     }
-}
-
-/// A serial number no other part of this process has or will have.
-pub fn next_part_serial() -> u64 {
-    NEXT_SERIAL.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Where a row is: (part serial, block index, row in the block).

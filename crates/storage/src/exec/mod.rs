@@ -29,13 +29,10 @@ mod rows;
 mod stream_labels;
 mod units;
 
-use crate::memtable::Memtable;
-use crate::part::Part;
-use crate::{names, Storage, StorageError};
+use crate::{Storage, StorageError};
 use query::CompiledQuery;
 use runakefli_model::plan::{PlanAnswer, PlanOutput, QueryPlan};
 use runakefli_model::StreamInfo;
-use std::sync::Arc;
 use units::Unit;
 
 /// What every unit of one plan sees.
@@ -180,26 +177,12 @@ impl Storage {
             return Ok(Some(empty_answer(plan)));
         };
         let (lo, hi) = (q.lo, q.hi);
-        let Some(tenant) = self.inner.tenant(&plan.tenant) else {
+        let Some(snap) = self.snapshot(&plan.tenant, lo, hi) else {
             return Ok(Some(empty_answer(plan)));
         };
-        // Memtables first, then parts (see the storage module's consistency rules).
-        let memtables: Vec<Arc<Memtable>> = {
-            let m = self.inner.mem.read();
-            m.frozen
-                .iter()
-                .map(|(f, _)| f.clone())
-                .chain(std::iter::once(m.active.clone()))
-                .collect()
-        };
-        let parts: Vec<Arc<Part>> = {
-            let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi))
-                .flat_map(|(_, p)| p.state.read().parts.clone())
-                .collect()
-        };
+        let (parts, memtables) = (snap.parts(), snap.memtables());
         let (matching, stream_labels) = {
-            let index = tenant.index.read();
+            let index = snap.index();
             let matching = index.matching_unsorted(&plan.selector, lo, hi);
             let sids: Vec<_> = matching.iter().map(|(id, _, _)| *id).collect();
             let table = stream_labels::StreamLabels::build(
@@ -215,7 +198,7 @@ impl Storage {
         // could see one is declined and the engine falls back to the scan,
         // which drops them (backend.rs, column_scan.rs).
         {
-            let deletes = tenant.deletes.read();
+            let deletes = snap.deletes();
             if !deletes.is_empty()
                 && matching
                     .iter()
@@ -234,8 +217,8 @@ impl Storage {
                 i,
                 &info,
                 &plan.tenant,
-                &parts,
-                &memtables,
+                parts,
+                memtables,
                 (lo, hi),
                 &mut units,
             );

@@ -14,12 +14,18 @@ mod store_states;
 use runakefli_engine::columnar::{column_rows_read, plain_path_only};
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_model::{Direction, TenantId};
-use runakefli_storage::Storage;
+use runakefli_storage_query::EmbeddedBackend;
 use std::sync::Arc;
 use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State};
 
 /// Every query both ways; returns the number of rows the fast path read from columns.
-fn compare(store: Arc<Storage>, queries: &[String], start: i64, end: i64, state: State) -> u64 {
+fn compare(
+    store: Arc<EmbeddedBackend>,
+    queries: &[String],
+    start: i64,
+    end: i64,
+    state: State,
+) -> u64 {
     let engine = Engine::new(store, QueryLimits::default());
     let tenant = TenantId::default_tenant();
     let before = column_rows_read();

@@ -17,6 +17,7 @@ use crate::state::OpenError;
 use runakefli_clickhouse::{ClickHouseBackend, Client, Housekeeping};
 use runakefli_model::{Backend, Deletes, Ingest, Operations};
 use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage_query::{EmbeddedBackend, QueryConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,11 +51,17 @@ impl Store {
         self
     }
 
-    /// The embedded store (which also serves the endpoints only it offers).
-    pub fn embedded(storage: Arc<Storage>) -> Store {
+    /// The embedded store, read through `backend` (the store also serves
+    /// the endpoints only it offers).
+    pub fn embedded(backend: Arc<EmbeddedBackend>) -> Store {
+        let storage = backend.storage().clone();
         Store {
-            embedded: Some(storage.clone()),
-            ..Store::new(storage.clone()).with_deletes(storage)
+            reads: backend,
+            writes: storage.clone(),
+            ops: storage.clone(),
+            deletes: Some(storage.clone()),
+            embedded: Some(storage),
+            clickhouse: None,
         }
     }
 
@@ -76,13 +83,16 @@ impl Store {
                 sc.retention = crate::state::retention_config(config)?;
                 sc.delete_cancel_period = config.delete_request_cancel_period;
                 sc.memtable_flush_bytes = config.memtable_bytes;
-                sc.answer_cache_bytes = config.answer_cache_bytes;
-                sc.decoded_cache_bytes = config.decoded_cache_bytes;
                 sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
                 sc.wal_fsync = config.wal_fsync;
                 sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
                 sc.wal_record_max_bytes = config.wal_record_max_bytes;
-                Ok(Store::embedded(Storage::open(sc)?))
+                let query = QueryConfig {
+                    answer_cache_bytes: config.answer_cache_bytes,
+                    decoded_cache_bytes: config.decoded_cache_bytes,
+                };
+                let backend = EmbeddedBackend::new(Storage::open(sc)?, &query);
+                Ok(Store::embedded(Arc::new(backend)))
             }
             BackendConfig::ClickHouse(c) => {
                 refuse_embedded_only_settings(config)?;

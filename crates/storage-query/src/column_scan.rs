@@ -1,5 +1,5 @@
 //! [`Backend::scan_columns`](runakefli_model::Backend::scan_columns) for
-//! [`Storage`]: rows of merged columnar parts are answered from the block
+//! [`EmbeddedBackend`]: rows of merged columnar parts are answered from the block
 //! columns a query names (no line is rebuilt); every other row (memtables,
 //! raw flushed parts, overlapping parts, lines stored whole, lines whose
 //! members Loki's `| json` would treat differently) carries its line, read
@@ -14,16 +14,17 @@
 //! (non-empty dotted segments) are sanitized by Loki exactly as
 //! [`loki_json_label`] does, whichever way the dots split them into keys.
 
-use crate::block::{BlockReader, Column, Encoding};
-use crate::config::SCAN_BATCH_ENTRIES;
-use crate::deletes::StreamDeletes;
-use crate::merge_iter::{MergeIter, Source};
-use crate::part::{BlockFormat, BlockRef, Part};
-use crate::{Storage, StorageError};
+use crate::limits::SCAN_BATCH_ENTRIES;
+use crate::EmbeddedBackend;
 use runakefli_model::{
     ColumnBatch, ColumnRequest, ColumnRow, Direction, Entry, JsonValue, RowFields, ScanControl,
     ScanRequest, StreamInfo,
 };
+use runakefli_storage::block::{BlockReader, Column, Encoding};
+use runakefli_storage::deletes::StreamDeletes;
+use runakefli_storage::merge_iter::{MergeIter, Source};
+use runakefli_storage::part::{BlockFormat, BlockRef, Part};
+use runakefli_storage::StorageError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -267,7 +268,7 @@ fn line_rows(entries: Vec<Entry>) -> Vec<ColumnRow> {
         .collect()
 }
 
-impl Storage {
+impl EmbeddedBackend {
     /// The column scan; see the module documentation.
     pub(crate) fn scan_columns_inner(
         &self,
@@ -279,7 +280,7 @@ impl Storage {
             return Ok(());
         }
         let (lo, hi) = (req.start, req.end - 1);
-        let Some(snap) = self.snapshot(&req.tenant, lo, hi) else {
+        let Some(snap) = self.storage.snapshot(&req.tenant, lo, hi) else {
             return Ok(());
         };
         let parts = snap.parts();

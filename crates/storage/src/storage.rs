@@ -84,8 +84,6 @@ impl Storage {
     /// loads every partition and replays the WAL into the memtable.
     pub fn open(cfg: StorageConfig) -> Result<Arc<Storage>, StorageError> {
         let data = cfg.data_dir.clone();
-        crate::exec::answer_cache::set_budget(cfg.answer_cache_bytes);
-        crate::exec::decoded_cache::set_budget(cfg.decoded_cache_bytes);
         crate::fsutil::raise_open_files_limit();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;

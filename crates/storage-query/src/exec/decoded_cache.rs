@@ -33,15 +33,11 @@
 //! pages with first-offer admission, 2,000 without); a dashboard's second
 //! refresh keeps them, and the refreshes after it read them.
 
-use crate::block::encoding::Values;
-use crate::block::hash::FastMap;
-use crate::padded::Padded;
+use runakefli_storage::block::encoding::Values;
+use runakefli_storage::block::hash::FastMap;
+use runakefli_storage::padded::Padded;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Default budget: 64 MiB.
-pub const DEFAULT_BUDGET_BYTES: usize = 64 << 20;
 
 /// Bytes charged per entry on top of its data (key, map slot, queue slot).
 const ENTRY_OVERHEAD: usize = 96;
@@ -52,12 +48,13 @@ const DIRECTORY: u32 = u32::MAX;
 /// Independent caches, a key's chosen by its hash (a power of two).
 const SHARDS: usize = 8;
 
-static BUDGET: Padded<AtomicUsize> = Padded(AtomicUsize::new(DEFAULT_BUDGET_BYTES));
-static CACHE: [Padded<Mutex<Option<Cache>>>; SHARDS] = [const { Padded(Mutex::new(None)) }; SHARDS];
-
-/// The budget of one shard.
-fn shard_budget() -> usize {
-    BUDGET.load(Ordering::Relaxed) / SHARDS
+/// Decoded block columns and directories within a budget of bytes, in
+/// [`SHARDS`] shards. Each [`EmbeddedBackend`](crate::EmbeddedBackend) owns
+/// one.
+pub(crate) struct DecodedCache {
+    /// The budget in bytes (0: off).
+    budget: usize,
+    shards: [Padded<Mutex<Option<Cache>>>; SHARDS],
 }
 
 /// A key's hash: its low bits choose the shard, its high bits the
@@ -69,15 +66,6 @@ fn key_hash((part, block, column): Key) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// The shard of `key`, locked.
-fn lock(key: Key) -> std::sync::MutexGuard<'static, Option<Cache>> {
-    lock_shard(key_hash(key) as usize % SHARDS)
-}
-
-fn lock_shard(i: usize) -> std::sync::MutexGuard<'static, Option<Cache>> {
-    CACHE[i].lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Added to a column's number for the key of its shared-entry numbers.
@@ -145,189 +133,203 @@ impl Doorkeeper {
     }
 }
 
-/// Sets the budget in bytes (0 turns the cache off and empties it).
-pub fn set_budget(bytes: usize) {
-    BUDGET.store(bytes, Ordering::Relaxed);
-    for i in 0..SHARDS {
-        let mut c = lock_shard(i);
-        match c.as_mut() {
-            Some(cache) if bytes > 0 => cache.shrink_to(bytes / SHARDS),
-            _ => *c = None,
-        }
-    }
-}
-
-/// The bytes kept now.
-#[cfg(test)]
-fn bytes() -> usize {
-    (0..SHARDS)
-        .map(|i| lock_shard(i).as_ref().map_or(0, |c| c.bytes))
-        .sum()
-}
-
-/// Column `column` of block `block` of the part with serial `part`, when kept.
-pub fn values(part: u64, block: u32, column: usize) -> Option<Arc<Values>> {
-    match get((part, block, column as u32))? {
-        Item::Values(v) => Some(v),
-        _ => None,
-    }
-}
-
-/// The shared-dictionary entry of each value of shared column `column`,
-/// when kept.
-pub fn entries(part: u64, block: u32, column: usize) -> Option<Arc<[u32]>> {
-    match get((part, block, column as u32 | ENTRIES))? {
-        Item::Entries(e) => Some(e),
-        _ => None,
-    }
-}
-
-/// Keeps a shared column's entry numbers.
-pub fn keep_entries(part: u64, block: u32, column: usize, e: &Arc<[u32]>) {
-    put(
-        (part, block, column as u32 | ENTRIES),
-        Item::Entries(e.clone()),
-        e.len() * 4,
-    );
-}
-
-/// Decimal column `column`'s values as doubles, when kept.
-pub fn numbers(part: u64, block: u32, column: usize) -> Option<Arc<[f64]>> {
-    match get((part, block, column as u32 | NUMBERS))? {
-        Item::Numbers(v) => Some(v),
-        _ => None,
-    }
-}
-
-/// Keeps a Decimal column's values as doubles.
-pub fn keep_numbers(part: u64, block: u32, column: usize, v: &Arc<[f64]>) {
-    put(
-        (part, block, column as u32 | NUMBERS),
-        Item::Numbers(v.clone()),
-        v.len() * 8,
-    );
-}
-
-/// Keeps a block column's decoded values.
-pub fn keep_values(part: u64, block: u32, column: usize, v: &Arc<Values>) {
-    let bytes = values_bytes(v);
-    put((part, block, column as u32), Item::Values(v.clone()), bytes);
-}
-
 /// A block's decoded directory: each row's template and timestamp.
 pub type Directory = (Arc<[u32]>, Arc<[i64]>);
-
-/// A block's row templates and row timestamps, when kept.
-pub fn directory(part: u64, block: u32) -> Option<Directory> {
-    match get((part, block, DIRECTORY))? {
-        Item::Directory(tpl, ts) => Some((tpl, ts)),
-        _ => None,
-    }
-}
-
-/// Keeps a block's row templates and row timestamps.
-pub fn keep_directory(part: u64, block: u32, tpl: &Arc<[u32]>, ts: &Arc<[i64]>) {
-    put(
-        (part, block, DIRECTORY),
-        Item::Directory(tpl.clone(), ts.clone()),
-        tpl.len() * 4 + ts.len() * 8,
-    );
-}
 
 /// Bytes a plan is expected to keep per row it reads: its timestamp, its
 /// template and about one column's value index.
 const BYTES_PER_ROW: u64 = 16;
 
-/// How many rows' decoded forms one plan may add: what half the budget
-/// holds. A plan adding more would evict its own entries before any later
-/// query could read them, and push out those of the smaller queries that do
-/// profit; a plan over more rows keeps its first blocks' (see
-/// `Context::admit_block`).
-pub fn admission_rows() -> u64 {
-    let budget = BUDGET.load(Ordering::Relaxed) as u64;
-    budget / 2 / BYTES_PER_ROW
-}
-
-/// A reader of block `block` of `part`, given the row templates and
-/// timestamps kept for it (then it does not read its directory frame);
-/// `true` with it when they were kept.
-pub(super) fn open_reader<'p>(
-    part: &'p crate::part::Part,
-    block: &crate::part::BlockRef,
-    header: crate::block::HeaderRef<'p>,
-) -> Result<(crate::block::BlockReader<'p>, bool), crate::StorageError> {
-    match directory(part.serial(), block.index) {
-        Some((tpl, ts)) => Ok((part.reader_with_directory(block, header, tpl, ts)?, true)),
-        None => Ok((part.reader_with(block, header)?, false)),
+impl DecodedCache {
+    /// A cache keeping at most `budget` bytes (0 turns it off).
+    pub fn new(budget: usize) -> DecodedCache {
+        DecodedCache {
+            budget,
+            shards: std::array::from_fn(|_| Padded(Mutex::new(None))),
+        }
     }
-}
 
-/// Keeps `r`'s row templates and timestamps when it decoded them (and was
-/// not opened with them by [`open_reader`]).
-pub(super) fn keep_decoded(
-    part: &crate::part::Part,
-    block: &crate::part::BlockRef,
-    r: &crate::block::BlockReader<'_>,
-    primed: bool,
-) {
-    if primed {
-        return;
+    /// The budget of one shard.
+    fn shard_budget(&self) -> usize {
+        self.budget / SHARDS
     }
-    // A log query past its cutoff decodes only the newest timestamps of a
-    // block, and a metric query over whole blocks may not unpack the row
-    // templates (`BlockReader::templates_with_rows`); what is missing is
-    // decoded for the cache only on the block's second offer (the
-    // doorkeeper's), so a query that runs once does not pay for it.
-    if (r.has_timestamps() && r.has_row_templates())
-        || offered_before((part.serial(), block.index, DIRECTORY))
-    {
-        keep_directory(
-            part.serial(),
-            block.index,
-            r.row_templates_shared(),
-            r.timestamps_shared(),
+
+    /// The shard of `key`, locked.
+    fn lock(&self, key: Key) -> std::sync::MutexGuard<'_, Option<Cache>> {
+        self.lock_shard(key_hash(key) as usize % SHARDS)
+    }
+
+    fn lock_shard(&self, i: usize) -> std::sync::MutexGuard<'_, Option<Cache>> {
+        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The bytes kept now.
+    pub fn bytes(&self) -> usize {
+        (0..SHARDS)
+            .map(|i| self.lock_shard(i).as_ref().map_or(0, |c| c.bytes))
+            .sum()
+    }
+
+    /// Column `column` of block `block` of the part with serial `part`, when kept.
+    pub fn values(&self, part: u64, block: u32, column: usize) -> Option<Arc<Values>> {
+        match self.get((part, block, column as u32))? {
+            Item::Values(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The shared-dictionary entry of each value of shared column `column`,
+    /// when kept.
+    pub fn entries(&self, part: u64, block: u32, column: usize) -> Option<Arc<[u32]>> {
+        match self.get((part, block, column as u32 | ENTRIES))? {
+            Item::Entries(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Keeps a shared column's entry numbers.
+    pub fn keep_entries(&self, part: u64, block: u32, column: usize, e: &Arc<[u32]>) {
+        self.put(
+            (part, block, column as u32 | ENTRIES),
+            Item::Entries(e.clone()),
+            e.len() * 4,
         );
     }
-}
 
-/// Whether `key`, not kept now, was offered before (the doorkeeper's
-/// answer, which remembers this offer when not).
-fn offered_before(key: Key) -> bool {
-    if BUDGET.load(Ordering::Relaxed) == 0 {
-        return false;
+    /// Decimal column `column`'s values as doubles, when kept.
+    pub fn numbers(&self, part: u64, block: u32, column: usize) -> Option<Arc<[f64]>> {
+        match self.get((part, block, column as u32 | NUMBERS))? {
+            Item::Numbers(v) => Some(v),
+            _ => None,
+        }
     }
-    let mut c = lock(key);
-    let cache = c.get_or_insert_with(Cache::default);
-    !cache.map.contains_key(&key) && cache.seen.offered_before(key)
-}
 
-fn get(key: Key) -> Option<Item> {
-    if BUDGET.load(Ordering::Relaxed) == 0 {
-        return None;
+    /// Keeps a Decimal column's values as doubles.
+    pub fn keep_numbers(&self, part: u64, block: u32, column: usize, v: &Arc<[f64]>) {
+        self.put(
+            (part, block, column as u32 | NUMBERS),
+            Item::Numbers(v.clone()),
+            v.len() * 8,
+        );
     }
-    let mut c = lock(key);
-    let (item, _, used) = c.as_mut()?.map.get_mut(&key)?;
-    *used = true;
-    Some(item.clone())
-}
 
-fn put(key: Key, item: Item, bytes: usize) {
-    let budget = shard_budget();
-    let bytes = bytes + ENTRY_OVERHEAD;
-    // An entry larger than its shard's budget (an eighth of the whole)
-    // would push out many.
-    if budget == 0 || bytes > budget {
-        return;
+    /// Keeps a block column's decoded values.
+    pub fn keep_values(&self, part: u64, block: u32, column: usize, v: &Arc<Values>) {
+        let bytes = values_bytes(v);
+        self.put((part, block, column as u32), Item::Values(v.clone()), bytes);
     }
-    let mut c = lock(key);
-    let cache = c.get_or_insert_with(Cache::default);
-    if cache.map.contains_key(&key) || !cache.seen.offered_before(key) {
-        return;
+
+    /// A block's row templates and row timestamps, when kept.
+    pub fn directory(&self, part: u64, block: u32) -> Option<Directory> {
+        match self.get((part, block, DIRECTORY))? {
+            Item::Directory(tpl, ts) => Some((tpl, ts)),
+            _ => None,
+        }
     }
-    cache.map.insert(key, (item, bytes, false));
-    cache.queue.push_back(key);
-    cache.bytes += bytes;
-    cache.shrink_to(budget);
+
+    /// Keeps a block's row templates and row timestamps.
+    pub fn keep_directory(&self, part: u64, block: u32, tpl: &Arc<[u32]>, ts: &Arc<[i64]>) {
+        self.put(
+            (part, block, DIRECTORY),
+            Item::Directory(tpl.clone(), ts.clone()),
+            tpl.len() * 4 + ts.len() * 8,
+        );
+    }
+
+    /// How many rows' decoded forms one plan may add: what half the budget
+    /// holds. A plan adding more would evict its own entries before any later
+    /// query could read them, and push out those of the smaller queries that do
+    /// profit; a plan over more rows keeps its first blocks' (see
+    /// `Context::admit_block`).
+    pub fn admission_rows(&self) -> u64 {
+        let budget = self.budget as u64;
+        budget / 2 / BYTES_PER_ROW
+    }
+
+    /// A reader of block `block` of `part`, given the row templates and
+    /// timestamps kept for it (then it does not read its directory frame);
+    /// `true` with it when they were kept.
+    pub fn open_reader<'p>(
+        &self,
+        part: &'p runakefli_storage::part::Part,
+        block: &runakefli_storage::part::BlockRef,
+        header: runakefli_storage::block::HeaderRef<'p>,
+    ) -> Result<(runakefli_storage::block::BlockReader<'p>, bool), runakefli_storage::StorageError>
+    {
+        match self.directory(part.serial(), block.index) {
+            Some((tpl, ts)) => Ok((part.reader_with_directory(block, header, tpl, ts)?, true)),
+            None => Ok((part.reader_with(block, header)?, false)),
+        }
+    }
+
+    /// Keeps `r`'s row templates and timestamps when it decoded them (and was
+    /// not opened with them by [`Self::open_reader`]).
+    pub fn keep_decoded(
+        &self,
+        part: &runakefli_storage::part::Part,
+        block: &runakefli_storage::part::BlockRef,
+        r: &runakefli_storage::block::BlockReader<'_>,
+        primed: bool,
+    ) {
+        if primed {
+            return;
+        }
+        // A log query past its cutoff decodes only the newest timestamps of a
+        // block, and a metric query over whole blocks may not unpack the row
+        // templates (`BlockReader::templates_with_rows`); what is missing is
+        // decoded for the cache only on the block's second offer (the
+        // doorkeeper's), so a query that runs once does not pay for it.
+        if (r.has_timestamps() && r.has_row_templates())
+            || self.offered_before((part.serial(), block.index, DIRECTORY))
+        {
+            self.keep_directory(
+                part.serial(),
+                block.index,
+                r.row_templates_shared(),
+                r.timestamps_shared(),
+            );
+        }
+    }
+
+    /// Whether `key`, not kept now, was offered before (the doorkeeper's
+    /// answer, which remembers this offer when not).
+    fn offered_before(&self, key: Key) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        let mut c = self.lock(key);
+        let cache = c.get_or_insert_with(Cache::default);
+        !cache.map.contains_key(&key) && cache.seen.offered_before(key)
+    }
+
+    fn get(&self, key: Key) -> Option<Item> {
+        if self.budget == 0 {
+            return None;
+        }
+        let mut c = self.lock(key);
+        let (item, _, used) = c.as_mut()?.map.get_mut(&key)?;
+        *used = true;
+        Some(item.clone())
+    }
+
+    fn put(&self, key: Key, item: Item, bytes: usize) {
+        let budget = self.shard_budget();
+        let bytes = bytes + ENTRY_OVERHEAD;
+        // An entry larger than its shard's budget (an eighth of the whole)
+        // would push out many.
+        if budget == 0 || bytes > budget {
+            return;
+        }
+        let mut c = self.lock(key);
+        let cache = c.get_or_insert_with(Cache::default);
+        if cache.map.contains_key(&key) || !cache.seen.offered_before(key) {
+            return;
+        }
+        cache.map.insert(key, (item, bytes, false));
+        cache.queue.push_back(key);
+        cache.bytes += bytes;
+        cache.shrink_to(budget);
+    }
 }
 
 impl Cache {
@@ -386,56 +388,55 @@ mod tests {
         assert!(!d.offered_before((1, 2, 3)), "forgotten after the clear");
     }
 
-    /// The cache is process-wide: these steps run as one test.
     #[test]
     fn keeps_evicts_by_clock_and_turns_off() {
-        set_budget(0);
         let budget = SHARDS * 8 * 1024;
-        set_budget(budget);
+        let c = DecodedCache::new(budget);
         // 50 rows: 696 bytes with the overhead, under a shard's budget.
         let ts: Arc<[i64]> = (0..50).collect::<Vec<i64>>().into();
         let tpl: Arc<[u32]> = vec![0; 50].into();
         // Kept on the second offer, not the first.
-        keep_directory(7, 1, &tpl, &ts);
-        assert!(directory(7, 1).is_none(), "offered once: not kept");
-        keep_directory(7, 1, &tpl, &ts);
-        let (got_tpl, got_ts) = directory(7, 1).expect("kept");
+        c.keep_directory(7, 1, &tpl, &ts);
+        assert!(c.directory(7, 1).is_none(), "offered once: not kept");
+        c.keep_directory(7, 1, &tpl, &ts);
+        let (got_tpl, got_ts) = c.directory(7, 1).expect("kept");
         assert_eq!((&got_tpl[..], &got_ts[..]), (&tpl[..], &ts[..]));
-        assert!(directory(7, 2).is_none() && values(7, 1, 0).is_none());
+        assert!(c.directory(7, 2).is_none() && c.values(7, 1, 0).is_none());
         let v = Arc::new(Values::Flat {
             data: b"abc".to_vec(),
             ends: vec![1, 3],
         });
-        keep_values(7, 1, 0, &v);
-        keep_values(7, 1, 0, &v);
-        assert!(values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
+        c.keep_values(7, 1, 0, &v);
+        c.keep_values(7, 1, 0, &v);
+        assert!(c.values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
         // A column's entry numbers are kept apart from its values.
         let e: Arc<[u32]> = vec![3, 1, 3].into();
-        assert!(entries(7, 1, 0).is_none());
-        keep_entries(7, 1, 0, &e);
-        keep_entries(7, 1, 0, &e);
-        assert_eq!(entries(7, 1, 0).as_deref(), Some(&[3, 1, 3][..]));
-        assert!(values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
-        assert!(entries(7, 1, 1).is_none() && values(7, 1, 1).is_none());
+        assert!(c.entries(7, 1, 0).is_none());
+        c.keep_entries(7, 1, 0, &e);
+        c.keep_entries(7, 1, 0, &e);
+        assert_eq!(c.entries(7, 1, 0).as_deref(), Some(&[3, 1, 3][..]));
+        assert!(c.values(7, 1, 0).is_some_and(|got| Arc::ptr_eq(&got, &v)));
+        assert!(c.entries(7, 1, 1).is_none() && c.values(7, 1, 1).is_none());
         // Filling the budget evicts what is not read again (an entry read
         // since it was queued gets one more turn first).
         for b in 10..2000 {
-            keep_directory(7, b, &tpl, &ts);
-            keep_directory(7, b, &tpl, &ts);
+            c.keep_directory(7, b, &tpl, &ts);
+            c.keep_directory(7, b, &tpl, &ts);
         }
-        assert!(bytes() <= budget);
+        assert!(c.bytes() <= budget);
         // Every shard holds entries (the keys spread over them), none past
         // its share of the budget.
         for i in 0..SHARDS {
-            let kept = lock_shard(i).as_ref().map_or(0, |c| c.bytes);
+            let kept = c.lock_shard(i).as_ref().map_or(0, |c| c.bytes);
             assert!(
                 kept > 0 && kept <= budget / SHARDS,
                 "shard {i}: {kept} bytes"
             );
         }
-        assert!(values(7, 1, 0).is_none(), "not read again: evicted");
-        set_budget(0);
-        assert!(directory(7, 1).is_none() && bytes() == 0);
-        set_budget(DEFAULT_BUDGET_BYTES);
+        assert!(c.values(7, 1, 0).is_none(), "not read again: evicted");
+        let off = DecodedCache::new(0);
+        off.keep_directory(7, 1, &tpl, &ts);
+        off.keep_directory(7, 1, &tpl, &ts);
+        assert!(off.directory(7, 1).is_none() && off.bytes() == 0);
     }
 }

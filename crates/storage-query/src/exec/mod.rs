@@ -1,5 +1,6 @@
-//! [`Backend::execute`](runakefli_model::Backend::execute) for [`Storage`]:
-//! query plans run against the store's blocks and memtables.
+//! [`Backend::execute`](runakefli_model::Backend::execute) for
+//! [`EmbeddedBackend`]: query plans run against the blocks and memtables of
+//! one [`Snapshot`](runakefli_storage::Snapshot).
 //!
 //! The plan's streams and time range give a set of independent units
 //! (`units.rs`: one per columnar block, plus row units for memtables, old
@@ -29,10 +30,11 @@ mod rows;
 mod stream_labels;
 mod units;
 
-use crate::{Storage, StorageError};
+use crate::EmbeddedBackend;
 use query::CompiledQuery;
 use runakefli_model::plan::{PlanAnswer, PlanOutput, QueryPlan};
 use runakefli_model::StreamInfo;
+use runakefli_storage::StorageError;
 use units::Unit;
 
 /// What every unit of one plan sees.
@@ -60,12 +62,16 @@ pub(crate) struct Context<'p> {
     /// Rows of columnar blocks whose decoded forms this plan may still add
     /// to the decoded cache ([`Context::admit_block`]).
     admit_rows: std::sync::atomic::AtomicU64,
+    /// The backend's cache of rows rebuilt for answers.
+    pub answers: &'p answer_cache::AnswerCache,
+    /// The backend's cache of decoded block columns.
+    pub decoded: &'p decoded_cache::DecodedCache,
 }
 
 impl Context<'_> {
     /// Whether what a block of `rows` rows decodes may enter the decoded
     /// cache: the plan's first blocks may, until they add up to what half
-    /// the cache's budget holds ([`decoded_cache::admission_rows`]). A scan
+    /// the cache's budget holds ([`decoded_cache::DecodedCache::admission_rows`]). A scan
     /// over everything then keeps the same first blocks at every run (its
     /// repeats read them back) and never churns more than half the cache.
     pub fn admit_block(&self, rows: u64) -> bool {
@@ -114,12 +120,12 @@ impl Context<'_> {
 
     /// Fails (and marks the plan declined) once its residual rows or one
     /// worker's `groups` pass their bounds
-    /// ([`crate::config::PLAN_RESIDUAL_MAX_BYTES`],
-    /// [`crate::config::PLAN_MAX_GROUPS`]).
+    /// ([`crate::limits::PLAN_RESIDUAL_MAX_BYTES`],
+    /// [`crate::limits::PLAN_MAX_GROUPS`]).
     pub fn over_bounds(&self, groups: usize) -> Result<(), StorageError> {
         use std::sync::atomic::Ordering::Relaxed;
-        if self.residual_bytes.load(Relaxed) > crate::config::PLAN_RESIDUAL_MAX_BYTES
-            || groups > crate::config::PLAN_MAX_GROUPS
+        if self.residual_bytes.load(Relaxed) > crate::limits::PLAN_RESIDUAL_MAX_BYTES
+            || groups > crate::limits::PLAN_MAX_GROUPS
         {
             self.declined.store(true, Relaxed);
             return Err(StorageError::Cancelled);
@@ -142,7 +148,7 @@ impl Context<'_> {
     }
 }
 
-impl Storage {
+impl EmbeddedBackend {
     /// Runs `plan`; `Ok(None)` when the store leaves the plan to the engine.
     pub(crate) fn execute_plan(
         &self,
@@ -177,7 +183,7 @@ impl Storage {
             return Ok(Some(empty_answer(plan)));
         };
         let (lo, hi) = (q.lo, q.hi);
-        let Some(snap) = self.snapshot(&plan.tenant, lo, hi) else {
+        let Some(snap) = self.storage.snapshot(&plan.tenant, lo, hi) else {
             return Ok(Some(empty_answer(plan)));
         };
         let (parts, memtables) = (snap.parts(), snap.memtables());
@@ -227,7 +233,9 @@ impl Storage {
             streams.push(info);
         }
         let ctx = Context {
-            admit_rows: decoded_cache::admission_rows().into(),
+            admit_rows: self.decoded.admission_rows().into(),
+            answers: &self.answers,
+            decoded: &self.decoded,
             q,
             streams,
             orders,

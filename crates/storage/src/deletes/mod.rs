@@ -3,8 +3,10 @@
 //! and purged from disk once the request's cancellation period has passed.
 //!
 //! - **Hiding.** Scans drop deleted rows where rows leave the store
-//!   (`backend.rs`, `column_scan.rs`); plans that could see a deleted row are
-//!   declined (`exec/mod.rs`), so the engine falls back to the filtered scan.
+//!   (`runakefli-storage-query`: `backend.rs`, `column_scan.rs`, reading
+//!   [`crate::Snapshot::deletes`]); plans that could see a deleted row are
+//!   declined (its `exec/mod.rs`), so the engine falls back to the filtered
+//!   scan.
 //! - **Purging.** Once a request is due (created more than the cancel period
 //!   ago), merges leave its rows out of their output, and the maintenance
 //!   thread flushes the memtable and rewrites every partition holding rows

@@ -166,7 +166,7 @@ pub struct Part {
     /// [`PREFETCH_BLOCK_BYTES`]), for [`Part::prefetch_block`].
     prefetch_len: Vec<u16>,
     /// What each column of each block answered to a line filter's column
-    /// test (see `exec/block.rs`), kept from query to query.
+    /// test (see `runakefli-storage-query`'s `exec/block.rs`), kept from query to query.
     column_memo: needle_memo::NeedleMemo,
     /// Per block: the metadata names its rows use, read once
     /// ([`Part::metadata_names`]).

@@ -12,7 +12,7 @@
 //!
 //! Rounds: `RUNAKEFLI_CRASH_ROUNDS` (default 24, which keeps `cargo test`
 //! short); the full run of issue 8 is
-//! `RUNAKEFLI_CRASH_ROUNDS=120 cargo test -p runakefli-storage --test store_crash -- --nocapture`.
+//! `RUNAKEFLI_CRASH_ROUNDS=120 cargo test -p runakefli-storage-query --test store_crash -- --nocapture`.
 //! `RUNAKEFLI_CRASH_SEED` repeats a run (the seed is printed).
 //!
 //! The child is this test binary re-invoked with `CRASH_CHILD_DIR` set, running

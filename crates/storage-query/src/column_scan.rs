@@ -297,7 +297,7 @@ impl EmbeddedBackend {
                 && req.direction == Direction::Forward
                 && req.required_substrings.is_empty()
             {
-                columnar_plan(&parts, sid, lo, hi)
+                columnar_plan(parts, sid, lo, hi)
             } else {
                 None
             };
@@ -338,7 +338,7 @@ impl EmbeddedBackend {
                     }
                     control
                 }
-                None => self.line_fallback(&info, &parts, mem, lo, hi, req, &dels, visit)?,
+                None => self.line_fallback(&info, parts, mem, lo, hi, req, &dels, visit)?,
             };
             if control == ScanControl::Stop {
                 break;

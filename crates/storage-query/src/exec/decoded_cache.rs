@@ -10,7 +10,9 @@
 //! serial is unique for the process's life, so a merged-away part's entries
 //! are never served for another part; they age out like any other.
 //!
-//! The budget (`--decoded-cache-bytes`, 0 turns the cache off) bounds the
+//! Each [`EmbeddedBackend`](crate::EmbeddedBackend) owns one
+//! [`DecodedCache`]; its budget (`--decoded-cache-bytes`, via
+//! [`QueryConfig`](crate::QueryConfig); 0 turns the cache off) bounds the
 //! bytes kept. Eviction is a clock: entries are queued in insertion order,
 //! and an entry read since it last reached the queue's head gets another
 //! turn instead of leaving.

@@ -68,7 +68,7 @@ fn backends(test: &str, pushes: &[PushRequest]) -> (Side, Side) {
 fn three_engines(
     ch: &Arc<ClickHouseBackend>,
     mem: MemBackend,
-    store: Arc<runakefli_storage::Storage>,
+    store: Arc<runakefli_storage_query::EmbeddedBackend>,
 ) -> [Engine; 3] {
     [
         Engine::new(ch.clone(), QueryLimits::default()),

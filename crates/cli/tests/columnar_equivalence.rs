@@ -13,12 +13,18 @@ mod store_states;
 
 use runakefli_engine::{Engine, EngineOptions, FastPaths, QueryLimits};
 use runakefli_model::{Direction, TenantId};
-use runakefli_storage::Storage;
+use runakefli_storage_query::EmbeddedBackend;
 use std::sync::Arc;
 use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State};
 
 /// Every query both ways; returns the number of rows the fast path read from columns.
-fn compare(store: Arc<Storage>, queries: &[String], start: i64, end: i64, state: State) -> u64 {
+fn compare(
+    store: Arc<EmbeddedBackend>,
+    queries: &[String],
+    start: i64,
+    end: i64,
+    state: State,
+) -> u64 {
     let fast_engine = Engine::new(store.clone(), QueryLimits::default());
     let plain_options = EngineOptions {
         fast_paths: FastPaths::Off,

@@ -4,7 +4,7 @@
 //! counts it. Checked for a log query and for `detected_fields` (a
 //! drilldown endpoint, which reads through the same cancellable engine as
 //! `/index/*`); plans the store runs whole get the flag too
-//! (`crates/storage/tests/store_plan_bounds.rs`).
+//! (`crates/storage-query/tests/store_plan_bounds.rs`).
 
 mod common;
 

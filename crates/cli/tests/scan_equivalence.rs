@@ -16,7 +16,7 @@ mod store_states;
 use answer_cmp::{compare_queries, Side};
 use runakefli_engine::testing::MemBackend;
 use runakefli_model::{PushRequest, TenantId};
-use runakefli_storage::Storage;
+use runakefli_storage_query::EmbeddedBackend;
 use std::sync::Arc;
 use store_states::{conformance_pushes, open_store, time_range, workload_pushes, State, STATES};
 
@@ -54,7 +54,7 @@ fn member_values(pushes: &[PushRequest], key: &str, n: usize) -> Vec<String> {
 /// Runs every query on the store and on the reference; panics on a
 /// difference. Returns how many of the store's answers held data.
 fn compare(
-    store: Arc<Storage>,
+    store: Arc<EmbeddedBackend>,
     reference: Arc<MemBackend>,
     queries: &[String],
     range: (i64, i64),

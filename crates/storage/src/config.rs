@@ -1,13 +1,9 @@
-//! Configuration of the store and every fixed limit, each with its reason.
+//! Configuration of the store and every fixed limit of the write side and
+//! the format, each with its reason (the query executor's are in
+//! `runakefli-storage-query`).
 
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// Default of [`StorageConfig::decoded_cache_bytes`]: 64 MiB.
-pub const DEFAULT_DECODED_CACHE_BYTES: usize = crate::exec::decoded_cache::DEFAULT_BUDGET_BYTES;
-
-/// Default of [`StorageConfig::answer_cache_bytes`]: 32 MiB.
-pub const DEFAULT_ANSWER_CACHE_BYTES: usize = 32 << 20;
 
 /// Flushed blocks and merged blocks stop growing at this many rows: large enough
 /// for good compression and cheap per-block overhead, small enough that one
@@ -17,10 +13,6 @@ pub const BLOCK_MAX_ROWS: usize = 8192;
 /// Blocks also stop at this many raw (uncompressed) bytes, which bounds the memory
 /// one decoded block needs during scans and merges.
 pub const BLOCK_MAX_RAW_BYTES: usize = 2 << 20;
-
-/// Scans hand entries to the engine in batches of at most this many entries, so
-/// the engine can stop early without the backend materialising a whole stream.
-pub const SCAN_BATCH_ENTRIES: usize = 1000;
 
 /// Upper bound of a decoded WAL record; anything larger is treated as corrupt
 /// rather than allocated (hostile or damaged length fields).
@@ -34,18 +26,6 @@ pub const MEMTABLE_ENTRY_OVERHEAD: usize = 64;
 /// threshold (a flush is still running): bounds memory when disks are slower than
 /// ingest.
 pub const MEMTABLE_BACKPRESSURE_FACTOR: usize = 2;
-
-/// A bucket plan holding more than this many bytes of residual rows (rows of
-/// memtables and unmerged parts it hands back whole for the engine to
-/// evaluate) is declined, and the engine's scan, which holds one batch at a
-/// time, evaluates the query instead: the rows of a busy memtable and its
-/// unflushed parts would otherwise be copied into one answer.
-pub const PLAN_RESIDUAL_MAX_BYTES: usize = 32 << 20;
-
-/// A bucket plan making more groups than this (on one worker) is declined
-/// for the engine's scan, where the series and points limits apply while it
-/// runs (`sum by (request_id)` would otherwise make a group per row).
-pub const PLAN_MAX_GROUPS: usize = 100_000;
 
 /// The parts keep about this many bytes of the data frames queries read
 /// mapped into the process, beyond each block's header, bloom and directory
@@ -129,17 +109,10 @@ pub struct StorageConfig {
     /// parts merged into one, so settled data ends up in few large blocks.
     pub merge_idle_after: Duration,
     /// Retention by age and disk size (off unless configured).
-    pub retention: crate::retention::policy::RetentionConfig,
+    pub retention: runakefli_model::retention::RetentionConfig,
     /// A delete request can be cancelled this long after it was made; then
     /// its rows are purged from disk (Loki's `delete_request_cancel_period`).
     pub delete_cancel_period: Duration,
-    /// Memory for the rows (lines and metadata) rebuilt for the answers of
-    /// log queries, kept for the next queries (see `exec::answer_cache`).
-    /// 0 turns the cache off.
-    pub answer_cache_bytes: usize,
-    /// Memory for blocks' decoded columns and row timestamps, kept for the
-    /// next queries (see `exec::decoded_cache`). 0 turns the cache off.
-    pub decoded_cache_bytes: usize,
     /// Run background flush and merge threads (tests may turn them off to drive
     /// everything by hand).
     pub background: bool,
@@ -165,8 +138,6 @@ impl StorageConfig {
             merge_idle_after: Duration::from_secs(5),
             retention: Default::default(),
             delete_cancel_period: Duration::from_secs(24 * 3600),
-            answer_cache_bytes: DEFAULT_ANSWER_CACHE_BYTES,
-            decoded_cache_bytes: DEFAULT_DECODED_CACHE_BYTES,
             background: true,
         }
     }

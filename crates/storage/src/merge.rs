@@ -190,6 +190,21 @@ pub fn rewrite_parts(
     Ok(Some(MergeOutcome { rows, removed }))
 }
 
+/// Due delete requests' rows are left out of merged parts.
+impl RowFilter for crate::deletes::PurgeFilter<'_> {
+    fn stream(&self, sid: StreamId) -> StreamKeep {
+        if self.of(sid).is_empty() {
+            StreamKeep::All
+        } else {
+            StreamKeep::Rows
+        }
+    }
+
+    fn keep(&self, sid: StreamId, row: &runakefli_model::Entry) -> bool {
+        !self.of(sid).deletes(row.ts, &row.line)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,19 +10,26 @@
 //! - Each partition manifest records `flushed_wal`: its records in segments
 //!   below it are in its parts. Replay skips those; segments are deleted once a
 //!   flush has committed every partition.
-//! - Queries snapshot memtables first, then part lists, so data moving from a
-//!   memtable into a part is seen at least once (duplicates are removed).
+//! - Reads go through [`Storage::snapshot`], which takes the memtables
+//!   first, then the part lists, so data moving from a memtable into a part
+//!   is seen at least once (the rule is written out once, in
+//!   `snapshot.rs`).
 
 use crate::config::{
     StorageConfig, BACKGROUND_TICK, BACKPRESSURE_MAX_WAIT, MEMTABLE_BACKPRESSURE_FACTOR,
 };
+use crate::deletes::api::{CancelRefusal, DeleteApi};
+use crate::deletes::DeleteRequest;
 use crate::fsutil::{create_dir_durable, list_dir};
 use crate::memtable::Memtable;
 use crate::merge::{self, Policy};
 use crate::part::{BlockFormat, PartWriter};
 use crate::partition::{Partition, Tenant};
 use crate::quarantine::Quarantine;
+use crate::retention::Retention;
+use crate::snapshot::Snapshot;
 use crate::stats::{Counters, StorageStats, TenantStats};
+use crate::upkeep::Upkeep;
 use crate::wal::{self, record, Wal};
 use crate::{names, StorageError};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -77,8 +84,6 @@ impl Storage {
     /// loads every partition and replays the WAL into the memtable.
     pub fn open(cfg: StorageConfig) -> Result<Arc<Storage>, StorageError> {
         let data = cfg.data_dir.clone();
-        crate::exec::answer_cache::set_budget(cfg.answer_cache_bytes);
-        crate::exec::decoded_cache::set_budget(cfg.decoded_cache_bytes);
         crate::fsutil::raise_open_files_limit();
         create_dir_durable(&data.join(names::TENANTS_DIR))?;
         let lock = lock_dir(&data)?;
@@ -305,6 +310,45 @@ impl Storage {
     pub fn config(&self) -> &StorageConfig {
         &self.inner.cfg
     }
+
+    /// What a read of `tenant` over `lo..=hi` (ns) sees: its memtables,
+    /// then the parts of the day partitions in range, its stream index and
+    /// its delete requests (see [`Snapshot`] for the read rule). `None` when
+    /// the tenant has no data.
+    pub fn snapshot(&self, tenant: &TenantId, lo: i64, hi: i64) -> Option<Snapshot> {
+        let t = self.inner.tenant(tenant)?;
+        // Memtables first, then parts (the read rule, see `Snapshot`).
+        let memtables = self.inner.memtables();
+        Some(Snapshot::take(t, memtables, lo, hi))
+    }
+
+    /// Accepts a delete request for `tenant`: persists it, then hides its
+    /// rows from every scan. The id (when empty) and creation time are set
+    /// here; the request as stored is returned.
+    pub fn add_delete(
+        &self,
+        tenant: &TenantId,
+        req: DeleteRequest,
+    ) -> Result<DeleteRequest, StorageError> {
+        DeleteApi::add_delete(&*self.inner, tenant, req)
+    }
+
+    /// The delete requests of `tenant`, oldest first.
+    pub fn delete_requests(&self, tenant: &TenantId) -> Vec<DeleteRequest> {
+        DeleteApi::delete_requests(&*self.inner, tenant)
+    }
+
+    /// Cancels request `id` of `tenant` while its cancellation period runs
+    /// (or, with `force`, any request not yet processed); its rows become
+    /// visible again, except those a merge already dropped.
+    pub fn cancel_delete(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+        force: bool,
+    ) -> Result<Result<(), CancelRefusal>, StorageError> {
+        DeleteApi::cancel_delete(&*self.inner, tenant, id, force)
+    }
 }
 
 impl Drop for Storage {
@@ -370,9 +414,62 @@ fn note_ranges(idx: &mut crate::stream_index::StreamIndex, sid: StreamId, entrie
     }
 }
 
+impl Upkeep for Inner {
+    fn config(&self) -> &StorageConfig {
+        &self.cfg
+    }
+
+    fn tenants(&self) -> Vec<Arc<Tenant>> {
+        self.tenants.read().values().cloned().collect()
+    }
+
+    fn tenant(&self, id: &TenantId) -> Option<Arc<Tenant>> {
+        Inner::tenant(self, id)
+    }
+
+    fn tenant_or_create(&self, id: &TenantId) -> Result<Arc<Tenant>, StorageError> {
+        Inner::tenant_or_create(self, id)
+    }
+
+    fn shutdown(&self) -> &AtomicBool {
+        &self.shutdown
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn memtables(&self) -> Vec<Arc<Memtable>> {
+        Inner::memtables(self)
+    }
+
+    fn flush_lock(&self) -> &Mutex<()> {
+        &self.flush_lock
+    }
+
+    fn flush(&self) -> Result<(), StorageError> {
+        Inner::flush(self)
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.stats().disk_bytes
+    }
+}
+
 impl Inner {
     pub(crate) fn tenant(&self, id: &TenantId) -> Option<Arc<Tenant>> {
         self.tenants.read().get(id).cloned()
+    }
+
+    /// The memtables queries see, oldest first: the frozen one (while a
+    /// flush runs), then the active one.
+    pub(crate) fn memtables(&self) -> Vec<Arc<Memtable>> {
+        let m = self.mem.read();
+        m.frozen
+            .iter()
+            .map(|(f, _)| f.clone())
+            .chain(std::iter::once(m.active.clone()))
+            .collect()
     }
 
     pub(crate) fn tenant_or_create(&self, id: &TenantId) -> Result<Arc<Tenant>, StorageError> {

@@ -7,7 +7,8 @@
 use runakefli_bench::generator::{Generator, GeneratorConfig};
 use runakefli_engine::testing::MemBackend;
 use runakefli_model::{Entry, PushRequest, PushStream, TenantId};
-use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage::StorageConfig;
+use runakefli_storage_query::EmbeddedBackend;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,12 +32,17 @@ pub const STATES: [State; 4] = [
 /// A store holding `pushes` in `state`; flushed states cut a part after every
 /// `every`-th push (the merged state cuts once, halfway, so that one merged
 /// part holds everything even when pushes overlap in time).
-pub fn open_store(dir: &Path, state: State, pushes: &[PushRequest], every: usize) -> Arc<Storage> {
+pub fn open_store(
+    dir: &Path,
+    state: State,
+    pushes: &[PushRequest],
+    every: usize,
+) -> Arc<EmbeddedBackend> {
     let mut cfg = StorageConfig::new(dir);
     cfg.background = false;
     cfg.wal_fsync = false;
     cfg.flush_columnar = matches!(state, State::FlushedColumnar);
-    let store = Storage::open(cfg).expect("open store");
+    let store = EmbeddedBackend::open(cfg).expect("open store");
     let tenant = TenantId::default_tenant();
     for (i, p) in pushes.iter().enumerate() {
         store.append(&tenant, p).expect("append");

@@ -8,14 +8,16 @@ use crate::metrics::{BackendMetrics, Exposition};
 use crate::state::OpenError;
 use crate::store::{LocalFiles, Store};
 use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage_query::{EmbeddedBackend, QueryConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Default of [`ServerConfig::answer_cache_bytes`].
-pub const DEFAULT_ANSWER_CACHE_BYTES: usize = runakefli_storage::config::DEFAULT_ANSWER_CACHE_BYTES;
+pub const DEFAULT_ANSWER_CACHE_BYTES: usize =
+    runakefli_storage_query::config::DEFAULT_ANSWER_CACHE_BYTES;
 /// Default of [`ServerConfig::decoded_cache_bytes`].
 pub const DEFAULT_DECODED_CACHE_BYTES: usize =
-    runakefli_storage::config::DEFAULT_DECODED_CACHE_BYTES;
+    runakefli_storage_query::config::DEFAULT_DECODED_CACHE_BYTES;
 /// Default of [`ServerConfig::wal_record_max_bytes`] (the most WAL replay accepts).
 pub const WAL_RECORD_MAX_BYTES: usize = runakefli_storage::config::WAL_RECORD_MAX_BYTES;
 
@@ -29,20 +31,24 @@ pub(super) fn open(config: &ServerConfig) -> Result<Store, OpenError> {
     sc.retention = crate::state::retention_config(config)?;
     sc.delete_cancel_period = config.delete_request_cancel_period;
     sc.memtable_flush_bytes = config.memtable_bytes;
-    sc.answer_cache_bytes = config.answer_cache_bytes;
-    sc.decoded_cache_bytes = config.decoded_cache_bytes;
     sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));
     sc.wal_fsync = config.wal_fsync;
     sc.wal_segment_max_bytes = config.wal_segment_bytes.max(1);
     sc.wal_record_max_bytes = config.wal_record_max_bytes;
+    let query = QueryConfig {
+        answer_cache_bytes: config.answer_cache_bytes,
+        decoded_cache_bytes: config.decoded_cache_bytes,
+    };
     let storage = Storage::open(sc).map_err(|e| OpenError::Backend(Box::new(e)))?;
-    Ok(store(storage))
+    Ok(store(Arc::new(EmbeddedBackend::new(storage, &query))))
 }
 
-/// The [`Store`] over an opened store: it reads, writes, deletes, shows its
-/// figures on `/metrics` and its files to the admin endpoints.
-pub fn store(storage: Arc<Storage>) -> Store {
-    Store::new(storage.clone())
+/// The [`Store`] over an opened store: it reads through `backend` (the
+/// executor and its caches), writes, deletes, shows its figures on
+/// `/metrics` and its files to the admin endpoints through the store.
+pub fn store(backend: Arc<EmbeddedBackend>) -> Store {
+    let storage = backend.storage().clone();
+    Store::from_parts(backend, storage.clone(), storage.clone())
         .with_deletes(storage.clone())
         .with_metrics(Arc::new(Figures(storage.clone())))
         .with_local_files(Arc::new(Files(storage)))

@@ -22,7 +22,7 @@ pub mod bloom;
 pub mod builder;
 pub mod digits;
 pub mod encoding;
-pub(crate) mod hash;
+pub mod hash;
 pub mod hex_search;
 mod ints;
 pub mod layout;

@@ -4,25 +4,27 @@
 
 use super::{file, DeleteRequest, DeleteStatus, PurgeFilter};
 use crate::partition::{Partition, Tenant};
-use crate::storage::Inner;
-use crate::{merge, Storage, StorageError};
+use crate::retention::Retention;
+use crate::upkeep::Upkeep;
+use crate::{merge, StorageError};
 use runakefli_model::{Labels, StreamId, TenantId, NANOS_PER_DAY};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 pub use runakefli_model::deletes::CancelRefusal;
 
-impl Storage {
+/// The delete API and purging, for any [`Upkeep`] (the store).
+pub(crate) trait DeleteApi: Upkeep + Retention {
     /// Accepts a delete request for `tenant`: persists it, then hides its
     /// rows from every scan. The id (when empty) and creation time are set
     /// here; the request as stored is returned.
-    pub fn add_delete(
+    fn add_delete(
         &self,
         tenant: &TenantId,
         mut req: DeleteRequest,
     ) -> Result<DeleteRequest, StorageError> {
         TenantId::validate(tenant.as_str()).map_err(StorageError::InvalidTenant)?;
-        let t = self.inner.tenant_or_create(tenant)?;
+        let t = self.tenant_or_create(tenant)?;
         req.created = crate::retention::now_ns();
         req.status = DeleteStatus::Received;
         let mut list = t.deletes.write();
@@ -37,9 +39,8 @@ impl Storage {
     }
 
     /// The delete requests of `tenant`, oldest first.
-    pub fn delete_requests(&self, tenant: &TenantId) -> Vec<DeleteRequest> {
-        self.inner
-            .tenant(tenant)
+    fn delete_requests(&self, tenant: &TenantId) -> Vec<DeleteRequest> {
+        self.tenant(tenant)
             .map(|t| t.deletes.read().iter().map(|r| (**r).clone()).collect())
             .unwrap_or_default()
     }
@@ -47,13 +48,13 @@ impl Storage {
     /// Cancels request `id` of `tenant` while its cancellation period runs
     /// (or, with `force`, any request not yet processed); its rows become
     /// visible again, except those a merge already dropped.
-    pub fn cancel_delete(
+    fn cancel_delete(
         &self,
         tenant: &TenantId,
         id: &str,
         force: bool,
     ) -> Result<Result<(), CancelRefusal>, StorageError> {
-        let Some(t) = self.inner.tenant(tenant) else {
+        let Some(t) = self.tenant(tenant) else {
             return Ok(Err(CancelRefusal::NotFound));
         };
         let now = crate::retention::now_ns();
@@ -63,7 +64,7 @@ impl Storage {
         };
         let r = &list[pos];
         if r.status == DeleteStatus::Processed
-            || (!force && r.is_due(now, self.inner.cfg.delete_cancel_period))
+            || (!force && r.is_due(now, self.config().delete_cancel_period))
         {
             return Ok(Err(CancelRefusal::TooLate));
         }
@@ -77,16 +78,15 @@ impl Storage {
         list.remove(pos);
         Ok(Ok(()))
     }
-}
 
-impl Inner {
     /// The requests of `t` whose rows merges may drop: due or processed.
-    pub(crate) fn purgeable_deletes(&self, t: &Tenant, now: i64) -> Vec<Arc<DeleteRequest>> {
+    fn purgeable_deletes(&self, t: &Tenant, now: i64) -> Vec<Arc<DeleteRequest>> {
         t.deletes
             .read()
             .iter()
             .filter(|r| {
-                r.status == DeleteStatus::Processed || r.is_due(now, self.cfg.delete_cancel_period)
+                r.status == DeleteStatus::Processed
+                    || r.is_due(now, self.config().delete_cancel_period)
             })
             .cloned()
             .collect()
@@ -95,8 +95,8 @@ impl Inner {
     /// Purges due requests not yet processed: flushes the memtable, rewrites
     /// every partition with rows they delete, then marks them processed.
     /// Returns the rows removed.
-    pub(crate) fn purge_due_deletes(&self, now: i64) -> Result<u64, StorageError> {
-        let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
+    fn purge_due_deletes(&self, now: i64) -> Result<u64, StorageError> {
+        let tenants: Vec<Arc<Tenant>> = self.tenants();
         let mut removed = 0;
         let mut flushed = false;
         let mut rewrote = false;
@@ -107,7 +107,7 @@ impl Inner {
                 .iter()
                 .filter(|r| {
                     r.status == DeleteStatus::Received
-                        && r.is_due(now, self.cfg.delete_cancel_period)
+                        && r.is_due(now, self.config().delete_cancel_period)
                 })
                 .cloned()
                 .collect();
@@ -162,8 +162,8 @@ impl Inner {
                 let res = merge::rewrite_parts(
                     &p,
                     &parts,
-                    self.cfg.merge_zstd_level,
-                    &self.shutdown,
+                    self.config().merge_zstd_level,
+                    self.shutdown(),
                     &filter,
                 );
                 drop(parts);
@@ -182,7 +182,7 @@ impl Inner {
             }
         }
         if removed > 0 {
-            crate::stats::Counters::add(&self.counters.deleted_rows, removed);
+            crate::stats::Counters::add(&self.counters().deleted_rows, removed);
             tracing::info!(removed_rows = removed, "delete requests purged from disk");
         }
         if rewrote {
@@ -208,3 +208,5 @@ impl Inner {
         Ok(())
     }
 }
+
+impl<T: Upkeep + ?Sized> DeleteApi for T {}

@@ -3,8 +3,10 @@
 //! and purged from disk once the request's cancellation period has passed.
 //!
 //! - **Hiding.** Scans drop deleted rows where rows leave the store
-//!   (`backend.rs`, `column_scan.rs`); plans that could see a deleted row are
-//!   declined (`exec/mod.rs`), so the engine falls back to the filtered scan.
+//!   (`runakefli-storage-query`: `backend.rs`, `column_scan.rs`, reading
+//!   [`crate::Snapshot::deletes`]); plans that could see a deleted row are
+//!   declined (its `exec/mod.rs`), so the engine falls back to the filtered
+//!   scan.
 //! - **Purging.** Once a request is due (created more than the cancel period
 //!   ago), merges leave its rows out of their output, and the maintenance
 //!   thread flushes the memtable and rewrites every partition holding rows
@@ -67,7 +69,8 @@ pub struct PurgeFilter<'a> {
 }
 
 impl PurgeFilter<'_> {
-    fn of(&self, sid: StreamId) -> StreamDeletes {
+    /// The requests that apply to stream `sid` in the partition's range.
+    pub fn of(&self, sid: StreamId) -> StreamDeletes {
         self.cache
             .borrow_mut()
             .entry(sid)
@@ -76,19 +79,5 @@ impl PurgeFilter<'_> {
                 None => StreamDeletes::default(),
             })
             .clone()
-    }
-}
-
-impl crate::merge::RowFilter for PurgeFilter<'_> {
-    fn stream(&self, sid: StreamId) -> crate::merge::StreamKeep {
-        if self.of(sid).is_empty() {
-            crate::merge::StreamKeep::All
-        } else {
-            crate::merge::StreamKeep::Rows
-        }
-    }
-
-    fn keep(&self, sid: StreamId, row: &runakefli_model::Entry) -> bool {
-        !self.of(sid).deletes(row.ts, &row.line)
     }
 }

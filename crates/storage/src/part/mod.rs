@@ -37,6 +37,16 @@ use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"RKFPART\0";
 const END_MAGIC: &[u8; 8] = b"RKFPEND\0";
+
+/// Source of [`next_part_serial`].
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A serial number no other part of this process has or will have
+/// ([`Part::serial`]).
+pub fn next_part_serial() -> u64 {
+    NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Part format version written (version 1, without shared dictionaries,
 /// is still read).
 const VERSION: u32 = 2;
@@ -156,7 +166,7 @@ pub struct Part {
     /// [`PREFETCH_BLOCK_BYTES`]), for [`Part::prefetch_block`].
     prefetch_len: Vec<u16>,
     /// What each column of each block answered to a line filter's column
-    /// test (see `exec/block.rs`), kept from query to query.
+    /// test (see `runakefli-storage-query`'s `exec/block.rs`), kept from query to query.
     column_memo: needle_memo::NeedleMemo,
     /// Per block: the metadata names its rows use, read once
     /// ([`Part::metadata_names`]).
@@ -410,7 +420,7 @@ impl Part {
             bloom_checked,
             dicts,
             damage: damage::DamageLog::new(blocks_len),
-            serial: crate::exec::answer_cache::next_part_serial(),
+            serial: next_part_serial(),
             needle_memo: Default::default(),
             column_base,
             prefetch_len,
@@ -471,8 +481,9 @@ impl Part {
         self.reader_with(b, self.header(b)?)
     }
 
-    /// Unique for the process's life: keys this part's rows in the
-    /// [`answer_cache`](crate::exec::answer_cache).
+    /// Unique for the process's life ([`next_part_serial`]): readers key
+    /// what they keep of this part's blocks (decoded columns, rebuilt rows)
+    /// by it, so nothing kept for a merged-away part is served for another.
     pub fn serial(&self) -> u64 {
         self.serial
     }

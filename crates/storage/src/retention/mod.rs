@@ -27,7 +27,7 @@ use crate::merge::{self, RowFilter, StreamKeep};
 use crate::part::Part;
 use crate::partition::{Partition, Tenant};
 use crate::stats::Counters;
-use crate::storage::Inner;
+use crate::upkeep::Upkeep;
 use crate::{names, StorageError};
 use runakefli_model::{Entry, StreamId, NANOS_PER_DAY};
 use std::collections::{HashMap, HashSet};
@@ -84,19 +84,20 @@ fn stream_ids(parts: &[Arc<Part>]) -> HashSet<StreamId> {
         .collect()
 }
 
-impl Inner {
+/// Retention passes, for any [`Upkeep`] (the store).
+pub(crate) trait Retention: Upkeep {
     /// Runs one retention pass at time `now` (ns since the epoch).
-    pub(crate) fn retention_pass(&self, now: i64) -> Result<RetentionReport, StorageError> {
+    fn retention_pass(&self, now: i64) -> Result<RetentionReport, StorageError> {
         let mut rep = RetentionReport::default();
-        let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
+        let tenants: Vec<Arc<Tenant>> = self.tenants();
         for t in &tenants {
             self.age_retention(t, now, &mut rep)?;
         }
-        if let Some(budget) = self.cfg.retention.max_disk_bytes {
+        if let Some(budget) = self.config().retention.max_disk_bytes {
             self.size_retention(budget, &mut rep)?;
         }
         self.remove_empty_partitions()?;
-        let c = &self.counters;
+        let c = self.counters();
         Counters::add(&c.retention_runs, 1);
         Counters::add(&c.retention_dropped_partitions, rep.dropped_partitions);
         Counters::add(&c.retention_rewritten_partitions, rep.rewritten_partitions);
@@ -120,14 +121,14 @@ impl Inner {
         now: i64,
         rep: &mut RetentionReport,
     ) -> Result<(), StorageError> {
-        let policy = self.cfg.retention.policy_for(t.id.as_str());
+        let policy = self.config().retention.policy_for(t.id.as_str());
         if !policy.is_active() {
             return Ok(());
         }
         let partitions: Vec<Arc<Partition>> = t.partitions.read().values().cloned().collect();
         let mut cutoffs: HashMap<StreamId, Option<i64>> = HashMap::new();
         for p in partitions {
-            if self.shutdown.load(Ordering::Relaxed) {
+            if self.shutdown().load(Ordering::Relaxed) {
                 break;
             }
             let parts = p.state.read().parts.clone();
@@ -165,8 +166,8 @@ impl Inner {
             let res = merge::rewrite_parts(
                 &p,
                 &parts,
-                self.cfg.merge_zstd_level,
-                &self.shutdown,
+                self.config().merge_zstd_level,
+                self.shutdown(),
                 &WithoutStreams(expired.clone()),
             );
             drop(parts);
@@ -211,11 +212,11 @@ impl Inner {
     /// `budget` bytes, never one of the newest day.
     fn size_retention(&self, budget: u64, rep: &mut RetentionReport) -> Result<(), StorageError> {
         loop {
-            let used = self.stats().disk_bytes;
+            let used = self.disk_bytes();
             if used <= budget {
                 return Ok(());
             }
-            let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
+            let tenants: Vec<Arc<Tenant>> = self.tenants();
             let mut candidates: Vec<(i64, String, Arc<Tenant>, Arc<Partition>)> = Vec::new();
             for t in &tenants {
                 for p in t.partitions.read().values() {
@@ -248,7 +249,7 @@ impl Inner {
     /// Recomputes the index's day range of `sids` in `day` from the
     /// partition's remaining parts and the memtables, then forgets streams
     /// left with no data (rewriting `streams.idx` when they were in it).
-    pub(crate) fn refresh_ranges(
+    fn refresh_ranges(
         &self,
         t: &Tenant,
         day: i64,
@@ -260,12 +261,7 @@ impl Inner {
             .get(&day)
             .map(|p| p.state.read().parts.clone())
             .unwrap_or_default();
-        let memtables = {
-            let m = self.mem.read();
-            let mut v = vec![m.active.clone()];
-            v.extend(m.frozen.iter().map(|(f, _)| f.clone()));
-            v
-        };
+        let memtables = self.memtables();
         let (lo, hi) = (day.saturating_mul(NANOS_PER_DAY), day_end(day));
         let forgotten = {
             let mut idx = t.index.write();
@@ -299,9 +295,9 @@ impl Inner {
     /// Removes partitions left without parts once their files are gone:
     /// out of the tenant's map, then `MANIFEST` and the directory. Holds the
     /// flush lock so no flush writes into a partition being removed.
-    pub(crate) fn remove_empty_partitions(&self) -> Result<(), StorageError> {
-        let _f = self.flush_lock.lock();
-        let tenants: Vec<Arc<Tenant>> = self.tenants.read().values().cloned().collect();
+    fn remove_empty_partitions(&self) -> Result<(), StorageError> {
+        let _f = self.flush_lock().lock();
+        let tenants: Vec<Arc<Tenant>> = self.tenants();
         for t in tenants {
             let mut ps = t.partitions.write();
             let empty: Vec<i64> = ps
@@ -335,3 +331,5 @@ impl Inner {
         Ok(())
     }
 }
+
+impl<T: Upkeep + ?Sized> Retention for T {}

@@ -13,13 +13,13 @@ use super::block::{BlockEval, TemplateCache};
 use super::rows::filtered_rows;
 use super::units::{Unit, UnitData};
 use super::{on_workers, Context};
-use crate::block::hash::FastMap as HashMap;
-use crate::StorageError;
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketGroup, BucketPlan, BucketValue, GroupBy, GroupKey, PlanAnswer,
     PlanStats, ResidualRows,
 };
 use runakefli_model::{Entry, Labels};
+use runakefli_storage::block::hash::FastMap as HashMap;
+use runakefli_storage::StorageError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One worker's groups.
@@ -518,12 +518,12 @@ fn run_unit_with(
     let Some(header) = super::block::header_if_may_match(&ctx.q, part, block, cache)? else {
         return Ok(());
     };
-    let (r, primed) = super::decoded_cache::open_reader(part, block, header)?;
+    let (r, primed) = ctx.decoded.open_reader(part, block, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(());
     };
     let admit = ctx.admit_block(u64::from(block.meta.rows));
-    ev.keep_decoded_as(part.serial(), block.index, admit);
+    ev.keep_decoded_as(ctx.decoded, part.serial(), block.index, admit);
     ev.keep_verdicts_in(part, block.index);
     let nrows = ev.rows();
     keep.clear();
@@ -551,10 +551,11 @@ fn run_unit_with(
                 names.iter().any(|n| md_names.contains(n))
             }
         };
-    let md: Option<&crate::block::RowMetadata> = if md_needed { Some(r.metadata()?) } else { None };
+    let md: Option<&runakefli_storage::block::RowMetadata> =
+        if md_needed { Some(r.metadata()?) } else { None };
     let ts = r.timestamps();
     if admit {
-        super::decoded_cache::keep_decoded(part, block, &r, primed);
+        ctx.decoded.keep_decoded(part, block, &r, primed);
     }
     let row_md = |i: usize| md.map_or(&[][..], |m| m.row(i));
     let bytes = agg.plan.value == BucketValue::LineBytes;

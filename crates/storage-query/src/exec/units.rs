@@ -6,11 +6,11 @@
 //! a unit of its own and needs no duplicate removal (flushes and merges
 //! already removed duplicates within a part). Memtable rows are sorted and
 //! deduplicated as one unit. A stream whose sources overlap in time is one
-//! unit read through the deduplicating [`MergeIter`](crate::merge_iter).
+//! unit read through the deduplicating [`MergeIter`](runakefli_storage::merge_iter).
 
-use crate::memtable::Memtable;
-use crate::part::{BlockFormat, BlockRef, Part};
 use runakefli_model::{Entry, StreamInfo, TenantId};
+use runakefli_storage::memtable::Memtable;
+use runakefli_storage::part::{BlockFormat, BlockRef, Part};
 use std::sync::Arc;
 
 /// What a unit reads.
@@ -54,7 +54,7 @@ pub struct Unit {
 
 impl Unit {
     /// Hints the CPU to fetch this unit's part entries, three units ahead
-    /// of its read (see [`crate::part::Part::prefetch_entries`]).
+    /// of its read (see [`runakefli_storage::part::Part::prefetch_entries`]).
     pub fn prefetch_entries(&self) {
         if let UnitData::Columnar { part, block } = &self.data {
             part.prefetch_entries(block);
@@ -62,7 +62,7 @@ impl Unit {
     }
 
     /// Hints the CPU to fetch this unit's block header, two units ahead
-    /// (see [`crate::part::Part::prefetch_header`]).
+    /// (see [`runakefli_storage::part::Part::prefetch_header`]).
     pub fn prefetch_header(&self) {
         if let UnitData::Columnar { part, block } = &self.data {
             part.prefetch_header(block);
@@ -70,7 +70,7 @@ impl Unit {
     }
 
     /// Hints the CPU to fetch what reading this unit first touches, a unit
-    /// ahead (see [`crate::part::Part::prefetch_block`]).
+    /// ahead (see [`runakefli_storage::part::Part::prefetch_block`]).
     pub fn prefetch(&self) {
         if let UnitData::Columnar { part, block } = &self.data {
             part.prefetch_block(block);

@@ -6,20 +6,21 @@ use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,
     ScanRequest, TenantId,
 };
-use runakefli_storage::{names, Storage, StorageConfig};
+use runakefli_storage::{names, StorageConfig};
+use runakefli_storage_query::EmbeddedBackend;
 use std::sync::Arc;
 
 /// 2026-11-29 00:00 UTC.
 const T0: i64 = 1_795_910_400_000_000_000;
 const DAY: i64 = runakefli_model::NANOS_PER_DAY;
 
-fn open(dir: &std::path::Path) -> Arc<Storage> {
+fn open(dir: &std::path::Path) -> Arc<EmbeddedBackend> {
     let mut c = StorageConfig::new(dir);
     c.background = false;
-    Storage::open(c).unwrap()
+    EmbeddedBackend::open(c).unwrap()
 }
 
-fn push(s: &Storage, ts: i64, line: &str) {
+fn push(s: &EmbeddedBackend, ts: i64, line: &str) {
     let req = PushRequest {
         streams: vec![PushStream {
             labels: Labels::new(vec![("app".into(), "a".into())]),
@@ -33,7 +34,7 @@ fn push(s: &Storage, ts: i64, line: &str) {
     s.append(&TenantId::new("t"), &req).unwrap();
 }
 
-fn lines(s: &Storage) -> Vec<String> {
+fn lines(s: &EmbeddedBackend) -> Vec<String> {
     let req = ScanRequest {
         tenant: TenantId::new("t"),
         matchers: vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()],
@@ -54,7 +55,7 @@ fn lines(s: &Storage) -> Vec<String> {
 }
 
 /// Parts and rows on disk, summed over partitions.
-fn parts_and_rows(s: &Storage) -> (u64, u64) {
+fn parts_and_rows(s: &EmbeddedBackend) -> (u64, u64) {
     let st = s.stats();
     (st.parts, st.part_rows)
 }

@@ -12,7 +12,7 @@
 //!
 //! Rounds: `RUNAKEFLI_CRASH_ROUNDS` (default 24, which keeps `cargo test`
 //! short); the full run of issue 8 is
-//! `RUNAKEFLI_CRASH_ROUNDS=120 cargo test -p runakefli-storage --test store_crash -- --nocapture`.
+//! `RUNAKEFLI_CRASH_ROUNDS=120 cargo test -p runakefli-storage-query --test store_crash -- --nocapture`.
 //! `RUNAKEFLI_CRASH_SEED` repeats a run (the seed is printed).
 //!
 //! The child is this test binary re-invoked with `CRASH_CHILD_DIR` set, running
@@ -22,7 +22,8 @@ use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,
     ScanRequest, TenantId,
 };
-use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage::StorageConfig;
+use runakefli_storage_query::EmbeddedBackend;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -59,7 +60,7 @@ fn crash_child_process() {
     c.merge_min_parts = 3;
     c.merge_idle_after = Duration::from_millis(50);
     c.wal_segment_max_bytes = 64 << 10;
-    let s = Storage::open(c).unwrap();
+    let s = EmbeddedBackend::open(c).unwrap();
     println!("\ncrash-child-open");
     {
         // What the background threads are doing, for the parent's figures.
@@ -75,7 +76,7 @@ fn crash_child_process() {
     }
     let workers: Vec<_> = (0..WRITERS)
         .map(|th| {
-            let s: Arc<Storage> = s.clone();
+            let s: Arc<EmbeddedBackend> = s.clone();
             std::thread::spawn(move || {
                 for i in 0.. {
                     let entries = batch_lines(round, th, i)
@@ -226,7 +227,7 @@ fn sigkills_at_random_points_lose_and_duplicate_nothing() {
 
     let mut c = StorageConfig::new(d.path());
     c.background = false;
-    let s = Storage::open(c).unwrap();
+    let s = EmbeddedBackend::open(c).unwrap();
     let req = ScanRequest {
         tenant: TenantId::new("crash"),
         matchers: vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()],
@@ -301,7 +302,7 @@ fn sigkills_at_random_points_lose_and_duplicate_nothing() {
     drop(s);
     let mut c = StorageConfig::new(d.path());
     c.background = false;
-    let s = Storage::open(c).unwrap();
+    let s = EmbeddedBackend::open(c).unwrap();
     let mut again = 0usize;
     s.scan(&req, &mut |_, b| {
         again += b.entries.len();

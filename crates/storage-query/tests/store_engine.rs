@@ -6,7 +6,8 @@ use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,
     ScanRequest, TenantId, NANOS_PER_DAY,
 };
-use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage::StorageConfig;
+use runakefli_storage_query::EmbeddedBackend;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -51,7 +52,7 @@ fn sel(app: &str) -> Vec<Matcher> {
 
 /// All (ts, line) pairs per stream label string, in scan order.
 fn scan(
-    s: &Storage,
+    s: &EmbeddedBackend,
     tenant: &str,
     matchers: Vec<Matcher>,
     start: i64,
@@ -80,7 +81,7 @@ fn scan(
     out
 }
 
-fn all(s: &Storage, tenant: &str, dir: Direction) -> Vec<(String, i64, String)> {
+fn all(s: &EmbeddedBackend, tenant: &str, dir: Direction) -> Vec<(String, i64, String)> {
     let m = vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()];
     let mut v = scan(s, tenant, m, i64::MIN, i64::MAX, dir);
     // Streams come in no particular order; keep each stream's order.
@@ -91,7 +92,7 @@ fn all(s: &Storage, tenant: &str, dir: Direction) -> Vec<(String, i64, String)> 
 #[test]
 fn forward_backward_ties_and_out_of_order() {
     let d = tempfile::tempdir().unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     s.append(
         &t("a"),
         &push("x", vec![e(5, "five"), e(1, "one"), e(3, "three-a")]),
@@ -150,7 +151,7 @@ fn same_answer_with_columnar_flushed_parts() {
 fn same_answer(flush_columnar: bool) {
     let work = workload();
     let d1 = tempfile::tempdir().unwrap();
-    let mem = Storage::open(cfg(d1.path())).unwrap();
+    let mem = EmbeddedBackend::open(cfg(d1.path())).unwrap();
     for (tn, r) in &work {
         mem.append(&t(tn), r).unwrap();
     }
@@ -160,7 +161,7 @@ fn same_answer(flush_columnar: bool) {
         c.flush_columnar = flush_columnar;
         c
     };
-    let parts = Storage::open(cfg2(d2.path())).unwrap();
+    let parts = EmbeddedBackend::open(cfg2(d2.path())).unwrap();
     for (i, (tn, r)) in work.iter().enumerate() {
         parts.append(&t(tn), r).unwrap();
         if i % 4 == 3 {
@@ -195,7 +196,7 @@ fn same_answer(flush_columnar: bool) {
     }
     // And the merged store survives a reopen unchanged.
     drop(parts);
-    let reopened = Storage::open(cfg2(d2.path())).unwrap();
+    let reopened = EmbeddedBackend::open(cfg2(d2.path())).unwrap();
     assert_eq!(
         all(&reopened, "t1", Direction::Forward),
         all(&mem, "t1", Direction::Forward)
@@ -205,7 +206,7 @@ fn same_answer(flush_columnar: bool) {
 #[test]
 fn tenants_are_isolated() {
     let d = tempfile::tempdir().unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     s.append(&t("one"), &push("x", vec![e(1, "secret-one")]))
         .unwrap();
     s.append(&t("two"), &push("x", vec![e(1, "secret-two")]))
@@ -236,7 +237,7 @@ fn tenants_are_isolated() {
 #[test]
 fn time_ranges_are_half_open_and_cross_days() {
     let d = tempfile::tempdir().unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     let day = NANOS_PER_DAY;
     s.append(
         &t("a"),
@@ -280,7 +281,7 @@ fn time_ranges_are_half_open_and_cross_days() {
 #[test]
 fn label_index_queries() {
     let d = tempfile::tempdir().unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     let l1 = Labels::new(vec![
         ("app".into(), "api".into()),
         ("env".into(), "prod".into()),
@@ -348,7 +349,7 @@ fn label_index_queries() {
     // Survives flush + reopen (stream file + part index ranges).
     s.flush().unwrap();
     drop(s);
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     assert_eq!(s.label_names(&t("a"), 0, 50).unwrap(), vec!["app", "env"]);
     assert_eq!(
         s.label_values(&t("a"), "team", &[], 0, 1000).unwrap(),
@@ -360,7 +361,7 @@ fn label_index_queries() {
 fn replay_after_drop_without_flush_and_after_partial_flush() {
     let d = tempfile::tempdir().unwrap();
     {
-        let s = Storage::open(cfg(d.path())).unwrap();
+        let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
         s.append(&t("a"), &push("x", vec![e(1, "flushed")]))
             .unwrap();
         s.flush().unwrap();
@@ -369,7 +370,7 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
         s.append(&t("b"), &push("y", vec![e(3, "other-tenant")]))
             .unwrap();
     }
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     let lines: Vec<_> = all(&s, "a", Direction::Forward)
         .into_iter()
         .map(|x| x.2)
@@ -388,7 +389,7 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
     let wal_files = std::fs::read_dir(d.path().join("wal")).unwrap().count();
     assert_eq!(wal_files, 1);
     drop(s);
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     assert_eq!(all(&s, "a", Direction::Forward).len(), 2);
     assert_eq!(s.stats().memtable_rows, 0);
 }
@@ -396,13 +397,13 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
 #[test]
 fn a_data_directory_is_opened_once() {
     let d = tempfile::tempdir().unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     assert!(matches!(
-        Storage::open(cfg(d.path())),
+        EmbeddedBackend::open(cfg(d.path())),
         Err(runakefli_storage::StorageError::Locked(_))
     ));
     drop(s);
-    Storage::open(cfg(d.path())).unwrap();
+    EmbeddedBackend::open(cfg(d.path())).unwrap();
 }
 
 #[test]
@@ -414,7 +415,7 @@ fn wal_rolls_over_segments_and_replays_them_all() {
         c
     };
     {
-        let s = Storage::open(small(d.path())).unwrap();
+        let s = EmbeddedBackend::open(small(d.path())).unwrap();
         for i in 0..200i64 {
             let line = format!(
                 "line {i} {:016x}",
@@ -426,12 +427,12 @@ fn wal_rolls_over_segments_and_replays_them_all() {
     }
     let segments = || std::fs::read_dir(d.path().join("wal")).unwrap().count();
     assert!(segments() > 3, "segments {}", segments());
-    let s = Storage::open(small(d.path())).unwrap();
+    let s = EmbeddedBackend::open(small(d.path())).unwrap();
     assert_eq!(all(&s, "a", Direction::Forward).len(), 200);
     s.flush().unwrap();
     assert_eq!(segments(), 1);
     drop(s);
-    let s = Storage::open(small(d.path())).unwrap();
+    let s = EmbeddedBackend::open(small(d.path())).unwrap();
     assert_eq!(all(&s, "a", Direction::Forward).len(), 200);
     assert_eq!(s.stats().memtable_rows, 0);
 }
@@ -440,7 +441,7 @@ fn wal_rolls_over_segments_and_replays_them_all() {
 fn crash_leftovers_are_removed_on_open() {
     let d = tempfile::tempdir().unwrap();
     {
-        let s = Storage::open(cfg(d.path())).unwrap();
+        let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
         s.append(&t("a"), &push("x", vec![e(1, "kept")])).unwrap();
         s.flush().unwrap();
     }
@@ -448,7 +449,7 @@ fn crash_leftovers_are_removed_on_open() {
     std::fs::write(pdir.join("00000000000000ff.part"), b"garbage").unwrap();
     std::fs::write(pdir.join("0000000000000100.part.tmp"), b"half").unwrap();
     std::fs::write(pdir.join("MANIFEST.tmp"), b"half").unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     let names: Vec<String> = std::fs::read_dir(&pdir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -460,7 +461,7 @@ fn crash_leftovers_are_removed_on_open() {
 #[test]
 fn scan_control_next_stream_and_stop() {
     let d = tempfile::tempdir().unwrap();
-    let s = Storage::open(cfg(d.path())).unwrap();
+    let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     for app in ["a", "b", "c"] {
         let entries = (0..2500).map(|i| e(i, &format!("{app}{i}"))).collect();
         s.append(&t("t"), &push(app, entries)).unwrap();
@@ -516,10 +517,10 @@ fn background_threads_flush_and_merge() {
     c.memtable_flush_bytes = 32 << 10;
     c.merge_min_parts = 4;
     c.merge_idle_after = std::time::Duration::from_millis(200);
-    let s = Storage::open(c).unwrap();
+    let s = EmbeddedBackend::open(c).unwrap();
     let threads: Vec<_> = (0..2)
         .map(|th| {
-            let s: Arc<Storage> = s.clone();
+            let s: Arc<EmbeddedBackend> = s.clone();
             std::thread::spawn(move || {
                 for i in 0..100i64 {
                     let entries = (0..20)

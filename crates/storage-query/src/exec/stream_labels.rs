@@ -11,8 +11,8 @@
 //! once: a cell per (stream, label), each an id into the plan's few
 //! distinct values.
 
-use crate::block::hash::FastMap;
 use runakefli_model::{Labels, StreamId};
+use runakefli_storage::block::hash::FastMap;
 use std::collections::HashMap;
 
 /// The cell of a label the stream does not have.

@@ -11,7 +11,8 @@ use runakefli_model::{
 };
 use runakefli_storage::manifest::Manifest;
 use runakefli_storage::part::Part;
-use runakefli_storage::{names, Storage, StorageConfig};
+use runakefli_storage::{names, StorageConfig};
+use runakefli_storage_query::EmbeddedBackend;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,13 +22,13 @@ const T0: i64 = 1_795_910_400_000_000_000;
 const STREAMS: usize = 3;
 const ROWS: usize = 300;
 
-fn open(dir: &Path) -> Arc<Storage> {
+fn open(dir: &Path) -> Arc<EmbeddedBackend> {
     let mut c = StorageConfig::new(dir);
     c.background = false;
-    Storage::open(c).unwrap()
+    EmbeddedBackend::open(c).unwrap()
 }
 
-fn push_all(s: &Storage, round: usize) {
+fn push_all(s: &EmbeddedBackend, round: usize) {
     for st in 0..STREAMS {
         let entries = (0..ROWS)
             .map(|i| Entry {
@@ -51,7 +52,7 @@ fn push_all(s: &Storage, round: usize) {
 }
 
 /// Lines per stream label; an error if the scan fails.
-fn lines(s: &Storage) -> Result<BTreeMap<String, Vec<String>>, String> {
+fn lines(s: &EmbeddedBackend) -> Result<BTreeMap<String, Vec<String>>, String> {
     let req = ScanRequest {
         tenant: TenantId::new("t"),
         matchers: vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()],

@@ -9,26 +9,27 @@ use runakefli_model::plan::{
 };
 use runakefli_model::{Backend, BackendError, Entry, Labels, PushRequest, PushStream, TenantId};
 use runakefli_model::{MatchOp, Matcher};
-use runakefli_storage::config::{PLAN_MAX_GROUPS, PLAN_RESIDUAL_MAX_BYTES};
-use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage::StorageConfig;
+use runakefli_storage_query::limits::{PLAN_MAX_GROUPS, PLAN_RESIDUAL_MAX_BYTES};
+use runakefli_storage_query::EmbeddedBackend;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 const T0: i64 = 1_795_910_400_000_000_000;
 
-fn open(dir: &Path) -> Arc<Storage> {
+fn open(dir: &Path) -> Arc<EmbeddedBackend> {
     let mut c = StorageConfig::new(dir);
     c.background = false;
     // Everything stays in the memtable, whose rows plans hand back as residual.
     c.memtable_flush_bytes = 1 << 30;
-    Storage::open(c).unwrap()
+    EmbeddedBackend::open(c).unwrap()
 }
 
 /// Appends `n` rows to stream `{app="a"}` starting at row `from`, row `i`
 /// with line `line(i)` and metadata `metadata(i)`.
 fn push(
-    s: &Storage,
+    s: &EmbeddedBackend,
     from: usize,
     n: usize,
     line: impl Fn(usize) -> String,
@@ -76,7 +77,7 @@ fn count_plan(fields: bool) -> QueryPlan {
     }
 }
 
-fn groups_of(s: &Storage, plan: &QueryPlan) -> Option<usize> {
+fn groups_of(s: &EmbeddedBackend, plan: &QueryPlan) -> Option<usize> {
     let a = s.execute(plan).expect("no failure")?;
     match a.data {
         AnswerData::Buckets(g) => Some(g.len()),

@@ -16,11 +16,11 @@ use super::buckets::{base_key, decode_all_used, line_len, Agg};
 use super::entry_marks;
 use super::query::{resolve_labels, LabelSource};
 use super::Context;
-use crate::block::encoding::Values;
-use crate::block::hash::FastMap as HashMap;
-use crate::StorageError;
 use runakefli_model::plan::{BucketValue, FilterOutcome, GroupBy, GroupKey, JsonParser};
 use runakefli_model::{Entry, Labels};
+use runakefli_storage::block::encoding::Values;
+use runakefli_storage::block::hash::FastMap as HashMap;
+use runakefli_storage::StorageError;
 use std::rc::Rc;
 
 /// Where every row of a uniform block finds one label (a [`LabelSource`]
@@ -200,7 +200,9 @@ fn facts(v: &[u8]) -> u8 {
 /// every value is a member, `ESCAPED` / `BAD` when some value may be.
 /// Read from the column briefs (a few cache lines for a whole block).
 fn column_facts(ev: &BlockEval<'_, '_>, c: usize) -> u8 {
-    use crate::block::layout::{VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED};
+    use runakefli_storage::block::layout::{
+        VALUES_JSON_SCALARS, VALUES_NOT_NULL_OR_ARRAY, VALUES_UNESCAPED,
+    };
     let f = ev.r.header().briefs[c].facts;
     let mut out = KNOWN;
     if f & VALUES_NOT_NULL_OR_ARRAY != 0 {
@@ -232,7 +234,7 @@ fn hand_back(
     agg: &mut Agg<'_>,
     stream: usize,
     ts: &[i64],
-    md: Option<&crate::block::RowMetadata>,
+    md: Option<&runakefli_storage::block::RowMetadata>,
 ) -> Result<(), StorageError> {
     let lines = ev.rebuild(want)?;
     // The engine evaluates these rows whole: they keep their metadata.
@@ -339,7 +341,7 @@ pub fn run<'e>(
     agg: &mut Agg<'_>,
     stream: usize,
     ts: &[i64],
-    md: Option<&'e crate::block::RowMetadata>,
+    md: Option<&'e runakefli_storage::block::RowMetadata>,
     cache: &mut TemplateCache,
 ) -> Result<(), StorageError> {
     let mut bufs = std::mem::take(&mut cache.buffers);
@@ -357,7 +359,7 @@ fn run_with<'e>(
     agg: &mut Agg<'_>,
     stream: usize,
     ts: &[i64],
-    md: Option<&'e crate::block::RowMetadata>,
+    md: Option<&'e runakefli_storage::block::RowMetadata>,
     cache: &mut TemplateCache,
     bufs: &mut BlockBuffers,
 ) -> Result<(), StorageError> {
@@ -1148,7 +1150,7 @@ impl<'e> FastBlock<'e> {
         ids: &Ids<'e>,
         col_fact: &[u8],
         infos: &[super::query::SharedTemplate],
-        heads: &[crate::block::layout::TemplateHead],
+        heads: &[runakefli_storage::block::layout::TemplateHead],
         used: &[bool],
         dense: impl Fn(usize) -> bool,
     ) -> Option<FastBlock<'e>> {
@@ -1212,7 +1214,7 @@ impl<'e> FastBlock<'e> {
         agg: &mut Agg<'_>,
         stream: usize,
         ts: &[i64],
-        md: Option<&'e crate::block::RowMetadata>,
+        md: Option<&'e runakefli_storage::block::RowMetadata>,
         cache: &mut TemplateCache,
         ids: &mut Ids<'e>,
         bufs: &mut BlockBuffers,

@@ -9,7 +9,8 @@ use runakefli_model::{
 };
 use runakefli_storage::deletes::{DeleteRequest, DeleteStatus, LineFilter, LineTest};
 use runakefli_storage::retention::policy::StreamRule;
-use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage::StorageConfig;
+use runakefli_storage_query::EmbeddedBackend;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,14 +18,14 @@ use std::time::Duration;
 /// 2026-11-29 00:00 UTC.
 const T0: i64 = 1_795_910_400_000_000_000;
 
-fn open(dir: &Path, f: impl FnOnce(&mut StorageConfig)) -> Arc<Storage> {
+fn open(dir: &Path, f: impl FnOnce(&mut StorageConfig)) -> Arc<EmbeddedBackend> {
     let mut c = StorageConfig::new(dir);
     c.background = false;
     f(&mut c);
-    Storage::open(c).unwrap()
+    EmbeddedBackend::open(c).unwrap()
 }
 
-fn push(s: &Storage, app: &str, ts: i64, lines: &[&str]) {
+fn push(s: &EmbeddedBackend, app: &str, ts: i64, lines: &[&str]) {
     let req = PushRequest {
         streams: vec![PushStream {
             labels: Labels::new(vec![("app".into(), app.into())]),
@@ -42,7 +43,7 @@ fn push(s: &Storage, app: &str, ts: i64, lines: &[&str]) {
     s.append(&TenantId::new("t"), &req).unwrap();
 }
 
-fn lines(s: &Storage, app: &str, lo: i64, hi: i64) -> Vec<String> {
+fn lines(s: &EmbeddedBackend, app: &str, lo: i64, hi: i64) -> Vec<String> {
     let req = ScanRequest::new(
         TenantId::new("t"),
         vec![Matcher::new("app", MatchOp::Eq, app).unwrap()],

@@ -1,15 +1,19 @@
-//! [`Backend`] for [`Storage`]: label queries from the stream index and scans
-//! that merge parts and memtables per stream.
+//! [`EmbeddedBackend`]: [`Backend`] over a [`Storage`]. Label queries read
+//! the stream index; scans merge parts and memtables per stream; column
+//! scans and plans are in `column_scan.rs` and `exec/`. Every read goes
+//! through one [`Snapshot`](runakefli_storage::Snapshot) of the store.
 
-use crate::config::SCAN_BATCH_ENTRIES;
-use crate::deletes::StreamDeletes;
-use crate::merge_iter::{MergeIter, Source};
-use crate::part::Part;
-use crate::{names, Storage, StorageError};
+use crate::exec::answer_cache::AnswerCache;
+use crate::exec::decoded_cache::DecodedCache;
+use crate::limits::SCAN_BATCH_ENTRIES;
+use crate::QueryConfig;
 use runakefli_model::{
     Backend, BackendError, ColumnBatch, ColumnRequest, EntryBatch, Labels, Matcher, ScanControl,
     ScanRequest, StreamId, StreamInfo, TenantId, Timestamp,
 };
+use runakefli_storage::deletes::StreamDeletes;
+use runakefli_storage::merge_iter::{MergeIter, Source};
+use runakefli_storage::{Storage, StorageConfig, StorageError};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -18,7 +22,59 @@ fn bounds(start: Timestamp, end: Timestamp) -> Option<(i64, i64)> {
     (start < end).then(|| (start, end - 1))
 }
 
-impl Storage {
+/// The embedded store as the engine's [`Backend`]: the store plus the
+/// executor's caches, sized by its [`QueryConfig`] and owned by this value
+/// (two backends share nothing).
+pub struct EmbeddedBackend {
+    /// The store read.
+    pub(crate) storage: Arc<Storage>,
+    /// Rows rebuilt for the answers of log queries.
+    pub(crate) answers: AnswerCache,
+    /// Decoded block columns and directories.
+    pub(crate) decoded: DecodedCache,
+}
+
+/// What the executor's caches hold now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Bytes of rows kept for answers.
+    pub answer_bytes: u64,
+    /// Bytes of decoded block columns and directories kept.
+    pub decoded_bytes: u64,
+}
+
+impl EmbeddedBackend {
+    /// Reads `storage`, with caches sized by `config`.
+    pub fn new(storage: Arc<Storage>, config: &QueryConfig) -> EmbeddedBackend {
+        EmbeddedBackend {
+            storage,
+            answers: AnswerCache::new(config.answer_cache_bytes),
+            decoded: DecodedCache::new(config.decoded_cache_bytes),
+        }
+    }
+
+    /// Opens the store in `config.data_dir` ([`Storage::open`]) and reads it
+    /// with the default [`QueryConfig`] (tests and tools).
+    pub fn open(config: StorageConfig) -> Result<Arc<EmbeddedBackend>, StorageError> {
+        Ok(Arc::new(EmbeddedBackend::new(
+            Storage::open(config)?,
+            &QueryConfig::default(),
+        )))
+    }
+
+    /// The store read.
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+
+    /// What the caches hold now.
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            answer_bytes: self.answers.bytes() as u64,
+            decoded_bytes: self.decoded.bytes() as u64,
+        }
+    }
+
     fn matching(
         &self,
         tenant: &TenantId,
@@ -26,8 +82,8 @@ impl Storage {
         lo: i64,
         hi: i64,
     ) -> Vec<(StreamId, Arc<Labels>)> {
-        match self.inner.tenant(tenant) {
-            Some(t) => t.index.read().matching(matchers, lo, hi),
+        match self.storage.snapshot(tenant, lo, hi) {
+            Some(s) => s.matching(matchers),
             None => Vec::new(),
         }
     }
@@ -40,26 +96,15 @@ impl Storage {
         let Some((lo, hi)) = bounds(req.start, req.end) else {
             return Ok(());
         };
-        let Some(tenant) = self.inner.tenant(&req.tenant) else {
+        let Some(snap) = self.storage.snapshot(&req.tenant, lo, hi) else {
             return Ok(());
         };
-        // Memtables first, then parts (see the storage module's consistency rules).
-        let (active, frozen) = {
-            let m = self.inner.mem.read();
-            (m.active.clone(), m.frozen.as_ref().map(|(f, _)| f.clone()))
-        };
-        let parts: Vec<Arc<Part>> = {
-            let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi))
-                .flat_map(|(_, p)| p.state.read().parts.clone())
-                .collect()
-        };
-        let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        let parts = snap.parts();
+        let mut streams = snap.matching(&req.matchers);
         streams.retain(|(sid, _)| req.covers(*sid));
-        // Rows of delete requests are dropped here, where they leave the store.
-        let deletes = tenant.deletes.read().clone();
         for (sid, labels) in streams {
-            let dels = StreamDeletes::for_stream(&deletes, &labels, lo, hi);
+            // Rows of delete requests are dropped here, where they leave the store.
+            let dels = StreamDeletes::for_stream(snap.deletes(), &labels, lo, hi);
             let (slo, shi) = match &req.cutoff {
                 Some(c) => c.narrow(lo, hi),
                 None => (lo, hi),
@@ -68,18 +113,15 @@ impl Storage {
                 continue;
             }
             let mut sources = Vec::with_capacity(parts.len() + 2);
-            for p in &parts {
+            for p in parts {
                 if let Some(s) =
                     Source::part(p, sid, slo, shi, req.direction, &req.required_substrings)?
                 {
                     sources.push(s);
                 }
             }
-            for m in frozen.iter().chain(std::iter::once(&active)) {
-                let entries = m.entries_in(&req.tenant, sid, lo, hi);
-                if !entries.is_empty() {
-                    sources.push(Source::memory(entries, req.direction));
-                }
+            for entries in snap.memory_entries(sid, lo, hi) {
+                sources.push(Source::memory(entries, req.direction));
             }
             if sources.is_empty() {
                 continue;
@@ -118,7 +160,17 @@ impl Storage {
     }
 }
 
-impl Backend for Storage {
+/// The backend is the store it reads, as far as writing and operating it
+/// goes: `append`, `flush`, `stats` and the rest are [`Storage`]'s.
+impl std::ops::Deref for EmbeddedBackend {
+    type Target = Storage;
+
+    fn deref(&self) -> &Storage {
+        &self.storage
+    }
+}
+
+impl Backend for EmbeddedBackend {
     fn streams(
         &self,
         tenant: &TenantId,
@@ -146,9 +198,9 @@ impl Backend for Storage {
             return Ok(Vec::new());
         };
         Ok(self
-            .inner
-            .tenant(tenant)
-            .map(|t| t.index.read().label_names(lo, hi))
+            .storage
+            .snapshot(tenant, lo, hi)
+            .map(|s| s.label_names())
             .unwrap_or_default())
     }
 

@@ -3,18 +3,19 @@
 //! (see `needle.rs`), lines rebuilt only for the rows that need them, and
 //! per-row access to slot values for the fields stage.
 
+use super::decoded_cache::DecodedCache;
 use super::needle::{TestKind, ValueTest};
 use super::query::{CompiledQuery, FilterPlan, SharedTemplate};
-use crate::block::digits::{skeleton_pieces, skeleton_safe};
-use crate::block::encoding::{Encoding, Values};
-use crate::block::hash::FastMap as HashMap;
-use crate::block::hex_search::Anchor;
-use crate::block::layout::ColumnKind;
-use crate::block::prune::{LazySources, NeedleFrags};
-use crate::block::reader::SharedIndexView;
-use crate::block::shared::SharedDict;
-use crate::block::BlockReader;
-use crate::StorageError;
+use runakefli_storage::block::digits::{skeleton_pieces, skeleton_safe};
+use runakefli_storage::block::encoding::{Encoding, Values};
+use runakefli_storage::block::hash::FastMap as HashMap;
+use runakefli_storage::block::hex_search::Anchor;
+use runakefli_storage::block::layout::ColumnKind;
+use runakefli_storage::block::prune::{LazySources, NeedleFrags};
+use runakefli_storage::block::reader::SharedIndexView;
+use runakefli_storage::block::shared::SharedDict;
+use runakefli_storage::block::BlockReader;
+use runakefli_storage::StorageError;
 use std::sync::Arc;
 
 /// Template infos a worker has derived so far, by template id, and where
@@ -39,7 +40,7 @@ pub struct TemplateCache {
     /// to block, since a filter's outcome depends on the value alone.
     pub filter_outcomes: Vec<FilterOutcomes>,
     /// Per (part serial, needle probe): the part's kept block verdicts.
-    verdicts: HashMap<(u64, usize), crate::part::needle_memo::Verdicts>,
+    verdicts: HashMap<(u64, usize), runakefli_storage::part::needle_memo::Verdicts>,
     /// Per-block buffers a worker reuses from block to block (a grouped
     /// count over 5,000 small blocks spent ~9 % of its time allocating and
     /// freeing them).
@@ -238,25 +239,28 @@ struct ContainsScratch {
     /// [`BlockEval::exact_filters`] (taken out while it runs).
     hit: Vec<bool>,
     maybe: Vec<bool>,
-    /// The [`alphabet`](crate::block::tokens::alphabet) of each needle
+    /// The [`alphabet`](runakefli_storage::block::tokens::alphabet) of each needle
     /// stretch met, as (needle, start, end, alphabet): constant for the
     /// query, so worked out once rather than per block and column. Never
     /// cleared (the scratch lives for one query).
     alphabets: Vec<(usize, usize, usize, u64)>,
     /// The kept column verdicts of each (part serial, needle, test) met:
     /// few per query, never cleared (the scratch lives for one query).
-    column_verdicts: Vec<((u64, usize, ValueTest), crate::part::needle_memo::Verdicts)>,
+    column_verdicts: Vec<(
+        (u64, usize, ValueTest),
+        runakefli_storage::part::needle_memo::Verdicts,
+    )>,
 }
 
 impl ContainsScratch {
     /// The verdicts `part` keeps for needle `n`'s test `test`.
     fn column_verdicts(
         &mut self,
-        part: &crate::part::Part,
+        part: &runakefli_storage::part::Part,
         n: usize,
         test: &ValueTest,
         needle: &[u8],
-    ) -> crate::part::needle_memo::Verdicts {
+    ) -> runakefli_storage::part::needle_memo::Verdicts {
         let key = (part.serial(), n, *test);
         if let Some((_, v)) = self.column_verdicts.iter().find(|(k, _)| *k == key) {
             return v.clone();
@@ -277,7 +281,7 @@ impl ContainsScratch {
     fn needle_frags(
         &mut self,
         n: usize,
-        header: &crate::block::layout::BlockHeader<'_>,
+        header: &runakefli_storage::block::layout::BlockHeader<'_>,
         needle: &[u8],
     ) -> std::rc::Rc<NeedleFrags> {
         if let Some((_, f)) = self
@@ -298,7 +302,7 @@ impl ContainsScratch {
         if let Some(&(.., a)) = self.alphabets.iter().find(|e| (e.0, e.1, e.2) == key) {
             return a;
         }
-        let a = crate::block::tokens::alphabet(&needle[test.start..test.end]);
+        let a = runakefli_storage::block::tokens::alphabet(&needle[test.start..test.end]);
         self.alphabets.push((n, test.start, test.end, a));
         a
     }
@@ -417,9 +421,10 @@ pub struct BlockEval<'r, 'a> {
     /// One past the last row in the time range.
     pub end: usize,
     values: Vec<Option<std::sync::Arc<Values>>>,
-    /// (part serial, block index): where decoded columns are kept across
-    /// queries (see [`super::decoded_cache`]); `None`: not kept.
-    cache_key: Option<(u64, u32)>,
+    /// The decoded cache and (part serial, block index): where decoded
+    /// columns are kept across queries (see [`super::decoded_cache`]);
+    /// `None`: not kept.
+    cache_key: Option<(&'r DecodedCache, u64, u32)>,
     /// Decoded columns enter the decoded cache.
     admit: bool,
     vidx: Vec<Option<ValueIndex>>,
@@ -439,8 +444,8 @@ pub struct BlockEval<'r, 'a> {
     /// The vectors of the worker's last block, for this one's (see [`EvalSpare`]).
     spare: std::rc::Rc<std::cell::RefCell<EvalSpare>>,
     /// The part and block index whose column verdicts are kept across
-    /// queries ([`crate::part::Part::column_verdicts`]); `None`: not kept.
-    verdicts_in: Option<(&'a crate::part::Part, u32)>,
+    /// queries ([`runakefli_storage::part::Part::column_verdicts`]); `None`: not kept.
+    verdicts_in: Option<(&'a runakefli_storage::part::Part, u32)>,
 }
 
 impl Drop for BlockEval<'_, '_> {
@@ -575,7 +580,7 @@ enum HexAnswer {
     Nothing,
     /// A shorter stretch: a value passes when the stretch lies in it where
     /// the anchor says, searched in the packed values
-    /// ([`HexLayout::values_holding`](crate::block::text::HexLayout)).
+    /// ([`HexLayout::values_holding`](runakefli_storage::block::text::HexLayout)).
     Within(Anchor),
 }
 
@@ -599,11 +604,11 @@ fn hex_answer(len: usize, kind: TestKind, stretch: usize) -> HexAnswer {
 /// when they cannot.
 pub fn header_if_may_match<'p>(
     q: &CompiledQuery<'_>,
-    part: &'p crate::part::Part,
-    b: &crate::part::BlockRef,
+    part: &'p runakefli_storage::part::Part,
+    b: &runakefli_storage::part::BlockRef,
     cache: &mut TemplateCache,
-) -> Result<Option<crate::block::HeaderRef<'p>>, StorageError> {
-    use crate::part::needle_memo;
+) -> Result<Option<runakefli_storage::block::HeaderRef<'p>>, StorageError> {
+    use runakefli_storage::part::needle_memo;
     let h = part.header(b)?;
     let stats = &mut cache.probes;
     stats.reserve(q.filters.len());
@@ -618,7 +623,10 @@ pub fn header_if_may_match<'p>(
     }
     // Verdicts the part kept from earlier probes answer without the bloom;
     // the bloom is checked and read only for a needle new to the block.
-    let mut bloom: Option<(&[u8], Option<crate::block::prune::PackedHead<'_>>)> = None;
+    let mut bloom: Option<(
+        &[u8],
+        Option<runakefli_storage::block::prune::PackedHead<'_>>,
+    )> = None;
     let block = b.index as usize;
     let mut may = |n: usize, cache: &mut TemplateCache| -> Result<bool, StorageError> {
         let v = cache
@@ -794,17 +802,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
 
     /// Column `c`'s decoded values.
     pub fn values(&mut self, c: usize) -> Result<&Values, StorageError> {
-        use super::decoded_cache;
         if self.values[c].is_none() {
             let kept = self
                 .cache_key
-                .and_then(|(part, block)| decoded_cache::values(part, block, c));
+                .and_then(|(dc, part, block)| dc.values(part, block, c));
             let v = match kept {
                 Some(v) => v,
                 None => {
                     let v = std::sync::Arc::new(self.r.values_where(c, None)?);
-                    if let (Some((part, block)), true) = (self.cache_key, self.admit) {
-                        decoded_cache::keep_values(part, block, c, &v);
+                    if let (Some((dc, part, block)), true) = (self.cache_key, self.admit) {
+                        dc.keep_values(part, block, c, &v);
                     }
                     v
                 }
@@ -822,7 +829,6 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         &mut self,
         c: usize,
     ) -> Result<Option<std::sync::Arc<[f64]>>, StorageError> {
-        use super::decoded_cache;
         if !matches!(
             self.r.column_encoding(c),
             Some(Encoding::Decimal | Encoding::PrefixedDecimal)
@@ -831,7 +837,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         }
         if let Some(v) = self
             .cache_key
-            .and_then(|(part, block)| decoded_cache::numbers(part, block, c))
+            .and_then(|(dc, part, block)| dc.numbers(part, block, c))
         {
             return Ok(Some(v));
         }
@@ -839,16 +845,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             return Ok(None);
         };
         let v: std::sync::Arc<[f64]> = v.into();
-        if let (Some((part, block)), true) = (self.cache_key, self.admit) {
-            decoded_cache::keep_numbers(part, block, c, &v);
+        if let (Some((dc, part, block)), true) = (self.cache_key, self.admit) {
+            dc.keep_numbers(part, block, c, &v);
         }
         Ok(Some(v))
     }
 
-    /// Reads the columns kept for block `block` of the part with serial
-    /// `part`, and keeps those it decodes when `admit`.
-    pub fn keep_decoded_as(&mut self, part: u64, block: u32, admit: bool) {
-        self.cache_key = Some((part, block));
+    /// Reads the columns kept in `cache` for block `block` of the part with
+    /// serial `part`, and keeps those it decodes there when `admit`.
+    pub fn keep_decoded_as(&mut self, cache: &'r DecodedCache, part: u64, block: u32, admit: bool) {
+        self.cache_key = Some((cache, part, block));
         self.admit = admit;
     }
 
@@ -856,7 +862,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
     /// answers to a line filter's column tests in the part, so that the
     /// next query asking the same needle judges the column by one byte
     /// instead of its brief, head and bloom.
-    pub fn keep_verdicts_in(&mut self, part: &'a crate::part::Part, block: u32) {
+    pub fn keep_verdicts_in(&mut self, part: &'a runakefli_storage::part::Part, block: u32) {
         self.verdicts_in = Some((part, block));
     }
 
@@ -1001,13 +1007,13 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             let bulk: Option<std::sync::Arc<[u32]>> = if wanted * 8 > values {
                 let kept = self
                     .cache_key
-                    .and_then(|(part, block)| super::decoded_cache::entries(part, block, c));
+                    .and_then(|(dc, part, block)| dc.entries(part, block, c));
                 Some(match kept {
                     Some(e) => e,
                     None => {
                         let e: std::sync::Arc<[u32]> = sc.index.entries_all()?.into();
-                        if let (Some((part, block)), true) = (self.cache_key, self.admit) {
-                            super::decoded_cache::keep_entries(part, block, c, &e);
+                        if let (Some((dc, part, block)), true) = (self.cache_key, self.admit) {
+                            dc.keep_entries(part, block, c, &e);
                         }
                         e
                     }
@@ -1404,7 +1410,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
                     let src = || LazySources::new(header, header.bloom_bytes(self.r.src()), prefix);
-                    let alpha = crate::block::tokens::alphabet(&prefix[test.start..test.end]);
+                    let alpha =
+                        runakefli_storage::block::tokens::alphabet(&prefix[test.start..test.end]);
                     if !self.test_possible(c, &test, prefix, alpha, &sources, src)? {
                         continue 'alt;
                     }
@@ -1607,7 +1614,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                                     frags.clone(),
                                 )
                             };
-                            use crate::part::needle_memo;
+                            use runakefli_storage::part::needle_memo;
                             let kept = self.verdicts_in.and_then(|(part, block)| {
                                 let slot = part.column_slot(block, c)?;
                                 Some((sc.column_verdicts(part, n, &test, needle), slot))
@@ -1805,7 +1812,9 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         // Values that are all JSON numbers, booleans, null or arrays without
         // strings hold no `"`.
         let facts = brief.facts;
-        if facts & crate::block::layout::VALUES_JSON_SCALARS != 0 && bytes.contains(&b'"') {
+        if facts & runakefli_storage::block::layout::VALUES_JSON_SCALARS != 0
+            && bytes.contains(&b'"')
+        {
             return Ok(false);
         }
         if test.kind == TestKind::Equals && bytes.is_empty() {

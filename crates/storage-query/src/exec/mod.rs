@@ -1,5 +1,6 @@
-//! [`Backend::execute`](runakefli_model::Backend::execute) for [`Storage`]:
-//! query plans run against the store's blocks and memtables.
+//! [`Backend::execute`](runakefli_model::Backend::execute) for
+//! [`EmbeddedBackend`]: query plans run against the blocks and memtables of
+//! one [`Snapshot`](runakefli_storage::Snapshot).
 //!
 //! The plan's streams and time range give a set of independent units
 //! (`units.rs`: one per columnar block, plus row units for memtables, old
@@ -29,13 +30,11 @@ mod rows;
 mod stream_labels;
 mod units;
 
-use crate::memtable::Memtable;
-use crate::part::Part;
-use crate::{names, Storage, StorageError};
+use crate::EmbeddedBackend;
 use query::CompiledQuery;
 use runakefli_model::plan::{PlanAnswer, PlanOutput, QueryPlan};
 use runakefli_model::StreamInfo;
-use std::sync::Arc;
+use runakefli_storage::StorageError;
 use units::Unit;
 
 /// What every unit of one plan sees.
@@ -63,12 +62,16 @@ pub(crate) struct Context<'p> {
     /// Rows of columnar blocks whose decoded forms this plan may still add
     /// to the decoded cache ([`Context::admit_block`]).
     admit_rows: std::sync::atomic::AtomicU64,
+    /// The backend's cache of rows rebuilt for answers.
+    pub answers: &'p answer_cache::AnswerCache,
+    /// The backend's cache of decoded block columns.
+    pub decoded: &'p decoded_cache::DecodedCache,
 }
 
 impl Context<'_> {
     /// Whether what a block of `rows` rows decodes may enter the decoded
     /// cache: the plan's first blocks may, until they add up to what half
-    /// the cache's budget holds ([`decoded_cache::admission_rows`]). A scan
+    /// the cache's budget holds ([`decoded_cache::DecodedCache::admission_rows`]). A scan
     /// over everything then keeps the same first blocks at every run (its
     /// repeats read them back) and never churns more than half the cache.
     pub fn admit_block(&self, rows: u64) -> bool {
@@ -117,12 +120,12 @@ impl Context<'_> {
 
     /// Fails (and marks the plan declined) once its residual rows or one
     /// worker's `groups` pass their bounds
-    /// ([`crate::config::PLAN_RESIDUAL_MAX_BYTES`],
-    /// [`crate::config::PLAN_MAX_GROUPS`]).
+    /// ([`crate::limits::PLAN_RESIDUAL_MAX_BYTES`],
+    /// [`crate::limits::PLAN_MAX_GROUPS`]).
     pub fn over_bounds(&self, groups: usize) -> Result<(), StorageError> {
         use std::sync::atomic::Ordering::Relaxed;
-        if self.residual_bytes.load(Relaxed) > crate::config::PLAN_RESIDUAL_MAX_BYTES
-            || groups > crate::config::PLAN_MAX_GROUPS
+        if self.residual_bytes.load(Relaxed) > crate::limits::PLAN_RESIDUAL_MAX_BYTES
+            || groups > crate::limits::PLAN_MAX_GROUPS
         {
             self.declined.store(true, Relaxed);
             return Err(StorageError::Cancelled);
@@ -145,7 +148,7 @@ impl Context<'_> {
     }
 }
 
-impl Storage {
+impl EmbeddedBackend {
     /// Runs `plan`; `Ok(None)` when the store leaves the plan to the engine.
     pub(crate) fn execute_plan(
         &self,
@@ -180,26 +183,12 @@ impl Storage {
             return Ok(Some(empty_answer(plan)));
         };
         let (lo, hi) = (q.lo, q.hi);
-        let Some(tenant) = self.inner.tenant(&plan.tenant) else {
+        let Some(snap) = self.storage.snapshot(&plan.tenant, lo, hi) else {
             return Ok(Some(empty_answer(plan)));
         };
-        // Memtables first, then parts (see the storage module's consistency rules).
-        let memtables: Vec<Arc<Memtable>> = {
-            let m = self.inner.mem.read();
-            m.frozen
-                .iter()
-                .map(|(f, _)| f.clone())
-                .chain(std::iter::once(m.active.clone()))
-                .collect()
-        };
-        let parts: Vec<Arc<Part>> = {
-            let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi))
-                .flat_map(|(_, p)| p.state.read().parts.clone())
-                .collect()
-        };
+        let (parts, memtables) = (snap.parts(), snap.memtables());
         let (matching, stream_labels) = {
-            let index = tenant.index.read();
+            let index = snap.index();
             let matching = index.matching_unsorted(&plan.selector, lo, hi);
             let sids: Vec<_> = matching.iter().map(|(id, _, _)| *id).collect();
             let table = stream_labels::StreamLabels::build(
@@ -215,7 +204,7 @@ impl Storage {
         // could see one is declined and the engine falls back to the scan,
         // which drops them (backend.rs, column_scan.rs).
         {
-            let deletes = tenant.deletes.read();
+            let deletes = snap.deletes();
             if !deletes.is_empty()
                 && matching
                     .iter()
@@ -234,8 +223,8 @@ impl Storage {
                 i,
                 &info,
                 &plan.tenant,
-                &parts,
-                &memtables,
+                parts,
+                memtables,
                 (lo, hi),
                 &mut units,
             );
@@ -244,7 +233,9 @@ impl Storage {
             streams.push(info);
         }
         let ctx = Context {
-            admit_rows: decoded_cache::admission_rows().into(),
+            admit_rows: self.decoded.admission_rows().into(),
+            answers: &self.answers,
+            decoded: &self.decoded,
             q,
             streams,
             orders,

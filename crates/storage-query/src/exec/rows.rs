@@ -3,10 +3,10 @@
 
 use super::units::{Unit, UnitData};
 use super::Context;
-use crate::merge_iter::{MergeIter, Source};
-use crate::StorageError;
 use runakefli_model::plan::PlanStats;
 use runakefli_model::{Direction, Entry};
+use runakefli_storage::merge_iter::{MergeIter, Source};
+use runakefli_storage::StorageError;
 
 /// The rows of a non-columnar unit with `lo <= ts <= hi` that pass the line
 /// filters, in time order (forward; equal timestamps in push order); the

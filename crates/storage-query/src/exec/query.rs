@@ -4,10 +4,10 @@
 //! labels of its slots), cached per template id while the query runs.
 
 use super::needle::{drop_impossible, plan_needle, regex_sites, NeedlePlan, RegexSites};
-use crate::block::shape::template_slots;
-use crate::block::Template;
 use crate::column_scan::loki_json_label;
 use runakefli_model::plan::{FieldStage, GroupBy, JsonParser, LineMatch, PlanOutput, QueryPlan};
+use runakefli_storage::block::shape::template_slots;
+use runakefli_storage::block::Template;
 use std::sync::Arc;
 
 /// How one line filter is decided on a block.
@@ -71,7 +71,7 @@ pub struct CompiledQuery<'p> {
     /// Distinct substrings the filters test.
     pub needles: Vec<Vec<u8>>,
     /// The same, prepared for bloom checks.
-    pub probes: Vec<crate::block::prune::NeedleProbe>,
+    pub probes: Vec<runakefli_storage::block::prune::NeedleProbe>,
     /// One per line filter, in plan order.
     pub filters: Vec<FilterPlan>,
     /// The labels read (bucket plans).
@@ -159,7 +159,7 @@ impl<'p> CompiledQuery<'p> {
         }
         let probes = needles
             .iter()
-            .map(|n| crate::block::prune::NeedleProbe::new(n))
+            .map(|n| runakefli_storage::block::prune::NeedleProbe::new(n))
             .collect();
         Some(CompiledQuery {
             plan,

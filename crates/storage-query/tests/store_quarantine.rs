@@ -8,7 +8,8 @@ use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,
     ScanRequest, TenantId,
 };
-use runakefli_storage::{names, Storage, StorageConfig, StorageError};
+use runakefli_storage::{names, StorageConfig, StorageError};
+use runakefli_storage_query::EmbeddedBackend;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,11 +22,11 @@ fn cfg(dir: &Path) -> StorageConfig {
     c
 }
 
-fn open(dir: &Path) -> Arc<Storage> {
-    Storage::open(cfg(dir)).unwrap()
+fn open(dir: &Path) -> Arc<EmbeddedBackend> {
+    EmbeddedBackend::open(cfg(dir)).unwrap()
 }
 
-fn push(s: &Storage, lines: &[(i64, &str)]) {
+fn push(s: &EmbeddedBackend, lines: &[(i64, &str)]) {
     let req = PushRequest {
         streams: vec![PushStream {
             labels: Labels::new(vec![("app".into(), "a".into())]),
@@ -43,7 +44,7 @@ fn push(s: &Storage, lines: &[(i64, &str)]) {
 }
 
 /// Every line of tenant `t`, in time order.
-fn lines(s: &Storage) -> Vec<String> {
+fn lines(s: &EmbeddedBackend) -> Vec<String> {
     let req = ScanRequest {
         tenant: TenantId::new("t"),
         matchers: vec![Matcher::new("app", MatchOp::Re, ".+").unwrap()],
@@ -242,7 +243,7 @@ fn a_push_too_large_for_one_wal_record_is_refused_before_writing() {
     let d = tempfile::tempdir().unwrap();
     let mut c = cfg(d.path());
     c.wal_record_max_bytes = 4096;
-    let s = Storage::open(c.clone()).unwrap();
+    let s = EmbeddedBackend::open(c.clone()).unwrap();
     let big = "x".repeat(5000);
     let req = PushRequest {
         streams: vec![PushStream {
@@ -269,6 +270,6 @@ fn a_push_too_large_for_one_wal_record_is_refused_before_writing() {
     );
     drop(s);
     // Everything acknowledged replays.
-    let s = Storage::open(c).unwrap();
+    let s = EmbeddedBackend::open(c).unwrap();
     assert_eq!(lines(&s), vec!["small"]);
 }

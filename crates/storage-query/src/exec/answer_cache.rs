@@ -8,35 +8,20 @@
 //! so a scan cannot churn it. Rows are keyed by (part serial, block, row): a
 //! part's serial is unique for the process's life, so a merged-away part's
 //! rows are never served for a new part; they age out like any other.
+//!
+//! Each [`EmbeddedBackend`](crate::EmbeddedBackend) owns one [`AnswerCache`].
 
 use runakefli_model::Entry;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
-
-/// Default budget.
-pub const DEFAULT_BUDGET_BYTES: usize = crate::config::DEFAULT_ANSWER_CACHE_BYTES;
 
 /// Bytes charged per kept row on top of its strings (key, entry, queue slot).
 const ROW_OVERHEAD: usize = 96;
 
-static BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_BUDGET_BYTES);
-static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
-static CACHE: Mutex<Option<RowCache>> = Mutex::new(None);
-
-/// Sets the cache's budget in bytes (0 turns it off and empties it).
-pub fn set_budget(bytes: usize) {
-    BUDGET.store(bytes, Ordering::Relaxed);
-    if bytes == 0 {
-        if let Ok(mut c) = CACHE.lock() {
-            *c = None;
-        }
-    }
-}
-
-/// A serial number no other part of this process has or will have.
-pub fn next_part_serial() -> u64 {
-    NEXT_SERIAL.fetch_add(1, Ordering::Relaxed)
+/// The rows rebuilt for answers, within a budget of bytes.
+pub(crate) struct AnswerCache {
+    budget: usize,
+    rows: Mutex<Option<RowCache>>,
 }
 
 /// Where a row is: (part serial, block index, row in the block).
@@ -86,29 +71,47 @@ impl RowCache {
     }
 }
 
-/// The kept rows of block `block` of part `part` among `rows`: (row, entry).
-pub fn get(part: u64, block: u32, rows: &[usize]) -> Vec<(usize, Entry)> {
-    if BUDGET.load(Ordering::Relaxed) == 0 {
-        return Vec::new();
+impl AnswerCache {
+    /// A cache keeping at most `budget` bytes (0 turns it off).
+    pub fn new(budget: usize) -> AnswerCache {
+        AnswerCache {
+            budget,
+            rows: Mutex::new(None),
+        }
     }
-    match CACHE.lock() {
-        Ok(c) => c
-            .as_ref()
-            .map_or_else(Vec::new, |c| c.get(part, block, rows)),
-        Err(_) => Vec::new(),
-    }
-}
 
-/// Keeps rebuilt rows of block `block` of part `part`, evicting the oldest
-/// rows to stay within the budget.
-pub fn put(part: u64, block: u32, rows: &[(usize, Entry)]) {
-    let budget = BUDGET.load(Ordering::Relaxed);
-    if budget == 0 || rows.is_empty() {
-        return;
+    /// The kept rows of block `block` of part `part` among `rows`: (row, entry).
+    pub fn get(&self, part: u64, block: u32, rows: &[usize]) -> Vec<(usize, Entry)> {
+        if self.budget == 0 {
+            return Vec::new();
+        }
+        match self.rows.lock() {
+            Ok(c) => c
+                .as_ref()
+                .map_or_else(Vec::new, |c| c.get(part, block, rows)),
+            Err(_) => Vec::new(),
+        }
     }
-    if let Ok(mut c) = CACHE.lock() {
-        c.get_or_insert_with(RowCache::default)
-            .put(budget, part, block, rows);
+
+    /// Keeps rebuilt rows of block `block` of part `part`, evicting the oldest
+    /// rows to stay within the budget.
+    pub fn put(&self, part: u64, block: u32, rows: &[(usize, Entry)]) {
+        if self.budget == 0 || rows.is_empty() {
+            return;
+        }
+        if let Ok(mut c) = self.rows.lock() {
+            c.get_or_insert_with(RowCache::default)
+                .put(self.budget, part, block, rows);
+        }
+    }
+
+    /// Bytes kept now.
+    pub fn bytes(&self) -> usize {
+        self.rows
+            .lock()
+            .ok()
+            .and_then(|c| c.as_ref().map(|c| c.bytes))
+            .unwrap_or(0)
     }
 }
 
@@ -150,11 +153,15 @@ mod tests {
     }
 
     #[test]
-    fn the_global_cache_serves_what_was_put() {
-        // A serial no part of this test binary gets.
-        let part = u64::MAX - 7;
-        put(part, 1, &[(2, entry("a line"))]);
-        let got = get(part, 1, &[1, 2]);
+    fn the_cache_serves_what_was_put_and_off_keeps_nothing() {
+        let cache = AnswerCache::new(1 << 20);
+        let part = 7;
+        cache.put(part, 1, &[(2, entry("a line"))]);
+        let off = AnswerCache::new(0);
+        off.put(part, 1, &[(2, entry("a line"))]);
+        assert!(off.get(part, 1, &[2]).is_empty() && off.bytes() == 0);
+        assert!(cache.bytes() > 0);
+        let got = cache.get(part, 1, &[1, 2]);
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].0, got[0].1.line.as_str()), (2, "a line"));
     }

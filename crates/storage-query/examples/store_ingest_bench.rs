@@ -4,11 +4,12 @@
 //! time (getrusage, minus the CPU the generator itself used), bytes on disk per
 //! line, WAL bytes written per line and peak RSS.
 //!
-//! `cargo run --release -p runakefli-storage --example store_ingest_bench -- [lines] [streams] [threads]`
+//! `cargo run --release -p runakefli-storage-query --example store_ingest_bench -- [lines] [streams] [threads]`
 //! (defaults 1000000 5000 2). The data directory is a temp dir under $TMPDIR.
 
 use runakefli_model::{Entry, Labels, PushRequest, PushStream, TenantId};
-use runakefli_storage::{Storage, StorageConfig};
+use runakefli_storage::StorageConfig;
+use runakefli_storage_query::EmbeddedBackend;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -184,7 +185,7 @@ fn main() {
     if let Some(v) = env("STORE_MEMTABLE_MB") {
         cfg.memtable_flush_bytes = (v as usize) << 20;
     }
-    let s = Storage::open(cfg).expect("open");
+    let s = EmbeddedBackend::open(cfg).expect("open");
     let tenant = TenantId::new("bench");
     let t0 = Instant::now();
     let (cpu0, _) = process_usage();
@@ -210,7 +211,7 @@ fn main() {
     let gen_cpu: Vec<Duration> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|th| {
-                let s: Arc<Storage> = s.clone();
+                let s: Arc<EmbeddedBackend> = s.clone();
                 let tenant = tenant.clone();
                 sc.spawn(move || {
                     let mut r = Rng(0x1234_5678 + th * 7919);

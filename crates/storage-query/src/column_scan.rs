@@ -1,5 +1,5 @@
 //! [`Backend::scan_columns`](runakefli_model::Backend::scan_columns) for
-//! [`Storage`]: rows of merged columnar parts are answered from the block
+//! [`EmbeddedBackend`]: rows of merged columnar parts are answered from the block
 //! columns a query names (no line is rebuilt); every other row (memtables,
 //! raw flushed parts, overlapping parts, lines stored whole, lines whose
 //! members Loki's `| json` would treat differently) carries its line, read
@@ -14,16 +14,17 @@
 //! (non-empty dotted segments) are sanitized by Loki exactly as
 //! [`loki_json_label`] does, whichever way the dots split them into keys.
 
-use crate::block::{BlockReader, Column, Encoding};
-use crate::config::SCAN_BATCH_ENTRIES;
-use crate::deletes::StreamDeletes;
-use crate::merge_iter::{MergeIter, Source};
-use crate::part::{BlockFormat, BlockRef, Part};
-use crate::{names, Storage, StorageError};
+use crate::limits::SCAN_BATCH_ENTRIES;
+use crate::EmbeddedBackend;
 use runakefli_model::{
     ColumnBatch, ColumnRequest, ColumnRow, Direction, Entry, JsonValue, RowFields, ScanControl,
     ScanRequest, StreamInfo,
 };
+use runakefli_storage::block::{BlockReader, Column, Encoding};
+use runakefli_storage::deletes::StreamDeletes;
+use runakefli_storage::merge_iter::{MergeIter, Source};
+use runakefli_storage::part::{BlockFormat, BlockRef, Part};
+use runakefli_storage::StorageError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -267,7 +268,7 @@ fn line_rows(entries: Vec<Entry>) -> Vec<ColumnRow> {
         .collect()
 }
 
-impl Storage {
+impl EmbeddedBackend {
     /// The column scan; see the module documentation.
     pub(crate) fn scan_columns_inner(
         &self,
@@ -279,39 +280,24 @@ impl Storage {
             return Ok(());
         }
         let (lo, hi) = (req.start, req.end - 1);
-        let Some(tenant) = self.inner.tenant(&req.tenant) else {
+        let Some(snap) = self.storage.snapshot(&req.tenant, lo, hi) else {
             return Ok(());
         };
-        let (active, frozen) = {
-            let m = self.inner.mem.read();
-            (m.active.clone(), m.frozen.as_ref().map(|(f, _)| f.clone()))
-        };
-        let parts: Vec<Arc<Part>> = {
-            let ps = tenant.partitions.read();
-            ps.range(names::day_of(lo)..=names::day_of(hi))
-                .flat_map(|(_, p)| p.state.read().parts.clone())
-                .collect()
-        };
-        let mut streams = tenant.index.read().matching(&req.matchers, lo, hi);
+        let parts = snap.parts();
+        let mut streams = snap.matching(&req.matchers);
         streams.retain(|(sid, _)| req.covers(*sid));
-        let deletes = tenant.deletes.read().clone();
         for (sid, labels) in streams {
             // Delete requests: a stream with deleted rows in range goes
             // through the line path, which drops them.
-            let dels = StreamDeletes::for_stream(&deletes, &labels, lo, hi);
-            let mem: Vec<Vec<Entry>> = frozen
-                .iter()
-                .chain(std::iter::once(&active))
-                .map(|m| m.entries_in(&req.tenant, sid, lo, hi))
-                .filter(|e| !e.is_empty())
-                .collect();
+            let dels = StreamDeletes::for_stream(snap.deletes(), &labels, lo, hi);
+            let mem: Vec<Vec<Entry>> = snap.memory_entries(sid, lo, hi);
             let info = StreamInfo { id: sid, labels };
             let plan = if mem.is_empty()
                 && dels.is_empty()
                 && req.direction == Direction::Forward
                 && req.required_substrings.is_empty()
             {
-                columnar_plan(&parts, sid, lo, hi)
+                columnar_plan(parts, sid, lo, hi)
             } else {
                 None
             };
@@ -352,7 +338,7 @@ impl Storage {
                     }
                     control
                 }
-                None => self.line_fallback(&info, &parts, mem, lo, hi, req, &dels, visit)?,
+                None => self.line_fallback(&info, parts, mem, lo, hi, req, &dels, visit)?,
             };
             if control == ScanControl::Stop {
                 break;

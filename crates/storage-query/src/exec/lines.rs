@@ -13,9 +13,9 @@ use super::block::{BlockEval, TemplateCache};
 use super::rows::filtered_rows;
 use super::units::{Unit, UnitData};
 use super::{on_workers, Context};
-use crate::StorageError;
 use runakefli_model::plan::{AnswerData, LineRow, PlanAnswer, PlanStats};
 use runakefli_model::{Direction, Entry, TimeCutoff};
+use runakefli_storage::StorageError;
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
@@ -222,7 +222,8 @@ pub fn run(
                 let UnitData::Columnar { part, block } = &units[*unit].data else {
                     return Ok(Vec::new());
                 };
-                rebuild_rows(part, block, rows).map_err(|e| ctx.unit_failed(&units[*unit], e))
+                rebuild_rows(ctx.answers, part, block, rows)
+                    .map_err(|e| ctx.unit_failed(&units[*unit], e))
             })
             .collect()
     };
@@ -252,13 +253,15 @@ pub fn run(
     })
 }
 
-/// Rows `rows` of a columnar block, rebuilt: (row, entry).
+/// Rows `rows` of a columnar block, rebuilt (or kept in `answers`): (row,
+/// entry).
 fn rebuild_rows(
-    part: &crate::part::Part,
-    block: &crate::part::BlockRef,
+    answers: &super::answer_cache::AnswerCache,
+    part: &runakefli_storage::part::Part,
+    block: &runakefli_storage::part::BlockRef,
     rows: &[usize],
 ) -> Result<Vec<(usize, Entry)>, StorageError> {
-    let mut out = super::answer_cache::get(part.serial(), block.index, rows);
+    let mut out = answers.get(part.serial(), block.index, rows);
     if out.len() == rows.len() {
         return Ok(out);
     }
@@ -287,7 +290,7 @@ fn rebuild_rows(
             ))
         })
         .collect();
-    super::answer_cache::put(part.serial(), block.index, &rebuilt);
+    answers.put(part.serial(), block.index, &rebuilt);
     out.extend(rebuilt);
     Ok(out)
 }
@@ -348,12 +351,12 @@ fn run_unit(
     let Some(header) = super::block::header_if_may_match(&ctx.q, part, block, cache)? else {
         return Ok(None);
     };
-    let (r, primed) = super::decoded_cache::open_reader(part, block, header)?;
+    let (r, primed) = ctx.decoded.open_reader(part, block, header)?;
     let Some(mut ev) = BlockEval::open(&r, &ctx.q, cache, lo, hi)? else {
         return Ok(None);
     };
     let admit = ctx.admit_block(u64::from(block.meta.rows));
-    ev.keep_decoded_as(part.serial(), block.index, admit);
+    ev.keep_decoded_as(ctx.decoded, part.serial(), block.index, admit);
     ev.keep_verdicts_in(part, block.index);
     let rows = ev.rows();
     let RowBuffers { keep, order } = bufs;
@@ -429,7 +432,7 @@ fn run_unit(
         }
     }
     if admit {
-        super::decoded_cache::keep_decoded(part, block, &r, primed);
+        ctx.decoded.keep_decoded(part, block, &r, primed);
     }
     if taken >= cap && cap < col.limit && at < order.len() {
         return Ok(Some((at, r.row_ts(order[at]))));

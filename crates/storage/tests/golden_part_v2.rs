@@ -50,7 +50,7 @@ fn rows(sid: u64) -> Vec<Entry> {
     (0..ROWS_PER_STREAM as u64)
         .map(|i| {
             // Values repeat with a prime period, so the file stays small.
-            let r = mix(sid << 32 | i % 251);
+            let r = mix((sid << 32) | (i % 251));
             let line = if sid == STREAMS[2] {
                 format!(
                     "2026-12-06 11:{:02}:{:02} {} [pool-{}] order {} shipped to 10.1.{}.{} session {:010x}",
@@ -58,9 +58,9 @@ fn rows(sid: u64) -> Vec<Entry> {
                     i % 60,
                     ["INFO", "WARN", "ERROR"][(r % 3) as usize],
                     r >> 60,
-                    r >> 20 & 0xfff,
-                    r >> 8 & 0xff,
-                    r >> 16 & 0xff,
+                    (r >> 20) & 0xfff,
+                    (r >> 8) & 0xff,
+                    (r >> 16) & 0xff,
                     mix(r % 97) & 0xff_ffff_ffff
                 )
             } else {
@@ -71,11 +71,11 @@ fn rows(sid: u64) -> Vec<Entry> {
                     mix(r % 61),
                     mix(r % 67),
                     [200, 404, 500][(r >> 4) as usize % 3],
-                    r >> 6 & 3,
-                    r >> 9 & 0x3ff,
-                    r >> 20 & 0xfff,
-                    r >> 32 & 0xff,
-                    r >> 40 & 0xff
+                    (r >> 6) & 3,
+                    (r >> 9) & 0x3ff,
+                    (r >> 20) & 0xfff,
+                    (r >> 32) & 0xff,
+                    (r >> 40) & 0xff
                 )
             };
             let metadata = if i % 4 == 0 {

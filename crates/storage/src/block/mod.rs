@@ -12,7 +12,9 @@
 //! column, lets [`block_may_contain`] skip blocks (and readers skip columns)
 //! for line filters. The byte layout is in `FORMAT.md` beside this file.
 //!
-//! Modules: [`builder`] writes, [`reader`] reads, [`layout`] is the header,
+//! Modules: [`builder`] writes, [`reader`] reads (a folder, one file per
+//! thing read: frames, directory, timestamps, templates, metadata, columns,
+//! shared columns, whole lines), [`layout`] is the header,
 //! [`encoding`] the column encodings, [`shape`] the JSON template splitter,
 //! `text` the exact text forms of typed values, [`tokens`] tokens,
 //! [`bloom`] the filters, [`prune`] what a header proves about a needle,

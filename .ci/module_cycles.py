@@ -80,11 +80,10 @@ def graph(mods):
                 item = item.strip().strip("{} \n")
                 if item and item != "self":
                     targets.append(item.split("::")[0] if "{" in item else item)
-        here = m.split("::") if m else []
-        if not (f.endswith("mod.rs") or f.endswith("lib.rs")):
-            here = here[:-1]  # super of a file module is its directory's module
+        # `super` is the parent of the module path, whichever file holds it.
+        parent = m.split("::")[:-1] if m else []
         for x in SUPER.finditer(text):
-            targets.append("::".join(here[:-1] + x.group(1).split("::")))
+            targets.append("::".join(parent + x.group(1).split("::")))
         for t in targets:
             r = resolve(t)
             if r is None or r == m or r == "" or m == "":

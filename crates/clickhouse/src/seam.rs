@@ -1,8 +1,10 @@
-//! The server's write and operations seam ([`Ingest`], [`Operations`]) for
+//! The server's write, operations and delete-request seam ([`Ingest`],
+//! [`Operations`], [`Deletes`]) for
 //! [`ClickHouseBackend`], and ClickHouse's failures as [`StoreError`] kinds.
 
 use crate::{ClickHouseBackend, Error};
-use runakefli_model::{Ingest, Operations, PushRequest, StoreError, TenantId};
+use runakefli_model::deletes::{CancelRefusal, DeleteRequest};
+use runakefli_model::{Deletes, Ingest, Operations, PushRequest, StoreError, TenantId};
 
 impl From<Error> for StoreError {
     /// A retryable failure ([`Error::is_retryable`]: no HTTP answer, an HTTP
@@ -48,6 +50,32 @@ impl Operations for ClickHouseBackend {
     /// Nothing to do: a push is acknowledged only after ClickHouse wrote it.
     fn flush(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+}
+
+impl Deletes for ClickHouseBackend {
+    /// [`ClickHouseBackend::add_delete`]: a row in `delete_requests`, rows hidden.
+    fn add_delete(
+        &self,
+        tenant: &TenantId,
+        req: DeleteRequest,
+    ) -> Result<DeleteRequest, StoreError> {
+        Ok(ClickHouseBackend::add_delete(self, tenant, req)?)
+    }
+
+    /// [`ClickHouseBackend::delete_requests`].
+    fn delete_requests(&self, tenant: &TenantId) -> Result<Vec<DeleteRequest>, StoreError> {
+        Ok(ClickHouseBackend::delete_requests(self, tenant))
+    }
+
+    /// [`ClickHouseBackend::cancel_delete`].
+    fn cancel_delete(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+        force: bool,
+    ) -> Result<Result<(), CancelRefusal>, StoreError> {
+        Ok(ClickHouseBackend::cancel_delete(self, tenant, id, force)?)
     }
 }
 

@@ -5,7 +5,6 @@
 use crate::buckets::{BucketReader, MetricLegs, DEFAULT_RESIDUAL_BUDGET};
 use crate::client::{Client, ReadProgress, Request};
 use crate::deletes::Book;
-use crate::error::TIMEOUT_EXCEEDED;
 use crate::group_commit::{Backlog, BatchLimits, GroupCommit, PushStats};
 use crate::housekeeping::{self, Housekeeping, Jobs};
 use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
@@ -459,17 +458,6 @@ impl ClickHouseBackend {
     }
 }
 
-fn backend_error(e: Error) -> BackendError {
-    match e {
-        Error::Server {
-            code: Some(TIMEOUT_EXCEEDED),
-            ..
-        } => BackendError::Cancelled,
-        Error::Decode(m) => BackendError::Corrupt(format!("clickhouse: {m}")),
-        e => BackendError::Io(std::io::Error::other(e.to_string())),
-    }
-}
-
 /// The most entries a scan hands to its visitor at once.
 const SCAN_BATCH: usize = 1024;
 
@@ -549,7 +537,7 @@ impl Backend for ClickHouseBackend {
         };
         let mut v: Vec<StreamInfo> = self
             .stream_catalog(sel)
-            .map_err(backend_error)?
+            .map_err(BackendError::from)?
             .into_kept()
             .into_values()
             .collect();
@@ -565,11 +553,11 @@ impl Backend for ClickHouseBackend {
     ) -> Result<Vec<String>, BackendError> {
         let rows = self
             .rows(&sql::label_names_query(tenant, start, end), None)
-            .map_err(backend_error)?;
+            .map_err(BackendError::from)?;
         rows.iter()
             .map(|r| str_of(r, "name").map(str::to_string))
             .collect::<Result<_, _>>()
-            .map_err(backend_error)
+            .map_err(BackendError::from)
     }
 
     fn label_values(
@@ -602,7 +590,7 @@ impl Backend for ClickHouseBackend {
                 .map(|r| str_of(r, "value").map(str::to_string))
                 .collect()
         };
-        run().map_err(backend_error)
+        run().map_err(BackendError::from)
     }
 
     fn scan(
@@ -617,10 +605,10 @@ impl Backend for ClickHouseBackend {
             end: request.end,
         };
         let split = Split::of(&request.matchers);
-        let streams = self.stream_catalog(sel).map_err(backend_error)?;
+        let streams = self.stream_catalog(sel).map_err(BackendError::from)?;
         let mask = self
             .mask(sel.tenant, sel.start, sel.end)
-            .map_err(backend_error)?;
+            .map_err(BackendError::from)?;
         let q = sql::scan_query(
             &StreamSelect {
                 selector: &split.sql,
@@ -631,7 +619,7 @@ impl Backend for ClickHouseBackend {
             request.shard.map(|s| (s.index, s.count)),
             &mask,
         )
-        .map_err(backend_error)?;
+        .map_err(BackendError::from)?;
         self.counters.scans.fetch_add(1, Ordering::Relaxed);
         // Rows arrive grouped by stream, in the scan's order within each,
         // and are handed on in batches of at most `SCAN_BATCH` as they
@@ -650,7 +638,7 @@ impl Backend for ClickHouseBackend {
         });
         streamed
             .and_then(|()| batcher.finish())
-            .map_err(backend_error)
+            .map_err(BackendError::from)
     }
 
     /// One aggregate query over `logs` joined to `streams`
@@ -669,7 +657,9 @@ impl Backend for ClickHouseBackend {
             start,
             end,
         };
-        self.bounds(&sel, deadline).map(Some).map_err(backend_error)
+        self.bounds(&sel, deadline)
+            .map(Some)
+            .map_err(BackendError::from)
     }
 
     /// One aggregate query over `logs` joined to `streams`
@@ -688,7 +678,9 @@ impl Backend for ClickHouseBackend {
             start,
             end,
         };
-        self.totals(&sel, deadline).map(Some).map_err(backend_error)
+        self.totals(&sel, deadline)
+            .map(Some)
+            .map_err(BackendError::from)
     }
 
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {
@@ -708,7 +700,7 @@ impl Backend for ClickHouseBackend {
                 self.counters.plans_declined.fetch_add(1, Ordering::Relaxed);
                 return Ok(None);
             }
-            Err(e) => return Err(backend_error(e)),
+            Err(e) => return Err(e.into()),
         };
         self.counters.plans_answered.fetch_add(1, Ordering::Relaxed);
         Ok(Some(answer))
@@ -734,28 +726,5 @@ impl Jobs for ClickHouseBackend {
 
     fn process_due_deletes(&self, now: i64) -> Result<usize, Error> {
         ClickHouseBackend::process_due_deletes(self, now)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timeouts_cancel_and_bad_answers_are_corrupt() {
-        let timeout = Error::Server {
-            status: 500,
-            code: Some(TIMEOUT_EXCEEDED),
-            message: "Code: 159. DB::Exception: Timeout exceeded".into(),
-        };
-        assert!(matches!(backend_error(timeout), BackendError::Cancelled));
-        assert!(matches!(
-            backend_error(Error::Decode("x".into())),
-            BackendError::Corrupt(_)
-        ));
-        assert!(matches!(
-            backend_error(Error::Transport("refused".into())),
-            BackendError::Io(_)
-        ));
     }
 }

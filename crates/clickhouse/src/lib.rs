@@ -17,6 +17,8 @@
 //!   `seam` adds the server's write, operations and delete-request seam
 //!   (`model::Ingest`, `model::Operations`, `model::Deletes`);
 //! - [`stats`]: what the backend counts (queries in SQL, housekeeping);
+//! - `failure`: ClickHouse's failures as the model's error kinds (which
+//!   HTTP status a query or a push gets);
 //! - `rows`, `clock`, `cancel`: JSON answer rows read as values, the wall
 //!   clock as timestamps, a plan's cancel flag;
 //! - [`lines`]: lines plans read by legs (day slices) and keyset pages;
@@ -44,6 +46,7 @@ mod clock;
 pub mod cluster;
 pub mod deletes;
 mod error;
+mod failure;
 pub mod group_commit;
 pub mod housekeeping;
 pub mod insert;

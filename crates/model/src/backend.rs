@@ -8,7 +8,22 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use thiserror::Error;
 
-/// Failure inside a backend.
+/// Failure inside a backend, by kind: each kind has one HTTP status, the
+/// one Loki answers with for such a failure (the server's and the engine's
+/// mappings name every kind, so a new kind must be given its status):
+///
+/// | kind | status | who is at fault |
+/// | --- | --- | --- |
+/// | [`Io`](Self::Io), [`Corrupt`](Self::Corrupt), [`Internal`](Self::Internal) | 500 | the backend |
+/// | [`Limit`](Self::Limit), [`Rejected`](Self::Rejected) | 400 | the query (retrying cannot help) |
+/// | [`Unavailable`](Self::Unavailable) | 503 | nobody: a retry may pass |
+/// | [`Timeout`](Self::Timeout) | 504 | the backend, slower than its own time limit |
+/// | [`Cancelled`](Self::Cancelled) | 504 "query timed out" (the engine's timeout), 499 where the client went away |
+///
+/// The embedded store fails with the first four kinds; a remote backend
+/// (ClickHouse) uses the others too: a remote failure that is none of
+/// `Unavailable`, `Timeout`, `Rejected`, `Limit`, `Cancelled` or `Corrupt`
+/// is `Internal`, with the remote's message.
 #[derive(Debug, Error)]
 pub enum BackendError {
     /// Reading or writing failed.
@@ -20,9 +35,26 @@ pub enum BackendError {
     /// The request exceeds a configured limit.
     #[error("{0}")]
     Limit(String),
-    /// The query was cancelled or timed out.
+    /// The query was cancelled or timed out: its deadline passed
+    /// ([`crate::plan::QueryPlan::deadline`]) or its client went away.
     #[error("query cancelled")]
     Cancelled,
+    /// The backend cannot be reached, or refuses work for now (busy,
+    /// overloaded, read-only): a retry may pass. HTTP 503.
+    #[error("backend unavailable: {0}")]
+    Unavailable(String),
+    /// The backend did not answer within its own time limit (not the
+    /// query's deadline, which is [`BackendError::Cancelled`]). HTTP 504.
+    #[error("backend timed out: {0}")]
+    Timeout(String),
+    /// The backend refused the query as one it can never run as sent (a
+    /// regexp it cannot compile, a request it cannot evaluate exactly);
+    /// retrying cannot help. HTTP 400, as Loki answers a bad query.
+    #[error("{0}")]
+    Rejected(String),
+    /// Any other failure inside the backend, with its message. HTTP 500.
+    #[error("backend error: {0}")]
+    Internal(String),
 }
 
 /// Order of entries within a stream.

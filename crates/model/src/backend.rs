@@ -319,6 +319,41 @@ pub struct ColumnBatch {
 }
 
 /// A storage backend as the query engine sees it.
+///
+/// # Threads
+///
+/// The engine runs queries on one process-wide rayon pool, its *query
+/// pool* (`engine::parallel`: `RUNAKEFLI_QUERY_THREADS` workers, else one
+/// per CPU), shared by every query of the process, and calls a backend from
+/// it as follows:
+///
+/// - [`Backend::execute`] is called inside the pool
+///   (`engine::parallel::install`, from the engine's log and metric
+///   pushdown), on one worker, the pool's other workers woken to stand by
+///   for a few milliseconds. The plan's own parallel work may — and for the
+///   embedded store does — use rayon from there: `par_iter`, `join` and
+///   `rayon::current_num_threads()` then mean the query pool's workers (the
+///   store fans its plan out over every worker of the current pool, and
+///   relies on that being the query pool, sized as configured, not rayon's
+///   global pool). Concurrent queries call `execute` at once from
+///   different workers.
+/// - [`Backend::scan`] and [`Backend::scan_columns`] are called from the
+///   pool too, once per shard of a parallel scan (`engine::parallel::
+///   map_shards`, [`ScanRequest::shard`] set), each shard's call on its own
+///   worker; the engine's metadata reads (`/series` stream ends) scan from
+///   the caller's thread.
+/// - The other methods ([`Backend::streams`], [`Backend::label_names`],
+///   [`Backend::label_values`], [`Backend::stream_bounds`],
+///   [`Backend::stream_totals`]) are called from the request's thread
+///   (the server's blocking threads), outside the pool.
+///
+/// So a call must not block on work it queues to the same pool and waits
+/// for outside rayon (a worker waiting so holds a slot other queries need;
+/// waiting inside rayon — `join`, `scope`, a parallel iterator — is fine,
+/// the waiting worker runs other pool jobs meanwhile). A backend that waits
+/// on I/O (a remote database) holds its worker for the wait: ClickHouse
+/// reads a plan's legs on threads of its own (scoped `std::thread`s), not
+/// on pool workers, and does no rayon work of its own.
 pub trait Backend: Send + Sync {
     /// Streams whose labels satisfy all `matchers` and that may have entries in
     /// `[start, end)`.
@@ -360,6 +395,12 @@ pub trait Backend: Send + Sync {
     /// Runs a query plan (see [`crate::plan`]); `Ok(None)` when the backend
     /// leaves this plan to the engine (which then scans and evaluates every
     /// stage itself). The default declines every plan.
+    ///
+    /// Called on a worker of the engine's query pool (see the trait's
+    /// "Threads"): rayon parallelism inside runs on that pool. Label filters
+    /// come as data ([`crate::plan::FieldFilter::condition`]) for a backend
+    /// that compiles them itself, and as the engine's compiled test for one
+    /// that calls it; both mean the same.
     fn execute(
         &self,
         _plan: &crate::plan::QueryPlan,

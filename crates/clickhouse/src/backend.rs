@@ -7,10 +7,12 @@ use crate::client::{Client, ReadProgress, Request};
 use crate::deletes::Book;
 use crate::group_commit::{Backlog, BatchLimits, GroupCommit, PushStats};
 use crate::housekeeping::{self, Housekeeping, Jobs};
-use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
+use crate::insert::encode_push;
 use crate::lines::{LinesPaging, LinesReader};
+use crate::push::PushRetry;
 use crate::retention::{self, RetentionReport};
-use crate::rows::{entry_of, i64_of, str_of, u64_of};
+use crate::rows::{i64_of, str_of, u64_of};
+use crate::scan::ScanBatcher;
 use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
 use crate::stats::{Counters, HousekeepingCounters, HousekeepingStats, SqlStats};
@@ -19,13 +21,13 @@ use crate::Error;
 use runakefli_model::deletes::{CancelRefusal, DeleteRequest};
 use runakefli_model::plan::{AnswerData, PlanAnswer, PlanOutput, PlanStats, QueryPlan};
 use runakefli_model::{
-    Backend, BackendError, Entry, EntryBatch, Matcher, PushRequest, ScanControl, ScanRequest,
+    Backend, BackendError, EntryBatch, Matcher, PushRequest, ScanControl, ScanRequest,
     StreamBounds, StreamInfo, StreamTotals, TenantId, Timestamp,
 };
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// A ClickHouse database as a Rúnakefli backend.
 pub struct ClickHouseBackend {
@@ -46,35 +48,6 @@ pub struct ClickHouseBackend {
     /// Bytes of residual rows a bucket plan's answer may hold
     /// (`crate::buckets`); past them the plan is declined.
     residual_budget: usize,
-}
-
-/// How [`ClickHouseBackend::push`] retries an insert that failed in a way
-/// that may pass ([`Error::is_retryable`]): the same body with the same
-/// deduplication token, so an insert ClickHouse wrote but whose answer was
-/// lost is not written twice. The tries and the time budget are per batch
-/// of pushes ([`crate::group_commit`]), counted from the batch's first
-/// insert.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PushRetry {
-    /// Inserts tried in all per batch, first tries included (1: no retry).
-    pub attempts: u32,
-    /// Wait before the first retry; doubled before each later one.
-    pub backoff: Duration,
-    /// No retry starts once this long has passed since the batch began (a
-    /// collector waiting longer than this has likely given up and re-sends
-    /// the push itself, which the token deduplicates too).
-    pub budget: Duration,
-}
-
-impl Default for PushRetry {
-    /// Four tries in all, 100 ms, 200 ms and 400 ms apart, within 10 s.
-    fn default() -> Self {
-        PushRetry {
-            attempts: 4,
-            backoff: Duration::from_millis(100),
-            budget: Duration::from_secs(10),
-        }
-    }
 }
 
 impl ClickHouseBackend {
@@ -255,41 +228,10 @@ impl ClickHouseBackend {
         if ins.is_empty() {
             return Ok(());
         }
-        self.commits.submit(ins, |batch| self.insert_pair(batch))
-    }
-
-    /// Writes one batch's `streams` rows, then its `logs` rows, retrying
-    /// each as [`PushRetry`] says.
-    fn insert_pair(&self, ins: &PushInserts) -> Result<(), Error> {
-        let began = Instant::now();
-        let mut tries = 0u32;
-        let mut backoff = self.retry.backoff;
-        for (stmt, body) in [(INSERT_STREAMS, &ins.streams), (INSERT_LOGS, &ins.logs)] {
-            if body.data.is_empty() {
-                continue;
-            }
-            let r = Request {
-                settings: vec![("insert_deduplication_token", body.token.clone())],
-                ..Request::default()
-            };
-            loop {
-                tries += 1;
-                match self.client.insert(stmt, &body.data, &r) {
-                    Ok(()) => break,
-                    Err(e)
-                        if e.is_retryable()
-                            && tries < self.retry.attempts
-                            && began.elapsed() + backoff < self.retry.budget =>
-                    {
-                        std::thread::sleep(backoff);
-                        backoff = backoff.saturating_mul(2);
-                        self.commits.retries.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Ok(())
+        self.commits.submit(ins, |batch| {
+            self.retry
+                .insert_pair(&self.client, batch, &self.commits.retries)
+        })
     }
 
     /// Whether ClickHouse answers `SELECT 1` in the configured database.
@@ -458,69 +400,6 @@ impl ClickHouseBackend {
     }
 }
 
-/// The most entries a scan hands to its visitor at once.
-const SCAN_BATCH: usize = 1024;
-
-/// Groups a scan's streamed rows into per-stream batches for its visitor.
-struct ScanBatcher<'s, 'v> {
-    streams: &'s StreamCatalog<'s>,
-    visit: &'v mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
-    /// The stream of the rows being read (`None` before the first), and
-    /// its info (`None`: left out by the selector's residual matchers).
-    current: Option<(runakefli_model::StreamId, Option<StreamInfo>)>,
-    entries: Vec<Entry>,
-    /// The visitor asked for the next stream: the current one's rows are
-    /// read past.
-    skipping: bool,
-}
-
-impl ScanBatcher<'_, '_> {
-    /// Takes one row; `false` once the visitor has stopped the scan.
-    fn row(&mut self, row: &Value) -> Result<bool, Error> {
-        let id = u64_of(row, "stream_id")?;
-        if self.current.as_ref().map(|(c, _)| *c) != Some(id) {
-            if !self.flush()? {
-                return Ok(false);
-            }
-            self.current = Some((id, self.streams.get(id)?));
-            self.skipping = false;
-        }
-        let kept = matches!(&self.current, Some((_, Some(_))));
-        if self.skipping || !kept {
-            return Ok(true);
-        }
-        self.entries.push(entry_of(row)?);
-        if self.entries.len() >= SCAN_BATCH {
-            return self.flush();
-        }
-        Ok(true)
-    }
-
-    /// Hands the entries held to the visitor; `false` when it stops the scan.
-    fn flush(&mut self) -> Result<bool, Error> {
-        let Some((_, Some(info))) = &self.current else {
-            return Ok(true);
-        };
-        if self.entries.is_empty() {
-            return Ok(true);
-        }
-        let entries = std::mem::take(&mut self.entries);
-        match (self.visit)(info, EntryBatch { entries }) {
-            ScanControl::Continue => Ok(true),
-            ScanControl::NextStream => {
-                self.skipping = true;
-                Ok(true)
-            }
-            ScanControl::Stop => Ok(false),
-        }
-    }
-
-    /// Hands on the last rows once the answer has ended.
-    fn finish(mut self) -> Result<(), Error> {
-        self.flush().map(|_| ())
-    }
-}
-
 impl Backend for ClickHouseBackend {
     fn streams(
         &self,
@@ -624,13 +503,7 @@ impl Backend for ClickHouseBackend {
         // Rows arrive grouped by stream, in the scan's order within each,
         // and are handed on in batches of at most `SCAN_BATCH` as they
         // come: a scan over everything never holds everything.
-        let mut batcher = ScanBatcher {
-            streams: &streams,
-            visit,
-            current: None,
-            entries: Vec::new(),
-            skipping: false,
-        };
+        let mut batcher = ScanBatcher::new(&streams, visit);
         let scan_rows = &self.counters.scan_rows;
         let streamed = self.each_row(&q, None, None, &mut |row| {
             scan_rows.fetch_add(1, Ordering::Relaxed);

@@ -18,7 +18,7 @@ use thiserror::Error;
 /// | [`Limit`](Self::Limit), [`Rejected`](Self::Rejected) | 400 | the query (retrying cannot help) |
 /// | [`Unavailable`](Self::Unavailable) | 503 | nobody: a retry may pass |
 /// | [`Timeout`](Self::Timeout) | 504 | the backend, slower than its own time limit |
-/// | [`Cancelled`](Self::Cancelled) | 504 "query timed out" (the engine's timeout), 499 where the client went away |
+/// | [`Cancelled`](Self::Cancelled) | 504 (the engine reports it from a plan or a metadata read as its own timeout; 499 where it passes on unconverted) | the deadline, or the client went away |
 ///
 /// The embedded store fails with the first four kinds; a remote backend
 /// (ClickHouse) uses the others too: a remote failure that is none of

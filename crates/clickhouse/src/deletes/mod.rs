@@ -136,7 +136,7 @@ impl Book {
         now.max(last + 1)
     }
 
-    /// Accepts a delete request for `tenant` (see [`Deletes::add_delete`]):
+    /// Accepts a delete request for `tenant` (see [`runakefli_model::Deletes::add_delete`]):
     /// a line filter regexp SQL cannot evaluate exactly is [`Error::Invalid`].
     pub(crate) fn add(
         &self,
@@ -178,7 +178,6 @@ impl Book {
         Ok(req)
     }
 
-    /// The requests of `tenant` (not cancelled), oldest first.
     /// Cancels request `id` of `tenant` while it is not due (or, with
     /// `force`, while it is not processed): a tombstone row, rows visible again.
     pub(crate) fn cancel(

@@ -2,189 +2,52 @@
 //! plus pushes. Plans the SQL of [`crate::sql`] cannot translate exactly are
 //! declined (`Ok(None)`), so the engine scans and evaluates them itself.
 
+use crate::buckets::{BucketReader, MetricLegs, DEFAULT_RESIDUAL_BUDGET};
 use crate::client::{Client, ReadProgress, Request};
+use crate::deletes::Book;
 use crate::group_commit::{Backlog, BatchLimits, GroupCommit, PushStats};
-use crate::housekeeping::Housekeeping;
-use crate::insert::{encode_push, PushInserts, INSERT_LOGS, INSERT_STREAMS};
+use crate::housekeeping::{self, Housekeeping, Jobs};
+use crate::insert::encode_push;
+use crate::lines::{LinesPaging, LinesReader};
+use crate::push::PushRetry;
+use crate::retention::{self, RetentionReport};
+use crate::rows::{i64_of, str_of, u64_of};
+use crate::scan::ScanBatcher;
 use crate::selector::Split;
 use crate::sql::{self, RowMask, StreamSelect};
-use crate::stream_catalog::StreamCatalog;
+use crate::stats::{Counters, HousekeepingCounters, HousekeepingStats, SqlStats};
+use crate::stream_catalog::{kept_stream, StreamCatalog};
 use crate::Error;
+use runakefli_model::deletes::{CancelRefusal, DeleteRequest};
 use runakefli_model::plan::{AnswerData, PlanAnswer, PlanOutput, PlanStats, QueryPlan};
 use runakefli_model::{
-    Backend, BackendError, Entry, EntryBatch, Labels, Matcher, PushRequest, ScanControl,
-    ScanRequest, StreamBounds, StreamInfo, StreamTotals, TenantId, Timestamp,
+    Backend, BackendError, EntryBatch, Matcher, PushRequest, ScanControl, ScanRequest,
+    StreamBounds, StreamInfo, StreamTotals, TenantId, Timestamp,
 };
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// ClickHouse's `TIMEOUT_EXCEEDED`.
-pub(crate) const TIMEOUT_EXCEEDED: u32 = 159;
-
-/// Fails as a timeout (the engine's `Cancelled`) once `plan`'s cancel flag
-/// is raised: its client went away.
-pub(crate) fn check_cancel(plan: &QueryPlan) -> Result<(), Error> {
-    if plan
-        .cancel
-        .as_ref()
-        .is_some_and(|f| f.load(Ordering::Relaxed))
-    {
-        return Err(Error::Server {
-            status: 0,
-            code: Some(TIMEOUT_EXCEEDED),
-            message: "query cancelled".into(),
-        });
-    }
-    Ok(())
-}
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// A ClickHouse database as a Rúnakefli backend.
 pub struct ClickHouseBackend {
-    pub(crate) client: Client,
+    client: Client,
     next_seq: AtomicU64,
-    pub(crate) counters: Counters,
+    counters: Counters,
     retry: PushRetry,
     /// Pushes waiting for ClickHouse, written in shared inserts.
     commits: GroupCommit,
     /// Delete requests, as stored in `delete_requests` (`crate::deletes`).
-    pub(crate) deletes: crate::deletes::Book,
+    deletes: Book,
     /// Retention and the delete cancellation period.
-    pub(crate) housekeeping: Housekeeping,
+    housekeeping: Housekeeping,
     /// How lines plans are paged (`crate::lines`).
-    pub(crate) lines_paging: crate::lines::LinesPaging,
+    lines_paging: LinesPaging,
     /// How bucket plans are split into legs read at once (`crate::buckets`).
-    pub(crate) metric_legs: crate::buckets::MetricLegs,
+    metric_legs: MetricLegs,
     /// Bytes of residual rows a bucket plan's answer may hold
     /// (`crate::buckets`); past them the plan is declined.
-    pub(crate) residual_budget: usize,
-}
-
-/// Now, in nanoseconds since the epoch.
-pub(crate) fn now_ns() -> Timestamp {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
-}
-
-/// How [`ClickHouseBackend::push`] retries an insert that failed in a way
-/// that may pass ([`Error::is_retryable`]): the same body with the same
-/// deduplication token, so an insert ClickHouse wrote but whose answer was
-/// lost is not written twice. The tries and the time budget are per batch
-/// of pushes ([`crate::group_commit`]), counted from the batch's first
-/// insert.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PushRetry {
-    /// Inserts tried in all per batch, first tries included (1: no retry).
-    pub attempts: u32,
-    /// Wait before the first retry; doubled before each later one.
-    pub backoff: Duration,
-    /// No retry starts once this long has passed since the batch began (a
-    /// collector waiting longer than this has likely given up and re-sends
-    /// the push itself, which the token deduplicates too).
-    pub budget: Duration,
-}
-
-impl Default for PushRetry {
-    /// Four tries in all, 100 ms, 200 ms and 400 ms apart, within 10 s.
-    fn default() -> Self {
-        PushRetry {
-            attempts: 4,
-            backoff: Duration::from_millis(100),
-            budget: Duration::from_secs(10),
-        }
-    }
-}
-
-/// How much of the queries so far ran in SQL: plans ClickHouse answered,
-/// plans declined (so the engine scanned), and the rows each path shipped
-/// from ClickHouse. Counted since the backend was opened; for the bench's
-/// "how much ran in SQL" column.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SqlStats {
-    /// Plans answered by SQL (`Backend::execute` returned an answer).
-    pub plans_answered: u64,
-    /// Plans declined: the SQL cannot express them exactly, the engine scans.
-    pub plans_declined: u64,
-    /// Answer rows of answered plans (lines, or (group, bucket) rows).
-    pub plan_rows: u64,
-    /// Scans (`Backend::scan`) served.
-    pub scans: u64,
-    /// Log rows shipped to the engine by scans.
-    pub scan_rows: u64,
-    /// Stream-bounds queries answered (`Backend::stream_bounds`, for
-    /// `/series`): each stream's first and last time aggregated in SQL.
-    pub bounds_queries: u64,
-    /// Rows those queries shipped: one per stream, never a log row.
-    pub bounds_rows: u64,
-    /// Stream-totals queries answered (`Backend::stream_totals`, for
-    /// `index/stats` and `index/volume`): each stream's entries summed in SQL.
-    pub totals_queries: u64,
-    /// Rows those queries shipped: one per stream, never a log row.
-    pub totals_rows: u64,
-    /// Log rows of answered plans the SQL could not decide (a `| json`
-    /// value ClickHouse cannot give as Loki writes it, a line Loki's
-    /// parser would mark `__error__`), shipped whole for the engine.
-    pub residual_rows: u64,
-    /// Legs lines plans read (`crate::lines`: slices of whole days of the
-    /// plan's range, read until the limit is held).
-    pub lines_legs: u64,
-    /// SQL reads of lines plans: one per page of a leg.
-    pub lines_pages: u64,
-    /// SQL reads of bucket plans (range aggregations): one per leg
-    /// (`crate::buckets`: runs of whole days of the plan's buckets, read at
-    /// once), one for a plan read whole.
-    pub metric_legs: u64,
-}
-
-#[derive(Default)]
-pub(crate) struct Counters {
-    plans_answered: AtomicU64,
-    plans_declined: AtomicU64,
-    pub(crate) plan_rows: AtomicU64,
-    scans: AtomicU64,
-    scan_rows: AtomicU64,
-    bounds_queries: AtomicU64,
-    bounds_rows: AtomicU64,
-    pub(crate) residual_rows: AtomicU64,
-    totals_queries: AtomicU64,
-    totals_rows: AtomicU64,
-    pub(crate) lines_legs: AtomicU64,
-    pub(crate) lines_pages: AtomicU64,
-    pub(crate) metric_legs: AtomicU64,
-    pub(crate) housekeeping: HousekeepingCounters,
-}
-
-/// What the housekeeping thread did (see [`HousekeepingStats`]).
-#[derive(Default)]
-pub(crate) struct HousekeepingCounters {
-    pub(crate) retention_passes: AtomicU64,
-    pub(crate) retention_failures: AtomicU64,
-    pub(crate) dropped_partitions: AtomicU64,
-    pub(crate) row_deletes: AtomicU64,
-    pub(crate) expired_stream_days: AtomicU64,
-    pub(crate) deletes_processed: AtomicU64,
-    pub(crate) delete_failures: AtomicU64,
-}
-
-/// What retention and delete processing did since the backend opened.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HousekeepingStats {
-    /// Retention passes that completed.
-    pub retention_passes: u64,
-    /// Retention passes that failed (tried again next interval).
-    pub retention_failures: u64,
-    /// `logs` day partitions dropped whole by retention.
-    pub dropped_partitions: u64,
-    /// Lightweight `DELETE FROM logs` statements retention ran.
-    pub row_deletes: u64,
-    /// (stream, day) pairs retention expired.
-    pub expired_stream_days: u64,
-    /// Delete requests purged and marked processed.
-    pub deletes_processed: u64,
-    /// Rounds of delete processing that failed (tried again next tick).
-    pub delete_failures: u64,
+    residual_budget: usize,
 }
 
 impl ClickHouseBackend {
@@ -204,13 +67,13 @@ impl ClickHouseBackend {
             counters: Counters::default(),
             retry: PushRetry::default(),
             commits: GroupCommit::new(BatchLimits::default(), Backlog::default()),
-            deletes: crate::deletes::Book::default(),
+            deletes: Book::default(),
             housekeeping: Housekeeping::default(),
-            lines_paging: crate::lines::LinesPaging::default(),
-            metric_legs: crate::buckets::MetricLegs::default(),
-            residual_budget: crate::buckets::DEFAULT_RESIDUAL_BUDGET,
+            lines_paging: LinesPaging::default(),
+            metric_legs: MetricLegs::default(),
+            residual_budget: DEFAULT_RESIDUAL_BUDGET,
         };
-        backend.reload_deletes()?;
+        backend.deletes.reload(&backend.client)?;
         Ok(backend)
     }
 
@@ -241,6 +104,83 @@ impl ClickHouseBackend {
         self
     }
 
+    /// The backend with lines plans paged by `paging` instead of
+    /// [`LinesPaging::default`].
+    pub fn with_lines_paging(mut self, paging: LinesPaging) -> Self {
+        self.lines_paging = paging;
+        self
+    }
+
+    /// The backend with bucket plans declined (left to the engine's scan)
+    /// once their residual rows pass `bytes` instead of
+    /// [`DEFAULT_RESIDUAL_BUDGET`].
+    pub fn with_residual_budget(mut self, bytes: usize) -> Self {
+        self.residual_budget = bytes;
+        self
+    }
+
+    /// The backend with bucket plans split into legs as `legs` says instead
+    /// of [`MetricLegs::default`].
+    pub fn with_metric_legs(mut self, legs: MetricLegs) -> Self {
+        self.metric_legs = legs;
+        self
+    }
+
+    /// Starts the housekeeping thread ([`crate::housekeeping`]). It holds
+    /// the backend weakly and ends within a [`housekeeping::TICK`] once the
+    /// backend is dropped. Failures are logged and the job is tried again
+    /// on its next turn.
+    pub fn spawn_housekeeping(self: &Arc<Self>) -> std::io::Result<std::thread::JoinHandle<()>> {
+        housekeeping::spawn(self)
+    }
+
+    /// Runs one retention pass at `now` (ns since the epoch), as the
+    /// housekeeping thread does every `retention_interval`
+    /// ([`crate::retention`]).
+    pub fn apply_retention(&self, now: i64) -> Result<RetentionReport, Error> {
+        retention::apply(&self.client, &self.housekeeping.retention, now)
+    }
+
+    /// Accepts a delete request ([`crate::deletes`]): stored, and its rows
+    /// hidden from every query from now on.
+    pub fn add_delete(
+        &self,
+        tenant: &TenantId,
+        req: DeleteRequest,
+    ) -> Result<DeleteRequest, Error> {
+        self.deletes.add(&self.client, tenant, req)
+    }
+
+    /// The tenant's delete requests not cancelled, oldest first.
+    pub fn delete_requests(&self, tenant: &TenantId) -> Vec<DeleteRequest> {
+        self.deletes.live(tenant.as_str())
+    }
+
+    /// Cancels a delete request not yet due (`force`: due but not yet
+    /// processed, too).
+    pub fn cancel_delete(
+        &self,
+        tenant: &TenantId,
+        id: &str,
+        force: bool,
+    ) -> Result<Result<(), CancelRefusal>, Error> {
+        let period = self.housekeeping.delete_cancel_period;
+        self.deletes.cancel(&self.client, tenant, id, force, period)
+    }
+
+    /// Purges the delete requests due at `now` and marks them processed;
+    /// how many were.
+    pub fn process_due_deletes(&self, now: Timestamp) -> Result<usize, Error> {
+        let period = self.housekeeping.delete_cancel_period;
+        self.deletes.process_due(&self.client, now, period)
+    }
+
+    /// The rows of the tenant's delete requests overlapping `[start, end)`,
+    /// to leave out of a read.
+    fn mask(&self, tenant: &TenantId, start: Timestamp, end: Timestamp) -> Result<RowMask, Error> {
+        self.deletes.mask(&self.client, tenant, start, end)
+    }
+
     /// Inserts retried by [`ClickHouseBackend::push`] since the backend was opened.
     pub fn push_retries(&self) -> u64 {
         self.commits.retries.load(Ordering::Relaxed)
@@ -256,38 +196,12 @@ impl ClickHouseBackend {
     /// What retention and delete processing did since
     /// [`ClickHouseBackend::open`].
     pub fn housekeeping_stats(&self) -> HousekeepingStats {
-        let h = &self.counters.housekeeping;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        HousekeepingStats {
-            retention_passes: get(&h.retention_passes),
-            retention_failures: get(&h.retention_failures),
-            dropped_partitions: get(&h.dropped_partitions),
-            row_deletes: get(&h.row_deletes),
-            expired_stream_days: get(&h.expired_stream_days),
-            deletes_processed: get(&h.deletes_processed),
-            delete_failures: get(&h.delete_failures),
-        }
+        self.counters.housekeeping_stats()
     }
 
     /// How much of the queries since [`ClickHouseBackend::open`] ran in SQL.
     pub fn sql_stats(&self) -> SqlStats {
-        let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        SqlStats {
-            plans_answered: get(&c.plans_answered),
-            plans_declined: get(&c.plans_declined),
-            plan_rows: get(&c.plan_rows),
-            scans: get(&c.scans),
-            scan_rows: get(&c.scan_rows),
-            bounds_queries: get(&c.bounds_queries),
-            bounds_rows: get(&c.bounds_rows),
-            residual_rows: get(&c.residual_rows),
-            totals_queries: get(&c.totals_queries),
-            totals_rows: get(&c.totals_rows),
-            lines_legs: get(&c.lines_legs),
-            lines_pages: get(&c.lines_pages),
-            metric_legs: get(&c.metric_legs),
-        }
+        self.counters.sql_stats()
     }
 
     /// Stores a push; ClickHouse has written it when this returns `Ok`.
@@ -314,41 +228,10 @@ impl ClickHouseBackend {
         if ins.is_empty() {
             return Ok(());
         }
-        self.commits.submit(ins, |batch| self.insert_pair(batch))
-    }
-
-    /// Writes one batch's `streams` rows, then its `logs` rows, retrying
-    /// each as [`PushRetry`] says.
-    fn insert_pair(&self, ins: &PushInserts) -> Result<(), Error> {
-        let began = Instant::now();
-        let mut tries = 0u32;
-        let mut backoff = self.retry.backoff;
-        for (stmt, body) in [(INSERT_STREAMS, &ins.streams), (INSERT_LOGS, &ins.logs)] {
-            if body.data.is_empty() {
-                continue;
-            }
-            let r = Request {
-                settings: vec![("insert_deduplication_token", body.token.clone())],
-                ..Request::default()
-            };
-            loop {
-                tries += 1;
-                match self.client.insert(stmt, &body.data, &r) {
-                    Ok(()) => break,
-                    Err(e)
-                        if e.is_retryable()
-                            && tries < self.retry.attempts
-                            && began.elapsed() + backoff < self.retry.budget =>
-                    {
-                        std::thread::sleep(backoff);
-                        backoff = backoff.saturating_mul(2);
-                        self.commits.retries.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Ok(())
+        self.commits.submit(ins, |batch| {
+            self.retry
+                .insert_pair(&self.client, batch, &self.commits.retries)
+        })
     }
 
     /// Whether ClickHouse answers `SELECT 1` in the configured database.
@@ -358,11 +241,7 @@ impl ClickHouseBackend {
             .map(|_| ())
     }
 
-    pub(crate) fn rows(
-        &self,
-        sql: &str,
-        deadline: Option<std::time::Instant>,
-    ) -> Result<Vec<Value>, Error> {
+    fn rows(&self, sql: &str, deadline: Option<std::time::Instant>) -> Result<Vec<Value>, Error> {
         self.client.rows(
             sql,
             &Request {
@@ -375,7 +254,7 @@ impl ClickHouseBackend {
     /// Like [`Self::rows`], each row handed to `row` as it arrives
     /// ([`crate::Client::each_row`]); what ClickHouse read is added to
     /// `progress` if given.
-    pub(crate) fn each_row(
+    fn each_row(
         &self,
         sql: &str,
         deadline: Option<std::time::Instant>,
@@ -396,7 +275,7 @@ impl ClickHouseBackend {
     /// The selected streams, read again when a row names one not seen
     /// ([`StreamCatalog`]).
     pub fn stream_catalog<'a>(&'a self, sel: StreamSelect<'a>) -> Result<StreamCatalog<'a>, Error> {
-        StreamCatalog::read(self, sel)
+        StreamCatalog::read(&self.client, sel)
     }
 
     /// Each selected stream with rows in the window and its first and last
@@ -488,11 +367,22 @@ impl ClickHouseBackend {
         let read = ReadProgress::default();
         let (data, residual, rows_kept) = match &plan.output {
             PlanOutput::Lines { .. } => {
-                let (lines, kept) = self.read_lines(plan, &mask, &stream, &read)?;
+                let reader = LinesReader {
+                    client: &self.client,
+                    counters: &self.counters,
+                    paging: self.lines_paging,
+                };
+                let (lines, kept) = reader.read(plan, &mask, &stream, &read)?;
                 (AnswerData::Lines(lines), Vec::new(), kept)
             }
             PlanOutput::Buckets(b) => {
-                let a = self.read_buckets(plan, b, &mask, &stream, &read)?;
+                let reader = BucketReader {
+                    client: &self.client,
+                    counters: &self.counters,
+                    legs: self.metric_legs,
+                    residual_budget: self.residual_budget,
+                };
+                let a = reader.read(plan, b, &mask, &stream, &read)?;
                 let kept = a.groups.iter().map(|g| g.data.total_rows()).sum();
                 (AnswerData::Buckets(a.groups), a.residual, kept)
             }
@@ -507,189 +397,6 @@ impl ClickHouseBackend {
                 rows_from_columns: 0,
             },
         })
-    }
-}
-
-/// The stream of a result row (`stream_id`, `labels_text`), unless matchers
-/// SQL could not evaluate exactly reject its labels.
-pub(crate) fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
-    let id = u64_of(r, "stream_id")?;
-    let labels = Labels::parse(str_of(r, "labels_text")?)
-        .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
-    Ok(split.keeps(&labels).then(|| StreamInfo {
-        id,
-        labels: Arc::new(labels),
-    }))
-}
-
-pub(crate) fn u64_of(r: &Value, k: &str) -> Result<u64, Error> {
-    u64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
-}
-
-/// A JSON number, or a number in a string (ClickHouse quotes 64-bit ones).
-pub(crate) fn u64_of_value(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
-/// A float of an answer: a JSON number, or one in a string (unwrapped
-/// values are sent as `toString(Float64)`, the shortest text of the value,
-/// which Rust's correctly rounded parse reads back exactly).
-pub(crate) fn f64_of(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
-/// The rows of a residual group: `[stream_id, ts, line, metadata]` each.
-pub(crate) fn residual_entries(v: &Value) -> Result<Vec<Entry>, Error> {
-    let bad = || Error::Decode(format!("residual rows {v}"));
-    v.as_array()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|t| {
-            let [_, ts, line, md] = t.as_array().map(Vec::as_slice).ok_or_else(bad)? else {
-                return Err(bad());
-            };
-            let ts = i64_of_value(ts).ok_or_else(bad)?;
-            Ok(Entry {
-                ts,
-                line: line.as_str().ok_or_else(bad)?.to_string(),
-                metadata: pairs_of(md)?,
-            })
-        })
-        .collect()
-}
-
-pub(crate) fn i64_of(r: &Value, k: &str) -> Result<i64, Error> {
-    i64_of_value(&r[k]).ok_or_else(|| Error::Decode(format!("{k} in {r}")))
-}
-
-/// A JSON integer, or one in a string (ClickHouse quotes 64-bit ones).
-pub(crate) fn i64_of_value(v: &Value) -> Option<i64> {
-    match v {
-        Value::Number(n) => n.as_i64(),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
-pub(crate) fn str_of<'a>(r: &'a Value, k: &str) -> Result<&'a str, Error> {
-    r[k].as_str()
-        .ok_or_else(|| Error::Decode(format!("{k} in {r}")))
-}
-
-/// A label-grouped answer's `key`: each grouping label's value, `null`
-/// where the rows lack it.
-pub(crate) fn key_of(v: &Value) -> Result<Vec<Option<String>>, Error> {
-    v.as_array()
-        .ok_or_else(|| Error::Decode(format!("group key {v}")))?
-        .iter()
-        .map(|x| match x {
-            Value::Null => Ok(None),
-            Value::String(s) => Ok(Some(s.clone())),
-            other => Err(Error::Decode(format!("group key value {other}"))),
-        })
-        .collect()
-}
-
-pub(crate) fn pairs_of(v: &Value) -> Result<Vec<(String, String)>, Error> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| Error::Decode(format!("metadata {v}")))?;
-    obj.iter()
-        .map(|(k, v)| {
-            v.as_str()
-                .map(|s| (k.clone(), s.to_string()))
-                .ok_or_else(|| Error::Decode(format!("metadata value {v}")))
-        })
-        .collect()
-}
-
-pub(crate) fn entry_of(r: &Value) -> Result<Entry, Error> {
-    Ok(Entry {
-        ts: i64_of(r, "ts")?,
-        line: str_of(r, "line")?.to_string(),
-        metadata: pairs_of(&r["metadata"])?,
-    })
-}
-
-fn backend_error(e: Error) -> BackendError {
-    match e {
-        Error::Server {
-            code: Some(TIMEOUT_EXCEEDED),
-            ..
-        } => BackendError::Cancelled,
-        Error::Decode(m) => BackendError::Corrupt(format!("clickhouse: {m}")),
-        e => BackendError::Io(std::io::Error::other(e.to_string())),
-    }
-}
-
-/// The most entries a scan hands to its visitor at once.
-const SCAN_BATCH: usize = 1024;
-
-/// Groups a scan's streamed rows into per-stream batches for its visitor.
-struct ScanBatcher<'s, 'v> {
-    streams: &'s StreamCatalog<'s>,
-    visit: &'v mut dyn FnMut(&StreamInfo, EntryBatch) -> ScanControl,
-    /// The stream of the rows being read (`None` before the first), and
-    /// its info (`None`: left out by the selector's residual matchers).
-    current: Option<(runakefli_model::StreamId, Option<StreamInfo>)>,
-    entries: Vec<Entry>,
-    /// The visitor asked for the next stream: the current one's rows are
-    /// read past.
-    skipping: bool,
-}
-
-impl ScanBatcher<'_, '_> {
-    /// Takes one row; `false` once the visitor has stopped the scan.
-    fn row(&mut self, row: &Value) -> Result<bool, Error> {
-        let id = u64_of(row, "stream_id")?;
-        if self.current.as_ref().map(|(c, _)| *c) != Some(id) {
-            if !self.flush()? {
-                return Ok(false);
-            }
-            self.current = Some((id, self.streams.get(id)?));
-            self.skipping = false;
-        }
-        let kept = matches!(&self.current, Some((_, Some(_))));
-        if self.skipping || !kept {
-            return Ok(true);
-        }
-        self.entries.push(entry_of(row)?);
-        if self.entries.len() >= SCAN_BATCH {
-            return self.flush();
-        }
-        Ok(true)
-    }
-
-    /// Hands the entries held to the visitor; `false` when it stops the scan.
-    fn flush(&mut self) -> Result<bool, Error> {
-        let Some((_, Some(info))) = &self.current else {
-            return Ok(true);
-        };
-        if self.entries.is_empty() {
-            return Ok(true);
-        }
-        let entries = std::mem::take(&mut self.entries);
-        match (self.visit)(info, EntryBatch { entries }) {
-            ScanControl::Continue => Ok(true),
-            ScanControl::NextStream => {
-                self.skipping = true;
-                Ok(true)
-            }
-            ScanControl::Stop => Ok(false),
-        }
-    }
-
-    /// Hands on the last rows once the answer has ended.
-    fn finish(mut self) -> Result<(), Error> {
-        self.flush().map(|_| ())
     }
 }
 
@@ -709,7 +416,7 @@ impl Backend for ClickHouseBackend {
         };
         let mut v: Vec<StreamInfo> = self
             .stream_catalog(sel)
-            .map_err(backend_error)?
+            .map_err(BackendError::from)?
             .into_kept()
             .into_values()
             .collect();
@@ -725,11 +432,11 @@ impl Backend for ClickHouseBackend {
     ) -> Result<Vec<String>, BackendError> {
         let rows = self
             .rows(&sql::label_names_query(tenant, start, end), None)
-            .map_err(backend_error)?;
+            .map_err(BackendError::from)?;
         rows.iter()
             .map(|r| str_of(r, "name").map(str::to_string))
             .collect::<Result<_, _>>()
-            .map_err(backend_error)
+            .map_err(BackendError::from)
     }
 
     fn label_values(
@@ -762,7 +469,7 @@ impl Backend for ClickHouseBackend {
                 .map(|r| str_of(r, "value").map(str::to_string))
                 .collect()
         };
-        run().map_err(backend_error)
+        run().map_err(BackendError::from)
     }
 
     fn scan(
@@ -777,10 +484,10 @@ impl Backend for ClickHouseBackend {
             end: request.end,
         };
         let split = Split::of(&request.matchers);
-        let streams = self.stream_catalog(sel).map_err(backend_error)?;
+        let streams = self.stream_catalog(sel).map_err(BackendError::from)?;
         let mask = self
             .mask(sel.tenant, sel.start, sel.end)
-            .map_err(backend_error)?;
+            .map_err(BackendError::from)?;
         let q = sql::scan_query(
             &StreamSelect {
                 selector: &split.sql,
@@ -791,18 +498,12 @@ impl Backend for ClickHouseBackend {
             request.shard.map(|s| (s.index, s.count)),
             &mask,
         )
-        .map_err(backend_error)?;
+        .map_err(BackendError::from)?;
         self.counters.scans.fetch_add(1, Ordering::Relaxed);
         // Rows arrive grouped by stream, in the scan's order within each,
         // and are handed on in batches of at most `SCAN_BATCH` as they
         // come: a scan over everything never holds everything.
-        let mut batcher = ScanBatcher {
-            streams: &streams,
-            visit,
-            current: None,
-            entries: Vec::new(),
-            skipping: false,
-        };
+        let mut batcher = ScanBatcher::new(&streams, visit);
         let scan_rows = &self.counters.scan_rows;
         let streamed = self.each_row(&q, None, None, &mut |row| {
             scan_rows.fetch_add(1, Ordering::Relaxed);
@@ -810,7 +511,7 @@ impl Backend for ClickHouseBackend {
         });
         streamed
             .and_then(|()| batcher.finish())
-            .map_err(backend_error)
+            .map_err(BackendError::from)
     }
 
     /// One aggregate query over `logs` joined to `streams`
@@ -829,7 +530,9 @@ impl Backend for ClickHouseBackend {
             start,
             end,
         };
-        self.bounds(&sel, deadline).map(Some).map_err(backend_error)
+        self.bounds(&sel, deadline)
+            .map(Some)
+            .map_err(BackendError::from)
     }
 
     /// One aggregate query over `logs` joined to `streams`
@@ -848,7 +551,9 @@ impl Backend for ClickHouseBackend {
             start,
             end,
         };
-        self.totals(&sel, deadline).map(Some).map_err(backend_error)
+        self.totals(&sel, deadline)
+            .map(Some)
+            .map_err(BackendError::from)
     }
 
     fn execute(&self, plan: &QueryPlan) -> Result<Option<PlanAnswer>, BackendError> {
@@ -868,57 +573,31 @@ impl Backend for ClickHouseBackend {
                 self.counters.plans_declined.fetch_add(1, Ordering::Relaxed);
                 return Ok(None);
             }
-            Err(e) => return Err(backend_error(e)),
+            Err(e) => return Err(e.into()),
         };
         self.counters.plans_answered.fetch_add(1, Ordering::Relaxed);
         Ok(Some(answer))
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timeouts_cancel_and_bad_answers_are_corrupt() {
-        let timeout = Error::Server {
-            status: 500,
-            code: Some(TIMEOUT_EXCEEDED),
-            message: "Code: 159. DB::Exception: Timeout exceeded".into(),
-        };
-        assert!(matches!(backend_error(timeout), BackendError::Cancelled));
-        assert!(matches!(
-            backend_error(Error::Decode("x".into())),
-            BackendError::Corrupt(_)
-        ));
-        assert!(matches!(
-            backend_error(Error::Transport("refused".into())),
-            BackendError::Io(_)
-        ));
+impl Jobs for ClickHouseBackend {
+    fn settings(&self) -> &Housekeeping {
+        &self.housekeeping
     }
 
-    #[test]
-    fn answer_values_are_read_as_numbers_or_strings() {
-        let r = serde_json::json!({"a": 18446744073709551615u64, "b": "7", "m": {"k": "v"}});
-        assert_eq!(u64_of(&r, "a").unwrap(), u64::MAX);
-        assert_eq!(u64_of(&r, "b").unwrap(), 7);
-        assert_eq!(i64_of(&r, "b").unwrap(), 7);
-        assert!(u64_of(&r, "missing").is_err());
-        assert_eq!(
-            pairs_of(&r["m"]).unwrap(),
-            [("k".to_string(), "v".to_string())]
-        );
-        let k = serde_json::json!(["a", null, ""]);
-        assert_eq!(
-            key_of(&k).unwrap(),
-            [Some("a".to_string()), None, Some(String::new())]
-        );
-        assert!(key_of(&serde_json::json!([1])).is_err());
-        let res = serde_json::json!([["7", "-5", "a line", {"k": "v"}], [7, 3, "b", {}]]);
-        let e = residual_entries(&res).unwrap();
-        assert_eq!((e[0].ts, e[0].line.as_str()), (-5, "a line"));
-        assert_eq!(e[0].metadata, [("k".to_string(), "v".to_string())]);
-        assert_eq!((e[1].ts, e[1].metadata.len()), (3, 0));
-        assert!(residual_entries(&serde_json::json!([[1, 2]])).is_err());
+    fn counters(&self) -> &HousekeepingCounters {
+        &self.counters.housekeeping
+    }
+
+    fn reload_deletes(&self) -> Result<(), Error> {
+        self.deletes.reload(&self.client)
+    }
+
+    fn apply_retention(&self, now: i64) -> Result<RetentionReport, Error> {
+        ClickHouseBackend::apply_retention(self, now)
+    }
+
+    fn process_due_deletes(&self, now: i64) -> Result<usize, Error> {
+        ClickHouseBackend::process_due_deletes(self, now)
     }
 }

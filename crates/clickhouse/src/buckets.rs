@@ -23,13 +23,14 @@
 //! per group in bucket order (a group absent from a leg has empty buckets
 //! there, as in one read), and residual rows per stream.
 
-use crate::backend::{
-    check_cancel, f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of,
-    u64_of_value, ClickHouseBackend,
-};
-use crate::client::ReadProgress;
+use crate::cancel::check_cancel;
+use crate::client::{Client, ReadProgress, Request};
 use crate::lines::DAY_NS;
+use crate::rows::{
+    f64_of, i64_of, i64_of_value, key_of, pairs_of, residual_entries, u64_of, u64_of_value,
+};
 use crate::sql::{self, RowMask};
+use crate::stats::Counters;
 use crate::Error;
 use runakefli_model::plan::{
     BucketData, BucketGroup, BucketPlan, GroupBy, GroupKey, PlanOutput, QueryPlan, ResidualRows,
@@ -40,7 +41,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Default of [`ClickHouseBackend::with_residual_budget`]: the bytes of
+/// Default of [`crate::ClickHouseBackend::with_residual_budget`]: the bytes of
 /// residual rows (lines and metadata, 48 bytes a row and a pair on top) a
 /// bucket plan's answer may hold, as the embedded store bounds its own.
 pub const DEFAULT_RESIDUAL_BUDGET: usize = 32 << 20;
@@ -202,25 +203,25 @@ pub(crate) fn merge(
     Ok(out)
 }
 
-impl ClickHouseBackend {
-    /// The backend with bucket plans declined (left to the engine's scan)
-    /// once their residual rows pass `bytes` instead of
-    /// [`DEFAULT_RESIDUAL_BUDGET`].
-    pub fn with_residual_budget(mut self, bytes: usize) -> Self {
-        self.residual_budget = bytes;
-        self
-    }
+/// Reads bucket plans: ClickHouse through `client`, in the legs `legs`
+/// cuts, declined past `residual_budget`, legs and rows counted in
+/// `counters`.
+pub(crate) struct BucketReader<'a> {
+    /// Where the rows are read.
+    pub client: &'a Client,
+    /// Where legs and rows are counted.
+    pub counters: &'a Counters,
+    /// How plans are split into legs.
+    pub legs: MetricLegs,
+    /// Bytes of residual rows an answer may hold; past them the plan is
+    /// declined ([`Error::Declined`]).
+    pub residual_budget: usize,
+}
 
-    /// The backend with bucket plans split into legs as `legs` says instead
-    /// of [`MetricLegs::default`].
-    pub fn with_metric_legs(mut self, legs: MetricLegs) -> Self {
-        self.metric_legs = legs;
-        self
-    }
-
+impl BucketReader<'_> {
     /// A bucket plan's groups and residual rows, read by the legs of
     /// [`MetricLegs::split`] at once; `stream` gives a row's stream.
-    pub(crate) fn read_buckets(
+    pub(crate) fn read(
         &self,
         plan: &QueryPlan,
         b: &BucketPlan,
@@ -228,7 +229,7 @@ impl ClickHouseBackend {
         stream: &(dyn Fn(u64) -> Result<StreamInfo, Error> + Sync),
         progress: &ReadProgress,
     ) -> Result<BucketAnswer, Error> {
-        let legs = self.metric_legs.split(&b.bounds);
+        let legs = self.legs.split(&b.bounds);
         // Residual bytes held by every leg: past the budget the plan is declined.
         let held = AtomicUsize::new(0);
         if legs.len() == 1 {
@@ -279,14 +280,19 @@ impl ClickHouseBackend {
         residual_bytes: &AtomicUsize,
         progress: &ReadProgress,
     ) -> Result<BucketAnswer, Error> {
-        let c = &self.counters;
+        let c = self.counters;
         c.metric_legs.fetch_add(1, Ordering::Relaxed);
         let mut out = BucketAnswer::default();
         let mut index: HashMap<GroupKey, usize> = HashMap::new();
         let mut residual_of: HashMap<StreamId, usize> = HashMap::new();
         let q = sql::buckets_query(plan, mask)?;
         check_cancel(plan)?;
-        self.each_row(&q, plan.deadline, Some(progress), &mut |r| {
+        let request = Request {
+            deadline: plan.deadline,
+            progress: Some(progress),
+            ..Request::default()
+        };
+        self.client.each_row(&q, &request, &mut |r| {
             // The client went away: stop reading (the connection is dropped).
             check_cancel(plan)?;
             c.plan_rows.fetch_add(1, Ordering::Relaxed);

@@ -136,7 +136,7 @@ impl ProgressLine {
         }
         match o.get("progress") {
             Some(p) => {
-                let n = |k: &str| crate::backend::u64_of_value(&p[k]).unwrap_or(0);
+                let n = |k: &str| crate::rows::u64_of_value(&p[k]).unwrap_or(0);
                 ProgressLine::Progress(n("read_rows"), n("read_bytes"))
             }
             None => ProgressLine::Other,

@@ -104,6 +104,11 @@ impl Error {
     }
 }
 
+/// ClickHouse's `TIMEOUT_EXCEEDED`: a query past its time limit (the
+/// request's deadline), or a plan whose client went away
+/// ([`crate::cancel::check_cancel`]).
+pub(crate) const TIMEOUT_EXCEEDED: u32 = 159;
+
 /// ClickHouse error codes that say "not now": a retry may succeed
 /// (`TIMEOUT_EXCEEDED`, `TOO_MANY_SIMULTANEOUS_QUERIES`, `SOCKET_TIMEOUT`,
 /// `NETWORK_ERROR`, `MEMORY_LIMIT_EXCEEDED`, `TABLE_IS_READ_ONLY`,

@@ -3,9 +3,11 @@
 //! [`TICK`] ([`crate::deletes`]), and delete requests re-read from
 //! ClickHouse every [`crate::deletes::RELOAD_EVERY`].
 
-use crate::backend::now_ns;
+use crate::clock::now_ns;
 use crate::deletes::RELOAD_EVERY;
-use crate::ClickHouseBackend;
+use crate::retention::RetentionReport;
+use crate::stats::HousekeepingCounters;
+use crate::Error;
 use runakefli_model::retention::RetentionConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -42,68 +44,82 @@ struct Clock {
     reload: Instant,
 }
 
-impl ClickHouseBackend {
-    /// Starts the housekeeping thread. It holds the backend weakly and ends
-    /// within a [`TICK`] once the backend is dropped. Failures are logged and
-    /// the job is tried again on its next turn.
-    pub fn spawn_housekeeping(self: &Arc<Self>) -> std::io::Result<std::thread::JoinHandle<()>> {
-        let weak: Weak<ClickHouseBackend> = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("clickhouse-housekeeping".into())
-            .spawn(move || {
-                let mut clock = Clock {
-                    retention: None,
-                    reload: Instant::now(),
-                };
-                loop {
-                    std::thread::sleep(TICK);
-                    let Some(backend) = weak.upgrade() else {
-                        return;
-                    };
-                    backend.housekeeping_round(&mut clock);
-                }
-            })
-    }
+/// What the housekeeping thread runs each turn, and where it counts what
+/// they did: the backend ([`crate::ClickHouseBackend`]).
+pub(crate) trait Jobs: Send + Sync + 'static {
+    /// The settings applied.
+    fn settings(&self) -> &Housekeeping;
+    /// Where the outcomes are counted.
+    fn counters(&self) -> &HousekeepingCounters;
+    /// Re-reads the delete requests.
+    fn reload_deletes(&self) -> Result<(), Error>;
+    /// Runs one retention pass at `now`.
+    fn apply_retention(&self, now: i64) -> Result<RetentionReport, Error>;
+    /// Purges the delete requests due at `now`; how many were.
+    fn process_due_deletes(&self, now: i64) -> Result<usize, Error>;
+}
 
-    fn housekeeping_round(&self, clock: &mut Clock) {
-        if clock.reload.elapsed() >= RELOAD_EVERY {
-            clock.reload = Instant::now();
-            if let Err(e) = self.reload_deletes() {
-                tracing::error!(error = %e, "re-reading delete requests from clickhouse failed");
+/// Starts the housekeeping thread over `jobs`. It holds them weakly and
+/// ends within a [`TICK`] once they are dropped. Failures are logged and
+/// the job is tried again on its next turn.
+pub(crate) fn spawn<J: Jobs>(jobs: &Arc<J>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let weak: Weak<J> = Arc::downgrade(jobs);
+    std::thread::Builder::new()
+        .name("clickhouse-housekeeping".into())
+        .spawn(move || {
+            let mut clock = Clock {
+                retention: None,
+                reload: Instant::now(),
+            };
+            loop {
+                std::thread::sleep(TICK);
+                let Some(jobs) = weak.upgrade() else {
+                    return;
+                };
+                round(&*jobs, &mut clock);
             }
+        })
+}
+
+/// One turn: each job that is due.
+fn round<J: Jobs>(jobs: &J, clock: &mut Clock) {
+    if clock.reload.elapsed() >= RELOAD_EVERY {
+        clock.reload = Instant::now();
+        if let Err(e) = jobs.reload_deletes() {
+            tracing::error!(error = %e, "re-reading delete requests from clickhouse failed");
         }
-        let retention = &self.housekeeping.retention;
-        let due = retention.shortest_period().is_some()
-            && clock
-                .retention
-                .is_none_or(|l| l.elapsed() >= retention.interval);
-        let counters = &self.counters.housekeeping;
-        let add = |c: &AtomicU64, n: u64| c.fetch_add(n, Ordering::Relaxed);
-        if due {
-            clock.retention = Some(Instant::now());
-            match self.apply_retention(now_ns()) {
-                Ok(r) => {
-                    add(&counters.retention_passes, 1);
-                    add(&counters.dropped_partitions, r.dropped_partitions);
-                    add(&counters.row_deletes, r.row_deletes);
-                    add(&counters.expired_stream_days, r.expired_stream_days);
-                }
-                Err(e) => {
-                    add(&counters.retention_failures, 1);
-                    tracing::error!(error = %e, "clickhouse retention pass failed");
-                }
-            }
-        }
-        match self.process_due_deletes(now_ns()) {
-            Ok(0) => {}
-            Ok(n) => {
-                add(&counters.deletes_processed, n as u64);
-                tracing::info!(requests = n, "delete requests processed in clickhouse");
+    }
+    let retention = &jobs.settings().retention;
+    let due = retention.shortest_period().is_some()
+        && clock
+            .retention
+            .is_none_or(|l| l.elapsed() >= retention.interval);
+    let counters = jobs.counters();
+    let add = |c: &AtomicU64, n: u64| c.fetch_add(n, Ordering::Relaxed);
+    if due {
+        clock.retention = Some(Instant::now());
+        match jobs.apply_retention(now_ns()) {
+            Ok(r) => {
+                add(&counters.retention_passes, 1);
+                add(&counters.dropped_partitions, r.dropped_partitions);
+                add(&counters.row_deletes, r.row_deletes);
+                add(&counters.expired_stream_days, r.expired_stream_days);
             }
             Err(e) => {
-                add(&counters.delete_failures, 1);
-                tracing::error!(error = %e, "processing delete requests failed");
+                add(&counters.retention_failures, 1);
+                tracing::error!(error = %e, "clickhouse retention pass failed");
             }
+        }
+    }
+    match jobs.process_due_deletes(now_ns()) {
+        Ok(0) => {}
+        Ok(n) => {
+            add(&counters.deletes_processed, n as u64);
+            tracing::info!(requests = n, "delete requests processed in clickhouse");
+        }
+        Err(e) => {
+            add(&counters.delete_failures, 1);
+            tracing::error!(error = %e, "processing delete requests failed");
         }
     }
 }

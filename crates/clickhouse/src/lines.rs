@@ -28,9 +28,11 @@
 //! nothing; the test front runs one request at a time, so no gain could be
 //! measured here either.
 
-use crate::backend::{check_cancel, entry_of, str_of, u64_of, u64_of_value, ClickHouseBackend};
-use crate::client::{ReadProgress, Request};
+use crate::cancel::check_cancel;
+use crate::client::{Client, ReadProgress, Request};
+use crate::rows::{entry_of, str_of, u64_of, u64_of_value};
 use crate::sql::{self, LinesKey, LinesRead, RowMask};
+use crate::stats::Counters;
 use crate::Error;
 use runakefli_model::plan::{LineRow, PlanOutput, QueryPlan};
 use runakefli_model::{Direction, StreamInfo, Timestamp};
@@ -164,19 +166,23 @@ impl Legs {
     }
 }
 
-impl ClickHouseBackend {
-    /// The backend with lines plans paged by `paging` instead of
-    /// [`LinesPaging::default`].
-    pub fn with_lines_paging(mut self, paging: LinesPaging) -> Self {
-        self.lines_paging = paging;
-        self
-    }
+/// Reads lines plans: ClickHouse through `client`, pages as `paging`
+/// says, legs and pages counted in `counters`.
+pub(crate) struct LinesReader<'a> {
+    /// Where the rows are read.
+    pub client: &'a Client,
+    /// Where legs, pages and rows are counted.
+    pub counters: &'a Counters,
+    /// How the legs are paged.
+    pub paging: LinesPaging,
+}
 
+impl LinesReader<'_> {
     /// A lines plan's rows, read leg by leg and page by page until `limit`
     /// rows (kept rows, with a fields stage) are held, and how many of them
     /// the SQL kept (the others are undecided); `stream` gives a row's
     /// stream, `progress` counts what ClickHouse read.
-    pub(crate) fn read_lines(
+    pub(crate) fn read(
         &self,
         plan: &QueryPlan,
         mask: &RowMask,
@@ -187,8 +193,8 @@ impl ClickHouseBackend {
             return Err(Error::Unsupported("not a lines plan".into()));
         };
         let fields = plan.fields.is_some();
-        let paging = self.lines_paging;
-        let c = &self.counters;
+        let paging = self.paging;
+        let c = self.counters;
         let mut out: Vec<LineRow> = Vec::new();
         let (mut kept, mut seen_rows, mut seen_bytes) = (0usize, 0u64, 0u64);
         if limit == 0 {

@@ -5,7 +5,7 @@
 //! `retention_stream` rule that wins), and queries see rows until the pass
 //! removes them (as on the embedded store).
 //!
-//! One pass ([`ClickHouseBackend::apply_retention`]):
+//! One pass ([`crate::ClickHouseBackend::apply_retention`]):
 //! 1. lists, from `streams`, every (tenant, stream) with a day older than
 //!    the shortest configured period could expire, with its labels and those
 //!    days;
@@ -39,10 +39,11 @@
 //! change of the settings, and it removes rows when ClickHouse merges, not
 //! on the documented day boundary.
 
+use crate::client::Client;
 use crate::cluster::mutation_target;
 use crate::deletes::IDS_PER_STATEMENT;
 use crate::sql::{self, quote, ts_literal};
-use crate::{ClickHouseBackend, Error};
+use crate::Error;
 use runakefli_model::retention::{kept_from, RetentionConfig};
 use runakefli_model::{Labels, NANOS_PER_DAY};
 use serde_json::Value;
@@ -211,100 +212,100 @@ fn candidate(r: &Value) -> Result<Candidate, Error> {
     })
 }
 
-impl ClickHouseBackend {
-    /// Runs one retention pass at `now` (ns since the epoch), as the
-    /// housekeeping thread does every `retention_interval`.
-    pub fn apply_retention(&self, now: i64) -> Result<RetentionReport, Error> {
-        let cfg = &self.housekeeping.retention;
-        let mut report = RetentionReport::default();
-        let Some(shortest) = cfg.shortest_period() else {
-            return Ok(report);
-        };
-        let shortest = shortest.as_nanos().min(i64::MAX as u128) as i64;
-        // No day from the latest possible cutoff's day on expires anywhere.
-        let before = kept_from(now.saturating_sub(shortest));
-        let cluster = self.client.config().cluster.as_ref();
-        // Parts first, candidates second: see the module documentation. On
-        // a cluster no part is dropped (each node has its own part names):
-        // every expired row goes by `DELETE`.
-        let mut parts: std::collections::HashMap<String, Vec<String>> = Default::default();
-        let listed = if cluster.is_none() {
-            self.client.rows(PARTS_QUERY, &Default::default())?
-        } else {
-            Vec::new()
-        };
-        for r in listed {
-            let bad = || Error::Decode(format!("parts of {r}"));
-            let names = r["parts"].as_array().ok_or_else(bad)?;
-            parts.insert(
-                r["partition"].as_str().ok_or_else(bad)?.to_string(),
-                names
-                    .iter()
-                    .map(|n| n.as_str().map(str::to_string).ok_or_else(bad))
-                    .collect::<Result<_, _>>()?,
-            );
-        }
-        let rows = self
-            .client
-            .rows(&candidates_query(before), &Default::default())?;
-        let candidates: Vec<Candidate> = rows.iter().map(candidate).collect::<Result<_, _>>()?;
-        let mut plan = plan(cfg, now, &candidates);
-        if cluster.is_some() {
-            plan.drop.clear();
-            for e in &mut plan.expire {
-                e.rows_left = true;
-            }
-        }
-        for day in &plan.drop {
-            for part in parts.get(day).into_iter().flatten() {
-                let drop = format!("ALTER TABLE logs DROP PART {}", quote(part));
-                match self.client.execute(&drop) {
-                    Ok(()) => {}
-                    Err(Error::Server { ref message, .. }) => {
-                        tracing::info!(part, error = %message, "retention: a part could not be dropped (merged meanwhile?); deleting its expired rows instead");
-                        report.failed_part_drops += 1;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            report.dropped_partitions += 1;
-        }
-        let fallback = report.failed_part_drops > 0;
-        let (logs, streams) = (
-            mutation_target(cluster, "logs"),
-            mutation_target(cluster, "streams"),
+/// Runs one retention pass at `now` (ns since the epoch), as the
+/// housekeeping thread does every `retention_interval`: `cfg`'s expired
+/// data removed from the tables `client` reaches.
+pub(crate) fn apply(
+    client: &Client,
+    cfg: &RetentionConfig,
+    now: i64,
+) -> Result<RetentionReport, Error> {
+    let mut report = RetentionReport::default();
+    let Some(shortest) = cfg.shortest_period() else {
+        return Ok(report);
+    };
+    let shortest = shortest.as_nanos().min(i64::MAX as u128) as i64;
+    // No day from the latest possible cutoff's day on expires anywhere.
+    let before = kept_from(now.saturating_sub(shortest));
+    let cluster = client.config().cluster.as_ref();
+    // Parts first, candidates second: see the module documentation. On
+    // a cluster no part is dropped (each node has its own part names):
+    // every expired row goes by `DELETE`.
+    let mut parts: std::collections::HashMap<String, Vec<String>> = Default::default();
+    let listed = if cluster.is_none() {
+        client.rows(PARTS_QUERY, &Default::default())?
+    } else {
+        Vec::new()
+    };
+    for r in listed {
+        let bad = || Error::Decode(format!("parts of {r}"));
+        let names = r["parts"].as_array().ok_or_else(bad)?;
+        parts.insert(
+            r["partition"].as_str().ok_or_else(bad)?.to_string(),
+            names
+                .iter()
+                .map(|n| n.as_str().map(str::to_string).ok_or_else(bad))
+                .collect::<Result<_, _>>()?,
         );
-        for e in &plan.expire {
-            for chunk in e.streams.chunks(IDS_PER_STATEMENT) {
-                let cond = format!(
-                    "tenant = {} AND stream_id IN {}",
-                    quote(&e.tenant),
-                    sql::id_set(chunk)
-                );
-                if e.rows_left || fallback {
-                    self.client.execute(&format!(
-                        "DELETE FROM {logs} WHERE {cond} AND timestamp < {}",
-                        ts_literal(e.kept_from)
-                    ))?;
-                    report.row_deletes += 1;
+    }
+    let rows = client.rows(&candidates_query(before), &Default::default())?;
+    let candidates: Vec<Candidate> = rows.iter().map(candidate).collect::<Result<_, _>>()?;
+    let mut plan = plan(cfg, now, &candidates);
+    if cluster.is_some() {
+        plan.drop.clear();
+        for e in &mut plan.expire {
+            e.rows_left = true;
+        }
+    }
+    for day in &plan.drop {
+        for part in parts.get(day).into_iter().flatten() {
+            let drop = format!("ALTER TABLE logs DROP PART {}", quote(part));
+            match client.execute(&drop) {
+                Ok(()) => {}
+                Err(Error::Server { ref message, .. }) => {
+                    tracing::info!(part, error = %message, "retention: a part could not be dropped (merged meanwhile?); deleting its expired rows instead");
+                    report.failed_part_drops += 1;
                 }
-                self.client.execute(&format!(
-                    "DELETE FROM {streams} WHERE {cond} AND day < {}",
-                    sql::day_literal(e.kept_from)
-                ))?;
+                Err(e) => return Err(e),
             }
         }
-        report.expired_stream_days = plan.stream_days;
-        if report != RetentionReport::default() {
-            tracing::info!(
-                dropped_partitions = report.dropped_partitions,
-                row_deletes = report.row_deletes,
-                expired_stream_days = report.expired_stream_days,
-                "clickhouse retention removed expired data"
-            );
-        }
-        Ok(report)
+        report.dropped_partitions += 1;
     }
+    let fallback = report.failed_part_drops > 0;
+    let (logs, streams) = (
+        mutation_target(cluster, "logs"),
+        mutation_target(cluster, "streams"),
+    );
+    for e in &plan.expire {
+        for chunk in e.streams.chunks(IDS_PER_STATEMENT) {
+            let cond = format!(
+                "tenant = {} AND stream_id IN {}",
+                quote(&e.tenant),
+                sql::id_set(chunk)
+            );
+            if e.rows_left || fallback {
+                client.execute(&format!(
+                    "DELETE FROM {logs} WHERE {cond} AND timestamp < {}",
+                    ts_literal(e.kept_from)
+                ))?;
+                report.row_deletes += 1;
+            }
+            client.execute(&format!(
+                "DELETE FROM {streams} WHERE {cond} AND day < {}",
+                sql::day_literal(e.kept_from)
+            ))?;
+        }
+    }
+    report.expired_stream_days = plan.stream_days;
+    if report != RetentionReport::default() {
+        tracing::info!(
+            dropped_partitions = report.dropped_partitions,
+            row_deletes = report.row_deletes,
+            expired_stream_days = report.expired_stream_days,
+            "clickhouse retention removed expired data"
+        );
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The streams a query reads rows of, read from `streams` before the rows.
 //!
 //! A push stores its `streams` rows before its `logs` rows
-//! ([`crate::backend::ClickHouseBackend`]'s insert order), and a rows query
+//! ([`crate::ClickHouseBackend`]'s insert order), and a rows query
 //! selects `stream_id IN (SELECT … FROM streams …)`, so every row it answers
 //! has its stream in `streams` when the rows are read. But a push can land
 //! between the catalog's read and the rows' read: a row may then name a
@@ -9,17 +9,19 @@
 //! `streams` again (after the rows, so it sees every stream they name); an
 //! id still unknown then is corrupt data.
 
-use crate::backend::{kept_stream, ClickHouseBackend};
+use crate::client::{Client, Request};
+use crate::rows::{str_of, u64_of};
 use crate::selector::Split;
 use crate::sql::{self, StreamSelect};
 use crate::Error;
-use runakefli_model::{StreamId, StreamInfo};
+use runakefli_model::{Labels, StreamId, StreamInfo};
+use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The selected streams by id, read again when a row names one not seen.
 pub struct StreamCatalog<'a> {
-    backend: &'a ClickHouseBackend,
+    client: &'a Client,
     sel: StreamSelect<'a>,
     split: Split,
     /// Every stream the SQL half of the selector selects, with its info when
@@ -30,9 +32,9 @@ pub struct StreamCatalog<'a> {
 impl<'a> StreamCatalog<'a> {
     /// Reads the streams `sel` selects; matchers SQL cannot evaluate exactly
     /// are checked on the labels ([`Split`]).
-    pub fn read(backend: &'a ClickHouseBackend, sel: StreamSelect<'a>) -> Result<Self, Error> {
+    pub fn read(client: &'a Client, sel: StreamSelect<'a>) -> Result<Self, Error> {
         let catalog = StreamCatalog {
-            backend,
+            client,
             sel,
             split: Split::of(sel.selector),
             known: Mutex::new(HashMap::new()),
@@ -51,10 +53,12 @@ impl<'a> StreamCatalog<'a> {
             selector: &self.split.sql,
             ..self.sel
         };
-        let rows = self.backend.rows(&sql::streams_query(&sql_sel)?, None)?;
+        let rows = self
+            .client
+            .rows(&sql::streams_query(&sql_sel)?, &Request::default())?;
         let mut out = HashMap::with_capacity(rows.len());
         for r in rows {
-            let id = crate::backend::u64_of(&r, "stream_id")?;
+            let id = u64_of(&r, "stream_id")?;
             out.insert(id, kept_stream(&r, &self.split)?);
         }
         Ok(out)
@@ -95,4 +99,16 @@ impl<'a> StreamCatalog<'a> {
             .filter_map(|(id, s)| s.map(|s| (id, s)))
             .collect()
     }
+}
+
+/// The stream of a result row (`stream_id`, `labels_text`), unless matchers
+/// SQL could not evaluate exactly reject its labels.
+pub(crate) fn kept_stream(r: &Value, split: &Split) -> Result<Option<StreamInfo>, Error> {
+    let id = u64_of(r, "stream_id")?;
+    let labels = Labels::parse(str_of(r, "labels_text")?)
+        .map_err(|e| Error::Decode(format!("stream {id} labels: {e}")))?;
+    Ok(split.keeps(&labels).then(|| StreamInfo {
+        id,
+        labels: Arc::new(labels),
+    }))
 }

@@ -55,9 +55,13 @@ impl EngineError {
             | EngineError::Unsupported(_) => 400,
             EngineError::Timeout => 504,
             EngineError::Execution(_) => 500,
-            EngineError::Backend(BackendError::Limit(_)) => 400,
-            EngineError::Backend(BackendError::Cancelled) => 499,
-            EngineError::Backend(_) => 500,
+            EngineError::Backend(e) => match e {
+                BackendError::Limit(_) | BackendError::Rejected(_) => 400,
+                BackendError::Cancelled => 499,
+                BackendError::Unavailable(_) => 503,
+                BackendError::Timeout(_) => 504,
+                BackendError::Io(_) | BackendError::Corrupt(_) | BackendError::Internal(_) => 500,
+            },
         }
     }
 }
@@ -81,6 +85,22 @@ mod tests {
         assert_eq!(
             EngineError::Plan("bad".into()).to_string(),
             "parse error : bad"
+        );
+    }
+
+    #[test]
+    fn backend_failures_keep_their_kind_s_status() {
+        let status = |e: BackendError| EngineError::Backend(e).status();
+        assert_eq!(status(BackendError::Limit("x".into())), 400);
+        assert_eq!(status(BackendError::Rejected("x".into())), 400);
+        assert_eq!(status(BackendError::Cancelled), 499);
+        assert_eq!(status(BackendError::Unavailable("x".into())), 503);
+        assert_eq!(status(BackendError::Timeout("x".into())), 504);
+        assert_eq!(status(BackendError::Internal("x".into())), 500);
+        assert_eq!(status(BackendError::Corrupt("x".into())), 500);
+        assert_eq!(
+            EngineError::Backend(BackendError::Rejected("clickhouse: bad".into())).to_string(),
+            "clickhouse: bad"
         );
     }
 }

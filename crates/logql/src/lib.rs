@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod ast;
+mod condition;
 pub mod duration;
 pub mod errors;
 mod helpers;

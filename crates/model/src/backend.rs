@@ -8,7 +8,22 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use thiserror::Error;
 
-/// Failure inside a backend.
+/// Failure inside a backend, by kind: each kind has one HTTP status, the
+/// one Loki answers with for such a failure (the server's and the engine's
+/// mappings name every kind, so a new kind must be given its status):
+///
+/// | kind | status | who is at fault |
+/// | --- | --- | --- |
+/// | [`Io`](Self::Io), [`Corrupt`](Self::Corrupt), [`Internal`](Self::Internal) | 500 | the backend |
+/// | [`Limit`](Self::Limit), [`Rejected`](Self::Rejected) | 400 | the query (retrying cannot help) |
+/// | [`Unavailable`](Self::Unavailable) | 503 | nobody: a retry may pass |
+/// | [`Timeout`](Self::Timeout) | 504 | the backend, slower than its own time limit |
+/// | [`Cancelled`](Self::Cancelled) | 504 (the engine reports it from a plan or a metadata read as its own timeout; 499 where it passes on unconverted) | the deadline, or the client went away |
+///
+/// The embedded store fails with the first four kinds; a remote backend
+/// (ClickHouse) uses the others too: a remote failure that is none of
+/// `Unavailable`, `Timeout`, `Rejected`, `Limit`, `Cancelled` or `Corrupt`
+/// is `Internal`, with the remote's message.
 #[derive(Debug, Error)]
 pub enum BackendError {
     /// Reading or writing failed.
@@ -20,9 +35,26 @@ pub enum BackendError {
     /// The request exceeds a configured limit.
     #[error("{0}")]
     Limit(String),
-    /// The query was cancelled or timed out.
+    /// The query was cancelled or timed out: its deadline passed
+    /// ([`crate::plan::QueryPlan::deadline`]) or its client went away.
     #[error("query cancelled")]
     Cancelled,
+    /// The backend cannot be reached, or refuses work for now (busy,
+    /// overloaded, read-only): a retry may pass. HTTP 503.
+    #[error("backend unavailable: {0}")]
+    Unavailable(String),
+    /// The backend did not answer within its own time limit (not the
+    /// query's deadline, which is [`BackendError::Cancelled`]). HTTP 504.
+    #[error("backend timed out: {0}")]
+    Timeout(String),
+    /// The backend refused the query as one it can never run as sent (a
+    /// regexp it cannot compile, a request it cannot evaluate exactly);
+    /// retrying cannot help. HTTP 400, as Loki answers a bad query.
+    #[error("{0}")]
+    Rejected(String),
+    /// Any other failure inside the backend, with its message. HTTP 500.
+    #[error("backend error: {0}")]
+    Internal(String),
 }
 
 /// Order of entries within a stream.
@@ -287,6 +319,41 @@ pub struct ColumnBatch {
 }
 
 /// A storage backend as the query engine sees it.
+///
+/// # Threads
+///
+/// The engine runs queries on one process-wide rayon pool, its *query
+/// pool* (`engine::parallel`: `RUNAKEFLI_QUERY_THREADS` workers, else one
+/// per CPU), shared by every query of the process, and calls a backend from
+/// it as follows:
+///
+/// - [`Backend::execute`] is called inside the pool
+///   (`engine::parallel::install`, from the engine's log and metric
+///   pushdown), on one worker, the pool's other workers woken to stand by
+///   for a few milliseconds. The plan's own parallel work may — and for the
+///   embedded store does — use rayon from there: `par_iter`, `join` and
+///   `rayon::current_num_threads()` then mean the query pool's workers (the
+///   store fans its plan out over every worker of the current pool, and
+///   relies on that being the query pool, sized as configured, not rayon's
+///   global pool). Concurrent queries call `execute` at once from
+///   different workers.
+/// - [`Backend::scan`] and [`Backend::scan_columns`] are called from the
+///   pool too, once per shard of a parallel scan (`engine::parallel::
+///   map_shards`, [`ScanRequest::shard`] set), each shard's call on its own
+///   worker; the engine's metadata reads (`/series` stream ends) scan from
+///   the caller's thread.
+/// - The other methods ([`Backend::streams`], [`Backend::label_names`],
+///   [`Backend::label_values`], [`Backend::stream_bounds`],
+///   [`Backend::stream_totals`]) are called from the request's thread
+///   (the server's blocking threads), outside the pool.
+///
+/// So a call must not block on work it queues to the same pool and waits
+/// for outside rayon (a worker waiting so holds a slot other queries need;
+/// waiting inside rayon — `join`, `scope`, a parallel iterator — is fine,
+/// the waiting worker runs other pool jobs meanwhile). A backend that waits
+/// on I/O (a remote database) holds its worker for the wait: ClickHouse
+/// reads a plan's legs on threads of its own (scoped `std::thread`s), not
+/// on pool workers, and does no rayon work of its own.
 pub trait Backend: Send + Sync {
     /// Streams whose labels satisfy all `matchers` and that may have entries in
     /// `[start, end)`.
@@ -328,6 +395,12 @@ pub trait Backend: Send + Sync {
     /// Runs a query plan (see [`crate::plan`]); `Ok(None)` when the backend
     /// leaves this plan to the engine (which then scans and evaluates every
     /// stage itself). The default declines every plan.
+    ///
+    /// Called on a worker of the engine's query pool (see the trait's
+    /// "Threads"): rayon parallelism inside runs on that pool. Label filters
+    /// come as data ([`crate::plan::FieldFilter::condition`]) for a backend
+    /// that compiles them itself, and as the engine's compiled test for one
+    /// that calls it; both mean the same.
     fn execute(
         &self,
         _plan: &crate::plan::QueryPlan,

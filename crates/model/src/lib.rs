@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod deletes;
 pub mod entry;
+pub mod label_condition;
 pub mod labels;
 pub mod matcher;
 pub mod number;

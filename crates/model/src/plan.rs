@@ -32,10 +32,12 @@
 //!   [`BucketPlan::top`], an answer without residual rows may leave out the
 //!   groups that are never among the top (see [`TopGroups`]).
 //!
-//! A SQL backend reads the pieces' LogQL text (`text` fields) and compiles
-//! them itself; the embedded store calls the compiled tests the engine puts
-//! into the plan, so both follow the engine's definition of each stage.
+//! A SQL backend compiles the pieces itself from their data (a label
+//! filter from [`FieldFilter::condition`], never from LogQL text), and the
+//! embedded store calls the compiled tests the engine puts into the plan,
+//! so both follow the engine's definition of each stage.
 
+use crate::label_condition::LabelCondition;
 use crate::{Direction, Entry, Matcher, StreamInfo, TenantId, Timestamp};
 use std::fmt;
 use std::sync::Arc;
@@ -267,12 +269,19 @@ pub enum FilterOutcome {
     Error,
 }
 
-/// A label filter stage (`| level="error"`, `| status >= 500 or x=~"y"`).
+/// A label filter stage (`| level="error"`, `| status >= 500 or x=~"y"`),
+/// three times: as data for backends that compile it themselves
+/// ([`FieldFilter::condition`]), as the engine's compiled test for
+/// backends that call it ([`FieldFilter::test`]), and as LogQL text (for
+/// messages and plan dumps).
 #[derive(Clone)]
 pub struct FieldFilter {
-    /// The labels it reads, in the order [`FieldFilter::test`] takes them.
+    /// The labels it reads, in the order [`FieldFilter::test`] takes them
+    /// (sorted, each once: [`LabelCondition::labels`]).
     pub labels: Vec<String>,
-    /// The filter in LogQL (for backends that compile it themselves).
+    /// The filter as data: what a SQL backend translates.
+    pub condition: LabelCondition,
+    /// The filter in LogQL, as the query wrote it (normalised).
     pub text: String,
     /// The engine's test.
     pub test: FieldTest,

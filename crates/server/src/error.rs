@@ -170,11 +170,18 @@ impl From<runakefli_model::StoreError> for ApiError {
 }
 
 impl From<runakefli_model::BackendError> for ApiError {
+    /// One status per read failure kind (see
+    /// [`BackendError`](runakefli_model::BackendError)), 4xx only where the
+    /// query is at fault: 400 over a limit or refused as invalid, 503
+    /// unavailable, 504 timed out or cancelled, 500 other.
     fn from(e: runakefli_model::BackendError) -> Self {
+        use runakefli_model::BackendError as K;
         match e {
-            runakefli_model::BackendError::Limit(m) => ApiError::bad_request(m),
-            runakefli_model::BackendError::Cancelled => ApiError::new(504, "query cancelled"),
-            other => ApiError::internal(other.to_string()),
+            K::Limit(m) | K::Rejected(m) => ApiError::bad_request(m),
+            K::Cancelled => ApiError::new(504, "query cancelled"),
+            K::Unavailable(_) => ApiError::unavailable(e.to_string()),
+            K::Timeout(_) => ApiError::new(504, e.to_string()),
+            K::Io(_) | K::Corrupt(_) | K::Internal(_) => ApiError::internal(e.to_string()),
         }
     }
 }
@@ -182,6 +189,24 @@ impl From<runakefli_model::BackendError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn read_failures_map_to_one_status_each() {
+        use runakefli_model::BackendError as K;
+        let status = |e: K| ApiError::from(e).status;
+        assert_eq!(status(K::Limit("too many".into())), 400);
+        assert_eq!(status(K::Rejected("bad regexp".into())), 400);
+        assert_eq!(status(K::Unavailable("refused".into())), 503);
+        assert_eq!(status(K::Timeout("socket".into())), 504);
+        assert_eq!(status(K::Cancelled), 504);
+        assert_eq!(status(K::Internal("x".into())), 500);
+        assert_eq!(status(K::Corrupt("x".into())), 500);
+        assert_eq!(status(K::Io(std::io::Error::other("eio"))), 500);
+        let e = ApiError::from(K::Rejected("clickhouse: bad regexp".into()));
+        assert_eq!(e.message, "clickhouse: bad regexp");
+        let e = ApiError::from(K::Unavailable("clickhouse: refused".into()));
+        assert_eq!(e.message, "backend unavailable: clickhouse: refused");
+    }
+
     #[test]
     fn an_overloaded_backend_answers_503_with_retry_after() {
         let e = ApiError::from(runakefli_model::StoreError::Overloaded("behind".into()));

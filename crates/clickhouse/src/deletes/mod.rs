@@ -24,15 +24,16 @@
 
 pub mod record;
 
-use crate::backend::now_ns;
-use crate::client::Request;
+use crate::client::{Client, Request};
+use crate::clock::now_ns;
 use crate::cluster::mutation_target;
 use crate::selector::Split;
 use crate::sql::{self, quote, RowMask, StreamSelect};
-use crate::{ClickHouseBackend, Error};
+use crate::stream_catalog::StreamCatalog;
+use crate::Error;
 use record::Record;
 use runakefli_model::deletes::{CancelRefusal, DeleteRequest, DeleteStatus};
-use runakefli_model::{Deletes, StoreError, TenantId, Timestamp};
+use runakefli_model::{TenantId, Timestamp};
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
@@ -67,7 +68,7 @@ impl Book {
     }
 
     /// The tenant's requests not cancelled, oldest first.
-    fn live(&self, tenant: &str) -> Vec<DeleteRequest> {
+    pub(crate) fn live(&self, tenant: &str) -> Vec<DeleteRequest> {
         self.read()
             .get(tenant)
             .map(|v| {
@@ -97,13 +98,11 @@ fn sort(list: &mut [Record]) {
     });
 }
 
-impl ClickHouseBackend {
+impl Book {
     /// Re-reads every request from `delete_requests`.
-    pub(crate) fn reload_deletes(&self) -> Result<(), Error> {
-        let _change = self.deletes.lock();
-        let rows = self
-            .client
-            .rows(record::SELECT_LATEST, &Request::default())?;
+    pub(crate) fn reload(&self, client: &Client) -> Result<(), Error> {
+        let _change = self.lock();
+        let rows = client.rows(record::SELECT_LATEST, &Request::default())?;
         let mut tenants: HashMap<String, Vec<Record>> = HashMap::new();
         for row in &rows {
             let r = record::decode(row)?;
@@ -112,17 +111,17 @@ impl ClickHouseBackend {
         for list in tenants.values_mut() {
             sort(list);
         }
-        *self.deletes.write() = tenants;
+        *self.write() = tenants;
         Ok(())
     }
 
-    fn store_record(&self, record: Record) -> Result<(), Error> {
-        self.client.insert(
+    fn store(&self, client: &Client, record: Record) -> Result<(), Error> {
+        client.insert(
             record::INSERT,
             record::encode(&record).as_bytes(),
             &Request::default(),
         )?;
-        self.deletes.put(record);
+        self.put(record);
         Ok(())
     }
 
@@ -130,7 +129,6 @@ impl ClickHouseBackend {
     fn next_version(&self, tenant: &str, id: &str) -> u64 {
         let now = u64::try_from(now_ns()).unwrap_or(0);
         let last = self
-            .deletes
             .read()
             .get(tenant)
             .and_then(|v| v.iter().find(|r| r.request.id == id).map(|r| r.version))
@@ -138,10 +136,11 @@ impl ClickHouseBackend {
         now.max(last + 1)
     }
 
-    /// Accepts a delete request for `tenant` (see [`Deletes::add_delete`]):
+    /// Accepts a delete request for `tenant` (see [`runakefli_model::Deletes::add_delete`]):
     /// a line filter regexp SQL cannot evaluate exactly is [`Error::Invalid`].
-    pub fn add_delete(
+    pub(crate) fn add(
         &self,
+        client: &Client,
         tenant: &TenantId,
         mut req: DeleteRequest,
     ) -> Result<DeleteRequest, Error> {
@@ -156,69 +155,69 @@ impl ClickHouseBackend {
                 ))
             })?;
         }
-        let _change = self.deletes.lock();
+        let _change = self.lock();
         req.created = now_ns();
         req.status = DeleteStatus::Received;
         if req.id.is_empty() {
-            let book = self.deletes.read();
+            let book = self.read();
             let taken = book.get(tenant.as_str());
             req.id = req.fresh_id(tenant, |id| {
                 taken.is_some_and(|v| v.iter().any(|r| r.request.id == id))
             });
         }
         let version = self.next_version(tenant.as_str(), &req.id);
-        self.store_record(Record {
-            tenant: tenant.as_str().to_string(),
-            request: req.clone(),
-            cancelled: false,
-            version,
-        })?;
+        self.store(
+            client,
+            Record {
+                tenant: tenant.as_str().to_string(),
+                request: req.clone(),
+                cancelled: false,
+                version,
+            },
+        )?;
         Ok(req)
-    }
-
-    /// The requests of `tenant` (not cancelled), oldest first.
-    pub fn delete_requests(&self, tenant: &TenantId) -> Vec<DeleteRequest> {
-        self.deletes.live(tenant.as_str())
     }
 
     /// Cancels request `id` of `tenant` while it is not due (or, with
     /// `force`, while it is not processed): a tombstone row, rows visible again.
-    pub fn cancel_delete(
+    pub(crate) fn cancel(
         &self,
+        client: &Client,
         tenant: &TenantId,
         id: &str,
         force: bool,
+        period: Duration,
     ) -> Result<Result<(), CancelRefusal>, Error> {
-        let _change = self.deletes.lock();
-        let Some(req) = self
-            .deletes
-            .live(tenant.as_str())
-            .into_iter()
-            .find(|r| r.id == id)
-        else {
+        let _change = self.lock();
+        let Some(req) = self.live(tenant.as_str()).into_iter().find(|r| r.id == id) else {
             return Ok(Err(CancelRefusal::NotFound));
         };
-        let period = self.housekeeping.delete_cancel_period;
         if req.status == DeleteStatus::Processed || (!force && req.is_due(now_ns(), period)) {
             return Ok(Err(CancelRefusal::TooLate));
         }
         let version = self.next_version(tenant.as_str(), id);
-        self.store_record(Record {
-            tenant: tenant.as_str().to_string(),
-            request: req,
-            cancelled: true,
-            version,
-        })?;
+        self.store(
+            client,
+            Record {
+                tenant: tenant.as_str().to_string(),
+                request: req,
+                cancelled: true,
+                version,
+            },
+        )?;
         Ok(Ok(()))
     }
 
     /// Purges every request due at `now` and not processed yet: its rows
     /// deleted by lightweight `DELETE`s, then the request marked processed.
     /// Returns how many requests were processed.
-    pub fn process_due_deletes(&self, now: Timestamp) -> Result<usize, Error> {
-        let period = self.housekeeping.delete_cancel_period;
+    pub(crate) fn process_due(
+        &self,
+        client: &Client,
+        now: Timestamp,
+        period: Duration,
+    ) -> Result<usize, Error> {
         let due: Vec<(String, DeleteRequest)> = self
-            .deletes
             .read()
             .iter()
             .flat_map(|(t, v)| {
@@ -235,64 +234,43 @@ impl ClickHouseBackend {
         let mut done = 0;
         for (tenant, req) in due {
             let tenant = TenantId::new(tenant);
-            let _change = self.deletes.lock();
+            let _change = self.lock();
             // Cancelled meanwhile (e.g. with force)?
             if !self
-                .deletes
                 .live(tenant.as_str())
                 .iter()
                 .any(|r| r.id == req.id && r.status == DeleteStatus::Received)
             {
                 continue;
             }
-            self.purge(&tenant, &req)?;
+            purge(client, &tenant, &req)?;
             let mut processed = req.clone();
             processed.status = DeleteStatus::Processed;
             let version = self.next_version(tenant.as_str(), &req.id);
-            self.store_record(Record {
-                tenant: tenant.as_str().to_string(),
-                request: processed,
-                cancelled: false,
-                version,
-            })?;
+            self.store(
+                client,
+                Record {
+                    tenant: tenant.as_str().to_string(),
+                    request: processed,
+                    cancelled: false,
+                    version,
+                },
+            )?;
             done += 1;
         }
         Ok(done)
     }
 
-    /// Deletes the rows of `req`: its streams resolved here (on their
-    /// labels, so every selector is exact) and listed by id, so the mutation
-    /// does not read another table.
-    fn purge(&self, tenant: &TenantId, req: &DeleteRequest) -> Result<(), Error> {
-        let sel = StreamSelect {
-            tenant,
-            selector: &req.matchers,
-            start: req.start,
-            end: req.end.saturating_add(1),
-        };
-        let mut ids: Vec<u64> = self.stream_catalog(sel)?.into_kept().into_keys().collect();
-        ids.sort_unstable();
-        let logs = mutation_target(self.client.config().cluster.as_ref(), "logs");
-        for chunk in ids.chunks(IDS_PER_STATEMENT) {
-            let cond = sql::delete_condition(req, &sql::id_set(chunk))?;
-            self.client.execute(&format!(
-                "DELETE FROM {logs} WHERE tenant = {} AND {cond}",
-                quote(tenant.as_str())
-            ))?;
-        }
-        Ok(())
-    }
-
     /// The rows of `tenant` in `[start, end)` its delete requests hide.
     pub(crate) fn mask(
         &self,
+        client: &Client,
         tenant: &TenantId,
         start: Timestamp,
         end: Timestamp,
     ) -> Result<RowMask, Error> {
         let last = end.saturating_sub(1);
         let requests: Vec<DeleteRequest> = self
-            .deletes
             .live(tenant.as_str())
             .into_iter()
             .filter(|r| r.start <= last && r.end >= start)
@@ -308,7 +286,10 @@ impl ClickHouseBackend {
             let streams = if Split::of(&r.matchers).residual.is_empty() {
                 sql::streams_subquery(&sel)?
             } else {
-                let mut ids: Vec<u64> = self.stream_catalog(sel)?.into_kept().into_keys().collect();
+                let mut ids: Vec<u64> = StreamCatalog::read(client, sel)?
+                    .into_kept()
+                    .into_keys()
+                    .collect();
                 if ids.is_empty() {
                     continue;
                 }
@@ -321,28 +302,28 @@ impl ClickHouseBackend {
     }
 }
 
-impl Deletes for ClickHouseBackend {
-    /// [`ClickHouseBackend::add_delete`]: a row in `delete_requests`, rows hidden.
-    fn add_delete(
-        &self,
-        tenant: &TenantId,
-        req: DeleteRequest,
-    ) -> Result<DeleteRequest, StoreError> {
-        Ok(ClickHouseBackend::add_delete(self, tenant, req)?)
+/// Deletes the rows of `req`: its streams resolved here (on their
+/// labels, so every selector is exact) and listed by id, so the mutation
+/// does not read another table.
+fn purge(client: &Client, tenant: &TenantId, req: &DeleteRequest) -> Result<(), Error> {
+    let sel = StreamSelect {
+        tenant,
+        selector: &req.matchers,
+        start: req.start,
+        end: req.end.saturating_add(1),
+    };
+    let mut ids: Vec<u64> = StreamCatalog::read(client, sel)?
+        .into_kept()
+        .into_keys()
+        .collect();
+    ids.sort_unstable();
+    let logs = mutation_target(client.config().cluster.as_ref(), "logs");
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        let cond = sql::delete_condition(req, &sql::id_set(chunk))?;
+        client.execute(&format!(
+            "DELETE FROM {logs} WHERE tenant = {} AND {cond}",
+            quote(tenant.as_str())
+        ))?;
     }
-
-    /// [`ClickHouseBackend::delete_requests`].
-    fn delete_requests(&self, tenant: &TenantId) -> Result<Vec<DeleteRequest>, StoreError> {
-        Ok(ClickHouseBackend::delete_requests(self, tenant))
-    }
-
-    /// [`ClickHouseBackend::cancel_delete`].
-    fn cancel_delete(
-        &self,
-        tenant: &TenantId,
-        id: &str,
-        force: bool,
-    ) -> Result<Result<(), CancelRefusal>, StoreError> {
-        Ok(ClickHouseBackend::cancel_delete(self, tenant, id, force)?)
-    }
+    Ok(())
 }

@@ -417,6 +417,7 @@ fn field_filter(e: &LabelFilterExpr) -> Option<FieldFilter> {
     });
     Some(FieldFilter {
         labels,
+        condition: e.into(),
         text: e.to_string(),
         test,
     })

@@ -1,4 +1,4 @@
-//! Label filters, parsed back from their LogQL text and compiled to a
+//! Label filters, compiled from the plan's data ([`LabelCondition`]) to a
 //! *keep* and an *undecided* predicate over a row's label columns (`lv{i}`
 //! the text, `lu{i}` whether it is undecided, `lf{i}` its exact number, see
 //! `super::json::Label` and `super::number`).
@@ -10,23 +10,9 @@ use crate::sql::{quote, selector_regex};
 use crate::Error;
 use runakefli_logql::humanize::loki_bytes_round_trip;
 use runakefli_logql::ip::IpPattern;
-use runakefli_logql::{Expr, LabelFilterExpr, Stage};
-use runakefli_model::plan::{FieldFilter, UnwrapConversion};
+use runakefli_model::label_condition::LabelCondition;
+use runakefli_model::plan::UnwrapConversion;
 use runakefli_model::{MatchOp, Matcher};
-
-/// A label filter's expression, parsed back from its LogQL text.
-pub(super) fn filter_expr(f: &FieldFilter) -> Result<LabelFilterExpr, Error> {
-    let unsupported = || Error::Unsupported(format!("label filter {}", f.text));
-    let expr = runakefli_logql::parse_expr(&format!("{{x=\"y\"}} | {}", f.text))
-        .map_err(|_| unsupported())?;
-    let Expr::Log(log) = expr else {
-        return Err(unsupported());
-    };
-    match log.pipeline.as_slice() {
-        [Stage::LabelFilter(e)] => Ok(e.clone()),
-        _ => Err(unsupported()),
-    }
-}
 
 /// A stage as SQL: `keep` holds when the row passes (meaningful only
 /// where `undecided` does not hold), `undecided` when the SQL cannot tell
@@ -39,9 +25,9 @@ pub(super) struct Compiled {
 }
 
 /// Compiles a filter over the label columns (`col` gives a label's index).
-pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Result<Compiled, Error> {
+pub(super) fn compile(e: &LabelCondition, col: &dyn Fn(&str) -> usize) -> Result<Compiled, Error> {
     Ok(match e {
-        LabelFilterExpr::And(a, b) => {
+        LabelCondition::And(a, b) => {
             let (a, b) = (compile(a, col)?, compile(b, col)?);
             Compiled {
                 keep: format!("({} AND {})", a.keep, b.keep),
@@ -49,15 +35,14 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
             }
         }
         // The right side runs only when the left one fails.
-        LabelFilterExpr::Or(a, b) => {
+        LabelCondition::Or(a, b) => {
             let (a, b) = (compile(a, col)?, compile(b, col)?);
             Compiled {
                 keep: format!("({} OR {})", a.keep, b.keep),
                 undecided: format!("({} OR (NOT {} AND {}))", a.undecided, a.keep, b.undecided),
             }
         }
-        LabelFilterExpr::Paren(a) => compile(a, col)?,
-        LabelFilterExpr::String(m) => {
+        LabelCondition::String(m) => {
             let i = col(&m.name);
             Compiled {
                 keep: string_match(&format!("coalesce(lv{i}, '')"), m)?,
@@ -67,7 +52,7 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
         // Decided where the value is an exact number; an absent label
         // drops the row (no error); any other value is the engine's (its
         // conversion, or its `__error__`).
-        LabelFilterExpr::Number { name, op, value } => {
+        LabelCondition::Number { name, op, value } => {
             let i = col(name);
             Compiled {
                 keep: format!(
@@ -80,7 +65,7 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
         // Decided where the SQL reads the duration as the engine does
         // (`exact_duration_ns`); an absent label drops the row; any other
         // value is the engine's.
-        LabelFilterExpr::Duration { name, op, value } => {
+        LabelCondition::Duration { name, op, value } => {
             let i = col(name);
             let ns = exact_duration_ns(&format!("lv{i}"));
             Compiled {
@@ -91,7 +76,7 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
         // Compared with the size as Loki's query text prints it
         // (`loki_bytes_round_trip`), decided where the SQL reads the value
         // as the engine does (`exact_bytes`), as durations.
-        LabelFilterExpr::Bytes { name, op, value } => {
+        LabelCondition::Bytes { name, op, value } => {
             let i = col(name);
             let bytes = exact_bytes(&format!("lv{i}"));
             let value = loki_bytes_round_trip(*value);
@@ -104,7 +89,7 @@ pub(super) fn compile(e: &LabelFilterExpr, col: &dyn Fn(&str) -> usize) -> Resul
         // pattern over values that are plain IPv6 addresses; an absent
         // label drops the row (`!=` too, as in Loki); other values are the
         // engine's. A zoned address (it matches nothing) is declined.
-        LabelFilterExpr::Ip {
+        LabelCondition::Ip {
             name,
             negated,
             pattern,
@@ -190,18 +175,30 @@ pub(super) fn unwrap_stage(i: usize, conversion: UnwrapConversion) -> (String, C
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use runakefli_logql::{Expr, Stage};
+    use runakefli_model::plan::FieldFilter;
     use std::sync::Arc;
 
+    /// A filter stage of `text` (parsed here, in the test, as the engine
+    /// does) reading `labels`.
     pub(crate) fn ff(text: &str, labels: &[&str]) -> FieldFilter {
+        let Ok(Expr::Log(log)) = runakefli_logql::parse_expr(&format!("{{x=\"y\"}} | {text}"))
+        else {
+            panic!("{text}")
+        };
+        let [Stage::LabelFilter(e)] = log.pipeline.as_slice() else {
+            panic!("{text}")
+        };
         FieldFilter {
             labels: labels.iter().map(|s| s.to_string()).collect(),
+            condition: e.into(),
             text: text.into(),
             test: Arc::new(|_| runakefli_model::plan::FilterOutcome::Keep),
         }
     }
 
     fn compiled(text: &str) -> Result<Compiled, Error> {
-        compile(&filter_expr(&ff(text, &[]))?, &|n| match n {
+        compile(&ff(text, &[]).condition, &|n| match n {
             "level" => 0,
             _ => 1,
         })

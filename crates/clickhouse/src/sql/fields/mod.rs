@@ -56,7 +56,7 @@ pub use number::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4, exact_
 use super::group::{distinct_rows, key_array, labels_plan};
 use super::{bucket_expr, quote};
 use crate::Error;
-use filters::{compile, filter_expr, unwrap_stage, Compiled};
+use filters::{compile, unwrap_stage, Compiled};
 use json::Fields;
 use runakefli_model::plan::{BucketValue, FieldStage, PlanOutput, QueryPlan};
 use runakefli_model::Direction;
@@ -101,14 +101,11 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
             return Err(Error::Unsupported(format!("unwrap {u:?}")));
         }
     }
-    let parse = |fs: &[_]| fs.iter().map(filter_expr).collect::<Result<Vec<_>, _>>();
-    let filters = parse(&stage.filters)?;
-    let post = parse(
-        stage
-            .unwrap
-            .as_ref()
-            .map_or(&[][..], |u| &u.post_filters[..]),
-    )?;
+    let filters = &stage.filters;
+    let post = stage
+        .unwrap
+        .as_ref()
+        .map_or(&[][..], |u| &u.post_filters[..]);
     let unwrap_label = stage
         .unwrap
         .as_ref()
@@ -150,8 +147,8 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
     // before it kept the row; kept when every stage keeps it.
     let col = |name: &str| read.iter().position(|n| n == name).unwrap_or(0);
     let mut stages: Vec<Compiled> = Vec::new();
-    for f in &filters {
-        stages.push(compile(f, &col)?);
+    for f in filters {
+        stages.push(compile(&f.condition, &col)?);
     }
     if let Some((l, conversion)) = &unwrap_label {
         let i = col(l);
@@ -159,8 +156,8 @@ fn row_stages(stage: &FieldStage, names: &[String]) -> Result<RowStages, Error> 
         cols.push(format!("{value} AS uv"));
         stages.push(stage);
     }
-    for f in &post {
-        stages.push(compile(f, &col)?);
+    for f in post {
+        stages.push(compile(&f.condition, &col)?);
     }
     if !names.is_empty() {
         let any: Vec<String> = (0..names.len()).map(|i| format!("lu{i}")).collect();

@@ -26,7 +26,7 @@
 //! Rust's correctly rounded parse, which gives the same `f64` back.
 
 use crate::sql::quote;
-use runakefli_logql::CmpOp;
+use runakefli_model::label_condition::Comparison as CmpOp;
 
 /// `Nullable(Float64)`: the value of the `Nullable(String)` text `t` where
 /// the engine provably reads the same `f64` (see the module documentation),

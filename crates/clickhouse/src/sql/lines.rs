@@ -35,6 +35,18 @@ pub struct LinesKey {
     pub seq: u64,
 }
 
+/// A lines plan: at most `limit` rows in the plan's answer order (time in
+/// the direction, then the stream's label text, then push order — reversed
+/// reading backward). Columns: `stream_id`, `labels_text`, `ts` (Int64
+/// nanoseconds), `line`, `metadata` (a map in push order), `seq` (push
+/// order). With a `| json` stage, the rows the SQL cannot decide come in
+/// that order too, flagged by a column `res` (see `sql/fields`). Rows
+/// `mask` hides are left out. The backend reads the same rows by legs and
+/// pages ([`lines_read_query`]); this is the plan in one read.
+pub fn lines_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
+    lines_read_query(plan, mask, &LinesRead::whole(plan)?)
+}
+
 /// One read of a lines plan.
 #[derive(Clone, Copy, Debug)]
 pub struct LinesRead<'a> {
@@ -122,7 +134,7 @@ pub fn keyset_condition(
     )
 }
 
-/// One read of a lines plan (see [`super::lines_query`] for the columns;
+/// One read of a lines plan (see [`lines_query`] for the columns;
 /// `seq` is there too, the row's push order, for the next page's key).
 pub fn lines_read_query(
     plan: &QueryPlan,

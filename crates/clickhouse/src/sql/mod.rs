@@ -16,10 +16,10 @@ mod top;
 pub use fields::{exact_bytes, exact_duration_ns, exact_float, exact_ipv4, exact_ipv6};
 use filter::contains_pattern;
 pub use filter::{line_filter, matcher, time_range};
-pub use lines::{keyset_condition, lines_read_query, LinesKey, LinesRead};
+pub use lines::{keyset_condition, lines_query, lines_read_query, LinesKey, LinesRead};
 pub use mask::{delete_condition, delete_line_filter, id_set, streams_subquery, RowMask};
 pub use query::{
-    bucket_expr, buckets_query, label_names_query, label_values_query, lines_query, scan_query,
+    bucket_expr, buckets_query, label_names_query, label_values_query, scan_query,
     stream_bounds_query, stream_totals_query, streams_query, StreamSelect,
 };
 pub use regex::{line_regex, selector_regex};

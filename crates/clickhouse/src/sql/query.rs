@@ -80,18 +80,6 @@ pub(super) fn rows_condition(plan: &QueryPlan, mask: &RowMask) -> Result<String,
     Ok(c)
 }
 
-/// A lines plan: at most `limit` rows in the plan's answer order (time in
-/// the direction, then the stream's label text, then push order — reversed
-/// reading backward). Columns: `stream_id`, `labels_text`, `ts` (Int64
-/// nanoseconds), `line`, `metadata` (a map in push order), `seq` (push
-/// order). With a `| json` stage, the rows the SQL cannot decide come in
-/// that order too, flagged by a column `res` (see `sql/fields`). Rows
-/// `mask` hides are left out. The backend reads the same rows by legs and
-/// pages ([`super::lines_read_query`]); this is the plan in one read.
-pub fn lines_query(plan: &QueryPlan, mask: &RowMask) -> Result<String, Error> {
-    super::lines::lines_read_query(plan, mask, &super::LinesRead::whole(plan)?)
-}
-
 /// The 0-based bucket of the row's `timestamp` for strictly increasing
 /// `bounds` (bucket `i` is `(bounds[i], bounds[i+1]]`); rows outside
 /// `(bounds[0], bounds[n]]` must be filtered out beforehand.
@@ -329,7 +317,7 @@ pub(crate) mod tests {
 
     #[test]
     fn lines_order_follows_the_direction() {
-        let back = lines_query(
+        let back = crate::sql::lines_query(
             &plan(PlanOutput::Lines {
                 limit: 10,
                 direction: Direction::Backward,
@@ -341,7 +329,7 @@ pub(crate) mod tests {
         assert!(
             back.contains("AND line LIKE '%err%' GROUP BY stream_id, timestamp, line, metadata")
         );
-        let fwd = lines_query(
+        let fwd = crate::sql::lines_query(
             &plan(PlanOutput::Lines {
                 limit: 3,
                 direction: Direction::Forward,

@@ -9,14 +9,10 @@
 //! number's (`super::number`), which numeric filters and the unwrap read.
 
 use super::number::float_member_text;
-use super::quote;
+use super::{quote, ERROR_LABELS};
 use crate::sql::group::base_label;
 use crate::Error;
 use runakefli_model::plan::{FieldStage, JsonKey, JsonParser};
-
-/// Labels whose value reads Loki's error state, never a stored label: rows
-/// the SQL decides have no error, so they are absent there.
-pub(super) const ERROR_LABELS: [&str; 2] = ["__error__", "__error_details__"];
 
 /// Whether the line may hold the JSON number `-0` as a member's value
 /// (ClickHouse reads it as the number `0`; Loki keeps the text `-0`): a

@@ -21,8 +21,7 @@
 //!   key). A row whose base labels hold a parameter's label is residual
 //!   (Loki sets `_extracted` once and stops the line at a second pair).
 
-use super::json::ERROR_LABELS;
-use super::quote;
+use super::{quote, ERROR_LABELS};
 use crate::Error;
 use runakefli_model::plan::JsonKey;
 

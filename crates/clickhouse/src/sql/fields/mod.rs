@@ -61,6 +61,10 @@ use json::Fields;
 use runakefli_model::plan::{BucketValue, FieldStage, PlanOutput, QueryPlan};
 use runakefli_model::Direction;
 
+/// Labels whose value reads Loki's error state, never a stored label: rows
+/// the SQL decides have no error, so they are absent there.
+const ERROR_LABELS: [&str; 2] = ["__error__", "__error_details__"];
+
 /// Keeps `JSONExtractKeysAndValues(…, 'Dynamic')` from reading strings as
 /// dates, times or numbers (which it would print back otherwise, e.g.
 /// `"2024-01-01 10:00:00.50"` with nine fraction digits): strings stay

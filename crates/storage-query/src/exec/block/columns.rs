@@ -2,7 +2,7 @@
 //! across queries), its Decimal values as numbers, and per row the index of
 //! its value, numbered only over the rows in the time range.
 
-use super::BlockEval;
+use super::{BlockEval, TailTemplates};
 use runakefli_storage::block::encoding::{Encoding, Values};
 use runakefli_storage::StorageError;
 
@@ -23,31 +23,39 @@ impl ValueIndex {
     }
 }
 
-/// The value positions of rows `[first, end)` of `rows` in a column held by
-/// the rows whose template has `holds[t]`, over `total` values (the
-/// column's count, which the block's directory check matched with the
-/// templates' rows), given the templates of rows `base..rows` (`base` at
-/// most `first`): one entry per row, `u32::MAX` for rows lacking the column
-/// and for every row outside the window, which a [`BlockEval`] never reads.
-/// The values before the window are counted from whichever end is nearer
-/// (from the back only, when the front rows' templates are not given): a
-/// log query past its cutoff opens the last few rows of most blocks, and
-/// numbering every row cost ~2,400 instructions a column and block
-/// (callgrind, q14).
-#[allow(clippy::too_many_arguments)]
+/// Which rows of a block hold a column: those whose template has
+/// `holds[t]`, `values` of them in all (the column's count, which the
+/// block's directory check matched with the templates' rows).
+#[derive(Clone, Copy)]
+struct Holders<'h> {
+    holds: &'h [bool],
+    values: usize,
+}
+
+/// The value positions of rows `window` (`[first, end)`) of `rows` in a
+/// column held as `column` says, given the templates of rows `base..rows`
+/// in `tail` (`base` at most `first`): one entry per row, `u32::MAX` for
+/// rows lacking the column and for every row outside the window, which a
+/// [`BlockEval`] never reads. The values before the window are counted
+/// from whichever end is nearer (from the back only, when the front rows'
+/// templates are not given): a log query past its cutoff opens the last few
+/// rows of most blocks, and numbering every row cost ~2,400 instructions a
+/// column and block (callgrind, q14).
 fn window_value_index(
     mut out: Vec<u32>,
     rows: usize,
-    base: usize,
-    tpl: &[u32],
-    holds: &[bool],
-    total: usize,
-    first: usize,
-    end: usize,
+    window: std::ops::Range<usize>,
+    tail: &TailTemplates<'_>,
+    column: Holders<'_>,
 ) -> Vec<u32> {
+    let (base, tpl) = (tail.base(), tail.templates());
+    let Holders {
+        holds,
+        values: total,
+    } = column;
     out.clear();
     out.resize(rows, u32::MAX);
-    let (first, end) = (first.min(rows), end.min(rows));
+    let (first, end) = (window.start.min(rows), window.end.min(rows));
     if first >= end || base > first || base + tpl.len() != rows {
         return out;
     }
@@ -178,16 +186,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                     None => holds.extend(heads.iter().map(|h| h.slots.contains(&col))),
                 }
                 let tail = self.tail_templates();
-                let out = window_value_index(
-                    buf,
-                    self.rows(),
-                    tail.base(),
-                    tail.templates(),
-                    &holds,
-                    self.r.column_len(c),
-                    self.first,
-                    self.end,
-                );
+                let column = Holders {
+                    holds: &holds,
+                    values: self.r.column_len(c),
+                };
+                let out = window_value_index(buf, self.rows(), self.first..self.end, &tail, column);
                 self.spare.borrow_mut().holds = holds;
                 self.vidx[c] = Some(ValueIndex::Map(out));
             }
@@ -258,16 +261,12 @@ mod tests {
                 for end in first..=rows {
                     // Every row's templates, and those of rows `base..` only.
                     for base in [0, first / 2, first] {
-                        let w = window_value_index(
-                            vec![7; 3],
-                            rows,
-                            base,
-                            &tpl[base..],
-                            &holds,
-                            n as usize,
-                            first,
-                            end,
-                        );
+                        let tail = TailTemplates::From(base, tpl[base..].into());
+                        let column = Holders {
+                            holds: &holds,
+                            values: n as usize,
+                        };
+                        let w = window_value_index(vec![7; 3], rows, first..end, &tail, column);
                         assert_eq!(w.len(), rows);
                         assert_eq!(
                             w[first..end],

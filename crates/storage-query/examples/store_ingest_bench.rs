@@ -198,7 +198,7 @@ fn main() {
                 .find(|l| l.starts_with("VmRSS"))
                 .unwrap_or("")
                 .to_string();
-            let st = s2.stats();
+            let st = s2.storage().stats();
             eprintln!(
                 "{:>6.1}s {rss} mem {} MiB merges {}",
                 t0.elapsed().as_secs_f64(),
@@ -241,7 +241,7 @@ fn main() {
                             });
                         }
                         gen += thread_cpu() - g0;
-                        s.append(&tenant, &req).expect("append");
+                        s.storage().append(&tenant, &req).expect("append");
                     }
                     gen
                 })
@@ -250,9 +250,9 @@ fn main() {
         hs.into_iter().map(|h| h.join().expect("worker")).collect()
     });
     let ingest_wall = t0.elapsed();
-    s.flush().expect("flush");
+    s.storage().flush().expect("flush");
     loop {
-        let st = s.stats();
+        let st = s.storage().stats();
         if st.merges_running == 0 && st.merge_backlog == 0 {
             break;
         }
@@ -261,7 +261,7 @@ fn main() {
     let wall = t0.elapsed();
     let (cpu1, maxrss) = process_usage();
     let gen: Duration = gen_cpu.iter().sum();
-    let st = s.stats();
+    let st = s.storage().stats();
     let n = st.appended_rows as f64;
     let storage_cpu = (cpu1 - cpu0).saturating_sub(gen);
     println!(

@@ -62,7 +62,8 @@ impl EmbeddedBackend {
         )))
     }
 
-    /// The store read.
+    /// The store read; writing and operating it (`append`, `flush`,
+    /// `stats`, …) go through it.
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage
     }
@@ -157,16 +158,6 @@ impl EmbeddedBackend {
             }
         }
         Ok(())
-    }
-}
-
-/// The backend is the store it reads, as far as writing and operating it
-/// goes: `append`, `flush`, `stats` and the rest are [`Storage`]'s.
-impl std::ops::Deref for EmbeddedBackend {
-    type Target = Storage;
-
-    fn deref(&self) -> &Storage {
-        &self.storage
     }
 }
 

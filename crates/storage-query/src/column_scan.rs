@@ -338,7 +338,13 @@ impl EmbeddedBackend {
                     }
                     control
                 }
-                None => self.line_fallback(&info, parts, mem, lo, hi, req, &dels, visit)?,
+                None => StreamSources {
+                    info: &info,
+                    parts,
+                    mem,
+                    dels: &dels,
+                }
+                .line_fallback(lo, hi, req, visit)?,
             };
             if control == ScanControl::Stop {
                 break;
@@ -346,20 +352,33 @@ impl EmbeddedBackend {
         }
         Ok(())
     }
+}
 
-    /// One stream through the ordinary merged scan, every row with its line.
-    #[allow(clippy::too_many_arguments)]
+/// What one stream's scan reads: the stream, the snapshot's parts, its
+/// rows still in memory, and the delete requests that hide some of them.
+struct StreamSources<'s> {
+    info: &'s StreamInfo,
+    parts: &'s [Arc<Part>],
+    mem: Vec<Vec<Entry>>,
+    dels: &'s StreamDeletes,
+}
+
+impl StreamSources<'_> {
+    /// The stream through the ordinary merged scan over `[lo, hi]`, every
+    /// row with its line.
     fn line_fallback(
-        &self,
-        info: &StreamInfo,
-        parts: &[Arc<Part>],
-        mem: Vec<Vec<Entry>>,
+        self,
         lo: i64,
         hi: i64,
         req: &ScanRequest,
-        dels: &StreamDeletes,
         visit: &mut dyn FnMut(&StreamInfo, ColumnBatch) -> ScanControl,
     ) -> Result<ScanControl, StorageError> {
+        let StreamSources {
+            info,
+            parts,
+            mem,
+            dels,
+        } = self;
         let mut sources = Vec::with_capacity(parts.len() + mem.len());
         for p in parts {
             if let Some(s) =

@@ -47,7 +47,7 @@ fn push_all(s: &EmbeddedBackend, round: usize) {
                 entries,
             }],
         };
-        s.append(&TenantId::new("t"), &req).unwrap();
+        s.storage().append(&TenantId::new("t"), &req).unwrap();
     }
 }
 
@@ -104,9 +104,9 @@ fn merged_part_with_a_damaged_block(dir: &Path, pick: impl Fn(usize) -> usize) {
     let s = open(dir);
     for round in 0..2 {
         push_all(&s, round);
-        s.flush().unwrap();
+        s.storage().flush().unwrap();
     }
-    assert!(s.merge_now(true).unwrap() >= 1);
+    assert!(s.storage().merge_now(true).unwrap() >= 1);
     drop(s);
     let ps = parts(dir);
     assert_eq!(ps.len(), 1, "one merged part");
@@ -124,7 +124,7 @@ fn a_damaged_block_is_quarantined_logged_counted_and_the_rest_served() {
     let d = tempfile::tempdir().unwrap();
     let s = open(d.path());
     push_all(&s, 0);
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     let before = lines(&s).unwrap();
     drop(s);
     let ps = parts(d.path());
@@ -141,7 +141,7 @@ fn a_damaged_block_is_quarantined_logged_counted_and_the_rest_served() {
 
     let s = open(d.path());
     assert_eq!(
-        s.stats().quarantined_files,
+        s.storage().stats().quarantined_files,
         0,
         "opening does not read blocks"
     );
@@ -151,7 +151,7 @@ fn a_damaged_block_is_quarantined_logged_counted_and_the_rest_served() {
     for (k, v) in &got {
         assert_eq!(v, &before[k], "stream {k} served whole");
     }
-    let st = s.stats();
+    let st = s.storage().stats();
     assert_eq!(st.damaged_blocks, 1);
     assert_eq!(st.quarantined_files, 1);
     let q = d
@@ -167,14 +167,14 @@ fn a_damaged_block_is_quarantined_logged_counted_and_the_rest_served() {
     assert!(reason.contains(&format!("block at {off}")), "{reason}");
     // Reading again: same answer, reported once.
     assert_eq!(lines(&s).unwrap(), got);
-    assert_eq!(s.stats().damaged_blocks, 1);
-    assert_eq!(s.stats().quarantined_files, 1);
+    assert_eq!(s.storage().stats().damaged_blocks, 1);
+    assert_eq!(s.storage().stats().quarantined_files, 1);
 
     // A merge with a second part keeps everything readable and leaves the
     // damaged block out; the quarantined copy keeps the original bytes.
     push_all(&s, 1);
-    s.flush().unwrap();
-    assert!(s.merge_now(true).unwrap() >= 1);
+    s.storage().flush().unwrap();
+    assert!(s.storage().merge_now(true).unwrap() >= 1);
     let merged = lines(&s).unwrap();
     assert_eq!(parts(d.path()).len(), 1);
     for (k, v) in &got {
@@ -191,7 +191,7 @@ fn a_damaged_block_is_quarantined_logged_counted_and_the_rest_served() {
     drop(s);
     let s = open(d.path());
     assert_eq!(lines(&s).unwrap(), merged);
-    assert_eq!(s.stats().damaged_blocks, 0);
+    assert_eq!(s.storage().stats().damaged_blocks, 0);
 }
 
 /// The same for a merged part, whose columnar blocks carry their own frame
@@ -202,9 +202,9 @@ fn a_damaged_columnar_block_is_reported_and_skipped() {
     let s = open(d.path());
     for round in 0..2 {
         push_all(&s, round);
-        s.flush().unwrap();
+        s.storage().flush().unwrap();
     }
-    assert!(s.merge_now(true).unwrap() >= 1);
+    assert!(s.storage().merge_now(true).unwrap() >= 1);
     let before = lines(&s).unwrap();
     drop(s);
     let ps = parts(d.path());
@@ -228,8 +228,8 @@ fn a_damaged_columnar_block_is_reported_and_skipped() {
         total(&got) >= total(&before) - ROWS * 2,
         "only that block's rows"
     );
-    assert_eq!(s.stats().damaged_blocks, 1);
-    assert_eq!(s.stats().quarantined_files, 1);
+    assert_eq!(s.storage().stats().damaged_blocks, 1);
+    assert_eq!(s.storage().stats().quarantined_files, 1);
     assert_eq!(lines(&s).unwrap(), got);
 }
 
@@ -261,8 +261,8 @@ fn the_column_scan_skips_and_reports_a_damaged_block() {
     })
     .expect("the column scan serves the other blocks");
     assert!(rows > 0 && rows < 2 * STREAMS * ROWS, "{rows} rows");
-    assert_eq!(s.stats().damaged_blocks, 1);
-    assert_eq!(s.stats().quarantined_files, 1);
+    assert_eq!(s.storage().stats().damaged_blocks, 1);
+    assert_eq!(s.storage().stats().quarantined_files, 1);
 }
 
 /// A query plan that meets a damaged columnar block reports it and is
@@ -290,7 +290,7 @@ fn a_query_plan_reports_a_damaged_block_and_later_plans_skip_it() {
     };
     let first = s.execute(&plan).expect("no failure");
     assert!(first.is_none(), "declined once the damage is reported");
-    assert_eq!(s.stats().damaged_blocks, 1);
+    assert_eq!(s.storage().stats().damaged_blocks, 1);
     let scanned: usize = lines(&s).unwrap().values().map(Vec::len).sum();
     let again = s.execute(&plan).expect("no failure").expect("answered");
     let AnswerData::Lines(rows) = again.data else {
@@ -299,5 +299,5 @@ fn a_query_plan_reports_a_damaged_block_and_later_plans_skip_it() {
     let answered = rows.len();
     assert_eq!(answered, scanned, "the plan leaves out the same block");
     assert!(scanned < 2 * STREAMS * ROWS);
-    assert_eq!(s.stats().damaged_blocks, 1);
+    assert_eq!(s.storage().stats().damaged_blocks, 1);
 }

@@ -66,7 +66,7 @@ fn crash_child_process() {
         // What the background threads are doing, for the parent's figures.
         let s = s.clone();
         std::thread::spawn(move || loop {
-            let st = s.stats();
+            let st = s.storage().stats();
             println!(
                 "stat {} {} {}",
                 st.flushes, st.merges_done, st.merges_running
@@ -92,7 +92,7 @@ fn crash_child_process() {
                     let req = PushRequest {
                         streams: vec![PushStream { labels, entries }],
                     };
-                    s.append(&TenantId::new("crash"), &req).unwrap();
+                    s.storage().append(&TenantId::new("crash"), &req).unwrap();
                     println!("ack {round} {th} {i}");
                 }
             })
@@ -246,7 +246,7 @@ fn sigkills_at_random_points_lose_and_duplicate_nothing() {
         ScanControl::Continue
     })
     .unwrap();
-    let stats = s.stats();
+    let stats = s.storage().stats();
     // What was sent: acknowledged batches, plus at most the batch after the
     // last acknowledged one of each writer (in flight at the kill).
     let mut last: HashMap<(u64, u64), u64> = HashMap::new();
@@ -297,8 +297,8 @@ fn sigkills_at_random_points_lose_and_duplicate_nothing() {
         "no child quarantined anything either"
     );
     // The store stays usable: flush, merge, reopen, same answer.
-    s.flush().unwrap();
-    s.merge_now(true).unwrap();
+    s.storage().flush().unwrap();
+    s.storage().merge_now(true).unwrap();
     drop(s);
     let mut c = StorageConfig::new(d.path());
     c.background = false;
@@ -310,5 +310,5 @@ fn sigkills_at_random_points_lose_and_duplicate_nothing() {
     })
     .unwrap();
     assert_eq!(again, found.len());
-    assert_eq!(s.stats().damaged_blocks, 0);
+    assert_eq!(s.storage().stats().damaged_blocks, 0);
 }

@@ -40,7 +40,7 @@ fn push(s: &EmbeddedBackend, app: &str, ts: i64, lines: &[&str]) {
                 .collect(),
         }],
     };
-    s.append(&TenantId::new("t"), &req).unwrap();
+    s.storage().append(&TenantId::new("t"), &req).unwrap();
 }
 
 fn lines(s: &EmbeddedBackend, app: &str, lo: i64, hi: i64) -> Vec<String> {
@@ -82,26 +82,31 @@ fn merges_purge_due_deletes_and_keep_cancellable_ones() {
         let dir = tempfile::tempdir().unwrap();
         let s = open(dir.path(), |c| c.delete_cancel_period = cancel_period);
         push(&s, "a", T0, &["ok 1", "secret 1"]);
-        s.flush().unwrap();
+        s.storage().flush().unwrap();
         push(&s, "a", T0 + 10, &["secret 2", "ok 2"]);
-        s.flush().unwrap();
-        let stored = s.add_delete(&TenantId::new("t"), secret_delete()).unwrap();
+        s.storage().flush().unwrap();
+        let stored = s
+            .storage()
+            .add_delete(&TenantId::new("t"), secret_delete())
+            .unwrap();
         assert_eq!(stored.id.len(), 8);
         assert_eq!(
             lines(&s, "a", T0, T0 + 100),
             ["ok 1", "ok 2"],
             "hidden at once"
         );
-        assert_eq!(s.stats().part_rows, 4);
-        assert_eq!(s.merge_now(true).unwrap(), 1);
-        let st = s.stats();
+        assert_eq!(s.storage().stats().part_rows, 4);
+        assert_eq!(s.storage().merge_now(true).unwrap(), 1);
+        let st = s.storage().stats();
         assert_eq!(st.merges_done, 1);
         if purged {
             assert_eq!((st.part_rows, st.deleted_rows), (2, 2), "{st:?}");
         } else {
             assert_eq!((st.part_rows, st.deleted_rows), (4, 0), "{st:?}");
             // Still cancellable: the rows come back.
-            let r = s.cancel_delete(&TenantId::new("t"), &stored.id, false);
+            let r = s
+                .storage()
+                .cancel_delete(&TenantId::new("t"), &stored.id, false);
             assert_eq!(r.unwrap(), Ok(()));
             assert_eq!(lines(&s, "a", T0, T0 + 100).len(), 4);
         }
@@ -124,22 +129,22 @@ fn a_retention_pass_drops_and_rewrites_partitions_at_a_given_time() {
         push(&s, "long", day(d), &["l1", "l2"]);
         push(&s, "short", day(d), &["s1"]);
     }
-    s.flush().unwrap();
-    assert_eq!(s.stats().partitions, 2);
+    s.storage().flush().unwrap();
+    assert_eq!(s.storage().stats().partitions, 2);
     // At day 12: day 0 is older than 10 days for everyone: dropped whole.
     // Day 5 is older than 1 day for `short` only: rewritten without it.
-    let rep = s.apply_retention(day(12)).unwrap();
+    let rep = s.storage().apply_retention(day(12)).unwrap();
     assert_eq!(rep.dropped_partitions, 1, "{rep:?}");
     assert_eq!(rep.rewritten_partitions, 1, "{rep:?}");
     assert_eq!(rep.removed_rows, 3 + 1, "{rep:?}");
     assert_eq!(lines(&s, "long", day(0), day(1)).len(), 0);
     assert_eq!(lines(&s, "long", day(5), day(6)), ["l1", "l2"]);
     assert_eq!(lines(&s, "short", day(0), day(10)).len(), 0);
-    let st = s.stats();
+    let st = s.storage().stats();
     assert_eq!((st.partitions, st.part_rows), (1, 2), "{st:?}");
     // `short` has no data left anywhere: forgotten by the index.
     assert_eq!(st.streams, 1, "{st:?}");
     // A second pass at the same time has nothing to do.
-    let rep = s.apply_retention(day(12)).unwrap();
+    let rep = s.storage().apply_retention(day(12)).unwrap();
     assert_eq!(rep, Default::default());
 }

@@ -93,12 +93,14 @@ fn all(s: &EmbeddedBackend, tenant: &str, dir: Direction) -> Vec<(String, i64, S
 fn forward_backward_ties_and_out_of_order() {
     let d = tempfile::tempdir().unwrap();
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
-    s.append(
-        &t("a"),
-        &push("x", vec![e(5, "five"), e(1, "one"), e(3, "three-a")]),
-    )
-    .unwrap();
-    s.append(&t("a"), &push("x", vec![e(3, "three-b"), e(2, "two")]))
+    s.storage()
+        .append(
+            &t("a"),
+            &push("x", vec![e(5, "five"), e(1, "one"), e(3, "three-a")]),
+        )
+        .unwrap();
+    s.storage()
+        .append(&t("a"), &push("x", vec![e(3, "three-b"), e(2, "two")]))
         .unwrap();
     let fwd: Vec<_> = scan(&s, "a", sel("x"), 0, 100, Direction::Forward)
         .into_iter()
@@ -153,7 +155,7 @@ fn same_answer(flush_columnar: bool) {
     let d1 = tempfile::tempdir().unwrap();
     let mem = EmbeddedBackend::open(cfg(d1.path())).unwrap();
     for (tn, r) in &work {
-        mem.append(&t(tn), r).unwrap();
+        mem.storage().append(&t(tn), r).unwrap();
     }
     let d2 = tempfile::tempdir().unwrap();
     let cfg2 = |p: &Path| {
@@ -163,13 +165,17 @@ fn same_answer(flush_columnar: bool) {
     };
     let parts = EmbeddedBackend::open(cfg2(d2.path())).unwrap();
     for (i, (tn, r)) in work.iter().enumerate() {
-        parts.append(&t(tn), r).unwrap();
+        parts.storage().append(&t(tn), r).unwrap();
         if i % 4 == 3 {
-            parts.flush().unwrap();
+            parts.storage().flush().unwrap();
         }
     }
-    assert!(parts.stats().parts >= 4, "{:?}", parts.stats());
-    assert!(parts.stats().memtable_rows > 0);
+    assert!(
+        parts.storage().stats().parts >= 4,
+        "{:?}",
+        parts.storage().stats()
+    );
+    assert!(parts.storage().stats().memtable_rows > 0);
     for dir in [Direction::Forward, Direction::Backward] {
         let want = all(&mem, "t1", dir);
         assert_eq!(all(&parts, "t1", dir), want, "{dir:?} memtable+parts");
@@ -177,10 +183,14 @@ fn same_answer(flush_columnar: bool) {
         let dups = want.iter().filter(|x| x.2 == "same-ts duplicate").count();
         assert_eq!(dups, 3);
     }
-    parts.flush().unwrap();
-    let merges = parts.merge_now(true).unwrap();
+    parts.storage().flush().unwrap();
+    let merges = parts.storage().merge_now(true).unwrap();
     assert!(merges >= 1);
-    assert_eq!(parts.stats().parts, 2, "one part per day partition");
+    assert_eq!(
+        parts.storage().stats().parts,
+        2,
+        "one part per day partition"
+    );
     let mut fwd = all(&mem, "t1", Direction::Forward);
     assert_eq!(all(&parts, "t1", Direction::Forward), fwd);
     // Backward is exactly forward reversed, per stream.
@@ -207,12 +217,15 @@ fn same_answer(flush_columnar: bool) {
 fn tenants_are_isolated() {
     let d = tempfile::tempdir().unwrap();
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
-    s.append(&t("one"), &push("x", vec![e(1, "secret-one")]))
+    s.storage()
+        .append(&t("one"), &push("x", vec![e(1, "secret-one")]))
         .unwrap();
-    s.append(&t("two"), &push("x", vec![e(1, "secret-two")]))
+    s.storage()
+        .append(&t("two"), &push("x", vec![e(1, "secret-two")]))
         .unwrap();
-    s.flush().unwrap();
-    s.append(&t("two"), &push("y", vec![e(2, "two-y")]))
+    s.storage().flush().unwrap();
+    s.storage()
+        .append(&t("two"), &push("y", vec![e(2, "two-y")]))
         .unwrap();
     let one = all(&s, "one", Direction::Forward);
     assert_eq!(
@@ -230,6 +243,7 @@ fn tenants_are_isolated() {
     assert!(all(&s, "nobody", Direction::Forward).is_empty());
     assert!(s.streams(&t("nobody"), &[], 0, 10).unwrap().is_empty());
     assert!(s
+        .storage()
         .append(&t("../evil"), &push("x", vec![e(1, "x")]))
         .is_err());
 }
@@ -239,16 +253,18 @@ fn time_ranges_are_half_open_and_cross_days() {
     let d = tempfile::tempdir().unwrap();
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     let day = NANOS_PER_DAY;
-    s.append(
-        &t("a"),
-        &push(
-            "x",
-            vec![e(day - 1, "d0-last"), e(day, "d1-first"), e(3 * day, "d3")],
-        ),
-    )
-    .unwrap();
-    s.flush().unwrap();
-    s.append(&t("a"), &push("x", vec![e(day + 5, "d1-mem")]))
+    s.storage()
+        .append(
+            &t("a"),
+            &push(
+                "x",
+                vec![e(day - 1, "d0-last"), e(day, "d1-first"), e(3 * day, "d3")],
+            ),
+        )
+        .unwrap();
+    s.storage().flush().unwrap();
+    s.storage()
+        .append(&t("a"), &push("x", vec![e(day + 5, "d1-mem")]))
         .unwrap();
     let lines = |a, b| {
         scan(&s, "a", sel("x"), a, b, Direction::Forward)
@@ -275,7 +291,7 @@ fn time_ranges_are_half_open_and_cross_days() {
             .len(),
         1
     );
-    assert_eq!(s.stats().partitions, 3);
+    assert_eq!(s.storage().stats().partitions, 3);
 }
 
 #[test]
@@ -303,7 +319,7 @@ fn label_index_queries() {
             },
         ],
     };
-    s.append(&t("a"), &req).unwrap();
+    s.storage().append(&t("a"), &req).unwrap();
     let m = |n: &str, op, v: &str| Matcher::new(n, op, v).unwrap();
     let ids = |ms: &[Matcher], a, b| {
         let mut v: Vec<String> = s
@@ -347,7 +363,7 @@ fn label_index_queries() {
         .unwrap();
     assert_eq!(stream[0].id, l1.stream_id());
     // Survives flush + reopen (stream file + part index ranges).
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     drop(s);
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     assert_eq!(s.label_names(&t("a"), 0, 50).unwrap(), vec!["app", "env"]);
@@ -362,12 +378,15 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
     let d = tempfile::tempdir().unwrap();
     {
         let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
-        s.append(&t("a"), &push("x", vec![e(1, "flushed")]))
+        s.storage()
+            .append(&t("a"), &push("x", vec![e(1, "flushed")]))
             .unwrap();
-        s.flush().unwrap();
-        s.append(&t("a"), &push("x", vec![e(2, "only-in-wal")]))
+        s.storage().flush().unwrap();
+        s.storage()
+            .append(&t("a"), &push("x", vec![e(2, "only-in-wal")]))
             .unwrap();
-        s.append(&t("b"), &push("y", vec![e(3, "other-tenant")]))
+        s.storage()
+            .append(&t("b"), &push("y", vec![e(3, "other-tenant")]))
             .unwrap();
     }
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
@@ -378,12 +397,12 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
     assert_eq!(lines, vec!["flushed", "only-in-wal"]);
     assert_eq!(all(&s, "b", Direction::Forward).len(), 1);
     assert_eq!(
-        s.stats().memtable_rows,
+        s.storage().stats().memtable_rows,
         2,
         "the flushed record is not replayed again"
     );
-    s.flush().unwrap();
-    let st = s.stats();
+    s.storage().flush().unwrap();
+    let st = s.storage().stats();
     assert_eq!(st.memtable_rows, 0);
     // Only the fresh, empty-of-records segment is left.
     let wal_files = std::fs::read_dir(d.path().join("wal")).unwrap().count();
@@ -391,7 +410,7 @@ fn replay_after_drop_without_flush_and_after_partial_flush() {
     drop(s);
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     assert_eq!(all(&s, "a", Direction::Forward).len(), 2);
-    assert_eq!(s.stats().memtable_rows, 0);
+    assert_eq!(s.storage().stats().memtable_rows, 0);
 }
 
 #[test]
@@ -421,7 +440,8 @@ fn wal_rolls_over_segments_and_replays_them_all() {
                 "line {i} {:016x}",
                 (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
             );
-            s.append(&t("a"), &push(&format!("s{}", i % 3), vec![e(i, &line)]))
+            s.storage()
+                .append(&t("a"), &push(&format!("s{}", i % 3), vec![e(i, &line)]))
                 .unwrap();
         }
     }
@@ -429,12 +449,12 @@ fn wal_rolls_over_segments_and_replays_them_all() {
     assert!(segments() > 3, "segments {}", segments());
     let s = EmbeddedBackend::open(small(d.path())).unwrap();
     assert_eq!(all(&s, "a", Direction::Forward).len(), 200);
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     assert_eq!(segments(), 1);
     drop(s);
     let s = EmbeddedBackend::open(small(d.path())).unwrap();
     assert_eq!(all(&s, "a", Direction::Forward).len(), 200);
-    assert_eq!(s.stats().memtable_rows, 0);
+    assert_eq!(s.storage().stats().memtable_rows, 0);
 }
 
 #[test]
@@ -442,8 +462,10 @@ fn crash_leftovers_are_removed_on_open() {
     let d = tempfile::tempdir().unwrap();
     {
         let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
-        s.append(&t("a"), &push("x", vec![e(1, "kept")])).unwrap();
-        s.flush().unwrap();
+        s.storage()
+            .append(&t("a"), &push("x", vec![e(1, "kept")]))
+            .unwrap();
+        s.storage().flush().unwrap();
     }
     let pdir = d.path().join("tenants/a/19700101");
     std::fs::write(pdir.join("00000000000000ff.part"), b"garbage").unwrap();
@@ -464,9 +486,9 @@ fn scan_control_next_stream_and_stop() {
     let s = EmbeddedBackend::open(cfg(d.path())).unwrap();
     for app in ["a", "b", "c"] {
         let entries = (0..2500).map(|i| e(i, &format!("{app}{i}"))).collect();
-        s.append(&t("t"), &push(app, entries)).unwrap();
+        s.storage().append(&t("t"), &push(app, entries)).unwrap();
     }
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     let req = ScanRequest {
         tenant: t("t"),
         matchers: vec![Matcher::new("env", MatchOp::Eq, "prod").unwrap()],
@@ -531,7 +553,8 @@ fn background_threads_flush_and_merge() {
                             )
                         })
                         .collect();
-                    s.append(&t("t"), &push(&format!("s{}", i % 7), entries))
+                    s.storage()
+                        .append(&t("t"), &push(&format!("s{}", i % 7), entries))
                         .unwrap();
                 }
             })
@@ -542,7 +565,7 @@ fn background_threads_flush_and_merge() {
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        let st = s.stats();
+        let st = s.storage().stats();
         if st.memtable_rows == 0
             && st.merges_running == 0
             && st.merge_backlog == 0
@@ -552,11 +575,11 @@ fn background_threads_flush_and_merge() {
         }
         assert!(std::time::Instant::now() < deadline, "{st:?}");
         if st.memtable_rows > 0 {
-            s.flush().unwrap();
+            s.storage().flush().unwrap();
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let st = s.stats();
+    let st = s.storage().stats();
     assert_eq!(st.appended_rows, 4000);
     assert_eq!(st.part_rows, 4000);
     assert!(st.merges_done >= 1, "{st:?}");

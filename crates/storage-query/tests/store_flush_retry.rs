@@ -31,7 +31,7 @@ fn push(s: &EmbeddedBackend, ts: i64, line: &str) {
             }],
         }],
     };
-    s.append(&TenantId::new("t"), &req).unwrap();
+    s.storage().append(&TenantId::new("t"), &req).unwrap();
 }
 
 fn lines(s: &EmbeddedBackend) -> Vec<String> {
@@ -56,7 +56,7 @@ fn lines(s: &EmbeddedBackend) -> Vec<String> {
 
 /// Parts and rows on disk, summed over partitions.
 fn parts_and_rows(s: &EmbeddedBackend) -> (u64, u64) {
-    let st = s.stats();
+    let st = s.storage().stats();
     (st.parts, st.part_rows)
 }
 
@@ -71,12 +71,12 @@ fn a_retried_flush_does_not_rewrite_committed_partitions() {
     let tenant = names::tenant_dir(d.path(), "t");
     let day2 = names::partition_dir(&tenant, names::day_of(T0 + DAY));
     std::fs::write(&day2, b"in the way").unwrap();
-    assert!(s.flush().is_err());
+    assert!(s.storage().flush().is_err());
     assert_eq!(parts_and_rows(&s), (1, 1), "day one committed");
     assert_eq!(lines(&s), vec!["day one", "day two"]);
 
     std::fs::remove_file(&day2).unwrap();
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     assert_eq!(
         parts_and_rows(&s),
         (2, 2),
@@ -87,5 +87,5 @@ fn a_retried_flush_does_not_rewrite_committed_partitions() {
     let s = open(d.path());
     assert_eq!(parts_and_rows(&s), (2, 2));
     assert_eq!(lines(&s), vec!["day one", "day two"]);
-    assert_eq!(s.stats().quarantined_files, 0);
+    assert_eq!(s.storage().stats().quarantined_files, 0);
 }

@@ -48,7 +48,7 @@ fn push(
             entries,
         }],
     };
-    s.append(&TenantId::new("t"), &req).unwrap();
+    s.storage().append(&TenantId::new("t"), &req).unwrap();
 }
 
 /// `count_over_time({app="a"} [..])` in one bucket covering every row, one

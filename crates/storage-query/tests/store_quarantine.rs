@@ -40,7 +40,7 @@ fn push(s: &EmbeddedBackend, lines: &[(i64, &str)]) {
                 .collect(),
         }],
     };
-    s.append(&TenantId::new("t"), &req).unwrap();
+    s.storage().append(&TenantId::new("t"), &req).unwrap();
 }
 
 /// Every line of tenant `t`, in time order.
@@ -92,9 +92,9 @@ fn reason(dir: &Path, path: &Path) -> String {
 fn two_parts(dir: &Path) -> Vec<PathBuf> {
     let s = open(dir);
     push(&s, &[(1, "a1")]);
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     push(&s, &[(2, "b1")]);
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     assert_eq!(lines(&s), vec!["a1", "b1"]);
     let p = parts(dir);
     assert_eq!(p.len(), 2);
@@ -112,7 +112,7 @@ fn a_part_that_fails_to_open_is_quarantined_and_the_rest_served() {
 
     let s = open(d.path());
     assert_eq!(lines(&s), vec!["a1"]);
-    assert_eq!(s.stats().quarantined_files, 1);
+    assert_eq!(s.storage().stats().quarantined_files, 1);
     assert_eq!(
         std::fs::read(in_quarantine(d.path(), &p[1])).unwrap(),
         bytes
@@ -122,7 +122,7 @@ fn a_part_that_fails_to_open_is_quarantined_and_the_rest_served() {
     // The manifest no longer lists it: the next open is clean.
     let s = open(d.path());
     assert_eq!(lines(&s), vec!["a1"]);
-    assert_eq!(s.stats().quarantined_files, 0);
+    assert_eq!(s.storage().stats().quarantined_files, 0);
 }
 
 #[test]
@@ -133,14 +133,14 @@ fn a_missing_manifest_quarantines_the_parts_instead_of_deleting_them() {
     std::fs::remove_file(partition(d.path()).join(names::MANIFEST_FILE)).unwrap();
 
     let s = open(d.path());
-    assert_eq!(s.stats().quarantined_files, 2);
+    assert_eq!(s.storage().stats().quarantined_files, 2);
     for (f, bytes) in p.iter().zip(&originals) {
         assert_eq!(&std::fs::read(in_quarantine(d.path(), f)).unwrap(), bytes);
         assert!(reason(d.path(), f).contains("without a MANIFEST"));
     }
     // The store opens and takes new data in the same partition.
     push(&s, &[(3, "c1")]);
-    s.flush().unwrap();
+    s.storage().flush().unwrap();
     drop(s);
     let s = open(d.path());
     assert_eq!(lines(&s), vec!["c1"]);
@@ -157,7 +157,7 @@ fn a_corrupt_manifest_quarantines_the_partition() {
 
     let s = open(d.path());
     assert_eq!(
-        s.stats().quarantined_files,
+        s.storage().stats().quarantined_files,
         3,
         "the manifest and both parts"
     );
@@ -180,7 +180,7 @@ fn a_listed_part_that_is_missing_is_noted_and_stray_files_are_kept() {
 
     let s = open(d.path());
     assert_eq!(lines(&s), vec!["b1"]);
-    assert_eq!(s.stats().quarantined_files, 2);
+    assert_eq!(s.storage().stats().quarantined_files, 2);
     assert!(reason(d.path(), &p[0]).contains("listed in the partition MANIFEST but missing"));
     assert_eq!(
         std::fs::read(in_quarantine(d.path(), &stray)).unwrap(),
@@ -209,7 +209,7 @@ fn wal_damage_in_the_middle_loses_only_the_damaged_record() {
 
     let s = open(d.path());
     assert_eq!(lines(&s), vec!["line 0", "line 2", "line 3", "line 4"]);
-    assert_eq!(s.stats().quarantined_files, 1);
+    assert_eq!(s.storage().stats().quarantined_files, 1);
     assert_eq!(std::fs::read(in_quarantine(d.path(), &seg)).unwrap(), bytes);
 }
 
@@ -219,7 +219,7 @@ fn an_emptied_wal_directory_does_not_make_numbering_restart() {
         let d = tempfile::tempdir().unwrap();
         let s = open(d.path());
         push(&s, &[(1, "flushed")]);
-        s.flush().unwrap();
+        s.storage().flush().unwrap();
         drop(s);
         // An operator (or a failed disk) empties wal/.
         std::fs::remove_dir_all(d.path().join(names::WAL_DIR)).unwrap();
@@ -255,13 +255,13 @@ fn a_push_too_large_for_one_wal_record_is_refused_before_writing() {
             }],
         }],
     };
-    let err = s.append(&TenantId::new("t"), &req).unwrap_err();
+    let err = s.storage().append(&TenantId::new("t"), &req).unwrap_err();
     assert!(
         matches!(err, StorageError::RecordTooLarge { limit: 4096, .. }),
         "{err}"
     );
     push(&s, &[(1, "small")]);
-    assert_eq!(s.stats().appended_rows, 1);
+    assert_eq!(s.storage().stats().appended_rows, 1);
     assert_eq!(
         s.label_values(&TenantId::new("t"), "app", &[], T0 - 1, T0 + 10)
             .unwrap(),

@@ -45,21 +45,21 @@ pub fn open_store(
     let store = EmbeddedBackend::open(cfg).expect("open store");
     let tenant = TenantId::default_tenant();
     for (i, p) in pushes.iter().enumerate() {
-        store.append(&tenant, p).expect("append");
+        store.storage().append(&tenant, p).expect("append");
         let cut = match state {
             State::Memtable => false,
             State::Merged => i + 1 == pushes.len() / 2,
             _ => i % every == every - 1,
         };
         if cut {
-            store.flush().expect("flush");
+            store.storage().flush().expect("flush");
         }
     }
     if !matches!(state, State::Memtable) {
-        store.flush().expect("flush");
+        store.storage().flush().expect("flush");
     }
     if matches!(state, State::Merged) {
-        store.merge_now(true).expect("merge");
+        store.storage().merge_now(true).expect("merge");
     }
     store
 }

@@ -594,7 +594,13 @@ fn run_unit_with(
         }
         return Ok(());
     }
-    super::fields::run(ctx, &mut ev, keep, agg, u.stream, ts, md, cache)
+    let rows = super::fields::BlockRows {
+        keep,
+        stream: u.stream,
+        ts,
+        md,
+    };
+    super::fields::run(ctx, &mut ev, agg, rows, cache)
 }
 
 /// Decodes every column the kept rows' templates use.

@@ -225,17 +225,35 @@ fn outcome_code(o: FilterOutcome) -> u8 {
     }
 }
 
-/// Hands the rows with `want[r]` back to the engine whole (their lines
+/// A block's rows as the fields stage takes them: which are kept, the
+/// stream they belong to, their timestamps, and the block's metadata when
+/// it can matter to the plan (see [`metadata_matters`]), else `None`.
+#[derive(Clone, Copy)]
+pub struct BlockRows<'e> {
+    /// Per row of the block: it is kept.
+    pub keep: &'e [bool],
+    /// The stream's index in [`Context::streams`].
+    pub stream: usize,
+    /// Per row: its timestamp.
+    pub ts: &'e [i64],
+    /// The block's metadata, when it can matter.
+    pub md: Option<&'e runakefli_storage::block::RowMetadata>,
+}
+
+/// Hands the kept rows of `rows` back to the engine whole (their lines
 /// rebuilt, with their metadata), for rows the store cannot decide.
 fn hand_back(
     ctx: &Context<'_>,
     ev: &BlockEval<'_, '_>,
-    want: &[bool],
     agg: &mut Agg<'_>,
-    stream: usize,
-    ts: &[i64],
-    md: Option<&runakefli_storage::block::RowMetadata>,
+    rows: BlockRows<'_>,
 ) -> Result<(), StorageError> {
+    let BlockRows {
+        keep: want,
+        stream,
+        ts,
+        md,
+    } = rows;
     let lines = ev.rebuild(want)?;
     // The engine evaluates these rows whole: they keep their metadata.
     let md = match md {
@@ -329,40 +347,36 @@ fn name_is_seen<'t>(
     }
 }
 
-/// Runs the fields stage over the kept rows of `ev`, adding to `agg`.
-///
-/// `md` is the block's metadata when it can matter to the plan (see
-/// [`metadata_matters`]), else `None`.
-#[allow(clippy::too_many_arguments)]
+/// Runs the fields stage over the kept rows of `ev` (`rows`), adding to
+/// `agg`.
 pub fn run<'e>(
     ctx: &'e Context<'_>,
     ev: &'e mut BlockEval<'_, '_>,
-    keep: &[bool],
     agg: &mut Agg<'_>,
-    stream: usize,
-    ts: &[i64],
-    md: Option<&'e runakefli_storage::block::RowMetadata>,
+    rows: BlockRows<'e>,
     cache: &mut TemplateCache,
 ) -> Result<(), StorageError> {
     let mut bufs = std::mem::take(&mut cache.buffers);
-    let done = run_with(ctx, ev, keep, agg, stream, ts, md, cache, &mut bufs);
+    let done = run_with(ctx, ev, agg, rows, cache, &mut bufs);
     cache.buffers = bufs;
     done
 }
 
 /// [`run`] with the worker's block buffers.
-#[allow(clippy::too_many_arguments)]
 fn run_with<'e>(
     ctx: &'e Context<'_>,
     ev: &'e mut BlockEval<'_, '_>,
-    keep: &[bool],
     agg: &mut Agg<'_>,
-    stream: usize,
-    ts: &[i64],
-    md: Option<&'e runakefli_storage::block::RowMetadata>,
+    rows: BlockRows<'e>,
     cache: &mut TemplateCache,
     bufs: &mut BlockBuffers,
 ) -> Result<(), StorageError> {
+    let BlockRows {
+        keep,
+        stream,
+        ts,
+        md,
+    } = rows;
     let stage = ctx.q.fields().expect("fields stage");
     let lu = &ctx.q.labels;
     let names = &lu.labels;
@@ -530,7 +544,7 @@ fn run_with<'e>(
     }
 
     if let Some(placed) = &uniform {
-        if unwrap_decimals(ctx, ev, keep, agg, stream, ts, placed, used)? {
+        if unwrap_decimals(ctx, ev, agg, rows, placed, used)? {
             return Ok(());
         }
     }
@@ -611,12 +625,15 @@ fn run_with<'e>(
     };
     let total = next as usize;
     if let Some(srcs) = &uniform {
-        if let Some(fast) =
-            FastBlock::plan(ctx, agg, srcs, &ids, col_fact, &infos, heads, used, |c| {
-                ev.value_index_is_identity(c)
-            })
-        {
-            let done = fast.run(ctx, ev, keep, agg, stream, ts, md, cache, &mut ids, bufs);
+        let templates = UsedTemplates {
+            infos: &infos,
+            heads,
+            used,
+        };
+        if let Some(fast) = FastBlock::plan(ctx, agg, srcs, &ids, col_fact, templates, |c| {
+            ev.value_index_is_identity(c)
+        }) {
+            let done = fast.run(ev, agg, rows, cache, &mut ids, bufs);
             ids.give_back(bufs);
             return done;
         }
@@ -1026,7 +1043,11 @@ fn run_with<'e>(
                 want[order[p] as usize] = true;
             }
         }
-        hand_back(ctx, ev, &want, agg, stream, ts, md)?;
+        let back = BlockRows {
+            keep: &want,
+            ..rows
+        };
+        hand_back(ctx, ev, agg, back)?;
     }
     ids.give_back(bufs);
     Ok(())
@@ -1038,17 +1059,17 @@ fn run_with<'e>(
 /// unwrap, and every grouping label the stream's (or absent). Each kept row
 /// adds its value in row order, as the general path does. `false` (nothing
 /// added) when the plan or block has another shape.
-#[allow(clippy::too_many_arguments)]
 fn unwrap_decimals(
     ctx: &Context<'_>,
     ev: &mut BlockEval<'_, '_>,
-    keep: &[bool],
     agg: &mut Agg<'_>,
-    stream: usize,
-    ts: &[i64],
+    rows: BlockRows<'_>,
     placed: &[Placed],
     used: &[bool],
 ) -> Result<bool, StorageError> {
+    let BlockRows {
+        keep, stream, ts, ..
+    } = rows;
     let Some(stage) = ctx.q.fields() else {
         return Ok(false);
     };
@@ -1093,6 +1114,17 @@ fn unwrap_decimals(
     Ok(true)
 }
 
+/// The templates of a block's rows, and which of them the kept rows use.
+#[derive(Clone, Copy)]
+struct UsedTemplates<'t> {
+    /// Per local template: what the query derived from it.
+    infos: &'t [super::query::SharedTemplate],
+    /// Per local template: its head (the column of each slot).
+    heads: &'t [runakefli_storage::block::layout::TemplateHead],
+    /// Per local template: some kept row uses it.
+    used: &'t [bool],
+}
+
 /// Where the fused pass finds one label for every row of a uniform block.
 #[derive(Clone, Copy)]
 enum FastSource<'e> {
@@ -1135,25 +1167,25 @@ const MAX_CLASSES: u32 = 64;
 /// that no value needs unescaping, and unquoted ones are JSON scalars), no
 /// unwrap, rows counted into groups of labels. Rows a label filter fails on
 /// with an error go back to the engine, as on the general path.
-struct FastBlock<'e> {
+struct FastBlock<'e, 'p> {
+    /// The query's context.
+    ctx: &'e Context<'p>,
     /// Per label of [`super::query::LabelUse::labels`].
     srcs: Vec<FastSource<'e>>,
 }
 
-impl<'e> FastBlock<'e> {
+impl<'e, 'p> FastBlock<'e, 'p> {
     /// The fused pass for this block, when the plan and block have its shape.
-    #[allow(clippy::too_many_arguments)]
     fn plan(
-        ctx: &Context<'_>,
+        ctx: &'e Context<'p>,
         agg: &Agg<'_>,
         placed: &[Placed],
         ids: &Ids<'e>,
         col_fact: &[u8],
-        infos: &[super::query::SharedTemplate],
-        heads: &[runakefli_storage::block::layout::TemplateHead],
-        used: &[bool],
+        templates: UsedTemplates<'_>,
         dense: impl Fn(usize) -> bool,
-    ) -> Option<FastBlock<'e>> {
+    ) -> Option<Self> {
+        let UsedTemplates { infos, heads, used } = templates;
         let stage = ctx.q.fields()?;
         if stage.unwrap.is_some()
             || agg.plan.value != BucketValue::Count
@@ -1201,24 +1233,23 @@ impl<'e> FastBlock<'e> {
                 Placed::Base => FastSource::Const(ids.stream(j)),
             });
         }
-        Some(FastBlock { srcs })
+        Some(FastBlock { ctx, srcs })
     }
 
     /// Counts the kept rows that pass the label filters into their groups.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         self,
-        ctx: &'e Context<'_>,
         ev: &'e BlockEval<'_, '_>,
-        keep: &[bool],
         agg: &mut Agg<'_>,
-        stream: usize,
-        ts: &[i64],
-        md: Option<&'e runakefli_storage::block::RowMetadata>,
+        rows: BlockRows<'_>,
         cache: &mut TemplateCache,
         ids: &mut Ids<'e>,
         bufs: &mut BlockBuffers,
     ) -> Result<(), StorageError> {
+        let ctx = self.ctx;
+        let BlockRows {
+            keep, stream, ts, ..
+        } = rows;
         let stage = ctx.q.fields().expect("fields stage");
         let lu = &ctx.q.labels;
         let nids = ids.meta_base as usize;
@@ -1423,7 +1454,11 @@ impl<'e> FastBlock<'e> {
         for &r in &dead {
             want[r as usize] = true;
         }
-        hand_back(ctx, ev, &want, agg, stream, ts, md)?;
+        let back = BlockRows {
+            keep: &want,
+            ..rows
+        };
+        hand_back(ctx, ev, agg, back)?;
         Ok(())
     }
 }

@@ -173,9 +173,16 @@ pub fn run(
                 break;
             }
             ctx.check_deadline()?;
-            if let Some((taken, next_ts)) =
-                run_unit(ctx, i, u, &mut col, &mut cache, &mut bufs, 0, cap)
-                    .map_err(|e| ctx.unit_failed(u, e))?
+            if let Some((taken, next_ts)) = run_unit(
+                ctx,
+                i,
+                u,
+                &mut col,
+                &mut cache,
+                &mut bufs,
+                Pass { skip: 0, cap },
+            )
+            .map_err(|e| ctx.unit_failed(u, e))?
             {
                 unfinished.push((i, taken, next_ts));
             }
@@ -185,10 +192,12 @@ pub fn run(
                 continue;
             }
             ctx.check_deadline()?;
-            run_unit(
-                ctx, i, &units[i], &mut col, &mut cache, &mut bufs, taken, limit,
-            )
-            .map_err(|e| ctx.unit_failed(&units[i], e))?;
+            let pass = Pass {
+                skip: taken,
+                cap: limit,
+            };
+            run_unit(ctx, i, &units[i], &mut col, &mut cache, &mut bufs, pass)
+                .map_err(|e| ctx.unit_failed(&units[i], e))?;
         }
         let stats = col.stats;
         Ok((col.into_rows(), stats))
@@ -304,11 +313,17 @@ struct RowBuffers {
     order: Vec<usize>,
 }
 
-/// Adds the unit's rows that may make the answer to `col`, skipping the
-/// first `skip` candidates (taken by an earlier pass) and taking at most
-/// `cap`; when it stops at `cap`, returns how many candidates it has taken
-/// in all and the timestamp of the next one.
-#[allow(clippy::too_many_arguments)]
+/// Which of a unit's candidates one pass over it takes: those after the
+/// first `skip` (taken by an earlier pass), at most `cap` of them.
+#[derive(Clone, Copy)]
+struct Pass {
+    skip: usize,
+    cap: usize,
+}
+
+/// Adds the unit's rows that may make the answer to `col`, taking the
+/// candidates `pass` says; when it stops at `pass.cap`, returns how many
+/// candidates it has taken in all and the timestamp of the next one.
 fn run_unit(
     ctx: &Context<'_>,
     index: usize,
@@ -316,9 +331,9 @@ fn run_unit(
     col: &mut Collector<'_, '_>,
     cache: &mut TemplateCache,
     bufs: &mut RowBuffers,
-    skip: usize,
-    cap: usize,
+    pass: Pass,
 ) -> Result<Option<(usize, i64)>, StorageError> {
+    let Pass { skip, cap } = pass;
     let (lo, hi) = col.cutoff.narrow(ctx.q.lo, ctx.q.hi);
     if lo > hi {
         return Ok(None);

@@ -97,32 +97,43 @@ pub fn replay(
             }
         }
         stats.segments.push(seq);
-        replay_segment(
-            data,
+        let segment = Segment {
             seq,
-            &path,
-            &buf,
-            Some(seq) == newest,
-            quarantine,
-            &mut stats,
-            &mut apply,
-        )?;
+            path: &path,
+            buf: &buf,
+            newest: Some(seq) == newest,
+        };
+        replay_segment(data, &segment, quarantine, &mut stats, &mut apply)?;
     }
     Ok(stats)
 }
 
+/// One WAL segment read for replay.
+struct Segment<'s> {
+    /// Its number.
+    seq: u64,
+    /// Its file.
+    path: &'s Path,
+    /// Its bytes.
+    buf: &'s [u8],
+    /// It is the newest segment, the only one a torn tail may end.
+    newest: bool,
+}
+
 /// Replays one segment whose header has a good version or a bad magic.
-#[allow(clippy::too_many_arguments)]
 fn replay_segment(
     data: &Path,
-    seq: u64,
-    path: &Path,
-    buf: &[u8],
-    newest: bool,
+    segment: &Segment<'_>,
     quarantine: &Quarantine,
     stats: &mut ReplayStats,
     apply: &mut impl FnMut(u64, TenantId, PushRequest) -> Result<(), StorageError>,
 ) -> Result<(), StorageError> {
+    let &Segment {
+        seq,
+        path,
+        buf,
+        newest,
+    } = segment;
     let mut damage: Vec<Damage> = Vec::new();
     let mut valid: Vec<(usize, usize)> = Vec::new();
     if buf.len() < HEADER_LEN || &buf[..8] != MAGIC {

@@ -11,8 +11,8 @@
 //! once per id and memoized, so the engine's label filters and conversions
 //! run once per distinct value, not per row.
 
+use super::agg::{base_key, decode_all_used, line_len, Agg};
 use super::block::{relent, BlockBuffers, BlockEval, TemplateCache};
-use super::buckets::{base_key, decode_all_used, line_len, Agg};
 use super::entry_marks;
 use super::query::{resolve_labels, LabelSource};
 use super::Context;

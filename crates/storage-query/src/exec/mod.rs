@@ -16,6 +16,7 @@
 //! The store declines plans with a fields stage whose output is lines
 //! (parsers in log queries run in the engine).
 
+mod agg;
 pub(crate) mod answer_cache;
 mod block;
 mod buckets;

@@ -1,5 +1,10 @@
 //! Prints the generator's totals for N lines (default 1,000,000) and how fast it
 //! generates and encodes them: `cargo run --release -p runakefli-bench --example workload_stats [N]`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a developer's measuring tool: its report is its output, a failure ends it"
+)]
 
 use std::time::Instant;
 

@@ -3,6 +3,10 @@
 //! tenants; requests without them are refused; a bad credentials file stops
 //! the start with a message naming the problem. Isolation on every endpoint
 //! is in `crates/server/tests/tenant_isolation.rs`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -7,6 +7,10 @@
 //! Like the other ClickHouse tests, a missing `.venv-chdb` is first made by
 //! `.ci/setup-clients.sh chdb` (the test front's harness does it); when that
 //! fails, this test fails naming the script, and so does the bench.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 #[allow(dead_code)]
 #[path = "../../clickhouse/tests/front/mod.rs"]

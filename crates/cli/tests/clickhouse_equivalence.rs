@@ -9,6 +9,10 @@
 //! Runs on the ClickHouse 26.9 engine (chdb-core behind the test front of
 //! `crates/clickhouse/tests/`); without it the tests fail, naming
 //! `.ci/setup-clients.sh chdb`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod answer_cmp;
 #[allow(dead_code)]

@@ -6,6 +6,10 @@
 //! passes — and the rows must be gone from ClickHouse's tables themselves.
 //!
 //! Without chdb-core these tests fail, naming `.ci/setup-clients.sh chdb`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 #[allow(dead_code)]

@@ -14,6 +14,10 @@
 //! once.
 //!
 //! Without chdb-core these tests fail, naming `.ci/setup-clients.sh chdb`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 #[allow(dead_code)]

@@ -9,6 +9,10 @@
 //! requests and retention: `clickhouse_housekeeping.rs`).
 //!
 //! Without chdb-core these tests fail, naming `.ci/setup-clients.sh chdb`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 #[allow(dead_code)]

@@ -1,5 +1,9 @@
 //! `runakefli push`, `query`, `labels` and `series` end to end against the
 //! real server.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

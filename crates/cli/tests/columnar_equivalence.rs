@@ -8,6 +8,10 @@
 //! (unmerged) and merged parts; log queries are asked twice (the second
 //! answer's rows come from the answer cache). Queries: templates over selectors, label
 //! filters, groupings and range functions, crossed with each other.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod store_states;
 

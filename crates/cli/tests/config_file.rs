@@ -1,6 +1,10 @@
 //! The YAML config file: keys named like the flags, human units, precedence
 //! flag > variable > file > default, `--print-config` round trip, errors that
 //! name the key; and start-up failures that say what to do.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -6,6 +6,10 @@
 //! Every case must pass unless the "Grafana cases that do not match"
 //! section of `docs/conformance.md` lists its id with a reason; a listed
 //! case that passes is reported so the list only shrinks.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 #[allow(dead_code)] // its exception list and wait only

@@ -8,6 +8,10 @@
 //! Every case must pass unless the "OTLP cases that do not match" section of
 //! `docs/conformance.md` lists its id with a reason, on the embedded store
 //! and on ClickHouse (`--backend clickhouse`).
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 #[path = "common/corpus.rs"]

@@ -9,6 +9,10 @@
 //! line twice and none that was never acknowledged.
 //!
 //! `RUNAKEFLI_CORRUPTION_ROUNDS` (default 6) and `RUNAKEFLI_CORRUPTION_SEED`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -1,5 +1,9 @@
 //! Durability: SIGKILL the server while clients push; every acknowledged line
 //! must be there after a restart.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

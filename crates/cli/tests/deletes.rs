@@ -2,6 +2,10 @@
 //! path at once (parts and memtable, log and metric queries), across a
 //! restart; cancellation brings them back; once due they are purged from
 //! disk — gone even when the request itself is removed.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

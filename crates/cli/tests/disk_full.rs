@@ -9,6 +9,10 @@
 //!
 //! Mounting needs root (or `CAP_SYS_ADMIN`), which CI has; without it the
 //! test fails saying so rather than passing without testing anything.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

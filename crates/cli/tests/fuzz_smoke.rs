@@ -11,6 +11,10 @@
 //! writes the input to `target/fuzz-smoke-<target>-<seed>.bin` and fails
 //! naming it; replay it with `cargo fuzz run <target> FILE` or this test's
 //! seed.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

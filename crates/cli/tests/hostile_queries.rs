@@ -3,6 +3,10 @@
 //! parses LogQL or a selector, are answered 400 in Loki's error format, and
 //! the same process keeps answering afterwards. Queries just inside the depth
 //! limit are evaluated (or refused cleanly) without harm either.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

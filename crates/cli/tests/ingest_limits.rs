@@ -1,6 +1,10 @@
 //! Per-tenant ingestion limits over HTTP, with Loki's 429 messages: a push
 //! over the rate is refused whole; streams past the active-stream limit are
 //! refused while the push's other streams are stored.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

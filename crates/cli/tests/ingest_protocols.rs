@@ -9,6 +9,10 @@
 //! the project virtualenv `.venv-clients` (`RUNAKEFLI_TEST_PYTHON` overrides
 //! its interpreter). A client that cannot be set up fails the test (it does
 //! not skip).
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod clients;
 mod common;

@@ -11,6 +11,10 @@
 //! are dropped. The server must answer every window with the first entries
 //! of one total order, so that a boundary inside a run of equal timestamps
 //! neither repeats nor loses entries.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -3,6 +3,10 @@
 //! `pkg/logql/log/ip.go`, `pkg/logql/syntax` and `pkg/ingester`): the
 //! `series` endpoint's `match[]` handling, `ip()` errors and matches, and
 //! parameter errors.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

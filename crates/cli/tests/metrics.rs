@@ -1,6 +1,10 @@
 //! `/metrics` against the real server, read with a Prometheus exposition
 //! parser (`prometheus-parse`): counters match what was pushed, refused and
 //! queried; store gauges follow flushes.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -1,5 +1,9 @@
 //! What an operator sees: the start-up lines (what was recovered), plain
 //! text without colour codes when not on a terminal, or JSON lines.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

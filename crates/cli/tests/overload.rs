@@ -9,6 +9,10 @@
 //! refused with 400/429/503/504, and the 2,000-parentheses query is among
 //! them. Afterwards, restarted on the same directory, the server holds
 //! exactly the acknowledged lines: none lost, none twice, nothing refused.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

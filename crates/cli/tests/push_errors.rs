@@ -1,4 +1,8 @@
 //! Bad pushes get 400 with a message naming the problem, and store nothing.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

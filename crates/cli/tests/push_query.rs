@@ -1,4 +1,8 @@
 //! End to end: push with protobuf and JSON, query back byte-identical lines.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

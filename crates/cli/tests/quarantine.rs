@@ -1,5 +1,9 @@
 //! The real server starts on a data directory with damaged files, reports
 //! what it quarantined in `/admin/storage/stats`, and serves the rest.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -5,6 +5,10 @@
 //! drilldown endpoint, which reads through the same cancellable engine as
 //! `/index/*`); plans the store runs whole get the flag too
 //! (`crates/storage-query/tests/store_plan_bounds.rs`).
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -2,6 +2,10 @@
 //! per tenant) and by disk budget; disk measured like `du`, queries no
 //! longer return the data, also after a restart. And the accepted age of
 //! pushed entries (`reject_old_samples_max_age`, `creation_grace_period`).
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -9,6 +9,10 @@
 //! (JSON, logfmt, plain, nested objects, escapes, invalid JSON). Store
 //! states: memtable only, row-wise flushed parts, columnar flushed parts,
 //! merged parts.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod answer_cmp;
 mod store_states;

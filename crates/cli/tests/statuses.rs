@@ -4,6 +4,10 @@
 //! real: the next WAL segment is a symlink to `/dev/full`, whose writes fail
 //! with `ENOSPC`. A push too large for one WAL record is refused with 413
 //! before anything is acknowledged.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

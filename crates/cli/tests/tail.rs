@@ -3,6 +3,10 @@
 //! tail started within a second, in order, with their labels, in Loki's
 //! frame format; history since `start` comes first; tails past the
 //! per-tenant cap are closed with Loki's error.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -2,6 +2,10 @@
 //! (chdb-core behind the HTTP front in `chdb_http.py`, see `front/`): the
 //! schema, inserts with deduplication tokens, exceptions, and the SQL the
 //! crate generates for plans, with answers checked against Loki's rules.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod front;
 

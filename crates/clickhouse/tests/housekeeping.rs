@@ -4,6 +4,10 @@
 //! back when cancelled and are deleted when due; retention drops whole day
 //! partitions and deletes the expired days of streams whose period is
 //! shorter, by the embedded store's rules.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod front;
 

@@ -2,6 +2,10 @@
 //! HTTPS server (rustls) with certificates made for the test answers the
 //! client only when the client trusts the test CA, and, when it asks for
 //! one, only a client showing a certificate of that CA.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
 use runakefli_clickhouse::client::{Client, Config, Request};

@@ -2,6 +2,10 @@
 //! query_range, labels, label values, series), parsed with
 //! `runakefli_logql::parse_expr`, evaluated on a MemBackend loaded with the
 //! corpus data and compared by the corpus rules.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -1,6 +1,10 @@
 //! Every query of the recorded Loki conformance corpus: accepted ones must
 //! parse and survive print → parse unchanged; rejected ones must fail with
 //! exactly Loki's message.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_logql::{parse_expr, parse_matchers};
 

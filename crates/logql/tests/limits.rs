@@ -3,6 +3,10 @@
 //! at the accepted depth survive every recursive walk on a 2 MiB stack (the
 //! size of tokio's blocking-pool threads, where the server parses), and the
 //! input length limit is configurable.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_logql::{
     parse_expr, parse_expr_with, parse_matchers_with, ParseError, ParseLimits, DEFAULT_MAX_DEPTH,

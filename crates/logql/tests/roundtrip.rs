@@ -1,5 +1,9 @@
 //! Property tests: random valid queries from a small LogQL grammar parse, and
 //! print → parse gives the same AST; arbitrary input never panics.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use proptest::prelude::*;
 use proptest::sample::select;

@@ -2,6 +2,10 @@
 //! the only query slot itself, so a read request is answered 429 at once
 //! (no queue), pushes are not held back, and the slot's release lets reads
 //! through again.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_server::{router, AppState, ServerConfig};
 use std::time::Duration;

@@ -12,6 +12,10 @@
 //! (so the check is not vacuous) and never the other's name, before and
 //! after a flush to parts. A delete request of one tenant removes nothing of
 //! the other's and cannot be seen or cancelled by it.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use base64::Engine as _;
 use prost::Message as _;

@@ -6,6 +6,11 @@
 //!
 //! `cargo run --release -p runakefli-storage-query --example store_ingest_bench -- [lines] [streams] [threads]`
 //! (defaults 1000000 5000 2). The data directory is a temp dir under $TMPDIR.
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a developer's measuring tool: its report is its output, a failure ends it"
+)]
 
 use runakefli_model::{Entry, Labels, PushRequest, PushStream, TenantId};
 use runakefli_storage::StorageConfig;

@@ -2,6 +2,10 @@
 //! built with: two backends over one store (or two stores in one process)
 //! share nothing, a backend with zero budgets keeps nothing, and the answers
 //! are the same with caches or without.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::plan::{PlanOutput, QueryPlan};
 use runakefli_model::{

@@ -4,6 +4,10 @@
 //! counts it (`damaged_blocks`, `quarantined_files`), and serves every other
 //! block; a merge of the part leaves the damaged block out while the
 //! quarantined copy keeps its bytes.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,

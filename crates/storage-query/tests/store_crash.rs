@@ -17,6 +17,10 @@
 //!
 //! The child is this test binary re-invoked with `CRASH_CHILD_DIR` set, running
 //! only `crash_child_process`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,

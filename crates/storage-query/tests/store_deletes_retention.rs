@@ -2,6 +2,10 @@
 //! threads): merges drop the rows of due delete requests and keep those of
 //! requests still in their cancellation period; a retention pass at a given
 //! time drops and rewrites partitions as the policy says.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,

@@ -1,6 +1,10 @@
 //! End-to-end tests of the storage engine through its public API: ordering,
 //! equivalence across memtable/parts/merged parts, dedup, tenancy, time ranges,
 //! label index, replay and garbage collection.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,

@@ -1,6 +1,10 @@
 //! A flush that fails half-way (one partition committed, the next one not) is
 //! retried from its frozen memtable; the retry writes only the partitions that
 //! did not commit, so no committed partition gets a second copy of its rows.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,

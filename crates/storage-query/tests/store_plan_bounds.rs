@@ -3,6 +3,10 @@
 //! groups pass `PLAN_MAX_GROUPS` or whose residual rows pass
 //! `PLAN_RESIDUAL_MAX_BYTES` is declined (`Ok(None)`, the engine's scan then
 //! answers), while the same plan under the bound answers exactly.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::plan::{
     AnswerData, BucketPlan, BucketValue, FieldStage, GroupBy, JsonParser, PlanOutput, QueryPlan,

@@ -3,6 +3,10 @@
 //! with a reason and counted, the store opens and serves the rest; WAL
 //! numbering never goes back below what was used or flushed; a push too large
 //! for one WAL record is refused before anything is written.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::{
     Backend, Direction, Entry, Labels, MatchOp, Matcher, PushRequest, PushStream, ScanControl,

@@ -1,5 +1,10 @@
 //! Times the fixed per-block steps of a query over every block of a part:
 //! `cargo run --release -p runakefli-storage --example block_costs -- PART`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a developer's measuring tool: its report is its output, a failure ends it"
+)]
 use runakefli_storage::part::{Part, PartInfo};
 use std::time::Instant;
 

@@ -1,6 +1,11 @@
 //! Prints what a part's blocks hold: rows, templates, and per column its
 //! encoding and sizes. `cargo run --release -p runakefli-storage --example
 //! part_inspect -- PART_FILE [BLOCKS]`
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a developer's measuring tool: its report is its output, a failure ends it"
+)]
 use runakefli_storage::block::layout::BlockHeader;
 use runakefli_storage::part::{Part, PartInfo};
 use std::collections::BTreeMap;

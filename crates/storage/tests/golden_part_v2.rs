@@ -5,6 +5,10 @@
 //! needle its blocks hold. Regenerate only when part version 2's golden file
 //! must be written anew (`cargo test -p runakefli-storage --test
 //! golden_part_v2 -- --ignored`); a new part version gets a new file.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use runakefli_model::Entry;
 use runakefli_storage::names;

@@ -1,7 +1,8 @@
 //! The contract between the query engine and a storage backend.
 //!
-//! The embedded columnar store implements [`Backend`]; a ClickHouse backend will be
-//! another implementation. The engine never sees files, parts or blocks.
+//! The embedded columnar store's executor (`runakefli-storage-query`'s
+//! `EmbeddedBackend`) and the ClickHouse backend (`runakefli-clickhouse`) implement
+//! [`Backend`]. The engine never sees files, parts, blocks or SQL.
 
 use crate::{Entry, Labels, Matcher, StreamId, TenantId, Timestamp};
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -389,9 +389,19 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
         let answers: Vec<QueryResult> = engines
             .iter()
             .map(|e| {
-                e.query_range(&tenant, &expr, start, stop, step, 100, Direction::Backward)
-                    .unwrap_or_else(|e| panic!("{q}: {e}"))
-                    .result
+                e.query_range(
+                    &tenant,
+                    &expr,
+                    runakefli_engine::RangeRequest {
+                        start,
+                        end: stop,
+                        step,
+                        limit: 100,
+                        direction: Direction::Backward,
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{q}: {e}"))
+                .result
             })
             .collect();
         let after = ch.sql_stats();
@@ -417,7 +427,17 @@ fn label_grouped_bucket_plans_ship_groups_not_rows() {
                 let e = runakefli_logql::parse_expr(i).unwrap();
                 series_count(
                     &engines[1]
-                        .query_range(&tenant, &e, start, stop, step, 100, Direction::Backward)
+                        .query_range(
+                            &tenant,
+                            &e,
+                            runakefli_engine::RangeRequest {
+                                start,
+                                end: stop,
+                                step,
+                                limit: 100,
+                                direction: Direction::Backward,
+                            },
+                        )
                         .unwrap()
                         .result,
                 )
@@ -527,11 +547,13 @@ fn topk_over_grouped_plans_ships_only_the_groups_it_can_keep() {
                     e.query_range(
                         &tenant,
                         &expr,
-                        start,
-                        stop,
-                        minute,
-                        100,
-                        Direction::Backward,
+                        runakefli_engine::RangeRequest {
+                            start,
+                            end: stop,
+                            step: minute,
+                            limit: 100,
+                            direction: Direction::Backward,
+                        },
                     )
                     .unwrap_or_else(|e| panic!("{q}: {e}"))
                     .result
@@ -964,10 +986,30 @@ fn index_stats_and_volume_ship_no_log_rows_and_answer_as_the_reference() {
                 (vec!["app".to_string()], false, 1),
             ] {
                 let got = a
-                    .volume(&tenant, sel, s, e, &targets, by_labels, limit)
+                    .volume(
+                        &tenant,
+                        &runakefli_engine::VolumeRequest {
+                            matchers: sel,
+                            target_labels: &targets,
+                            by_labels,
+                            limit,
+                        },
+                        s,
+                        e,
+                    )
                     .unwrap();
                 let want = b
-                    .volume(&tenant, sel, s, e, &targets, by_labels, limit)
+                    .volume(
+                        &tenant,
+                        &runakefli_engine::VolumeRequest {
+                            matchers: sel,
+                            target_labels: &targets,
+                            by_labels,
+                            limit,
+                        },
+                        s,
+                        e,
+                    )
                     .unwrap();
                 assert_eq!(
                     got, want,
@@ -1065,15 +1107,13 @@ fn number_edge_pushes(end: i64, step: i64) -> Vec<PushRequest> {
 /// bit-identical on the first three (ClickHouse, the reference, the
 /// embedded store; a fourth, if any, is only returned), and what
 /// ClickHouse's SQL did meanwhile (its counters before and after).
-#[allow(clippy::too_many_arguments)]
 fn answers_alike(
     ch: &ClickHouseBackend,
     engines: &[Engine],
     tenant: &TenantId,
     q: &str,
     (start, stop, step): (i64, i64, i64),
-    limit: u32,
-    dir: Direction,
+    (limit, dir): (u32, Direction),
 ) -> (Vec<Result<QueryResult, String>>, SqlStats, SqlStats) {
     let expr = runakefli_logql::parse_expr(q).unwrap();
     let before = ch.sql_stats();
@@ -1149,7 +1189,7 @@ fn json_log_queries_ship_about_limit_rows_and_answer_as_the_reference() {
     for q in queries {
         for (limit, dir) in runs {
             let (answers, before, after) =
-                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), (limit, dir));
             let (kept, undecided) = (
                 after.plan_rows - before.plan_rows,
                 after.residual_rows - before.residual_rows,
@@ -1235,8 +1275,7 @@ fn float_unwraps_and_filters_answer_in_sql_like_the_reference() {
             &tenant,
             q,
             (start, stop, step),
-            100,
-            Direction::Backward,
+            (100, Direction::Backward),
         );
         let residual = after.residual_rows - before.residual_rows;
         eprintln!(
@@ -1581,8 +1620,7 @@ fn plans_whose_residual_rows_pass_the_budget_are_declined_and_scanned() {
             &tenant,
             q,
             range,
-            100,
-            Direction::Backward,
+            (100, Direction::Backward),
         );
         let after = default.sql_stats();
         assert!(answers[0].as_ref().is_ok_and(nonempty), "{q}: no data");
@@ -1671,7 +1709,7 @@ fn field_plans_answer_alike(
         };
         for &(limit, dir) in runs {
             let (answers, before, after) =
-                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), (limit, dir));
             let run = FieldPlanRun {
                 query: q,
                 limit,
@@ -1978,7 +2016,7 @@ fn pending_deletes_hide_rows_from_json_logfmt_and_point_plans() {
         let mut hid = false;
         for &(limit, dir) in runs {
             let (answers, before, after) =
-                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), limit, dir);
+                answers_alike(&ch, &engines, &tenant, q, (start, stop, step), (limit, dir));
             assert!(answers[0].as_ref().is_ok_and(nonempty), "{q} found nothing");
             hid |= !identical(&answers[0], &answers[3]);
             assert_eq!(after.plans_answered - before.plans_answered, 1, "{q}");
@@ -2178,8 +2216,18 @@ fn multi_day_log_queries_read_by_legs_and_pages_answer_as_the_reference() {
     let expr = runakefli_logql::parse_expr(r#"{app=~"a|b"}"#).unwrap();
     let run = |e: &Engine, b: &ClickHouseBackend, limit: u32, dir: Direction| {
         let before = b.sql_stats();
-        e.query_range(&tenant, &expr, d0, d0 + 7 * DAY, step, limit, dir)
-            .unwrap();
+        e.query_range(
+            &tenant,
+            &expr,
+            runakefli_engine::RangeRequest {
+                start: d0,
+                end: d0 + 7 * DAY,
+                step,
+                limit,
+                direction: dir,
+            },
+        )
+        .unwrap();
         let after = b.sql_stats();
         (
             after.lines_legs - before.lines_legs,
@@ -2281,8 +2329,7 @@ fn multi_day_metric_queries_read_by_parallel_legs_answer_as_one_read() {
             &tenant,
             q,
             range,
-            100,
-            Direction::Backward,
+            (100, Direction::Backward),
         );
         let after = [legs(&small), legs(&whole)];
         assert!(answers[0].as_ref().is_ok_and(nonempty), "{q}: no data");

@@ -44,7 +44,17 @@ fn compare(
             let r = if instant {
                 engine.query_instant(&tenant, &expr, end, 100, Direction::Backward)
             } else {
-                engine.query_range(&tenant, &expr, start, end, step, 100, Direction::Backward)
+                engine.query_range(
+                    &tenant,
+                    &expr,
+                    runakefli_engine::RangeRequest {
+                        start,
+                        end,
+                        step,
+                        limit: 100,
+                        direction: Direction::Backward,
+                    },
+                )
             };
             match r {
                 // Bytes processed are not compared: plans estimate them for

@@ -19,6 +19,45 @@ pub struct Engine {
     options: EngineOptions,
 }
 
+/// What a `query_range` request asks besides its query (Loki's parameters):
+/// the range `[start, end)` in nanoseconds, the metric queries' `step`
+/// (nanoseconds) and the log queries' `limit` and `direction`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeRequest {
+    /// First nanosecond of the range.
+    pub start: Timestamp,
+    /// End of the range (exclusive for log queries, the last step for metric queries).
+    pub end: Timestamp,
+    /// Step between evaluations of a metric query, nanoseconds (> 0).
+    pub step: i64,
+    /// Most lines a log query returns.
+    pub limit: u32,
+    /// Order of a log query's lines.
+    pub direction: Direction,
+}
+
+/// What an `/index/volume` request groups and how much it returns: the
+/// streams `matchers` select, grouped by `target_labels` (Loki's
+/// `targetLabels`), per label when `by_labels` (`aggregateBy=labels`), at
+/// most `limit` groups.
+#[derive(Clone, Copy, Debug)]
+pub struct VolumeRequest<'a> {
+    /// The selector's matchers.
+    pub matchers: &'a [Matcher],
+    /// The labels to group by (empty: every stream label).
+    pub target_labels: &'a [String],
+    /// Group per label rather than per series.
+    pub by_labels: bool,
+    /// Most groups returned.
+    pub limit: usize,
+}
+
+impl VolumeRequest<'_> {
+    fn grouping(&self) -> metadata::VolumeGrouping {
+        metadata::VolumeGrouping::new(self.matchers, self.target_labels, self.by_labels)
+    }
+}
+
 impl Engine {
     /// An engine over `backend` with `limits` and the default options.
     pub fn new(backend: Arc<dyn Backend>, limits: QueryLimits) -> Self {
@@ -85,18 +124,20 @@ impl Engine {
     }
 
     /// `query_range`: a log query over `[start, end)`, or a metric query
-    /// evaluated at `start, start+step, …, end`.
-    #[allow(clippy::too_many_arguments)]
+    /// evaluated at `start, start+step, …, end` (see [`RangeRequest`]).
     pub fn query_range(
         &self,
         tenant: &TenantId,
         expr: &Expr,
-        start_ns: Timestamp,
-        end_ns: Timestamp,
-        step_ns: i64,
-        limit: u32,
-        direction: Direction,
+        request: RangeRequest,
     ) -> Result<QueryResponse, EngineError> {
+        let RangeRequest {
+            start: start_ns,
+            end: end_ns,
+            step: step_ns,
+            limit,
+            direction,
+        } = request;
         let t0 = Instant::now();
         let mut stats = QueryStats::default();
         let result = match expr {
@@ -235,47 +276,38 @@ impl Engine {
         )
     }
 
-    /// `/index/volume`: bytes per group, largest first (see [`metadata::volume`]).
-    #[allow(clippy::too_many_arguments)]
+    /// `/index/volume`: bytes per group over `[start, end]`, largest first
+    /// (see [`metadata::volume`]).
     pub fn volume(
         &self,
         tenant: &TenantId,
-        matchers: &[Matcher],
+        request: &VolumeRequest<'_>,
         start: Timestamp,
         end: Timestamp,
-        target_labels: &[String],
-        by_labels: bool,
-        limit: usize,
     ) -> Result<Vec<(LabelSet, u64)>, EngineError> {
-        let grouping = metadata::VolumeGrouping::new(matchers, target_labels, by_labels);
         metadata::volume(
             &self.scope(tenant, self.deadline()),
-            &grouping,
+            &request.grouping(),
             (start, end),
-            limit,
+            request.limit,
         )
     }
 
     /// `/index/volume_range`: the whole range's volume and each window's
     /// (see [`metadata::volume_range`]).
-    #[allow(clippy::too_many_arguments)]
     pub fn volume_range(
         &self,
         tenant: &TenantId,
-        matchers: &[Matcher],
+        request: &VolumeRequest<'_>,
         range: (Timestamp, Timestamp),
         windows: &[(Timestamp, Timestamp)],
-        target_labels: &[String],
-        by_labels: bool,
-        limit: usize,
     ) -> Result<metadata::VolumeRange, EngineError> {
-        let grouping = metadata::VolumeGrouping::new(matchers, target_labels, by_labels);
         metadata::volume_range(
             &self.scope(tenant, self.deadline()),
-            &grouping,
+            &request.grouping(),
             range,
             windows,
-            limit,
+            request.limit,
         )
     }
 
@@ -336,7 +368,17 @@ mod tests {
         let t = TenantId::default_tenant();
         let q = parse_expr(r#"{app=~"a|b"}"#).unwrap();
         let r = e
-            .query_range(&t, &q, 0, 3 * S, 0, 2, Direction::Backward)
+            .query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: 0,
+                    end: 3 * S,
+                    step: 0,
+                    limit: 2,
+                    direction: Direction::Backward,
+                },
+            )
             .unwrap();
         // End is exclusive; same-timestamp entries come newest-pushed first.
         let mut got = lines(&r);
@@ -344,7 +386,17 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert!(got.iter().all(|(ts, _)| *ts == 2 * S));
         let r = e
-            .query_range(&t, &q, 0, 10 * S, 0, 1, Direction::Forward)
+            .query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: 0,
+                    end: 10 * S,
+                    step: 0,
+                    limit: 1,
+                    direction: Direction::Forward,
+                },
+            )
             .unwrap();
         assert_eq!(lines(&r), vec![(S, "x=1 level=info".to_string())]);
         assert_eq!(r.stats.entries_returned, 1);
@@ -356,7 +408,17 @@ mod tests {
         let t = TenantId::default_tenant();
         let q = parse_expr(r#"{app="a"}"#).unwrap();
         let err = e
-            .query_range(&t, &q, 0, S, 0, 6000, Direction::Backward)
+            .query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: 0,
+                    end: S,
+                    step: 0,
+                    limit: 6000,
+                    direction: Direction::Backward,
+                },
+            )
             .unwrap_err();
         assert_eq!(err.status(), 400);
         assert!(err.to_string().contains("(6000 > 5000)"));
@@ -368,9 +430,19 @@ mod tests {
         );
         let m = parse_expr(r#"count_over_time({app="a"}[1s])"#).unwrap();
         assert_eq!(
-            e.query_range(&t, &m, 0, S, 0, 10, Direction::Backward)
-                .unwrap_err()
-                .status(),
+            e.query_range(
+                &t,
+                &m,
+                crate::RangeRequest {
+                    start: 0,
+                    end: S,
+                    step: 0,
+                    limit: 10,
+                    direction: Direction::Backward
+                }
+            )
+            .unwrap_err()
+            .status(),
             400
         );
     }
@@ -381,7 +453,17 @@ mod tests {
         let t = TenantId::default_tenant();
         let q = parse_expr(r#"sum by (level) (count_over_time({app="a"} | logfmt [2s]))"#).unwrap();
         let r = e
-            .query_range(&t, &q, S, 3 * S, S, 100, Direction::Backward)
+            .query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: S,
+                    end: 3 * S,
+                    step: S,
+                    limit: 100,
+                    direction: Direction::Backward,
+                },
+            )
             .unwrap();
         let QueryResult::Matrix(m) = r.result else {
             panic!("matrix expected")
@@ -441,7 +523,17 @@ mod tests {
         assert_eq!(v[0].value, 1.0);
         // Over the whole range the first failure in time is p2's at 6 s.
         let err = e
-            .query_range(&t, &q, 4 * S, 10 * S, S, 100, Direction::Backward)
+            .query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: 4 * S,
+                    end: 10 * S,
+                    step: S,
+                    limit: 100,
+                    direction: Direction::Backward,
+                },
+            )
             .unwrap_err();
         assert_eq!(err.status(), 400);
         assert!(
@@ -463,7 +555,17 @@ mod tests {
         let q = parse_expr(r#"{app="a"}"#).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2));
         assert!(matches!(
-            e.query_range(&t, &q, 0, 10 * S, 0, 10, Direction::Backward),
+            e.query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: 0,
+                    end: 10 * S,
+                    step: 0,
+                    limit: 10,
+                    direction: Direction::Backward
+                }
+            ),
             Err(EngineError::Timeout)
         ));
     }
@@ -529,7 +631,17 @@ mod tests {
         let q = parse_expr(r#"{app="a"} | logfmt |= "x=" |~ "1" | line_format "{{.x}}" |= "2""#)
             .unwrap();
         let r = e
-            .query_range(&t, &q, 0, 10 * S, 0, 10, Direction::Backward)
+            .query_range(
+                &t,
+                &q,
+                crate::RangeRequest {
+                    start: 0,
+                    end: 10 * S,
+                    step: 0,
+                    limit: 10,
+                    direction: Direction::Backward,
+                },
+            )
             .unwrap();
         assert!(lines(&r).is_empty());
         // Every shard's scan gets the hints: the `|=` operand before

@@ -8,7 +8,7 @@
 //! holds an in-memory backend.
 //!
 //! ```
-//! use runakefli_engine::{json, testing::MemBackend, Engine, QueryLimits};
+//! use runakefli_engine::{json, testing::MemBackend, Engine, QueryLimits, RangeRequest};
 //! use runakefli_model::{Direction, TenantId};
 //! use std::sync::Arc;
 //!
@@ -19,7 +19,8 @@
 //! let engine = Engine::new(backend, QueryLimits::default());
 //!
 //! let expr = runakefli_logql::parse_expr(r#"{app="api"} | logfmt | level="error""#).unwrap();
-//! let resp = engine.query_range(&tenant, &expr, 0, 2_000_000_000, 0, 100, Direction::Backward).unwrap();
+//! let range = RangeRequest { start: 0, end: 2_000_000_000, step: 0, limit: 100, direction: Direction::Backward };
+//! let resp = engine.query_range(&tenant, &expr, range).unwrap();
 //! let mut body = Vec::new();
 //! json::write_query_response(&resp, &mut body);
 //! assert!(body.starts_with(br#"{"status":"success","data":{"resultType":"streams""#));
@@ -47,7 +48,7 @@ pub mod scope;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use engine::Engine;
+pub use engine::{Engine, RangeRequest, VolumeRequest};
 pub use error::EngineError;
 pub use labelset::LabelSet;
 pub use limits::QueryLimits;

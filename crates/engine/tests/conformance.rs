@@ -117,7 +117,17 @@ fn run_case(engine: &Engine, tenant: &TenantId, c: &common::Case) -> Option<Outc
             let by_labels = get("aggregateBy") == Some("labels");
             let limit = get("limit").and_then(|l| l.parse().ok()).unwrap_or(100);
             let groups = engine
-                .volume(tenant, &matchers, start, end, &targets, by_labels, limit)
+                .volume(
+                    tenant,
+                    &runakefli_engine::VolumeRequest {
+                        matchers: &matchers,
+                        target_labels: &targets,
+                        by_labels,
+                        limit,
+                    },
+                    start,
+                    end,
+                )
                 .ok()?;
             json::write_volume(&groups, end.div_euclid(1_000_000), &mut out);
         }
@@ -151,7 +161,17 @@ fn run_case(engine: &Engine, tenant: &TenantId, c: &common::Case) -> Option<Outc
             Some(s) => common::parse_step(s)?,
             None => ((end - start) / 1_000_000_000 / 250).max(1) * 1_000_000_000,
         };
-        engine.query_range(tenant, &expr, start, end, step, limit, direction)
+        engine.query_range(
+            tenant,
+            &expr,
+            runakefli_engine::RangeRequest {
+                start,
+                end,
+                step,
+                limit,
+                direction,
+            },
+        )
     } else {
         engine.query_instant(tenant, &expr, time("time")?, limit, direction)
     };

@@ -81,9 +81,19 @@ pub fn answers_of(
     engines
         .iter()
         .map(|e| {
-            e.query_range(tenant, expr, start, end, step, limit, dir)
-                .map(|r| r.result)
-                .map_err(|e| e.to_string())
+            e.query_range(
+                tenant,
+                expr,
+                runakefli_engine::RangeRequest {
+                    start,
+                    end,
+                    step,
+                    limit,
+                    direction: dir,
+                },
+            )
+            .map(|r| r.result)
+            .map_err(|e| e.to_string())
         })
         .collect()
 }

@@ -54,12 +54,14 @@ impl VolumeArgs {
         engine
             .volume(
                 tenant,
-                &self.matchers,
+                &runakefli_engine::VolumeRequest {
+                    matchers: &self.matchers,
+                    target_labels: &self.targets,
+                    by_labels: self.by_labels,
+                    limit,
+                },
                 start,
                 end,
-                &self.targets,
-                self.by_labels,
-                limit,
             )
             .map_err(engine_error)
     }
@@ -120,12 +122,14 @@ pub async fn volume_range(req: ReadRequest) -> Result<Response, ApiError> {
         let volumes = engine
             .volume_range(
                 tenant,
-                &a.matchers,
+                &runakefli_engine::VolumeRequest {
+                    matchers: &a.matchers,
+                    target_labels: &a.targets,
+                    by_labels: a.by_labels,
+                    limit: a.limit,
+                },
                 (start, end),
                 &windows,
-                &a.targets,
-                a.by_labels,
-                a.limit,
             )
             .map_err(engine_error)?;
         let groups = volumes.whole;

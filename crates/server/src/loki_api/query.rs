@@ -164,7 +164,17 @@ pub async fn query_range(req: ReadRequest) -> Result<Response, ApiError> {
         let p = parse_range(params)?;
         let expr = parse_query(state, &p.query)?;
         let (resp, warning) = with_partial(state, engine, partial, |engine| {
-            engine.query_range(tenant, &expr, p.start, p.end, p.step, p.limit, p.direction)
+            engine.query_range(
+                tenant,
+                &expr,
+                runakefli_engine::RangeRequest {
+                    start: p.start,
+                    end: p.end,
+                    step: p.step,
+                    limit: p.limit,
+                    direction: p.direction,
+                },
+            )
         })?;
         Ok(write_answer(&resp, categorize, warning.as_deref()))
     })

@@ -206,11 +206,13 @@ async fn fetch(
             .query_range(
                 &req.tenant,
                 &req.expr,
-                from,
-                to,
-                1,
-                limit,
-                Direction::Forward,
+                runakefli_engine::RangeRequest {
+                    start: from,
+                    end: to,
+                    step: 1,
+                    limit,
+                    direction: Direction::Forward,
+                },
             )
             .map_err(super::query::engine_error)?;
         Ok(match resp.result {

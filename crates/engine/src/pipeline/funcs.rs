@@ -786,29 +786,7 @@ pub fn format_time(ns: i128, layout: &str) -> String {
     let (y, mo, d) = civil_from_days(days);
     let (hh, mm, ss) = (sod / 3600, (sod / 60) % 60, sod % 60);
     let wd = (days + 4).rem_euclid(7) as usize;
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    const DAYS: [&str; 7] = [
-        "Sunday",
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-    ];
+    use super::time_parse::{DAYS, MONTHS};
     let mut out = String::new();
     let mut r = layout;
     while !r.is_empty() {

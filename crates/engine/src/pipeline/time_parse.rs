@@ -13,7 +13,8 @@ use super::zone::Zone;
 /// Nanoseconds per second.
 const NS: i128 = 1_000_000_000;
 
-const MONTHS: [&str; 12] = [
+/// Go's month names (`January`, layout element `January`/`Jan`).
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -28,7 +29,8 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-const DAYS: [&str; 7] = [
+/// Go's weekday names (`Sunday` first, layout element `Monday`/`Mon`).
+pub(super) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",

@@ -301,6 +301,47 @@ fn call(test: &runakefli_model::plan::FieldTest, args: &[Option<&[u8]>]) -> Filt
     test(&strs)
 }
 
+/// Runs a label filter of several labels over the rows still `alive`: the
+/// filter's arguments are the label ids `arg` names in `lab`, and the test
+/// runs once per distinct tuple of them (`args` is scratch). A row the
+/// filter drops is no longer alive; a row it fails on is also dead (the
+/// engine reports its error).
+fn filter_by_label_tuples(
+    test: &runakefli_model::plan::FieldTest,
+    arg: &[usize],
+    lab: &[Vec<u32>],
+    ids: &Ids<'_>,
+    alive: &mut [bool],
+    dead: &mut [bool],
+    args: &mut Vec<u32>,
+) {
+    let mut memo: HashMap<Vec<u32>, u8> = HashMap::default();
+    for p in 0..alive.len() {
+        if !alive[p] {
+            continue;
+        }
+        args.clear();
+        args.extend(arg.iter().map(|&j| lab[j][p]));
+        let code = match memo.get(args.as_slice()) {
+            Some(&c) => c,
+            None => {
+                let vals: Vec<Option<&[u8]>> = args.iter().map(|&id| ids.text(id)).collect();
+                let c = outcome_code(call(test, &vals));
+                memo.insert(args.clone(), c);
+                c
+            }
+        };
+        match code {
+            1 => {}
+            2 => alive[p] = false,
+            _ => {
+                alive[p] = false;
+                dead[p] = true;
+            }
+        }
+    }
+}
+
 /// Whether a block's structured metadata can change what the fields stage
 /// computes for a plan grouped by labels, judged from the metadata names
 /// alone (no row decoded): only when a metadata name is a label the plan
@@ -882,32 +923,15 @@ fn run_with<'e>(
                 }
             }
         } else {
-            let mut memo: HashMap<Vec<u32>, u8> = HashMap::default();
-            for p in 0..n {
-                if !alive[p] {
-                    continue;
-                }
-                args.clear();
-                args.extend(arg.iter().map(|&j| lab[j][p]));
-                let code = match memo.get(&args) {
-                    Some(&c) => c,
-                    None => {
-                        let vals: Vec<Option<&[u8]>> =
-                            args.iter().map(|&id| ids.text(id)).collect();
-                        let c = outcome_code(call(&f.test, &vals));
-                        memo.insert(args.clone(), c);
-                        c
-                    }
-                };
-                match code {
-                    1 => {}
-                    2 => alive[p] = false,
-                    _ => {
-                        alive[p] = false;
-                        dead[p] = true;
-                    }
-                }
-            }
+            filter_by_label_tuples(
+                &f.test,
+                arg,
+                &lab,
+                &ids,
+                &mut alive[..n],
+                &mut dead[..n],
+                &mut args,
+            );
         }
     }
 
@@ -946,32 +970,15 @@ fn run_with<'e>(
         }
         for (fi, f) in u.post_filters.iter().enumerate() {
             let arg = &lu.post_filters[fi];
-            let mut memo: HashMap<Vec<u32>, u8> = HashMap::default();
-            for p in 0..n {
-                if !alive[p] {
-                    continue;
-                }
-                args.clear();
-                args.extend(arg.iter().map(|&j| lab[j][p]));
-                let code = match memo.get(&args) {
-                    Some(&c) => c,
-                    None => {
-                        let vals: Vec<Option<&[u8]>> =
-                            args.iter().map(|&id| ids.text(id)).collect();
-                        let c = outcome_code(call(&f.test, &vals));
-                        memo.insert(args.clone(), c);
-                        c
-                    }
-                };
-                match code {
-                    1 => {}
-                    2 => alive[p] = false,
-                    _ => {
-                        alive[p] = false;
-                        dead[p] = true;
-                    }
-                }
-            }
+            filter_by_label_tuples(
+                &f.test,
+                arg,
+                &lab,
+                &ids,
+                &mut alive[..n],
+                &mut dead[..n],
+                &mut args,
+            );
         }
     } else if bytes {
         sample = order

@@ -14,6 +14,7 @@ use super::layout::{
 };
 use super::shape::{split_line, template_slots, SLOT};
 use super::shared::SharedDictWriter;
+use super::text_shape::split_text_line;
 use super::tokens::{alphabet, longest_by_feature, longest_token, token_classes, FEATURES};
 use super::varint::{put_bytes, put_uvarint, zigzag};
 use super::BlockMeta;
@@ -26,6 +27,14 @@ const UNUSABLE: u32 = u32::MAX;
 /// how few grams they add (the templates' always do) until the budget is
 /// spent; the header says which columns have theirs.
 const GRAM_BUDGET_PER_ROW: usize = 2;
+
+/// Text templates a block takes before its `text_rows`-th text line:
+/// `TEXT_TEMPLATES_BASE + text_rows / TEXT_ROWS_PER_TEMPLATE`. A plain-text
+/// line that would add one more is stored whole, so lines of free text that
+/// share no sentence cost a template each only up to this bound (each
+/// template is a header entry every query of the block reads).
+const TEXT_TEMPLATES_BASE: usize = 32;
+const TEXT_ROWS_PER_TEMPLATE: usize = 8;
 
 struct ColumnAcc {
     kind: ColumnKind,
@@ -50,6 +59,15 @@ pub struct BlockBuilder {
     /// Dotted path of each column (empty for the line column).
     col_names: Vec<Box<[u8]>>,
     col_index: FastMap<Box<[u8]>, u32>,
+    /// Text templates ([`split_text_line`]) by text; apart from the JSON
+    /// templates' index so that neither kind is ever taken for the other.
+    text_tpl_index: FastMap<Box<[u8]>, u32>,
+    /// Text slot columns by slot name (`key` or `#n`).
+    text_col_index: FastMap<Box<[u8]>, u32>,
+    /// Text templates made so far, and lines offered to them.
+    text_templates: usize,
+    text_rows: usize,
+    scratch_names: Vec<Vec<u8>>,
     meta_names: Vec<Box<str>>,
     meta_index: FastMap<Box<str>, u32>,
     /// Per row: end index into `meta_pairs`.
@@ -82,6 +100,11 @@ impl BlockBuilder {
             columns: Vec::new(),
             col_names: Vec::new(),
             col_index: FastMap::default(),
+            text_tpl_index: FastMap::default(),
+            text_col_index: FastMap::default(),
+            text_templates: 0,
+            text_rows: 0,
+            scratch_names: Vec::new(),
             meta_names: Vec::new(),
             meta_index: FastMap::default(),
             meta_rows: Vec::new(),
@@ -117,6 +140,17 @@ impl BlockBuilder {
             tpl_id = match self.tpl_index.get(self.scratch_tpl.as_slice()) {
                 Some(&id) => id,
                 None => self.add_template(),
+            };
+        } else if split_text_line(
+            line,
+            &mut self.scratch_tpl,
+            &mut self.scratch_spans,
+            &mut self.scratch_names,
+        ) {
+            self.text_rows += 1;
+            tpl_id = match self.text_tpl_index.get(self.scratch_tpl.as_slice()) {
+                Some(&id) => id,
+                None => self.add_text_template(),
             };
         }
         if tpl_id == UNUSABLE {
@@ -186,6 +220,40 @@ impl BlockBuilder {
             UNUSABLE
         };
         self.tpl_index.insert(text, id);
+        id
+    }
+
+    /// Registers the text template in `scratch_tpl` (slot names in
+    /// `scratch_names`); returns its id, or UNUSABLE past the block's text
+    /// template bound.
+    fn add_text_template(&mut self) -> u32 {
+        if self.text_templates >= TEXT_TEMPLATES_BASE + self.text_rows / TEXT_ROWS_PER_TEMPLATE {
+            return UNUSABLE;
+        }
+        self.text_templates += 1;
+        let mut ids = Vec::with_capacity(self.scratch_names.len());
+        for name in &self.scratch_names {
+            let next = self.columns.len() as u32;
+            let id = *self
+                .text_col_index
+                .entry(name.as_slice().into())
+                .or_insert(next);
+            if id == next {
+                self.columns.push(ColumnAcc {
+                    kind: ColumnKind::Text,
+                    spans: Vec::new(),
+                });
+                self.col_names.push(name.as_slice().into());
+            }
+            ids.push(id);
+        }
+        self.templates.push(Template {
+            text: self.scratch_tpl.clone(),
+            slots: ids,
+        });
+        let id = self.templates.len() as u32 - 1;
+        self.text_tpl_index
+            .insert(self.scratch_tpl.as_slice().into(), id);
         id
     }
 
@@ -617,6 +685,10 @@ impl BlockBuilder {
         self.columns.clear();
         self.col_names.clear();
         self.col_index.clear();
+        self.text_tpl_index.clear();
+        self.text_col_index.clear();
+        self.text_templates = 0;
+        self.text_rows = 0;
         self.meta_names.clear();
         self.meta_index.clear();
         self.meta_rows.clear();

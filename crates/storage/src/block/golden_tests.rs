@@ -5,6 +5,10 @@
 //! field of that version (grams, template short grams, per column token
 //! feature lengths) and every column encoding a standalone block can pick.
 //!
+//! `testdata/block_v2_text.bin` holds the same rows written after text
+//! lines were first split into text templates (column kind 2, `boundaries`
+//! bits 8–13).
+//!
 //! The rows are drawn here, by a generator of this file's own, so a change
 //! to the test workload generator cannot change what a golden file must
 //! hold. Regenerate a file only when its format version is new (and keep the
@@ -217,6 +221,52 @@ fn golden_v2_block_answers_needles_as_when_it_was_written() {
         "0123456789abcdef0123456789abcdef0",
     ] {
         assert!(rows.iter().all(|r| !r.1.contains(absent)));
+        assert!(!block_may_contain(buf, &[absent.to_string()]), "{absent:?}");
+    }
+}
+
+/// Writes `testdata/block_v2_text.bin` (the golden rows with text templates);
+/// run only to write that file anew for a new format, never to make a test pass.
+#[test]
+#[ignore]
+fn write_golden_v2_text_block() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/block/testdata/block_v2_text.bin"
+    );
+    std::fs::write(path, encode_rows(&golden_v2_rows())).expect("write the golden block");
+}
+
+#[test]
+fn golden_v2_text_block_decodes_and_keeps_its_text_templates() {
+    let buf: &[u8] = include_bytes!("testdata/block_v2_text.bin");
+    let rows = golden_v2_rows();
+    let d = decode_block(buf).expect("the golden text block decodes");
+    assert_eq!(
+        d.lines,
+        rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>()
+    );
+    assert_eq!(d.ts, rows.iter().map(|r| r.0).collect::<Vec<_>>());
+    let h = BlockHeader::decode(buf).expect("the golden text header decodes");
+    let text: Vec<String> = h
+        .columns
+        .iter()
+        .filter(|c| c.kind == super::layout::ColumnKind::Text)
+        .map(|c| String::from_utf8_lossy(&c.name).into_owned())
+        .collect();
+    assert!(text.iter().any(|n| n.starts_with('#')), "{text:?}");
+    assert!(text.iter().any(|n| n.starts_with('~')), "{text:?}");
+    assert_eq!(h.boundaries & (1 << 15), 0);
+    assert_ne!(h.boundaries & (0x3f << 8), 0, "text template bytes");
+    for (i, row) in rows.iter().enumerate().filter(|(i, _)| i % 5 == 4) {
+        for token in row.1.split(' ').filter(|t| t.len() >= 3) {
+            assert!(
+                block_may_contain(buf, &[token.to_string()]),
+                "row {i}: {token:?}"
+            );
+        }
+    }
+    for absent in ["zebra", "a_never_seen_token_42"] {
         assert!(!block_may_contain(buf, &[absent.to_string()]), "{absent:?}");
     }
 }

@@ -57,8 +57,12 @@ pub const CODEC_NONE: u8 = 0;
 pub const CODEC_ZSTD: u8 = 1;
 
 /// Bytes that can touch a slot in a template (see [`boundary_bit`]), in bit
-/// order; bit 15 of the mask stands for any other byte.
-pub const BOUNDARY_BYTES: [u8; 8] = [b'"', b':', b',', b'}', b' ', b'\t', b'\n', b'\r'];
+/// order; bit 15 of the mask stands for any other byte. JSON templates touch
+/// slots only with the first eight; the next six are the bytes a text
+/// template ([`text_shape`](super::text_shape)) may put next to a slot.
+pub const BOUNDARY_BYTES: [u8; 14] = [
+    b'"', b':', b',', b'}', b' ', b'\t', b'\n', b'\r', b'=', b'[', b']', b'(', b')', b'\'',
+];
 
 /// Bit of [`BlockHeader::boundaries`] for a byte touching a slot.
 pub fn boundary_bit(b: u8) -> u16 {
@@ -75,6 +79,10 @@ pub enum ColumnKind {
     Field = 0,
     /// Whole lines that were not decomposed.
     Line = 1,
+    /// Values of one slot name of plain-text line templates
+    /// ([`text_shape`](super::text_shape)): a `key=value` word's key, or
+    /// `#n` for the n-th other variable word.
+    Text = 2,
 }
 
 /// Where a version-2 column's payload lies, and its summary.
@@ -492,6 +500,7 @@ fn decode_column_head<'a>(c: &mut Cursor<'a>, v2: bool) -> Result<RawColumnHead<
     let kind = match tag >> 4 {
         0 => ColumnKind::Field,
         1 => ColumnKind::Line,
+        2 => ColumnKind::Text,
         _ => return Err(c.err("unknown column kind")),
     };
     let encoding = Encoding::from_u8(tag & 0x0f).ok_or_else(|| c.err("unknown encoding"))?;

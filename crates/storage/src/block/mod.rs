@@ -35,6 +35,7 @@ pub mod shape;
 pub mod shared;
 mod template_shapes;
 mod text;
+pub mod text_shape;
 pub mod tokens;
 mod varint;
 

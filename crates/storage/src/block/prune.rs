@@ -111,9 +111,11 @@ pub fn needle_sources_in(
     let bloom = Bloom::new(bloom);
     let runs = needle_runs(needle);
     let exact_bounds = header.boundaries & (1 << 15) == 0;
+    // Without exact bounds nothing is cut: the needle is one fragment whose
+    // runs are judged each on its own.
     let is_boundary = |b: u8| {
-        !exact_bounds
-            || BOUNDARY_BYTES
+        exact_bounds
+            && BOUNDARY_BYTES
                 .iter()
                 .position(|&x| x == b)
                 .is_some_and(|i| header.boundaries & (1 << i) != 0)

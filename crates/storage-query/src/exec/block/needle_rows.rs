@@ -323,6 +323,20 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             })?;
             verdicts.push(v);
         }
+        // No tester holds on any row (a rare needle's usual answer in a
+        // block its bloom let through): only templates that hold always or
+        // need their lines rebuilt can have hits, and without them no row
+        // has one, so the rows need no look.
+        if verdicts.iter().all(|v| memchr::memchr(2, v).is_none())
+            && !sc
+                .tpl
+                .iter()
+                .any(|t| matches!(t, TplNeedle::Always | TplNeedle::Rebuild))
+        {
+            sc.spare_verdicts.append(&mut verdicts);
+            sc.verdicts = verdicts;
+            return Ok(());
+        }
         let mut rebuild: Option<Vec<bool>> = None;
         // Every template decided by one and the same tester (one template,
         // or one column in all): a row holds the needle when the tester

@@ -160,7 +160,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         } else {
             (self.r.column_kind(c), self.r.column_head(c).0)
         };
-        if kind != ColumnKind::Field {
+        if kind == ColumnKind::Line {
             return Ok(true);
         }
         if alpha & !brief.alphabet != 0 {

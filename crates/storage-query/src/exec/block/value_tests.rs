@@ -380,9 +380,16 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             return Ok(false);
         }
         let n = self.rows();
+        out.clear();
+        if !equal.contains(&true) {
+            // No value holds the stretch (a rare id's usual answer): every
+            // row is a "no", without mapping rows to values.
+            out.resize(n, 1);
+            self.spare.borrow_mut().hex_equal = equal;
+            return Ok(true);
+        }
         let (first, end) = (self.first, self.end);
         let vidx = self.value_index(c);
-        out.clear();
         out.resize(n, 0);
         for r in first..end {
             let vi = vidx[r];

@@ -25,6 +25,7 @@ pub mod query_set;
 pub mod rng;
 pub mod side_by_side;
 pub mod text;
+pub mod victorialogs;
 pub mod vocab;
 
 pub use generator::{

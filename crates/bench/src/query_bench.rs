@@ -27,6 +27,7 @@ pub use crate::query_report::{
 pub use crate::query_set::{
     issue7_queries, needles_queries, reference_queries, QueryMode, QuerySet, QuerySpec, ISSUE7_APP,
 };
+use crate::victorialogs::{RunPlan, VictoriaLogs};
 use crate::vocab::COMMON_WORD;
 
 /// What to push and query.
@@ -81,6 +82,18 @@ pub struct QueryBenchConfig {
     pub drop_page_cache: bool,
     /// PID of an external server, for its peak RSS.
     pub pid: Option<u32>,
+    /// VictoriaLogs to time beside us in the same run (needle queries).
+    pub victorialogs: Option<VictoriaLogsTarget>,
+}
+
+/// A VictoriaLogs binary the user built, and where it keeps its data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct VictoriaLogsTarget {
+    /// The `victoria-logs` executable.
+    pub binary: PathBuf,
+    /// Its `-storageDataPath`; marked like ours after a complete push, so a
+    /// later run with the same workload queries it without pushing.
+    pub data_dir: PathBuf,
 }
 
 impl Default for QueryBenchConfig {
@@ -108,6 +121,7 @@ impl Default for QueryBenchConfig {
             cold_restart: true,
             drop_page_cache: true,
             pid: None,
+            victorialogs: None,
         }
     }
 }
@@ -260,6 +274,46 @@ fn mark_data(
     })
 }
 
+/// Starts VictoriaLogs when the config names one, and pushes the workload
+/// into it unless its data directory holds that push already.
+fn start_victorialogs(
+    config: &QueryBenchConfig,
+    ingest_config: &IngestBenchConfig,
+    end_ns: i64,
+) -> anyhow::Result<Option<VictoriaLogs>> {
+    let Some(target) = &config.victorialogs else {
+        return Ok(None);
+    };
+    let vl = VictoriaLogs::start(&target.binary, &target.data_dir)?;
+    let wanted = config.marker(end_ns);
+    let held = data_marker::read_marker(&target.data_dir)?;
+    if held.is_some_and(|m| m.matches(&wanted, true)) {
+        eprintln!(
+            "{} already holds this push: VictoriaLogs queries it as it is",
+            target.data_dir.display()
+        );
+        return Ok(Some(vl));
+    }
+    eprintln!("pushing the same {} lines into VictoriaLogs", config.lines);
+    let report = run_ingest_bench(&IngestBenchConfig {
+        url: vl.push_base(),
+        settle_timeout_secs: 0,
+        pid: None,
+        data_dir: None,
+        ..ingest_config.clone()
+    })?;
+    vl.flush()?;
+    if report.lines_pushed == config.lines && report.failed_requests == 0 {
+        data_marker::write_marker(vl.data_dir(), &wanted)?;
+    } else {
+        eprintln!(
+            "VictoriaLogs accepted {} of {} lines ({} failed requests): its data is not marked for reuse",
+            report.lines_pushed, config.lines, report.failed_requests
+        );
+    }
+    Ok(Some(vl))
+}
+
 /// Pushes the workload (unless `push` is false), then times the queries of
 /// `config.set`. With a `server` the benchmark controls, each query's cold run
 /// follows a restart (unless `cold_restart` is off) and peak RSS is read from it.
@@ -343,6 +397,16 @@ pub fn run_query_bench(
         _ => reference_queries(&app, COMMON_WORD),
     };
 
+    let mut victorialogs = start_victorialogs(config, &ingest_config, end_ns)?;
+    let vl_plan = RunPlan {
+        start_ns,
+        end_ns,
+        step_secs: config.step_secs,
+        limit: config.limit,
+        cold_runs: config.cold_runs,
+        warm_runs: config.warm_runs,
+        restart: config.cold_restart,
+    };
     let agent = http::agent(Duration::from_secs(config.timeout_secs));
     let restart = config.cold_restart && server.is_some();
     let mut cold = ColdRuns {
@@ -407,14 +471,34 @@ pub fn run_query_bench(
                 *cold_ms = median(&mut extra_cold);
             }
             let peak_anon = sampler.and_then(AnonPeakSampler::stop);
-            queries.push(QueryTiming::new(
-                spec.clone(),
+            // VictoriaLogs right after us, under the same machine load.
+            let vl_run = match (victorialogs.as_mut(), &spec.logsql) {
+                (Some(vl), Some(q)) => {
+                    let drop_cache = config.drop_page_cache;
+                    let run = vl.time(q, &vl_plan, &mut || {
+                        if drop_cache {
+                            let _ = drop_page_cache();
+                        }
+                    });
+                    Some(run.map_err(|e| format!("{e:#}")))
+                }
+                _ => None,
+            };
+            let mut spec = spec.clone();
+            if let Some(Ok(r)) = &vl_run {
+                spec.victorialogs_ms = Some(r.warm_median_ms);
+                spec.target_ms = Some(r.warm_median_ms / 2.0);
+            }
+            let mut timing = QueryTiming::new(
+                spec,
                 mode,
                 outcome,
                 restart,
                 pid.and_then(peak_rss),
                 peak_anon,
-            ));
+            );
+            timing.victorialogs = vl_run;
+            queries.push(timing);
         }
     }
     let peak_rss_bytes = queries.iter().filter_map(|q| q.peak_rss_bytes).max();

@@ -8,6 +8,7 @@ use crate::needles::Needles;
 use crate::needles_varied::NeedleSet;
 use crate::query_bench::QueryBenchConfig;
 use crate::query_set::{QueryMode, QuerySpec};
+use crate::victorialogs::VictoriaLogsRun;
 
 /// The size of a query result.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -104,6 +105,9 @@ pub struct QueryTiming {
     pub peak_anon_bytes: Option<u64>,
     /// Warm median divided by the query's target, when it has one and was answered.
     pub warm_to_target: Option<f64>,
+    /// VictoriaLogs' runs of the query's LogsQL twin in this run, or why
+    /// they failed (needle queries with `--victorialogs-bin`).
+    pub victorialogs: Option<Result<VictoriaLogsRun, String>>,
 }
 
 impl QueryTiming {
@@ -130,6 +134,7 @@ impl QueryTiming {
             peak_rss_bytes,
             peak_anon_bytes,
             warm_to_target,
+            victorialogs: None,
         }
     }
 }
@@ -244,6 +249,66 @@ impl QueryTiming {
     pub fn returned_expected(&self) -> Option<bool> {
         let e = self.query.expected_lines?;
         Some(matches!(&self.outcome, QueryOutcome::Answered { size, .. } if size.values == e))
+    }
+}
+
+impl QueryReport {
+    /// The VictoriaLogs side of the run, when there was one: per query its
+    /// LogsQL, answer size, cold and warm times, and our warm time over its.
+    fn fmt_victorialogs(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.queries.iter().all(|q| q.victorialogs.is_none()) {
+            return Ok(());
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "VictoriaLogs in the same run (each query right after ours; `VictoriaLogs ms` above is its warm median, the target half of it):"
+        )?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "| # | LogsQL | returned | cold ms | warm ms | ours warm / its warm | ours cold / ours warm |"
+        )?;
+        writeln!(f, "|---|---|---|---|---|---|---|")?;
+        for q in &self.queries {
+            let Some(run) = &q.victorialogs else {
+                continue;
+            };
+            let ours = match &q.outcome {
+                QueryOutcome::Answered {
+                    cold_ms,
+                    warm_median_ms,
+                    ..
+                } => Some((*cold_ms, *warm_median_ms)),
+                _ => None,
+            };
+            match run {
+                Ok(r) => {
+                    let returned = match r.total {
+                        Some(t) => format!("{} series, {t} in all", r.returned),
+                        None => format!("{} lines", r.returned),
+                    };
+                    let ratio = |v: Option<f64>| v.map_or("-".to_string(), |r| format!("{r:.2}"));
+                    writeln!(
+                        f,
+                        "| {} | `` {} `` | {returned} | {} | {} | {} | {} |",
+                        q.query.id,
+                        cell(&r.query.text),
+                        ms(r.cold_ms),
+                        ms(r.warm_median_ms),
+                        ratio(ours.map(|(_, w)| w / r.warm_median_ms)),
+                        ratio(ours.map(|(c, w)| c / w)),
+                    )?;
+                }
+                Err(e) => writeln!(
+                    f,
+                    "| {} | - | failed: {} | - | - | - | - |",
+                    q.query.id,
+                    cell(e)
+                )?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -397,6 +462,7 @@ impl std::fmt::Display for QueryReport {
                     .map_or("-".to_string(), |r| format!("{r:.2}"))
             )?;
         }
+        self.fmt_victorialogs(f)?;
         let checks: Vec<bool> = self
             .queries
             .iter()
@@ -449,6 +515,7 @@ mod tests {
             victorialogs_ms: Some(20.0),
             target_ms: Some(10.0),
             expected_lines: Some(1),
+            logsql: None,
         };
         let answered = QueryOutcome::Answered {
             cold_ms: 50.0,

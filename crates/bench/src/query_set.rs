@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::needles::Needles;
 use crate::needles_varied::{Counted, NeedleSet};
+use crate::victorialogs::Logsql;
 use crate::vocab::PHRASE;
 
 /// The app issue 7 calls "checkout": the generator's name for it.
@@ -77,12 +78,16 @@ pub struct QuerySpec {
     pub logql: String,
     /// True for log queries (limit and direction apply).
     pub is_log_query: bool,
-    /// VictoriaLogs' time for this query in issue 7, milliseconds.
+    /// VictoriaLogs' time for this query, milliseconds: issue 7's published
+    /// figure, or the median warm time measured in this run (needle queries
+    /// with `--victorialogs-bin`).
     pub victorialogs_ms: Option<f64>,
     /// Our target: half of VictoriaLogs' time, milliseconds.
     pub target_ms: Option<f64>,
     /// Lines of the generated data the query must return (needle queries only).
     pub expected_lines: Option<u64>,
+    /// The same question in LogsQL, for VictoriaLogs beside us (needle queries).
+    pub logsql: Option<Logsql>,
 }
 
 fn spec(id: u8, name: &'static str, logql: String, is_log_query: bool) -> QuerySpec {
@@ -94,6 +99,7 @@ fn spec(id: u8, name: &'static str, logql: String, is_log_query: bool) -> QueryS
         victorialogs_ms: None,
         target_ms: None,
         expected_lines: None,
+        logsql: None,
     }
 }
 
@@ -253,12 +259,14 @@ pub fn issue7_queries(app: &str, needles: &Needles) -> Vec<QuerySpec> {
 /// the per-minute count of lines holding the error word, by app.
 pub fn needles_queries(set: &NeedleSet, limit: u32) -> Vec<QuerySpec> {
     let mut qs = Vec::new();
-    let mut push = |name: &'static str, logql: String, log: bool, expected: Option<u64>| {
-        qs.push(QuerySpec {
-            expected_lines: expected,
-            ..spec(qs.len() as u8 + 1, name, logql, log)
-        });
-    };
+    let mut push =
+        |name: &'static str, logql: String, log: bool, expected: Option<u64>, logsql: Logsql| {
+            qs.push(QuerySpec {
+                expected_lines: expected,
+                logsql: Some(logsql),
+                ..spec(qs.len() as u8 + 1, name, logql, log)
+            });
+        };
     let all = r#"{namespace=~".+"}"#;
     for n in &set.needles {
         let logql = format!(r#"{all} |= "{}""#, n.value);
@@ -267,6 +275,7 @@ pub fn needles_queries(set: &NeedleSet, limit: u32) -> Vec<QuerySpec> {
             logql,
             true,
             Some(n.lines.min(u64::from(limit))),
+            Logsql::newest(&n.value),
         );
     }
     let words: [(Option<&Counted>, &'static str, &'static str); 3] = [
@@ -285,20 +294,22 @@ pub fn needles_queries(set: &NeedleSet, limit: u32) -> Vec<QuerySpec> {
     for &(w, name, _) in &words {
         if let Some(w) = w {
             let logql = format!(r#"{all} |= "{}""#, w.text);
-            push(name, logql, true, Some(w.lines.min(u64::from(limit))));
+            let vl = Logsql::newest(&w.text);
+            push(name, logql, true, Some(w.lines.min(u64::from(limit))), vl);
         }
     }
     for &(w, _, name) in &words {
         if let Some(w) = w {
             let logql = format!(r#"sum(count_over_time({all} |= "{}" [1m]))"#, w.text);
-            push(name, logql, false, None);
+            push(name, logql, false, None, Logsql::hits(&w.text, None));
         }
     }
     let logql = format!(
         r#"sum by (app) (count_over_time({all} |= "{}" [1m]))"#,
         set.error_word.text
     );
-    push("errors per app (text)", logql, false, None);
+    let vl = Logsql::hits(&set.error_word.text, Some("app"));
+    push("errors per app (text)", logql, false, None, vl);
     qs
 }
 
@@ -412,6 +423,33 @@ mod tests {
             error_word: counted("error", 6_000),
             lines_scanned: 200_000,
         }
+    }
+
+    #[test]
+    fn every_needle_query_has_a_logsql_twin_of_its_kind() {
+        use crate::victorialogs::LogsqlKind;
+        let qs = needles_queries(&needle_set(crate::Shape::Varied), 100);
+        for q in &qs {
+            let vl = q.logsql.as_ref().expect("a LogsQL twin");
+            let want = if q.is_log_query {
+                LogsqlKind::Newest
+            } else {
+                LogsqlKind::Hits
+            };
+            assert_eq!(vl.kind, want, "{}", q.logql);
+            // The needle of the LogQL line filter is the LogsQL phrase.
+            let needle = q.logql.split("|= ").nth(1).unwrap();
+            let needle = needle.split('"').nth(1).unwrap();
+            assert!(vl.text.starts_with(&format!("\"{needle}\"")), "{}", vl.text);
+        }
+        assert!(qs
+            .last()
+            .unwrap()
+            .logsql
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("by (app)"));
     }
 
     #[test]

@@ -204,6 +204,16 @@ pub struct QueryArgs {
     /// before each cold run; dropping it affects everything else running on the machine.
     #[arg(long)]
     no_drop_page_cache: bool,
+    /// A `victoria-logs` binary to time beside this server in the same run
+    /// (`--set needles`): the benchmark starts it on a free loopback port,
+    /// pushes the same lines into it and times each needle query's LogsQL
+    /// twin right after ours. How to build one: docs/benchmarks.md.
+    #[arg(long, requires = "victorialogs_data")]
+    victorialogs_bin: Option<PathBuf>,
+    /// VictoriaLogs' data directory (kept, and reused by a later run of the
+    /// same workload).
+    #[arg(long, requires = "victorialogs_bin")]
+    victorialogs_data: Option<PathBuf>,
     /// Range-query step in seconds.
     #[arg(long, default_value_t = 60)]
     step_secs: u64,
@@ -404,25 +414,33 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         }
         BenchCommand::Clickhouse(a) => run_clickhouse(a),
         BenchCommand::Query(a) => {
-            let mut config = QueryBenchConfig {
-                url: a.target.url.clone().unwrap_or_default(),
-                set: a.set.into(),
-                lines: a.workload.lines.unwrap_or(1_000_000),
-                streams: a.workload.streams,
-                seed: a.workload.seed,
-                shape: a.workload.shape.into(),
-                span_secs: a.workload.span_secs,
-                end_ns: a.workload.end_ns,
-                concurrency: a.target.concurrency,
-                batch_lines: a.target.batch_lines,
-                step_secs: a.step_secs,
-                warm_runs: a.warm_runs,
-                cold_runs: a.cold_runs,
-                cold_restart: !a.no_cold_restart,
-                drop_page_cache: !a.no_drop_page_cache,
-                pid: a.target.pid,
-                ..QueryBenchConfig::default()
-            };
+            let mut config =
+                QueryBenchConfig {
+                    url: a.target.url.clone().unwrap_or_default(),
+                    set: a.set.into(),
+                    lines: a.workload.lines.unwrap_or(1_000_000),
+                    streams: a.workload.streams,
+                    seed: a.workload.seed,
+                    shape: a.workload.shape.into(),
+                    span_secs: a.workload.span_secs,
+                    end_ns: a.workload.end_ns,
+                    concurrency: a.target.concurrency,
+                    batch_lines: a.target.batch_lines,
+                    step_secs: a.step_secs,
+                    warm_runs: a.warm_runs,
+                    cold_runs: a.cold_runs,
+                    cold_restart: !a.no_cold_restart,
+                    drop_page_cache: !a.no_drop_page_cache,
+                    pid: a.target.pid,
+                    victorialogs: a
+                        .victorialogs_bin
+                        .clone()
+                        .zip(a.victorialogs_data.clone())
+                        .map(|(binary, data_dir)| {
+                            runakefli_bench::query_bench::VictoriaLogsTarget { binary, data_dir }
+                        }),
+                    ..QueryBenchConfig::default()
+                };
             let mut own = if a.target.url.is_none() {
                 plan_data_dir(&a, &mut config)?;
                 Some(start_own_server(&a.target)?)

@@ -29,6 +29,8 @@ const SEED_TOKEN: u64 = 0x7a6b_5f74_6f6b_656e;
 const SEED_GRAM: u64 = 0x7a6b_5f67_7261_6d73;
 /// Hash seed of version-2 short gram keys (part of the format).
 const SEED_SHORT_GRAM: u64 = 0x7a6b_5f73_686f_7274;
+/// Seed of stride-gram keys ([`STRIDE_GRAM`]).
+const SEED_STRIDE_GRAM: u64 = 0x7a6b_5f73_7472_6964;
 /// Odd multipliers picking one bit per 32-bit word (part of the format).
 const SALT: [u32; 8] = [
     0x47b6_137b,
@@ -60,6 +62,27 @@ pub const GRAM: usize = 8;
 /// token of the needle (an id typed alone, `k3x9q2m`) can be ruled out of
 /// the templates without a gram of its own length.
 pub const SHORT_GRAM: usize = 4;
+
+/// Length of the *stride grams* (part of the format): the windows of this
+/// many bytes that start at every [`STRIDE`]-th byte of a token (0, 4, 8, …)
+/// of a column whose values are long numbers or hex ids (Decimal, Hex).
+/// Such columns keep no grams (one per byte of a 32-digit trace id would
+/// outweigh the column), so a rare id that may lie *inside* one of their
+/// tokens (a 10-digit session id inside a trace id, an order number inside a
+/// longer one) used to keep every block. A run of at least
+/// [`STRIDE_MIN_RUN`] bytes inside a token covers, for the one alignment that
+/// is its offset in the token modulo [`STRIDE`], at least one whole stride
+/// gram, so the block may hold it only if for some alignment all of its
+/// windows at that alignment are keys; a quarter of the grams per token, at
+/// the price of four alignments asked.
+pub const STRIDE_GRAM: usize = 5;
+
+/// Distance between the starts of a token's stride grams.
+pub const STRIDE: usize = 4;
+
+/// Shortest run judged by stride grams, and shortest token that adds them:
+/// `STRIDE_GRAM + STRIDE − 1`, so that every alignment has a window.
+pub const STRIDE_MIN_RUN: usize = STRIDE_GRAM + STRIDE - 1;
 
 /// Where a version-2 key occurs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +122,26 @@ fn short_gram_key(scope: Scope, gram: &[u8]) -> u64 {
     xxh3_64_with_seed(gram, SEED_SHORT_GRAM ^ scope.salt())
 }
 
+#[inline]
+fn stride_gram_key(scope: Scope, gram: &[u8]) -> u64 {
+    xxh3_64_with_seed(gram, SEED_STRIDE_GRAM ^ scope.salt())
+}
+
+/// Appends the stride-gram keys of `text` (windows of [`STRIDE_GRAM`] bytes
+/// at offsets 0, [`STRIDE`], 2 × [`STRIDE`], … of each token of at least
+/// [`STRIDE_MIN_RUN`] bytes) to `out`.
+pub fn stride_gram_keys(scope: Scope, text: &[u8], out: &mut Vec<u64>) {
+    for_each_token(text, |t| {
+        if t.len() >= STRIDE_MIN_RUN {
+            out.extend(
+                (0..=t.len() - STRIDE_GRAM)
+                    .step_by(STRIDE)
+                    .map(|p| stride_gram_key(scope, &t[p..p + STRIDE_GRAM])),
+            );
+        }
+    });
+}
+
 /// The filter keys of one needle run in one scope: as a whole token, and as
 /// its grams (empty when it is shorter than [`GRAM`]).
 #[derive(Clone, Debug, Default)]
@@ -110,6 +153,10 @@ pub struct RunKeys {
     /// The keys of its short grams, when it is [`SHORT_GRAM`] to [`GRAM`]
     /// − 1 bytes long (empty otherwise).
     pub short: Vec<u64>,
+    /// The stride-gram keys of every [`STRIDE_GRAM`]-byte window of the
+    /// run, in order, when it is at least [`STRIDE_MIN_RUN`] bytes long
+    /// (empty otherwise): [`Bloom::may_contain_stride`] picks an alignment's.
+    pub stride: Vec<u64>,
 }
 
 impl RunKeys {
@@ -125,6 +172,13 @@ impl RunKeys {
             short: if (SHORT_GRAM..GRAM).contains(&run.len()) {
                 run.windows(SHORT_GRAM)
                     .map(|g| short_gram_key(scope, g))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            stride: if run.len() >= STRIDE_MIN_RUN {
+                run.windows(STRIDE_GRAM)
+                    .map(|g| stride_gram_key(scope, g))
                     .collect()
             } else {
                 Vec::new()
@@ -268,6 +322,31 @@ impl<'a> Bloom<'a> {
         debug_assert!(run.len() >= SHORT_GRAM);
         run.windows(SHORT_GRAM)
             .all(|g| self.has_key(short_gram_key(scope, g)))
+    }
+
+    /// False only if no token whose stride grams were added in `scope`
+    /// holds `run` (at least [`STRIDE_MIN_RUN`] bytes) as a substring;
+    /// `at_token_start` when the run is known to start a token (only the
+    /// first alignment is possible).
+    pub fn may_contain_stride(&self, scope: Scope, run: &[u8], at_token_start: bool) -> bool {
+        let keys: Vec<u64> = run
+            .windows(STRIDE_GRAM)
+            .map(|g| stride_gram_key(scope, g))
+            .collect();
+        self.may_contain_stride_keys(&keys, at_token_start)
+    }
+
+    /// [`Self::may_contain_stride`] with the run's window keys
+    /// ([`RunKeys::stride`]) worked out.
+    pub fn may_contain_stride_keys(&self, keys: &[u64], at_token_start: bool) -> bool {
+        debug_assert!(keys.len() + STRIDE_GRAM > STRIDE_MIN_RUN);
+        let alignments = if at_token_start { 1 } else { STRIDE };
+        (0..alignments).any(|o| {
+            keys.iter()
+                .skip(o)
+                .step_by(STRIDE)
+                .all(|&k| self.has_key(k))
+        })
     }
 
     /// False only if no token added with its grams in `scope` holds `run`

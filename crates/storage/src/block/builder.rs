@@ -1,7 +1,7 @@
 //! The block writer: accumulates rows of one stream, splits JSON lines into
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
-use super::bloom::{gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
+use super::bloom::{gram_keys, stride_gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
 use super::digits::{self, has_digit};
 use super::encoding::{encode_column, encode_shared, Encoding};
 use super::hash::FastMap;
@@ -389,6 +389,9 @@ impl BlockBuilder {
 
         // Columns: encode each; small ones share a frame.
         let mut col_grams: Vec<Vec<u64>> = Vec::with_capacity(self.columns.len());
+        // Per column: whether it adds stride grams; all of theirs.
+        let mut col_stride: Vec<bool> = Vec::with_capacity(self.columns.len());
+        let mut stride_keys: Vec<u64> = Vec::new();
         let mut small = Vec::new();
         let mut own: Vec<Vec<u8>> = Vec::new();
         let mut heads = Vec::with_capacity(self.columns.len());
@@ -525,7 +528,17 @@ impl BlockBuilder {
             let mut facts = VALUES_JSON_SCALARS | VALUES_UNESCAPED | VALUES_NOT_NULL_OR_ARRAY;
             let mut gk = Vec::new();
             let hex = enc.encoding == crate::block::Encoding::Hex;
+            // Long numbers and hex ids keep no grams: their stride grams
+            // let a rare id inside one of their tokens be ruled out.
+            let stride = matches!(
+                enc.encoding,
+                crate::block::Encoding::Hex | crate::block::Encoding::Decimal
+            );
+            col_stride.push(stride);
             for v in &enc.distinct {
+                if stride {
+                    stride_gram_keys(scope, v, &mut stride_keys);
+                }
                 if tokens && hex {
                     bloom.add_long_tokens(scope, v, MIN_HEX_TOKEN);
                 } else if tokens {
@@ -607,8 +620,11 @@ impl BlockBuilder {
             bloom.add_gram_keys(&col_grams[c]);
             with_grams[c] = true;
         }
+        stride_keys.sort_unstable();
+        stride_keys.dedup();
+        bloom.add_gram_keys(&stride_keys);
         let bloom_bytes = bloom.build();
-        let columns: Vec<ColumnHead<'_>> = heads
+        let mut columns: Vec<ColumnHead<'_>> = heads
             .iter()
             .zip(&self.col_names)
             .zip(&with_grams)
@@ -638,6 +654,7 @@ impl BlockBuilder {
                         feature_token_lens: *featured,
                         alphabet: *letters,
                         has_grams: g,
+                        has_stride_grams: false,
                         facts: *facts,
                         place: Some(*place),
                         shared: *shared,
@@ -645,6 +662,9 @@ impl BlockBuilder {
                 },
             )
             .collect();
+        for (c, &s) in columns.iter_mut().zip(&col_stride) {
+            c.has_stride_grams = s;
+        }
         let header = BlockHeader {
             version: VERSION,
             rows,

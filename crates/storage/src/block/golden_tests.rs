@@ -7,7 +7,8 @@
 //!
 //! `testdata/block_v2_text.bin` holds the same rows written after text
 //! lines were first split into text templates (column kind 2, `boundaries`
-//! bits 8–13).
+//! bits 8–13) and long numbers and hex ids got stride grams (column flag
+//! bit 5), both in issue 44.
 //!
 //! The rows are drawn here, by a generator of this file's own, so a change
 //! to the test workload generator cannot change what a golden file must
@@ -258,6 +259,10 @@ fn golden_v2_text_block_decodes_and_keeps_its_text_templates() {
     assert!(text.iter().any(|n| n.starts_with('~')), "{text:?}");
     assert_eq!(h.boundaries & (1 << 15), 0);
     assert_ne!(h.boundaries & (0x3f << 8), 0, "text template bytes");
+    assert!(
+        h.columns.iter().any(|c| c.has_stride_grams),
+        "column flag bit 5: stride grams"
+    );
     for (i, row) in rows.iter().enumerate().filter(|(i, _)| i % 5 == 4) {
         for token in row.1.split(' ').filter(|t| t.len() >= 3) {
             assert!(
@@ -266,7 +271,8 @@ fn golden_v2_text_block_decodes_and_keeps_its_text_templates() {
             );
         }
     }
-    for absent in ["zebra", "a_never_seen_token_42"] {
+    for absent in ["zebra", "a_never_seen_token_42", "fedcba9876543"] {
+        assert!(rows.iter().all(|r| !r.1.contains(absent)));
         assert!(!block_may_contain(buf, &[absent.to_string()]), "{absent:?}");
     }
 }

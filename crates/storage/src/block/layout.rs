@@ -149,6 +149,9 @@ pub struct ColumnHead<'a> {
     pub alphabet: u64,
     /// Version 2: the bloom holds the grams of the column's long tokens.
     pub has_grams: bool,
+    /// Version 2: the bloom holds the column's stride grams
+    /// ([`STRIDE_GRAM`](super::bloom::STRIDE_GRAM)).
+    pub has_stride_grams: bool,
     /// Version 2: facts about every value ([`VALUES_JSON_SCALARS`],
     /// [`VALUES_UNESCAPED`], [`VALUES_NOT_NULL_OR_ARRAY`]); 0 in version 1.
     pub facts: u8,
@@ -257,6 +260,9 @@ const FLAG_GRAMS: u8 = 1;
 const FLAG_SHORT_GRAMS: u8 = 2;
 /// Column flag bit: the bloom holds the column's grams.
 const COLUMN_GRAMS: u8 = 1;
+/// Column flag bit: the bloom holds the column's stride grams
+/// ([`STRIDE_GRAM`](super::bloom::STRIDE_GRAM)).
+const COLUMN_STRIDE_GRAMS: u8 = 32;
 /// Column flag bit: [`FEATURES`] bytes after the flags give the lengths of
 /// the column's longest token with each feature
 /// ([`ColumnHead::feature_token_lens`]).
@@ -319,6 +325,7 @@ impl BlockHeader<'_> {
                     feature_token_lens: c.feature_token_lens,
                     alphabet: c.alphabet,
                     has_grams: c.has_grams,
+                    has_stride_grams: c.has_stride_grams,
                     facts: c.facts,
                     place: c.place,
                     shared: c.shared,
@@ -391,6 +398,11 @@ impl BlockHeader<'_> {
             let featured = c.feature_token_lens != [TOKEN_LEN_UNKNOWN; FEATURES];
             h.push(
                 if c.has_grams { COLUMN_GRAMS } else { 0 }
+                    | if c.has_stride_grams {
+                        COLUMN_STRIDE_GRAMS
+                    } else {
+                        0
+                    }
                     | if featured { COLUMN_FEATURE_LENS } else { 0 }
                     | (c.facts & VALUE_FACTS),
             );
@@ -557,6 +569,7 @@ fn decode_v1<'a>(c: &mut Cursor<'a>, body_start: usize) -> Result<BlockHeader<'a
             feature_token_lens: [TOKEN_LEN_UNKNOWN; FEATURES],
             alphabet: u64::MAX,
             has_grams: false,
+            has_stride_grams: false,
             facts: 0,
             place: None,
             shared: None,
@@ -625,7 +638,7 @@ fn decode_v2<'a>(
         let classes = c.u8()?;
         let alphabet = c.u64_le()?;
         let cflags = c.u8()?;
-        if cflags & !(COLUMN_GRAMS | COLUMN_FEATURE_LENS | VALUE_FACTS) != 0 {
+        if cflags & !(COLUMN_GRAMS | COLUMN_STRIDE_GRAMS | COLUMN_FEATURE_LENS | VALUE_FACTS) != 0 {
             return Err(c.err("unknown column flags"));
         }
         let mut feature_token_lens = [TOKEN_LEN_UNKNOWN; FEATURES];
@@ -678,6 +691,7 @@ fn decode_v2<'a>(
             feature_token_lens,
             alphabet,
             has_grams: cflags & COLUMN_GRAMS != 0,
+            has_stride_grams: cflags & COLUMN_STRIDE_GRAMS != 0,
             facts: cflags & VALUE_FACTS,
             place: Some(ColumnPlace {
                 values,
@@ -786,6 +800,7 @@ mod tests {
                     feature_token_lens: [7, 0, 32, 0, 32, 9],
                     alphabet: 0xff,
                     has_grams: false,
+                    has_stride_grams: false,
                     facts: VALUES_UNESCAPED,
                     place: Some(ColumnPlace {
                         values: 3,
@@ -806,6 +821,7 @@ mod tests {
                     feature_token_lens: [TOKEN_LEN_UNKNOWN; FEATURES],
                     alphabet: 1 << 52,
                     has_grams: true,
+                    has_stride_grams: false,
                     facts: 0,
                     place: Some(ColumnPlace {
                         values: 2,
@@ -826,6 +842,7 @@ mod tests {
                     feature_token_lens: [0, 5, 1, 5, 2, 0],
                     alphabet: 1 << 40,
                     has_grams: false,
+                    has_stride_grams: false,
                     facts: 0,
                     place: Some(ColumnPlace {
                         values: 1,

@@ -14,7 +14,9 @@
 //! allow it. Version 1 blocks (unscoped bloom, no boundary bytes recorded)
 //! are judged run by run.
 
-use super::bloom::{Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM};
+use super::bloom::{
+    Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM, STRIDE_MIN_RUN,
+};
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
 use super::tokens::{
@@ -357,6 +359,8 @@ pub struct ProbeColumn {
     pub max_token_len: u8,
     /// [`ColumnHead::has_grams`].
     pub has_grams: bool,
+    /// [`ColumnHead::has_stride_grams`].
+    pub has_stride_grams: bool,
     /// [`ColumnHead::feature_token_lens`].
     pub feature_token_lens: [u8; FEATURES],
     /// Where a PrefixedDecimal column's prefix is in its [`PackedHead`]'s
@@ -374,6 +378,7 @@ impl ProbeColumn {
             classes: col.classes,
             max_token_len: col.max_token_len,
             has_grams: col.has_grams,
+            has_stride_grams: col.has_stride_grams,
             feature_token_lens: col.feature_token_lens,
             prefix_at: 0,
         }
@@ -596,6 +601,9 @@ fn look_up(bloom: &Bloom<'_>, keys: &RunKeys, ask: BloomAsk) -> bool {
         BloomAsk::Token => bloom.may_contain_keys(std::slice::from_ref(&keys.token)),
         BloomAsk::Grams => bloom.may_contain_keys(&keys.grams),
         BloomAsk::Short => bloom.may_contain_keys(&keys.short),
+        BloomAsk::Stride { at_token_start } => {
+            bloom.may_contain_stride_keys(&keys.stride, at_token_start)
+        }
     }
 }
 
@@ -773,6 +781,10 @@ enum BloomAsk {
     Token,
     Grams,
     Short,
+    /// By its stride grams; `at_token_start` when the run starts a token.
+    Stride {
+        at_token_start: bool,
+    },
 }
 
 /// Version 2: whether the templates may hold `run`.
@@ -785,6 +797,8 @@ pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &Needle
             BloomAsk::Token => bloom.may_contain(Scope::Template, run.text),
             BloomAsk::Grams => bloom.may_contain_grams(Scope::Template, run.text),
             BloomAsk::Short => bloom.may_contain_short_grams(Scope::Template, run.text),
+            // Templates keep no stride grams, and are never asked for them.
+            BloomAsk::Stride { .. } => true,
         },
     )
 }
@@ -834,6 +848,9 @@ pub fn run_in_column(
             BloomAsk::Token => bloom.may_contain(scope, run.text),
             BloomAsk::Grams => bloom.may_contain_grams(scope, run.text),
             BloomAsk::Short => bloom.may_contain_short_grams(scope, run.text),
+            BloomAsk::Stride { at_token_start } => {
+                bloom.may_contain_stride(scope, run.text, at_token_start)
+            }
         },
     )
 }
@@ -879,6 +896,17 @@ fn column_may_hold(
     // lies inside a run of such bytes at least as long.
     if (features & RUN_ALL_HEX != 0 && known_len(HEX_RUN).is_some_and(|l| len > l))
         || (features & RUN_ALL_DIGITS != 0 && known_len(DIGIT_RUN).is_some_and(|l| len > l))
+    {
+        return false;
+    }
+    // A long run inside a long number or hex id: the stride grams of one
+    // alignment must all be there (a run that starts a token has only the
+    // first).
+    if col.has_stride_grams
+        && len >= STRIDE_MIN_RUN
+        && !look(BloomAsk::Stride {
+            at_token_start: run.left_bounded,
+        })
     {
         return false;
     }

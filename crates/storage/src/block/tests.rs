@@ -321,7 +321,10 @@ fn value_tokens_prune_needles_inside_tokens() {
     assert!(!may("usr_99999999"));
     assert!(!may("\"usr_99999999\""));
     assert!(!may("middleware"), "inside no long token (grams)");
-    assert!(may("deadbeefdeadbeef"), "may sit inside a longer hex value");
+    assert!(
+        !may("deadbeefdeadbeef"),
+        "inside no longer hex value (the hex columns' stride grams)"
+    );
     assert!(!may("completedx"), "longer than the words it could sit in");
     assert!(may("complete"));
     assert!(may("quest compl"));
@@ -1512,4 +1515,76 @@ fn plain_text_lines_split_into_text_templates() {
     );
     assert!(may("card declined") && may("declined by issuer session="));
     assert!(!may("zyzzyvas declined"), "a word no template or value has");
+}
+
+/// Long numbers and hex ids (Decimal and Hex columns keep no grams) carry
+/// stride grams: a run of 8 or more bytes anywhere inside one of their
+/// tokens is found, and one that no value holds is ruled out in most
+/// blocks (all four alignments must miss).
+#[test]
+fn stride_grams_find_runs_inside_long_numbers_and_hex_ids() {
+    let trace = |i: u64| {
+        format!(
+            "{:016x}{:016x}",
+            i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            i.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+        )
+    };
+    let order = |i: u64| {
+        (i.wrapping_mul(2_654_435_761) % 9_000_000_000_000_000 + 1_000_000_000_000_000).to_string()
+    };
+    let lines: Vec<String> = (0..300u64)
+        .map(|i| {
+            format!(
+                r#"{{"trace":"{}","order_no":{},"msg":"ok"}}"#,
+                trace(i),
+                order(i)
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let buf = round_trip(&refs);
+    let header = super::layout::BlockHeader::decode(&buf).unwrap();
+    for name in ["trace", "order_no"] {
+        let c = header
+            .columns
+            .iter()
+            .find(|c| &c.name[..] == name.as_bytes())
+            .unwrap();
+        assert!(c.has_stride_grams, "{name}: {:?}", c.encoding);
+    }
+    let may = |s: &str| block_may_contain(&buf, &[s.to_string()]);
+    for i in [0u64, 77, 299] {
+        let (t, o) = (trace(i), order(i));
+        for start in 0..6 {
+            assert!(may(&t[start..start + 10]), "trace {t} at {start}");
+            assert!(
+                may(&t[start + 3..start + 3 + 8]),
+                "trace {t} at {}",
+                start + 3
+            );
+            assert!(may(&o[start..start + 9]), "order {o} at {start}");
+        }
+        assert!(may(&t) && may(&o));
+    }
+    let absent_hex: Vec<String> = (5000..5200u64)
+        .map(|i| trace(i)[3..13].to_string())
+        .filter(|n| !lines.iter().any(|l| l.contains(n.as_str())))
+        .collect();
+    let kept = absent_hex.iter().filter(|n| may(n)).count();
+    assert!(
+        kept * 4 < absent_hex.len(),
+        "{kept} of {} absent hex runs kept",
+        absent_hex.len()
+    );
+    let absent_digits: Vec<String> = (5000..5200u64)
+        .map(|i| order(i)[2..16].to_string())
+        .filter(|n| !lines.iter().any(|l| l.contains(n.as_str())))
+        .collect();
+    let kept = absent_digits.iter().filter(|n| may(n)).count();
+    assert!(
+        kept * 20 < absent_digits.len(),
+        "{kept} of {} absent digit runs kept",
+        absent_digits.len()
+    );
 }

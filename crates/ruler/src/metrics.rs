@@ -41,7 +41,7 @@ pub struct RulerMetrics {
     pub samples_failed: AtomicU64,
     /// Samples dropped from a full remote-write queue.
     pub samples_dropped: AtomicU64,
-    /// Rule files that failed to load.
+    /// Loads of rule files that failed (each reload counts each bad file).
     pub load_failures: AtomicU64,
 }
 
@@ -161,7 +161,7 @@ impl RulerMetrics {
             ),
             (
                 "runakefli_ruler_rule_file_load_failures_total",
-                "Rule files that could not be loaded.",
+                "Loads of rule files that failed (every reload counts each bad file again).",
                 &self.load_failures,
             ),
         ];

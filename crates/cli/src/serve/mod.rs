@@ -110,6 +110,25 @@ fn server_config(
         discover_log_levels: args.discover_log_levels,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
+        ruler: args.rules_dir.map(|dir| runakefli_ruler::Config {
+            default_interval: args.ruler_evaluation_interval,
+            poll_interval: args.ruler_poll_interval,
+            alertmanager_url: args.alertmanager_url,
+            resend_delay: args.ruler_resend_delay,
+            notification_queue_capacity: args.ruler_notification_queue_capacity,
+            external_url: args.ruler_external_url,
+            remote_write: args
+                .remote_write_url
+                .map(|url| runakefli_ruler::RemoteWriteConfig {
+                    url,
+                    basic_auth: args
+                        .remote_write_username
+                        .map(|u| (u, args.remote_write_password.unwrap_or_default())),
+                    bearer_token: args.remote_write_bearer_token,
+                    queue_capacity: args.remote_write_queue_capacity,
+                }),
+            ..runakefli_ruler::Config::new(dir)
+        }),
     })
 }
 

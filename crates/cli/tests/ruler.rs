@@ -6,6 +6,10 @@
 //!
 //! Groups run every second (the `interval:` of the rule files): the tests
 //! take seconds.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code (and the shared harness): a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -15,6 +15,9 @@ pub const RESOLVED_RETENTION: Duration = Duration::from_secs(15 * 60);
 /// A result series of a query: labels and value.
 pub type Series = (BTreeMap<String, String>, f64);
 
+/// An alert's labels, annotations and value as one evaluation expands them.
+type Expanded = (BTreeMap<String, String>, BTreeMap<String, String>, f64);
+
 /// Where an alert is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlertState {
@@ -88,10 +91,7 @@ impl AlertSet {
         external_url: &str,
     ) -> Result<(), String> {
         let alert_name = rule.rule.name();
-        let mut seen: BTreeMap<
-            Vec<(String, String)>,
-            (BTreeMap<String, String>, BTreeMap<String, String>, f64),
-        > = BTreeMap::new();
+        let mut seen: BTreeMap<Vec<(String, String)>, Expanded> = BTreeMap::new();
         for (labels, value) in series {
             let mut base = labels.clone();
             base.remove("__name__");

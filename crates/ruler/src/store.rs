@@ -207,7 +207,7 @@ mod tests {
             ..Default::default()
         };
         store
-            .write_namespace("t1", "ns", &[g.clone()])
+            .write_namespace("t1", "ns", std::slice::from_ref(&g))
             .expect("writes");
         assert_eq!(store.namespace("t1", "ns").expect("reads"), [g]);
         assert_eq!(store.files().len(), 1);

@@ -201,12 +201,11 @@ impl AppState {
         let ruler = match &config.ruler {
             Some(rc) => {
                 let querier = Arc::new(Engine::new(store.reads(), engine.limits().clone()));
-                let ruler =
-                    runakefli_ruler::Ruler::start(rc.clone(), querier, parse_limits.clone())
-                        .map_err(|source| OpenError::Thread {
-                            what: "the ruler",
-                            source,
-                        })?;
+                let ruler = runakefli_ruler::Ruler::start(rc.clone(), querier, parse_limits)
+                    .map_err(|source| OpenError::Thread {
+                        what: "the ruler",
+                        source,
+                    })?;
                 Some(ruler)
             }
             None => None,

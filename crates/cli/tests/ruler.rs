@@ -126,11 +126,15 @@ fn alertmanager() -> External {
 
 /// Prometheus on a free port with the remote-write receiver, its own TSDB.
 fn prometheus() -> External {
+    prometheus_on(free_port())
+}
+
+/// Prometheus on `port`.
+fn prometheus_on(port: u16) -> External {
     let bin = require("prometheus");
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("prometheus.yml");
     std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("write config");
-    let port = free_port();
     let child = Command::new(bin)
         .arg(format!("--config.file={}", config.display()))
         .arg(format!(
@@ -429,6 +433,53 @@ fn recorded_samples_reach_prometheus_with_the_instant_querys_values() {
         .find_map(|l| l.strip_prefix("runakefli_ruler_remote_write_samples_total "))
         .expect("remote-write metric");
     assert!(written.parse::<f64>().expect("number") >= 2.0, "{written}");
+}
+
+#[test]
+fn samples_evaluated_while_the_receiver_is_down_survive_a_restart() {
+    // Prometheus' port, with nothing listening yet.
+    let port = free_port();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(
+        &rules,
+        "shop",
+        "groups:\n  - name: rec\n    interval: 1s\n    rules:\n      - record: checkout:lines:count5m\n        expr: sum by (app) (count_over_time({app=\"checkout\"}[5m]))\n",
+    );
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let rw_arg = format!("--remote-write-url=http://127.0.0.1:{port}/api/v1/write");
+    let mut args = vec![rules_arg.as_str(), rw_arg.as_str()];
+    args.extend_from_slice(AS_PUSHED);
+    let mut server = TestServer::start_with(&args);
+    push_checkout(&server, &["a", "b"]);
+    // A few evaluations whose samples cannot be sent.
+    eventually(10, "three evaluations", || {
+        let (_, m) = server.get("/metrics", &[]);
+        m.lines()
+            .find_map(|l| {
+                l.strip_prefix(
+                    "prometheus_rule_group_iterations_total{tenant=\"fake\",rule_group=\"shop;rec\"} ",
+                )
+            })
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| *v >= 3.0)
+    });
+    server.stop();
+    let stopped_ms = now_ns() / 1_000_000;
+
+    // Receiver up, server back on the same data directory: the samples of
+    // the first run arrive.
+    let prom = prometheus_on(port);
+    server.start_again();
+    let samples = eventually(15, "the first run's samples in Prometheus", || {
+        let s = prom_samples(&prom, r#"checkout:lines:count5m{app="checkout"}[5m]"#);
+        let early = s
+            .iter()
+            .filter(|(t, _)| (*t * 1e3) < stopped_ms as f64)
+            .count();
+        (early >= 3).then_some(s)
+    });
+    assert!(samples.iter().all(|(_, v)| *v == 2.0), "{samples:?}");
 }
 
 #[test]

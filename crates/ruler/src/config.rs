@@ -36,6 +36,9 @@ pub struct RemoteWriteConfig {
     pub bearer_token: Option<String>,
     /// Samples waiting to be sent; past it the oldest are dropped.
     pub queue_capacity: usize,
+    /// Where the queue's log lives ([`crate::sample_log`]); `None`: the
+    /// queue is in memory only (a restart loses what it holds).
+    pub log_dir: Option<PathBuf>,
 }
 
 impl Config {

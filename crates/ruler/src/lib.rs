@@ -25,6 +25,7 @@ pub mod queue;
 pub mod record;
 pub mod remote_write;
 pub mod rules;
+pub mod sample_log;
 pub mod store;
 pub mod template;
 pub mod time;

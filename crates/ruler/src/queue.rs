@@ -64,6 +64,14 @@ impl<T> Queue<T> {
         dropped
     }
 
+    /// A copy of the items waiting, oldest first.
+    pub fn snapshot(&self) -> Vec<T>
+    where
+        T: Clone,
+    {
+        self.items.lock().0.iter().cloned().collect()
+    }
+
     /// Items waiting.
     pub fn len(&self) -> usize {
         self.items.lock().0.len()

@@ -366,7 +366,7 @@ pub struct ServeArgs {
         conflicts_with = "remote_write_username"
     )]
     pub remote_write_bearer_token: Option<String>,
-    /// Samples waiting to be remote-written; past it the oldest are dropped (runakefli_ruler_remote_write_samples_dropped_total). The queue is in memory.
+    /// Samples waiting to be remote-written; past it the oldest are dropped (runakefli_ruler_remote_write_samples_dropped_total). The queue is logged under <data-dir>/ruler/remote-write, so a restart loses none.
     #[arg(
         long,
         env = "RUNAKEFLI_REMOTE_WRITE_QUEUE_CAPACITY",

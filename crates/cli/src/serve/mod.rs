@@ -25,6 +25,7 @@ fn server_config(
     for (t, p) in args.tenant_retention_period {
         overrides.entry(t).or_default().retention_period = Some(p);
     }
+    let data_dir = args.data_dir.clone();
     let nonzero = |d: std::time::Duration| Some(d).filter(|d| !d.is_zero());
     let backend = match args.backend {
         BackendKind::Embedded => BackendConfig::Embedded,
@@ -65,7 +66,7 @@ fn server_config(
     Ok(ServerConfig {
         listen: args.listen,
         backend,
-        data_dir: args.data_dir,
+        data_dir: data_dir.clone(),
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,
         max_push_body_bytes: args.max_push_body_bytes,
@@ -126,6 +127,7 @@ fn server_config(
                         .map(|u| (u, args.remote_write_password.unwrap_or_default())),
                     bearer_token: args.remote_write_bearer_token,
                     queue_capacity: args.remote_write_queue_capacity,
+                    log_dir: Some(data_dir.join("ruler").join("remote-write")),
                 }),
             ..runakefli_ruler::Config::new(dir)
         }),

@@ -197,7 +197,7 @@ pub fn next_aligned(now_ns: i64, interval: Duration) -> i64 {
 
 /// Runs `group` at aligned times until `stop` is disconnected (its sender
 /// dropped). An evaluation that overruns its interval skips the times it
-/// ran over, counted as missed.
+/// ran past, counted as missed; evaluation times never lie behind the clock.
 pub fn run(group: Arc<GroupState>, env: Arc<Env>, stop: Receiver<()>) {
     let step = i64::try_from(group.interval.as_nanos())
         .unwrap_or(i64::MAX)
@@ -211,14 +211,18 @@ pub fn run(group: Arc<GroupState>, env: Arc<Env>, stop: Receiver<()>) {
             _ => return,
         }
         group.evaluate(t, &env);
-        let behind = crate::time::now_ns().saturating_sub(t) / step;
-        let missed = behind.saturating_sub(1).max(0);
-        if missed > 0 {
+        t += step;
+        // Times already past are skipped: the next evaluation is at the
+        // first aligned time still ahead.
+        let now = crate::time::now_ns();
+        if now > t {
+            let missed = (now - t) / step + 1;
+            t += missed * step;
             let name = group.metric_name();
-            env.metrics
-                .group(group.tenant.as_str(), &name, |f| f.missed += missed as u64);
+            env.metrics.group(group.tenant.as_str(), &name, |f| {
+                f.missed += u64::try_from(missed).unwrap_or(0)
+            });
             tracing::warn!(group = %name, missed, "rule group evaluation ran over its interval");
         }
-        t += (missed + 1) * step;
     }
 }

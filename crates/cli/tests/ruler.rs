@@ -538,6 +538,16 @@ fn the_rules_api_validates_stores_and_reloads() {
         text.starts_with("name: api-group\ninterval: 1s\n"),
         "{text}"
     );
+    let listed = Command::new(env!("CARGO_BIN_EXE_runakefli"))
+        .args(["rules", "list", "--addr", &server.base])
+        .output()
+        .expect("run rules list");
+    assert!(listed.status.success(), "{listed:?}");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("team:\n- name: api-group\n") && listed.contains("good:\n- name: g1\n"),
+        "{listed}"
+    );
 
     // Invalid groups: 400 with the reason; nothing changes.
     let (status, text) = server.post(

@@ -966,6 +966,69 @@ mod tests {
     /// fails, as in Loki: no LogQL value is a function, and Go reports that
     /// when the template runs.
     #[test]
+    fn logqls_language_has_no_variables_and_reads_one_field_name() {
+        let e = Template::parse("line", "{{ $x }}").expect_err("no variables");
+        assert_eq!(e, "template: line:1: undefined variable \"$x\"");
+        // `.level.x` is two operands in LogQL, refused when run as before.
+        let e = run("{{ .level.x }}").expect_err("two operands");
+        assert!(
+            e.contains("can't give argument to non-function .level"),
+            "{e}"
+        );
+    }
+
+    /// A caller's dialect: a variable, field paths and a function of its own.
+    struct Wide;
+    impl Context for Wide {
+        fn field(&self, _: &str) -> Option<&str> {
+            None
+        }
+        fn line(&self) -> &str {
+            ""
+        }
+        fn timestamp(&self) -> i64 {
+            0
+        }
+        fn value_at(&self, path: &[String]) -> Val {
+            Val::Str(path.join("/"))
+        }
+        fn variable(&self, name: &str) -> Val {
+            match name {
+                "m" => Val::Map([("k".to_string(), Val::Int(7))].into()),
+                _ => Val::Nil,
+            }
+        }
+        fn call_extra(&self, name: &str, args: Vec<Val>) -> Result<Val, String> {
+            match (name, args.as_slice()) {
+                ("twice", [Val::Int(i)]) => Ok(Val::Int(2 * i)),
+                _ => Err("bad argument".into()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_dialect_adds_variables_paths_and_functions() {
+        const D: Dialect = Dialect {
+            variables: &["m"],
+            functions: &["twice"],
+            field_paths: true,
+        };
+        let run = |src: &str| Template::parse_with("t", src, &D)?.execute(&Wide);
+        assert_eq!(
+            run("{{ $m.k }} {{ $m.k | twice }} {{ .A.b }}").expect("runs"),
+            "7 14 A/b"
+        );
+        assert_eq!(run("{{ $m.none }}").expect("runs"), "<no value>");
+        let e = run("{{ twice \"x\" }}").expect_err("fails");
+        assert_eq!(
+            e,
+            "template: t:1:3: executing \"t\" at <twice>: error calling twice: bad argument"
+        );
+        let e = run("{{ $m.k.deeper }}").expect_err("not a map");
+        assert!(e.contains("can't evaluate field deeper in type int"), "{e}");
+    }
+
+    #[test]
     fn every_function_the_parser_accepts_runs() {
         for name in runakefli_logql::template::TEMPLATE_FUNCTIONS {
             let Some((_, src)) = SAMPLES.iter().find(|(n, _)| n == name) else {

@@ -2,7 +2,9 @@
 //! receives the alerts, Prometheus 2.42 (`--web.enable-remote-write-receiver`)
 //! the recorded samples; both are started here on loopback ports with their
 //! own temporary storage and killed at the end. Without the binaries the
-//! tests fail saying what to install (`.ci/setup-ruler.sh`).
+//! tests fail saying what to install (`.ci/setup-ruler.sh`). One test runs
+//! the rules over the ClickHouse backend (chdb-core behind the test front of
+//! `crates/clickhouse/tests/`, `.ci/setup-clients.sh chdb`).
 //!
 //! Groups run every second (the `interval:` of the rule files): the tests
 //! take seconds.
@@ -12,6 +14,9 @@
 )]
 
 mod common;
+#[allow(dead_code)]
+#[path = "../../clickhouse/tests/front/mod.rs"]
+mod front;
 
 use common::{TestServer, AS_PUSHED};
 use serde_json::Value;
@@ -599,6 +604,42 @@ fn the_rules_api_validates_stores_and_reloads() {
         "{failures}"
     );
     server.stop();
+}
+
+#[test]
+fn rules_evaluate_over_the_clickhouse_backend() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(
+        &rules,
+        "shop",
+        "groups:\n  - name: ch\n    interval: 1s\n    rules:\n      - alert: CheckoutLines\n        expr: sum by (app) (count_over_time({app=\"checkout\"} | json | status >= 500 [1m])) > 1\n        annotations: {summary: \"{{ $value }} failures\"}\n",
+    );
+    let db = format!("ruler_{}", std::process::id());
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let owned = front::serve_args(&db);
+    let mut args: Vec<&str> = owned.iter().map(String::as_str).collect();
+    args.push(&rules_arg);
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+    push_checkout(
+        &server,
+        &[
+            r#"{"status":500}"#,
+            r#"{"status":503}"#,
+            r#"{"status":200}"#,
+        ],
+    );
+    let alert = eventually(20, "the alert over ClickHouse", || {
+        let v = server.get_json("/prometheus/api/v1/alerts", &[]);
+        v["data"]["alerts"]
+            .as_array()
+            .and_then(|a| a.first().cloned())
+            .filter(|a| a["state"] == "firing")
+    });
+    assert_eq!(alert["labels"]["app"], "checkout");
+    assert_eq!(alert["value"], "2e+00");
+    assert_eq!(alert["annotations"]["summary"], "2 failures");
 }
 
 #[test]

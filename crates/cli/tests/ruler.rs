@@ -539,6 +539,11 @@ fn the_rules_api_validates_stores_and_reloads() {
     assert_eq!(names(&server), ["good/g1", "team/api-group"]);
     let (status, text) = server.get("/loki/api/v1/rules/team/api-group", &[]);
     assert_eq!(status, 200);
+    assert_eq!(
+        server.get("/api/prom/rules/team/api-group", &[]),
+        (200, text.clone()),
+        "the older prefix"
+    );
     assert!(
         text.starts_with("name: api-group\ninterval: 1s\n"),
         "{text}"

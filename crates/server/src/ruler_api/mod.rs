@@ -5,6 +5,7 @@
 //! - `POST /loki/api/v1/rules/{namespace}`: a YAML rule group, created or
 //!   replaced (checked first: 400 with the problems), 202;
 //! - `DELETE /loki/api/v1/rules/{namespace}[/{group}]`: 202;
+//! - the same under `/api/prom/rules` (Loki's older prefix);
 //! - `GET /prometheus/api/v1/rules` and `/prometheus/api/v1/alerts`: the
 //!   running groups' rules and alerts in Prometheus' JSON, as Grafana reads
 //!   them ([`prometheus`]).
@@ -21,20 +22,25 @@ use axum::Router;
 use runakefli_ruler::{Ruler, RulerError};
 use std::sync::Arc;
 
-/// The ruler's routes.
+/// The ruler's routes: under `/loki/api/v1/rules` and Loki's older
+/// `/api/prom/rules` (the prefix Grafana's rule editor uses for Loki).
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/loki/api/v1/rules", get(loki::list_all))
-        .route(
-            "/loki/api/v1/rules/{namespace}",
-            get(loki::list_namespace)
-                .post(loki::set_group)
-                .delete(loki::delete_namespace),
-        )
-        .route(
-            "/loki/api/v1/rules/{namespace}/{group}",
-            get(loki::get_group).delete(loki::delete_group),
-        )
+    let mut router = Router::new();
+    for prefix in ["/loki/api/v1/rules", "/api/prom/rules"] {
+        router = router
+            .route(prefix, get(loki::list_all))
+            .route(
+                &format!("{prefix}/{{namespace}}"),
+                get(loki::list_namespace)
+                    .post(loki::set_group)
+                    .delete(loki::delete_namespace),
+            )
+            .route(
+                &format!("{prefix}/{{namespace}}/{{group}}"),
+                get(loki::get_group).delete(loki::delete_group),
+            );
+    }
+    router
         .route("/prometheus/api/v1/rules", get(prometheus::rules))
         .route("/prometheus/api/v1/alerts", get(prometheus::alerts))
 }

@@ -8,8 +8,8 @@
 //! pending/firing/resolved states ([`alert`]) with templated labels and
 //! annotations ([`template`], the engine's Go-template evaluator), sent to
 //! Alertmanager ([`notifier`]); recording rules' samples and the `ALERTS`
-//! series ([`record`]) go to a Prometheus remote-write receiver
-//! ([`remote_write`]). Both senders sit behind bounded queues ([`queue`]);
+//! series ([`record`], as [`sample`]s) go to a Prometheus remote-write
+//! receiver ([`remote_write`], its queue logged on disk by [`sample_log`]). Both senders sit behind bounded queues ([`queue`]);
 //! every figure is in [`metrics`]. The HTTP API is the server's
 //! (`runakefli_server::ruler_api`).
 #![deny(missing_docs)]
@@ -25,6 +25,7 @@ pub mod queue;
 pub mod record;
 pub mod remote_write;
 pub mod rules;
+pub mod sample;
 pub mod sample_log;
 pub mod store;
 pub mod template;

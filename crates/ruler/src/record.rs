@@ -3,7 +3,7 @@
 //! `ALERTS_FOR_STATE` series of alerting rules, as Prometheus writes them.
 
 use crate::alert::{AlertSet, Series};
-use crate::remote_write::RecordedSample;
+use crate::sample::RecordedSample;
 use crate::validate::CompiledRule;
 use std::collections::BTreeMap;
 

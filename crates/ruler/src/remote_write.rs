@@ -11,6 +11,7 @@
 use crate::config::RemoteWriteConfig;
 use crate::metrics::RulerMetrics;
 use crate::queue::Queue;
+use crate::sample::RecordedSample;
 use crate::sample_log::SampleLog;
 use base64::Engine as _;
 use parking_lot::Mutex;
@@ -22,19 +23,6 @@ use std::time::Duration;
 
 /// Samples per request.
 const BATCH: usize = 2_000;
-
-/// One sample to write.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RecordedSample {
-    /// The tenant whose rule produced it.
-    pub tenant: String,
-    /// Labels, `__name__` among them, sorted by name.
-    pub labels: Vec<(String, String)>,
-    /// Milliseconds since the epoch.
-    pub t_ms: i64,
-    /// The value.
-    pub value: f64,
-}
 
 /// `prometheus.WriteRequest`.
 #[derive(Clone, PartialEq, Message)]

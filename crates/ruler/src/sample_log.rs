@@ -11,7 +11,7 @@
 //! sample again without complaint). A torn or damaged tail (a crash
 //! mid-append) ends the replay and is cut off.
 
-use crate::remote_write::RecordedSample;
+use crate::sample::RecordedSample;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

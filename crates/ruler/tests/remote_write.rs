@@ -4,7 +4,8 @@
 
 use prost::Message;
 use runakefli_ruler::metrics::RulerMetrics;
-use runakefli_ruler::remote_write::{RecordedSample, RemoteWriter, WriteRequest};
+use runakefli_ruler::remote_write::{RemoteWriter, WriteRequest};
+use runakefli_ruler::sample::RecordedSample;
 use runakefli_ruler::RemoteWriteConfig;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -9,9 +9,10 @@
 //! annotations ([`template`], the engine's Go-template evaluator), sent to
 //! Alertmanager ([`notifier`]); recording rules' samples and the `ALERTS`
 //! series ([`record`], as [`sample`]s) go to a Prometheus remote-write
-//! receiver ([`remote_write`], its queue logged on disk by [`sample_log`]). Both senders sit behind bounded queues ([`queue`]);
-//! every figure is in [`metrics`]. The HTTP API is the server's
-//! (`runakefli_server::ruler_api`).
+//! receiver ([`remote_write`], its queue logged on disk by
+//! [`sample_log`]). Both senders sit behind bounded queues ([`queue`]);
+//! every figure is in [`metrics`]; dates in [`time`]; settings in
+//! [`config`]. The HTTP API is the server's (`runakefli_server::ruler_api`).
 #![deny(missing_docs)]
 
 pub mod alert;

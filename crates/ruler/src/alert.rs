@@ -19,7 +19,7 @@ pub type Series = (BTreeMap<String, String>, f64);
 type Expanded = (BTreeMap<String, String>, BTreeMap<String, String>, f64);
 
 /// Where an alert is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AlertState {
     /// Condition holds, `for` not yet elapsed.
     Pending,
@@ -40,14 +40,16 @@ impl AlertState {
     }
 }
 
-/// One alert of a rule.
-#[derive(Clone, Debug, PartialEq)]
+/// One alert of a rule (saved across restarts by [`crate::alert_store`],
+/// its value left out: the next evaluation sets it).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Alert {
     /// Final labels: the series' (without `__name__`), the rule's, `alertname`.
     pub labels: BTreeMap<String, String>,
     /// Expanded annotations.
     pub annotations: BTreeMap<String, String>,
     /// The value at the last evaluation where the condition held.
+    #[serde(skip)]
     pub value: f64,
     /// Its state.
     pub state: AlertState,
@@ -206,8 +208,11 @@ impl AlertSet {
         for a in self.alerts.values_mut() {
             let due = match a.state {
                 AlertState::Pending => false,
+                // Resolved since last sent (or never sent: an alert
+                // restored firing that resolved at once).
                 AlertState::Inactive => match (a.resolved_at_ns, a.last_sent_ns) {
                     (Some(r), Some(s)) => r > s,
+                    (Some(_), None) => true,
                     _ => false,
                 },
                 AlertState::Firing => a

@@ -23,6 +23,9 @@ pub struct Config {
     pub external_url: String,
     /// Where recording rules' samples are written; `None`: not written.
     pub remote_write: Option<RemoteWriteConfig>,
+    /// Where pending and firing alerts are kept across restarts
+    /// ([`crate::alert_store`]); `None`: alerts start over after a restart.
+    pub state_dir: Option<PathBuf>,
 }
 
 /// A Prometheus remote-write receiver.
@@ -53,6 +56,7 @@ impl Config {
             notification_queue_capacity: 10_000,
             external_url: "http://127.0.0.1:3100".into(),
             remote_write: None,
+            state_dir: None,
         }
     }
 }

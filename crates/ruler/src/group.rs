@@ -3,6 +3,7 @@
 //! on its own thread at aligned times, so a slow group delays no other.
 
 use crate::alert::AlertSet;
+use crate::alert_store::{rule_key, AlertStore};
 use crate::config::Config;
 use crate::metrics::RulerMetrics;
 use crate::notifier::{Notification, Notifier};
@@ -24,6 +25,8 @@ pub struct Env {
     pub notifier: Option<Notifier>,
     /// The remote-write receiver, when configured.
     pub writer: Option<RemoteWriter>,
+    /// Alerts kept across restarts, when configured.
+    pub alerts: Option<AlertStore>,
     /// Counters.
     pub metrics: Arc<RulerMetrics>,
     /// Settings.
@@ -73,13 +76,15 @@ pub struct GroupState {
 impl GroupState {
     /// A group not yet evaluated, taking over the alerts of `previous` for
     /// rules of the same name and expression (a reload keeps pending and
-    /// firing alerts).
+    /// firing alerts), or without `previous` the alerts `saved` kept from
+    /// before a restart.
     pub fn new(
         tenant: TenantId,
         namespace: String,
         compiled: CompiledGroup,
         default_interval: Duration,
         previous: Option<&GroupState>,
+        saved: Option<&AlertStore>,
     ) -> GroupState {
         let interval = compiled.group.interval.unwrap_or(default_interval);
         let old = previous.map(|p| (p, p.status.lock().clone()));
@@ -96,6 +101,20 @@ impl GroupState {
                     if let Some(i) = same {
                         status = st.rules[i].clone();
                     }
+                } else if let (Some(store), true) = (saved, r.rule.is_alert()) {
+                    let key = rule_key(
+                        tenant.as_str(),
+                        &namespace,
+                        &compiled.group.name,
+                        r.rule.name(),
+                        &r.rule.expr,
+                    );
+                    for a in store.restore(&key) {
+                        status
+                            .alerts
+                            .alerts
+                            .insert(a.labels.clone().into_iter().collect(), a);
+                    }
                 }
                 status
             })
@@ -110,6 +129,17 @@ impl GroupState {
             }),
             compiled,
         }
+    }
+
+    /// The key of one of its rules in the [`AlertStore`].
+    pub fn rule_key(&self, rule: &crate::validate::CompiledRule) -> String {
+        rule_key(
+            self.tenant.as_str(),
+            &self.namespace,
+            &self.compiled.group.name,
+            rule.rule.name(),
+            &rule.rule.expr,
+        )
     }
 
     /// The group's name in metrics: `namespace;group`, as Prometheus'
@@ -147,6 +177,9 @@ impl GroupState {
                 }
             });
             if rule.rule.is_alert() {
+                if let Some(store) = &env.alerts {
+                    store.save(&self.rule_key(rule), rs.alerts.active().cloned().collect());
+                }
                 notes.extend(
                     rs.alerts
                         .take_notifications(t_ns, env.config.resend_delay, self.interval)

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod alert;
+pub mod alert_store;
 pub mod config;
 pub mod group;
 pub mod manager;

@@ -2,6 +2,7 @@
 //! thread, reloads when files change (polled) or when asked (SIGHUP, the
 //! API), and changes rule files for the API.
 
+use crate::alert_store::AlertStore;
 use crate::config::Config;
 use crate::group::{Env, GroupState};
 use crate::metrics::RulerMetrics;
@@ -78,12 +79,14 @@ impl Ruler {
             None => None,
         };
         let store = RuleStore::new(config.rules_dir.clone());
+        let alerts = config.state_dir.clone().map(AlertStore::open);
         let poll = config.poll_interval;
         let ruler = Arc::new(Ruler {
             env: Arc::new(Env {
                 querier,
                 notifier,
                 writer,
+                alerts,
                 metrics,
                 config,
             }),
@@ -192,6 +195,21 @@ impl Ruler {
                 running.insert(key, r);
             }
         }
+        if let Some(store) = &self.env.alerts {
+            let keys = running
+                .values()
+                .flat_map(|r| {
+                    let s = &r.state;
+                    s.compiled
+                        .rules
+                        .iter()
+                        .filter(|c| c.rule.is_alert())
+                        .map(|c| s.rule_key(c))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            store.retain(&keys);
+        }
         problems
     }
 
@@ -202,6 +220,7 @@ impl Ruler {
             g,
             self.env.config.default_interval,
             previous,
+            self.env.alerts.as_ref(),
         ));
         let (tx, rx) = channel();
         let (s, env) = (state.clone(), self.env.clone());

@@ -103,3 +103,40 @@ fn a_reload_keeps_the_alerts_of_a_changed_group() {
     assert_eq!(ruler.groups("fake").len(), 1);
     ruler.stop();
 }
+
+#[test]
+fn pending_alerts_keep_their_start_across_a_restart() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write(&rules, "a", FAST);
+    let config = || {
+        let mut c = Config::new(rules.clone());
+        c.poll_interval = Duration::from_secs(3600);
+        c.state_dir = Some(tmp.path().join("state"));
+        c
+    };
+    let active_at = |r: &Ruler| -> Option<i64> {
+        let g = r.groups("fake");
+        let status = g.first()?.status.lock().clone();
+        let a = status.rules.first()?.alerts.active().next()?.clone();
+        assert_eq!(a.state, AlertState::Pending);
+        Some(a.active_at_ns)
+    };
+    let ruler = Ruler::start(config(), Arc::new(Stand), Default::default()).expect("starts");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let first = loop {
+        if let Some(t) = active_at(&ruler) {
+            break t;
+        }
+        assert!(Instant::now() < deadline, "no pending alert");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    ruler.stop();
+    drop(ruler);
+    let again = Ruler::start(config(), Arc::new(Stand), Default::default()).expect("starts");
+    // Restored before the first evaluation, and kept by it.
+    assert_eq!(active_at(&again), Some(first));
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(active_at(&again), Some(first));
+    again.stop();
+}

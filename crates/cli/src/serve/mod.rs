@@ -129,6 +129,7 @@ fn server_config(
                     queue_capacity: args.remote_write_queue_capacity,
                     log_dir: Some(data_dir.join("ruler").join("remote-write")),
                 }),
+            state_dir: Some(data_dir.join("ruler")),
             ..runakefli_ruler::Config::new(dir)
         }),
     })

@@ -578,6 +578,16 @@ fn the_rules_api_validates_stores_and_reloads() {
     assert!(text.contains("undefined variable \"$nope\""), "{text}");
     assert_eq!(names(&server), ["good/g1", "team/api-group"]);
 
+    // A namespace that cannot be a file name is the request's fault.
+    let (status, text) = server.post(
+        "/loki/api/v1/rules/.hidden",
+        "application/yaml",
+        None,
+        group.as_bytes(),
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("invalid namespace name"), "{text}");
+
     // DELETE the group: its file goes with its last group.
     let del = ureq::delete(&format!("{}/loki/api/v1/rules/team/api-group", server.base))
         .call()

@@ -60,6 +60,9 @@ fn ruler_error(e: RulerError) -> ApiError {
     match e {
         RulerError::Invalid(_) | RulerError::BadRequest(_) => ApiError::bad_request(e.to_string()),
         RulerError::NotFound(_) => ApiError::new(404, e.to_string()),
+        RulerError::Store(runakefli_ruler::store::StoreError::BadName { .. }) => {
+            ApiError::bad_request(e.to_string())
+        }
         RulerError::Store(_) => ApiError::internal(e.to_string()),
     }
 }

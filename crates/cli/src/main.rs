@@ -4,6 +4,7 @@
 mod auth_cmd;
 mod bench_cmd;
 mod client;
+mod rules_cmd;
 mod serve;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -28,6 +29,9 @@ enum Command {
     Series(client::query::SeriesArgs),
     /// Push lines from standard input or files into a stream, batched.
     Push(client::push::PushArgs),
+    /// Check rule files (promtool-like, LogQL-aware) or list a server's rules.
+    #[command(subcommand)]
+    Rules(rules_cmd::RulesCommand),
     /// Make secrets for the credentials file of `serve --auth-file`.
     #[command(subcommand)]
     Auth(auth_cmd::AuthCommand),
@@ -48,5 +52,6 @@ fn main() -> anyhow::Result<()> {
         Command::Push(a) => client::push::run(a),
         Command::Bench(cmd) => bench_cmd::run(cmd),
         Command::Auth(cmd) => auth_cmd::run(cmd),
+        Command::Rules(cmd) => rules_cmd::run(cmd),
     }
 }

@@ -169,6 +169,9 @@ pub struct ServerConfig {
     pub syslog_tcp_listen: Option<SocketAddr>,
     /// Address for syslog over UDP; off when `None`.
     pub syslog_udp_listen: Option<SocketAddr>,
+    /// The ruler (alerting and recording rules, [`crate::ruler_api`]); off
+    /// when `None` (no `--rules-dir`).
+    pub ruler: Option<runakefli_ruler::Config>,
 }
 
 impl Default for ServerConfig {
@@ -222,6 +225,7 @@ impl Default for ServerConfig {
             discover_log_levels: true,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,
+            ruler: None,
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod otlp_api;
 pub mod push_gate;
 pub mod query_gate;
+pub mod ruler_api;
 pub mod state;
 pub mod store;
 pub mod syslog;
@@ -55,6 +56,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(admin::routes(state.clone()))
         .merge(pushes)
         .merge(es_api::routes())
+        .merge(ruler_api::routes())
         .route("/metrics", axum::routing::get(metrics::metrics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -93,6 +95,9 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     }
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let shutdown = shutdown_signal()?;
+    if let Some(ruler) = state.ruler.clone() {
+        reload_on_sighup(ruler)?;
+    }
     tracing::info!(address = %listener.local_addr()?, "runakefli listening");
     let app = router(state.clone());
     axum::serve(listener, app)
@@ -119,6 +124,20 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
             _ = int.recv() => {},
         }
     })
+}
+
+/// Reloads the rule files on every SIGHUP.
+fn reload_on_sighup(ruler: Arc<runakefli_ruler::Ruler>) -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            let r = ruler.clone();
+            let problems = tokio::task::spawn_blocking(move || r.reload()).await;
+            tracing::info!(problems = ?problems.unwrap_or_default(), "rules reloaded on SIGHUP");
+        }
+    });
+    Ok(())
 }
 
 /// Runs blocking work on the blocking pool, mapping a panic or cancellation to a 500.

@@ -48,6 +48,8 @@ pub struct AppState {
     /// Credentials checked on every request when `--auth-file` is set
     /// ([`crate::auth`]); `None`: authentication off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
+    /// The ruler, when `--rules-dir` is set ([`crate::ruler_api`]).
+    pub ruler: Option<Arc<runakefli_ruler::Ruler>>,
 }
 
 /// Why the server could not start.
@@ -193,7 +195,23 @@ impl AppState {
             })
             .collect();
         let ingest_limits = IngestLimits::new(default_limits, tenant_limits);
+        // The ruler queries through an engine of its own over the same
+        // backend and limits as `/loki/api/v1/query`, outside the query
+        // gate (rules are not refused for users' load).
+        let ruler = match &config.ruler {
+            Some(rc) => {
+                let querier = Arc::new(Engine::new(store.reads(), engine.limits().clone()));
+                let ruler = runakefli_ruler::Ruler::start(rc.clone(), querier, parse_limits)
+                    .map_err(|source| OpenError::Thread {
+                        what: "the ruler",
+                        source,
+                    })?;
+                Some(ruler)
+            }
+            None => None,
+        };
         Ok(Arc::new(AppState {
+            ruler,
             ingest_limits,
             cancelled_queries: Default::default(),
             auth,
@@ -315,6 +333,9 @@ impl AppState {
     /// Flushes buffered data (the embedded store's memtables) before the
     /// process exits.
     pub fn shutdown(&self) -> Result<(), StoreError> {
+        if let Some(r) = &self.ruler {
+            r.stop();
+        }
         self.store.ops().flush()
     }
 }

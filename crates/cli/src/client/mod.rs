@@ -64,6 +64,12 @@ impl Target {
         format!("{}{}", self.addr.trim_end_matches('/'), path)
     }
 
+    /// GETs `path`, returning the body of a 2xx answer as text.
+    pub fn get_text(&self, path: &str) -> anyhow::Result<String> {
+        let req = self.identify(self.agent().get(&self.url(path)));
+        finish(req.call(), path)
+    }
+
     /// GETs `path` with `params`, returning the JSON body of a 200.
     fn get_json(&self, path: &str, params: &[(&str, String)]) -> anyhow::Result<serde_json::Value> {
         let mut req = self.identify(self.agent().get(&self.url(path)));

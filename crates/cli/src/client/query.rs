@@ -369,7 +369,7 @@ pub fn series(a: SeriesArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn urlencode(s: &str) -> String {
+pub fn urlencode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

@@ -320,6 +320,59 @@ pub struct ServeArgs {
     /// Listen for syslog over UDP (one message per datagram) at this address. Off by default.
     #[arg(long, env = "RUNAKEFLI_SYSLOG_UDP_LISTEN")]
     pub syslog_udp_listen: Option<SocketAddr>,
+    /// Turn the ruler on: alerting and recording rules (Prometheus format, LogQL expressions) in <DIR>/<tenant>/<namespace>.yaml, reloaded on change and on SIGHUP, managed over /loki/api/v1/rules (docs/alerting.md).
+    #[arg(long, env = "RUNAKEFLI_RULES_DIR")]
+    pub rules_dir: Option<PathBuf>,
+    /// Evaluation interval of rule groups that set none (Loki's evaluation_interval).
+    #[arg(long, env = "RUNAKEFLI_RULER_EVALUATION_INTERVAL", default_value = "1m", value_parser = duration)]
+    pub ruler_evaluation_interval: Duration,
+    /// How often the rules directory is checked for changed files.
+    #[arg(long, env = "RUNAKEFLI_RULER_POLL_INTERVAL", default_value = "10s", value_parser = duration)]
+    pub ruler_poll_interval: Duration,
+    /// Alertmanager to send alerts to (API v2), e.g. http://127.0.0.1:9093; none: alerts are only shown by the API.
+    #[arg(long, env = "RUNAKEFLI_ALERTMANAGER_URL")]
+    pub alertmanager_url: Option<String>,
+    /// A firing alert is sent to Alertmanager again this often.
+    #[arg(long, env = "RUNAKEFLI_RULER_RESEND_DELAY", default_value = "1m", value_parser = duration)]
+    pub ruler_resend_delay: Duration,
+    /// Alerts waiting to be sent to Alertmanager; past it the oldest are dropped (prometheus_notifications_dropped_total).
+    #[arg(
+        long,
+        env = "RUNAKEFLI_RULER_NOTIFICATION_QUEUE_CAPACITY",
+        default_value_t = 10_000
+    )]
+    pub ruler_notification_queue_capacity: usize,
+    /// This server's URL as users reach it, for alerts' generatorURL.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_RULER_EXTERNAL_URL",
+        default_value = "http://127.0.0.1:3100"
+    )]
+    pub ruler_external_url: String,
+    /// Prometheus remote-write URL for recording rules' samples and the ALERTS series, e.g. http://127.0.0.1:9090/api/v1/write.
+    #[arg(long, env = "RUNAKEFLI_REMOTE_WRITE_URL")]
+    pub remote_write_url: Option<String>,
+    /// Basic-auth user for the remote-write URL.
+    #[arg(long, env = "RUNAKEFLI_REMOTE_WRITE_USERNAME")]
+    pub remote_write_username: Option<String>,
+    /// Basic-auth password for the remote-write URL.
+    #[arg(long, env = "RUNAKEFLI_REMOTE_WRITE_PASSWORD", hide_env_values = true)]
+    pub remote_write_password: Option<String>,
+    /// Bearer token for the remote-write URL.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_REMOTE_WRITE_BEARER_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "remote_write_username"
+    )]
+    pub remote_write_bearer_token: Option<String>,
+    /// Samples waiting to be remote-written; past it the oldest are dropped (runakefli_ruler_remote_write_samples_dropped_total). The queue is logged under <data-dir>/ruler/remote-write, so a restart loses none.
+    #[arg(
+        long,
+        env = "RUNAKEFLI_REMOTE_WRITE_QUEUE_CAPACITY",
+        default_value_t = 100_000
+    )]
+    pub remote_write_queue_capacity: usize,
     /// Log filter, e.g. "info" or "runakefli_storage=debug".
     #[arg(long, env = "RUNAKEFLI_LOG", default_value = "info")]
     pub log: String,

@@ -30,7 +30,11 @@ use std::path::Path;
 const NOT_IN_FILE: &[&str] = &["config_file", "print_config", "help", "version"];
 
 /// Settings `--print-config` leaves out (printed as null): secrets.
-const SECRETS: &[&str] = &["clickhouse_password"];
+const SECRETS: &[&str] = &[
+    "clickhouse_password",
+    "remote_write_password",
+    "remote_write_bearer_token",
+];
 
 /// What the file adds to the command line.
 #[derive(Debug, Default)]

@@ -25,6 +25,7 @@ fn server_config(
     for (t, p) in args.tenant_retention_period {
         overrides.entry(t).or_default().retention_period = Some(p);
     }
+    let data_dir = args.data_dir.clone();
     let nonzero = |d: std::time::Duration| Some(d).filter(|d| !d.is_zero());
     let backend = match args.backend {
         BackendKind::Embedded => BackendConfig::Embedded,
@@ -65,7 +66,7 @@ fn server_config(
     Ok(ServerConfig {
         listen: args.listen,
         backend,
-        data_dir: args.data_dir,
+        data_dir: data_dir.clone(),
         multi_tenant: args.multi_tenant,
         auth_file: args.auth_file,
         max_push_body_bytes: args.max_push_body_bytes,
@@ -110,6 +111,27 @@ fn server_config(
         discover_log_levels: args.discover_log_levels,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,
+        ruler: args.rules_dir.map(|dir| runakefli_ruler::Config {
+            default_interval: args.ruler_evaluation_interval,
+            poll_interval: args.ruler_poll_interval,
+            alertmanager_url: args.alertmanager_url,
+            resend_delay: args.ruler_resend_delay,
+            notification_queue_capacity: args.ruler_notification_queue_capacity,
+            external_url: args.ruler_external_url,
+            remote_write: args
+                .remote_write_url
+                .map(|url| runakefli_ruler::RemoteWriteConfig {
+                    url,
+                    basic_auth: args
+                        .remote_write_username
+                        .map(|u| (u, args.remote_write_password.unwrap_or_default())),
+                    bearer_token: args.remote_write_bearer_token,
+                    queue_capacity: args.remote_write_queue_capacity,
+                    log_dir: Some(data_dir.join("ruler").join("remote-write")),
+                }),
+            state_dir: Some(data_dir.join("ruler")),
+            ..runakefli_ruler::Config::new(dir)
+        }),
     })
 }
 

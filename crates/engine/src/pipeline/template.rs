@@ -2,6 +2,11 @@
 //! `{{ pipeline }}` actions with fields (`.label`), literals, parenthesized
 //! pipelines, `if/else if/else/end`, trim markers, and Loki's function set.
 //! Errors follow Go's texts (`template: line:1:11: executing "line" at <f>: …`).
+//!
+//! Other users of Go templates (the ruler's alert labels and annotations,
+//! Prometheus style) widen the language with a [`Dialect`]: variables
+//! (`$labels.x`, `$value`), field paths (`.Labels.x`) and functions of their
+//! own, which their [`Context`] answers.
 
 use super::convert::{format_float_v, parse_float};
 use super::{builtins, funcs};
@@ -125,9 +130,26 @@ impl Val {
     }
 }
 
+/// What a template may use beyond LogQL's `line_format` language. The
+/// default is LogQL's: no variables, no field paths, no extra functions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dialect {
+    /// Variables (`$name`, `$name.key`) a template may read; their values
+    /// come from [`Context::variable`]. Any other variable is refused at parse
+    /// time with Go's `undefined variable` message.
+    pub variables: &'static [&'static str],
+    /// Functions besides LogQL's ([`funcs::exists`]); they run through
+    /// [`Context::call_extra`].
+    pub functions: &'static [&'static str],
+    /// Whether `.a.b` reads a path ([`Context::value_at`]); LogQL refuses it.
+    pub field_paths: bool,
+}
+
 #[derive(Clone, Debug)]
 enum Arg {
-    Field(String),
+    Field(Vec<String>),
+    Var(String, Vec<String>),
+    ExtFunc(String),
     Str(String),
     Int(i64),
     Float(f64),
@@ -176,6 +198,25 @@ pub trait Context {
     fn line(&self) -> &str;
     /// The entry's timestamp in nanoseconds (`__timestamp__`).
     fn timestamp(&self) -> i64;
+    /// The value of a field path (`.name`, or `.a.b` under a [`Dialect`]
+    /// with field paths): by default the label `name`'s text, empty when
+    /// absent, as LogQL reads it.
+    fn value_at(&self, path: &[String]) -> Val {
+        match path {
+            [one] => Val::Str(self.field(one).unwrap_or("").to_string()),
+            _ => Val::Nil,
+        }
+    }
+    /// A variable of the [`Dialect`] (`$name`); a map value is indexed by
+    /// the keys after it (`$labels.job`).
+    fn variable(&self, _name: &str) -> Val {
+        Val::Nil
+    }
+    /// Runs a function of the [`Dialect`]; an error is Go's text after
+    /// `error calling NAME:`.
+    fn call_extra(&self, name: &str, _args: Vec<Val>) -> Result<Val, String> {
+        Err(format!("function {name:?} not defined"))
+    }
 }
 
 /// A parsed template.
@@ -194,6 +235,7 @@ const MAX_DEPTH: usize = 100;
 struct Parser<'a> {
     src: &'a str,
     name: &'a str,
+    dialect: &'a Dialect,
     pos: usize,
     /// `if` bodies and `else if` branches being parsed.
     depth: usize,
@@ -204,7 +246,8 @@ enum Tok {
     Word(String),
     Str(String),
     Num(String),
-    Field(String),
+    Field(Vec<String>),
+    Var(String, Vec<String>),
     Pipe,
     LParen,
     RParen,
@@ -214,9 +257,15 @@ enum Tok {
 impl Template {
     /// Parses `src`; `name` is Go's template name (`line` or `label`).
     pub fn parse(name: &str, src: &str) -> Result<Template, String> {
+        Template::parse_with(name, src, &Dialect::default())
+    }
+
+    /// Parses `src` in a wider language than LogQL's ([`Dialect`]).
+    pub fn parse_with(name: &str, src: &str, dialect: &Dialect) -> Result<Template, String> {
         let mut p = Parser {
             src,
             name,
+            dialect,
             pos: 0,
             depth: 0,
         };
@@ -451,15 +500,33 @@ impl<'a> Parser<'a> {
                 }
                 b'.' => {
                     let st = i;
+                    // LogQL reads `.a.b` as two operands (and refuses it
+                    // when run); a dialect with field paths as one path.
+                    let limit = if self.dialect.field_paths {
+                        usize::MAX
+                    } else {
+                        1
+                    };
+                    let path = self.lex_path(b, &mut i, end, limit);
+                    if path.is_empty() {
+                        i = st + 1;
+                        out.push((Tok::Dot, st));
+                    } else {
+                        out.push((Tok::Field(path), st));
+                    }
+                }
+                b'$' => {
+                    let st = i;
                     i += 1;
                     while i < end && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                         i += 1;
                     }
-                    if i == st + 1 {
-                        out.push((Tok::Dot, st));
-                    } else {
-                        out.push((Tok::Field(s[st + 1..i].to_string()), st));
+                    let name = s[st + 1..i].to_string();
+                    if !self.dialect.variables.contains(&name.as_str()) {
+                        return Err(self.err(&format!("undefined variable \"${name}\"")));
                     }
+                    let path = self.lex_path(b, &mut i, end, usize::MAX);
+                    out.push((Tok::Var(name, path), st));
                 }
                 b'0'..=b'9' | b'-' | b'+' => {
                     let st = i;
@@ -489,6 +556,25 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
+    /// Reads `.a.b…` from `i` (at a dot), at most `limit` names: the
+    /// names, empty for a lone dot.
+    fn lex_path(&self, b: &[u8], i: &mut usize, end: usize, limit: usize) -> Vec<String> {
+        let mut path = Vec::new();
+        while *i < end && b[*i] == b'.' && path.len() < limit {
+            let st = *i + 1;
+            let mut j = st;
+            while j < end && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            if j == st {
+                break;
+            }
+            path.push(String::from_utf8_lossy(&b[st..j]).into_owned());
+            *i = j;
+        }
+        path
+    }
+
     fn parse_pipe(&self, toks: &[(Tok, usize)]) -> Result<Pipe, String> {
         let mut i = 0;
         let p = self.pipe_inner(toks, &mut i, self.depth)?;
@@ -516,7 +602,11 @@ impl<'a> Parser<'a> {
             *i += 1;
             let text = match t {
                 Tok::Word(w) | Tok::Num(w) => w.clone(),
-                Tok::Field(f) => format!(".{f}"),
+                Tok::Field(f) => format!(".{}", f.join(".")),
+                Tok::Var(v, path) => std::iter::once(format!("${v}"))
+                    .chain(path.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("."),
                 Tok::Str(s) => runakefli_model::labels::quote_go(s),
                 _ => String::new(),
             };
@@ -544,6 +634,7 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Dot => Arg::Dot,
                 Tok::Field(f) => Arg::Field(f.clone()),
+                Tok::Var(v, path) => Arg::Var(v.clone(), path.clone()),
                 Tok::Str(s) => Arg::Str(s.clone()),
                 Tok::Num(n) => {
                     if let Ok(v) = n.parse::<i64>() {
@@ -559,10 +650,13 @@ impl<'a> Parser<'a> {
                     "false" => Arg::Bool(false),
                     "nil" => Arg::Nil,
                     _ => {
-                        if !funcs::exists(w) {
+                        if self.dialect.functions.contains(&w.as_str()) {
+                            Arg::ExtFunc(w.clone())
+                        } else if funcs::exists(w) {
+                            Arg::Func(w.clone())
+                        } else {
                             return Err(self.err(&format!("function {w:?} not defined")));
                         }
-                        Arg::Func(w.clone())
                     }
                 },
             };
@@ -629,7 +723,26 @@ impl Exec<'_> {
 
     fn arg(&self, a: &ArgNode) -> Result<Val, String> {
         Ok(match &a.arg {
-            Arg::Field(f) => Val::Str(self.ctx.field(f).unwrap_or("").to_string()),
+            Arg::Field(path) => self.ctx.value_at(path),
+            Arg::Var(name, path) => {
+                let mut v = self.ctx.variable(name);
+                for key in path {
+                    v = match v {
+                        Val::Map(mut m) => m.remove(key).unwrap_or(Val::Nil),
+                        other => {
+                            return Err(self.err_at(
+                                a,
+                                &format!(
+                                    "can't evaluate field {key} in type {}",
+                                    other.type_name()
+                                ),
+                            ))
+                        }
+                    };
+                }
+                v
+            }
+            Arg::ExtFunc(name) => self.call_ext(a, name, Vec::new())?,
             Arg::Str(s) => Val::Str(s.clone()),
             Arg::Int(i) => Val::Int(*i),
             Arg::Float(f) => Val::Float(*f),
@@ -653,6 +766,16 @@ impl Exec<'_> {
             }
             return self.call(first, name, vals, &c.args[1..]);
         }
+        if let Arg::ExtFunc(name) = &first.arg {
+            let mut vals = Vec::with_capacity(c.args.len());
+            for a in &c.args[1..] {
+                vals.push(self.arg(a)?);
+            }
+            if let Some(p) = piped {
+                vals.push(p);
+            }
+            return self.call_ext(first, name, vals);
+        }
         if c.args.len() > 1 || piped.is_some() {
             return Err(self.err_at(
                 first,
@@ -660,6 +783,12 @@ impl Exec<'_> {
             ));
         }
         self.arg(first)
+    }
+
+    fn call_ext(&self, node: &ArgNode, name: &str, args: Vec<Val>) -> Result<Val, String> {
+        self.ctx
+            .call_extra(name, args)
+            .map_err(|msg| self.err_at(node, &format!("error calling {name}: {msg}")))
     }
 
     fn call(
@@ -836,6 +965,69 @@ mod tests {
     /// calling it passes the parser's check and evaluates. Only `call`
     /// fails, as in Loki: no LogQL value is a function, and Go reports that
     /// when the template runs.
+    #[test]
+    fn logqls_language_has_no_variables_and_reads_one_field_name() {
+        let e = Template::parse("line", "{{ $x }}").expect_err("no variables");
+        assert_eq!(e, "template: line:1: undefined variable \"$x\"");
+        // `.level.x` is two operands in LogQL, refused when run as before.
+        let e = run("{{ .level.x }}").expect_err("two operands");
+        assert!(
+            e.contains("can't give argument to non-function .level"),
+            "{e}"
+        );
+    }
+
+    /// A caller's dialect: a variable, field paths and a function of its own.
+    struct Wide;
+    impl Context for Wide {
+        fn field(&self, _: &str) -> Option<&str> {
+            None
+        }
+        fn line(&self) -> &str {
+            ""
+        }
+        fn timestamp(&self) -> i64 {
+            0
+        }
+        fn value_at(&self, path: &[String]) -> Val {
+            Val::Str(path.join("/"))
+        }
+        fn variable(&self, name: &str) -> Val {
+            match name {
+                "m" => Val::Map([("k".to_string(), Val::Int(7))].into()),
+                _ => Val::Nil,
+            }
+        }
+        fn call_extra(&self, name: &str, args: Vec<Val>) -> Result<Val, String> {
+            match (name, args.as_slice()) {
+                ("twice", [Val::Int(i)]) => Ok(Val::Int(2 * i)),
+                _ => Err("bad argument".into()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_dialect_adds_variables_paths_and_functions() {
+        const D: Dialect = Dialect {
+            variables: &["m"],
+            functions: &["twice"],
+            field_paths: true,
+        };
+        let run = |src: &str| Template::parse_with("t", src, &D)?.execute(&Wide);
+        assert_eq!(
+            run("{{ $m.k }} {{ $m.k | twice }} {{ .A.b }}").expect("runs"),
+            "7 14 A/b"
+        );
+        assert_eq!(run("{{ $m.none }}").expect("runs"), "<no value>");
+        let e = run("{{ twice \"x\" }}").expect_err("fails");
+        assert_eq!(
+            e,
+            "template: t:1:3: executing \"t\" at <twice>: error calling twice: bad argument"
+        );
+        let e = run("{{ $m.k.deeper }}").expect_err("not a map");
+        assert!(e.contains("can't evaluate field deeper in type int"), "{e}");
+    }
+
     #[test]
     fn every_function_the_parser_accepts_runs() {
         for name in runakefli_logql::template::TEMPLATE_FUNCTIONS {

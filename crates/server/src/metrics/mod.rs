@@ -229,7 +229,11 @@ impl Metrics {
             "Seconds since the server started.",
             self.started.elapsed().as_secs_f64(),
         );
-        x.finish()
+        let mut out = x.finish();
+        if let Some(r) = &state.ruler {
+            r.metrics().write(&mut out);
+        }
+        out
     }
 }
 

@@ -1,0 +1,692 @@
+//! The ruler (issue 46) against real components: Debian's Alertmanager 0.25
+//! receives the alerts, Prometheus 2.42 (`--web.enable-remote-write-receiver`)
+//! the recorded samples; both are started here on loopback ports with their
+//! own temporary storage and killed at the end. Without the binaries the
+//! tests fail saying what to install (`.ci/setup-ruler.sh`). One test runs
+//! the rules over the ClickHouse backend (chdb-core behind the test front of
+//! `crates/clickhouse/tests/`, `.ci/setup-clients.sh chdb`).
+//!
+//! Groups run every second (the `interval:` of the rule files): the tests
+//! take seconds.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code (and the shared harness): a failed unwrap is a failed test"
+)]
+
+mod common;
+#[allow(dead_code)]
+#[path = "../../clickhouse/tests/front/mod.rs"]
+mod front;
+
+use common::{TestServer, AS_PUSHED};
+use serde_json::Value;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A binary the tests need, or a failure naming what to install.
+fn require(name: &str) -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "{name} is not installed: run .ci/setup-ruler.sh \
+             (or apt-get install prometheus prometheus-alertmanager)"
+        )
+    })
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address")
+        .port()
+}
+
+/// A process of ours, killed when dropped.
+struct External {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for External {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl External {
+    /// Waits until `GET base+path` answers 200.
+    fn wait_ready(&mut self, path: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(r) = ureq::get(&format!("{}{path}", self.base))
+                .timeout(Duration::from_secs(1))
+                .call()
+            {
+                if r.status() == 200 {
+                    return;
+                }
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("{} exited early: {status}", self.base);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not become ready",
+                self.base
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn get_json(&self, path: &str, params: &[(&str, &str)]) -> Value {
+        let mut req = ureq::get(&format!("{}{path}", self.base));
+        for (k, v) in params {
+            req = req.query(k, v);
+        }
+        let body = req.call().expect("GET").into_string().expect("body");
+        serde_json::from_str(&body).expect("JSON")
+    }
+}
+
+/// Alertmanager on a free port, its own storage, no cluster.
+fn alertmanager() -> External {
+    let bin = require("prometheus-alertmanager");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("alertmanager.yml");
+    std::fs::write(
+        &config,
+        "route:\n  receiver: sink\n  group_wait: 1s\nreceivers:\n  - name: sink\n",
+    )
+    .expect("write config");
+    let port = free_port();
+    let child = Command::new(bin)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--cluster.listen-address=")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start alertmanager");
+    let mut am = External {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        _dir: dir,
+    };
+    am.wait_ready("/-/ready");
+    am
+}
+
+/// Prometheus on a free port with the remote-write receiver, its own TSDB.
+fn prometheus() -> External {
+    prometheus_on(free_port())
+}
+
+/// Prometheus on `port`.
+fn prometheus_on(port: u16) -> External {
+    let bin = require("prometheus");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("write config");
+    let child = Command::new(bin)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("tsdb").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--web.enable-remote-write-receiver")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start prometheus");
+    let mut p = External {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        _dir: dir,
+    };
+    p.wait_ready("/-/ready");
+    p
+}
+
+/// Writes `text` as `<rules>/fake/<namespace>.yaml`.
+fn write_rules(rules: &Path, namespace: &str, text: &str) {
+    let dir = rules.join("fake");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join(format!("{namespace}.yaml")), text).expect("write rules");
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos() as i64
+}
+
+/// Pushes `lines` into `{app="checkout"}`, timestamped now.
+fn push_checkout(server: &TestServer, lines: &[&str]) {
+    let t = now_ns();
+    let values: Vec<Value> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| serde_json::json!([(t + i as i64).to_string(), l]))
+        .collect();
+    server.push_json(&serde_json::json!({
+        "streams": [{"stream": {"app": "checkout", "env": "prod"}, "values": values}]
+    }));
+}
+
+/// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
+fn eventually<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+const ALERT_RULES: &str = r#"
+groups:
+  - name: checkout
+    interval: 1s
+    rules:
+      - alert: Checkout5xx
+        expr: |
+          sum by (app) (count_over_time({app="checkout"} | json | status >= 500 [8s]))
+            /
+          sum by (app) (count_over_time({app="checkout"} | json [8s])) > 0.5
+        for: 1s
+        labels:
+          severity: page
+          team: "{{ $labels.app }}-team"
+        annotations:
+          summary: "{{ $labels.app }}: {{ $value | humanizePercentage }} of requests failed"
+"#;
+
+#[test]
+fn an_alert_goes_pending_fires_at_alertmanager_and_resolves() {
+    let am = alertmanager();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(&rules, "shop", ALERT_RULES);
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let am_arg = format!("--alertmanager-url={}", am.base);
+    // A long resend delay: the alert's endsAt is 4 × 30 s ahead, so its
+    // leaving Alertmanager early proves the resolution was sent.
+    let mut args = vec![
+        rules_arg.as_str(),
+        am_arg.as_str(),
+        "--ruler-resend-delay=30s",
+    ];
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+
+    push_checkout(
+        &server,
+        &[
+            r#"{"status":503,"path":"/pay"}"#,
+            r#"{"status":500,"path":"/pay"}"#,
+            r#"{"status":502,"path":"/cart"}"#,
+            r#"{"status":200,"path":"/cart"}"#,
+        ],
+    );
+
+    // Pending first (held for `for: 1s`), then firing, on the Prometheus API.
+    let mut states = Vec::new();
+    eventually(15, "the alert to fire in /prometheus/api/v1/alerts", || {
+        let v = server.get_json("/prometheus/api/v1/alerts", &[]);
+        let alerts = v["data"]["alerts"].as_array().cloned().unwrap_or_default();
+        let state = alerts
+            .first()
+            .map(|a| a["state"].as_str().unwrap_or("").to_string());
+        if let Some(s) = &state {
+            if states.last() != Some(s) {
+                states.push(s.clone());
+            }
+        }
+        (state.as_deref() == Some("firing")).then_some(())
+    });
+    assert_eq!(states, ["pending", "firing"], "states seen");
+
+    // At Alertmanager with the rule's labels and expanded annotations.
+    let alert = eventually(10, "the alert at Alertmanager", || {
+        let v = am.get_json("/api/v2/alerts", &[]);
+        v.as_array().and_then(|a| {
+            a.iter()
+                .find(|x| x["labels"]["alertname"] == "Checkout5xx")
+                .cloned()
+        })
+    });
+    let labels = &alert["labels"];
+    assert_eq!(labels["severity"], "page");
+    assert_eq!(labels["team"], "checkout-team");
+    assert_eq!(labels["app"], "checkout");
+    assert_eq!(
+        alert["annotations"]["summary"],
+        "checkout: 75% of requests failed"
+    );
+    assert_eq!(alert["status"]["state"], "active");
+    let generator = alert["generatorURL"].as_str().expect("generatorURL");
+    assert!(
+        generator.starts_with("http://127.0.0.1:3100/loki/api/v1/query?query=sum%20by%20%28app%29"),
+        "{generator}"
+    );
+
+    // The rules API shows the rule firing, healthy.
+    let rules_v = server.get_json("/prometheus/api/v1/rules", &[]);
+    let group = &rules_v["data"]["groups"][0];
+    assert_eq!(group["name"], "checkout");
+    assert_eq!(group["file"], "shop");
+    assert_eq!(group["interval"], 1.0);
+    let rule = &group["rules"][0];
+    assert_eq!(rule["type"], "alerting");
+    assert_eq!(rule["health"], "ok", "{rule}");
+    assert_eq!(rule["state"], "firing");
+    assert_eq!(rule["duration"], 1.0);
+    assert_eq!(rule["alerts"][0]["value"], "7.5e-01");
+
+    // The lines leave the 8 s window: the alert resolves and the resolution
+    // reaches Alertmanager long before the firing alert's endsAt.
+    eventually(20, "the resolved alert to leave Alertmanager", || {
+        let v = am.get_json("/api/v2/alerts", &[]);
+        v.as_array()
+            .is_some_and(|a| !a.iter().any(|x| x["labels"]["alertname"] == "Checkout5xx"))
+            .then_some(())
+    });
+    let v = server.get_json("/prometheus/api/v1/alerts", &[]);
+    assert_eq!(v["data"]["alerts"], serde_json::json!([]));
+
+    let (_, metrics) = server.get("/metrics", &[]);
+    let sent = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("prometheus_notifications_sent_total "))
+        .expect("notifications metric");
+    assert!(sent.parse::<f64>().expect("a number") >= 2.0, "{sent}");
+    assert!(
+        metrics.contains(
+            "prometheus_rule_group_iterations_total{tenant=\"fake\",rule_group=\"shop;checkout\"}"
+        ),
+        "{metrics}"
+    );
+}
+
+const RECORDING_RULES: &str = r#"
+groups:
+  - name: checkout-recording
+    interval: 1s
+    rules:
+      - record: checkout:lines:count5m
+        expr: sum by (app, env) (count_over_time({app="checkout"}[5m]))
+        labels:
+          source: runakefli
+      - alert: CheckoutBusy
+        expr: sum by (app) (count_over_time({app="checkout"}[5m])) > 3
+"#;
+
+/// The samples of a Prometheus range-vector selector, `(seconds, value)`.
+fn prom_samples(p: &External, query: &str) -> Vec<(f64, f64)> {
+    let v = p.get_json("/api/v1/query", &[("query", query)]);
+    let Some(series) = v["data"]["result"]
+        .as_array()
+        .and_then(|r| r.first())
+        .cloned()
+    else {
+        return Vec::new();
+    };
+    series["values"]
+        .as_array()
+        .map(|vals| {
+            vals.iter()
+                .map(|pair| {
+                    (
+                        pair[0].as_f64().expect("timestamp"),
+                        pair[1].as_str().expect("value").parse().expect("number"),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn recorded_samples_reach_prometheus_with_the_instant_querys_values() {
+    let prom = prometheus();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(&rules, "shop", RECORDING_RULES);
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let rw_arg = format!("--remote-write-url={}/api/v1/write", prom.base);
+    let mut args = vec![rules_arg.as_str(), rw_arg.as_str()];
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+
+    push_checkout(&server, &["a", "b", "c"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    push_checkout(&server, &["d", "e"]);
+
+    // Wait for samples of both pushes to be in Prometheus.
+    let samples = eventually(20, "recorded samples in Prometheus", || {
+        let s = prom_samples(
+            &prom,
+            r#"checkout:lines:count5m{app="checkout",env="prod",source="runakefli"}[1m]"#,
+        );
+        s.iter().any(|(_, v)| *v == 5.0).then_some(s)
+    });
+    assert!(samples.iter().any(|(_, v)| *v == 3.0), "{samples:?}");
+    // Every recorded sample equals Rúnakefli's instant query at its time.
+    for (t, v) in &samples {
+        let time = format!("{}", (*t * 1e3).round() as i64 * 1_000_000);
+        let ans = server.get_json(
+            "/loki/api/v1/query",
+            &[
+                (
+                    "query",
+                    r#"sum by (app, env) (count_over_time({app="checkout"}[5m]))"#,
+                ),
+                ("time", &time),
+            ],
+        );
+        let got: f64 = ans["data"]["result"][0]["value"][1]
+            .as_str()
+            .expect("a value")
+            .parse()
+            .expect("number");
+        assert_eq!(got, *v, "sample at {t}");
+    }
+
+    // The alerting rule's ALERTS series is written too.
+    eventually(15, "ALERTS in Prometheus", || {
+        let v = prom.get_json(
+            "/api/v1/query",
+            &[(
+                "query",
+                r#"ALERTS{alertname="CheckoutBusy",alertstate="firing"}"#,
+            )],
+        );
+        let r = v["data"]["result"].as_array().cloned().unwrap_or_default();
+        (r.len() == 1 && r[0]["metric"]["app"] == "checkout").then_some(())
+    });
+    let v = prom.get_json(
+        "/api/v1/query",
+        &[("query", r#"ALERTS_FOR_STATE{alertname="CheckoutBusy"}"#)],
+    );
+    let active_at: f64 = v["data"]["result"][0]["value"][1]
+        .as_str()
+        .expect("value")
+        .parse()
+        .expect("number");
+    assert!(active_at > 1.7e9, "{active_at}");
+
+    let (_, metrics) = server.get("/metrics", &[]);
+    let written = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("runakefli_ruler_remote_write_samples_total "))
+        .expect("remote-write metric");
+    assert!(written.parse::<f64>().expect("number") >= 2.0, "{written}");
+}
+
+#[test]
+fn samples_evaluated_while_the_receiver_is_down_survive_a_restart() {
+    // Prometheus' port, with nothing listening yet.
+    let port = free_port();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(
+        &rules,
+        "shop",
+        "groups:\n  - name: rec\n    interval: 1s\n    rules:\n      - record: checkout:lines:count5m\n        expr: sum by (app) (count_over_time({app=\"checkout\"}[5m]))\n",
+    );
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let rw_arg = format!("--remote-write-url=http://127.0.0.1:{port}/api/v1/write");
+    let mut args = vec![rules_arg.as_str(), rw_arg.as_str()];
+    args.extend_from_slice(AS_PUSHED);
+    let mut server = TestServer::start_with(&args);
+    push_checkout(&server, &["a", "b"]);
+    // A few evaluations whose samples cannot be sent.
+    eventually(10, "three evaluations", || {
+        let (_, m) = server.get("/metrics", &[]);
+        m.lines()
+            .find_map(|l| {
+                l.strip_prefix(
+                    "prometheus_rule_group_iterations_total{tenant=\"fake\",rule_group=\"shop;rec\"} ",
+                )
+            })
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| *v >= 3.0)
+    });
+    server.stop();
+    let stopped_ms = now_ns() / 1_000_000;
+
+    // Receiver up, server back on the same data directory: the samples of
+    // the first run arrive.
+    let prom = prometheus_on(port);
+    server.start_again();
+    let samples = eventually(15, "the first run's samples in Prometheus", || {
+        let s = prom_samples(&prom, r#"checkout:lines:count5m{app="checkout"}[5m]"#);
+        let early = s
+            .iter()
+            .filter(|(t, _)| (*t * 1e3) < stopped_ms as f64)
+            .count();
+        (early >= 3).then_some(s)
+    });
+    assert!(samples.iter().all(|(_, v)| *v == 2.0), "{samples:?}");
+}
+
+#[test]
+fn the_rules_api_validates_stores_and_reloads() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(
+        &rules,
+        "good",
+        "groups:\n  - name: g1\n    rules:\n      - record: a:count\n        expr: sum(count_over_time({app=\"x\"}[1m]))\n",
+    );
+    // A bad file is reported and skipped; the server starts anyway.
+    write_rules(
+        &rules,
+        "bad",
+        "groups:\n  - name: b\n    rules:\n      - alert: A\n        expr: sum(rate({app=\"x\"}[1m])\n",
+    );
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let mut server = TestServer::start_with(&[rules_arg.as_str()]);
+
+    let (status, text) = server.get("/loki/api/v1/rules", &[]);
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("good:\n- name: g1\n"), "{text}");
+    let names = |server: &TestServer| -> Vec<String> {
+        let v = server.get_json("/prometheus/api/v1/rules", &[]);
+        v["data"]["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| {
+                format!(
+                    "{}/{}",
+                    g["file"].as_str().unwrap_or(""),
+                    g["name"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names(&server), ["good/g1"]);
+
+    // POST a group: 202, stored durably as YAML on disk, running at once.
+    let group = "name: api-group\ninterval: 1s\nrules:\n  - alert: Many\n    expr: sum(count_over_time({app=\"x\"}[1m])) > 100\n    for: 5m\n    annotations:\n      summary: \"{{ $value }} lines\"\n";
+    let (status, text) = server.post(
+        "/loki/api/v1/rules/team",
+        "application/yaml",
+        None,
+        group.as_bytes(),
+    );
+    assert_eq!(status, 202, "{text}");
+    let on_disk = std::fs::read_to_string(rules.join("fake/team.yaml")).expect("file written");
+    assert!(on_disk.contains("name: api-group"), "{on_disk}");
+    assert_eq!(names(&server), ["good/g1", "team/api-group"]);
+    let (status, text) = server.get("/loki/api/v1/rules/team/api-group", &[]);
+    assert_eq!(status, 200);
+    assert_eq!(
+        server.get("/api/prom/rules/team/api-group", &[]),
+        (200, text.clone()),
+        "the older prefix"
+    );
+    assert!(
+        text.starts_with("name: api-group\ninterval: 1s\n"),
+        "{text}"
+    );
+    let listed = Command::new(env!("CARGO_BIN_EXE_runakefli"))
+        .args(["rules", "list", "--addr", &server.base])
+        .output()
+        .expect("run rules list");
+    assert!(listed.status.success(), "{listed:?}");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("team:\n- name: api-group\n") && listed.contains("good:\n- name: g1\n"),
+        "{listed}"
+    );
+
+    // Invalid groups: 400 with the reason; nothing changes.
+    let (status, text) = server.post(
+        "/loki/api/v1/rules/team",
+        "application/yaml",
+        None,
+        b"name: broken\nrules:\n  - alert: X\n    expr: '{app=\"x\"}'\n",
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("must be a metric query"), "{text}");
+    let (status, text) = server.post(
+        "/loki/api/v1/rules/team",
+        "application/yaml",
+        None,
+        b"name: broken\nrules:\n  - alert: X\n    expr: sum(rate({app=\"x\"}[1m]))\n    annotations: {a: '{{ $nope }}'}\n",
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("undefined variable \"$nope\""), "{text}");
+    assert_eq!(names(&server), ["good/g1", "team/api-group"]);
+
+    // A namespace that cannot be a file name is the request's fault.
+    let (status, text) = server.post(
+        "/loki/api/v1/rules/.hidden",
+        "application/yaml",
+        None,
+        group.as_bytes(),
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("invalid namespace name"), "{text}");
+
+    // DELETE the group: its file goes with its last group.
+    let del = ureq::delete(&format!("{}/loki/api/v1/rules/team/api-group", server.base))
+        .call()
+        .expect("delete");
+    assert_eq!(del.status(), 202);
+    assert!(!rules.join("fake/team.yaml").exists());
+    let (status, _) = server.get("/loki/api/v1/rules/team", &[]);
+    assert_eq!(status, 404);
+
+    // Fixing the bad file and sending SIGHUP loads it.
+    write_rules(
+        &rules,
+        "bad",
+        "groups:\n  - name: b\n    rules:\n      - alert: A\n        expr: sum(rate({app=\"x\"}[1m])) > 1\n",
+    );
+    unsafe {
+        libc::kill(server.pid() as i32, libc::SIGHUP);
+    }
+    eventually(5, "the fixed file to load", || {
+        (names(&server) == ["bad/b", "good/g1"]).then_some(())
+    });
+    let (_, metrics) = server.get("/metrics", &[]);
+    let failures = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("runakefli_ruler_rule_file_load_failures_total "))
+        .expect("load failures metric");
+    assert!(
+        failures.parse::<f64>().expect("number") >= 1.0,
+        "{failures}"
+    );
+    server.stop();
+}
+
+#[test]
+fn rules_evaluate_over_the_clickhouse_backend() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(
+        &rules,
+        "shop",
+        "groups:\n  - name: ch\n    interval: 1s\n    rules:\n      - alert: CheckoutLines\n        expr: sum by (app) (count_over_time({app=\"checkout\"} | json | status >= 500 [1m])) > 1\n        annotations: {summary: \"{{ $value }} failures\"}\n",
+    );
+    let db = format!("ruler_{}", std::process::id());
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let owned = front::serve_args(&db);
+    let mut args: Vec<&str> = owned.iter().map(String::as_str).collect();
+    args.push(&rules_arg);
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+    push_checkout(
+        &server,
+        &[
+            r#"{"status":500}"#,
+            r#"{"status":503}"#,
+            r#"{"status":200}"#,
+        ],
+    );
+    let alert = eventually(20, "the alert over ClickHouse", || {
+        let v = server.get_json("/prometheus/api/v1/alerts", &[]);
+        v["data"]["alerts"]
+            .as_array()
+            .and_then(|a| a.first().cloned())
+            .filter(|a| a["state"] == "firing")
+    });
+    assert_eq!(alert["labels"]["app"], "checkout");
+    assert_eq!(alert["value"], "2e+00");
+    assert_eq!(alert["annotations"]["summary"], "2 failures");
+}
+
+#[test]
+fn rules_check_reports_each_files_problems() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let good = tmp.path().join("good.yaml");
+    let bad = tmp.path().join("bad.yaml");
+    std::fs::write(&good, ALERT_RULES).expect("write");
+    std::fs::write(
+        &bad,
+        "groups:\n  - name: b\n    rules:\n      - record: \"not a name\"\n        expr: sum(rate({app=\"x\"}[1m]))\n      - alert: A\n        expr: nonsense(\n",
+    )
+    .expect("write");
+    let run = |files: &[&Path]| {
+        Command::new(env!("CARGO_BIN_EXE_runakefli"))
+            .args(["rules", "check"])
+            .args(files)
+            .output()
+            .expect("run rules check")
+    };
+    let ok = run(&[&good]);
+    assert!(ok.status.success(), "{ok:?}");
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("SUCCESS: 1 rules found"));
+    let out = run(&[&good, &bad]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("invalid recording rule name: not a name"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rule 2: could not parse expression"),
+        "{text}"
+    );
+}

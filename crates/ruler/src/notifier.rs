@@ -1,0 +1,197 @@
+//! Sends alerts to Alertmanager (API v2, `POST /api/v2/alerts`) from a
+//! bounded queue on its own thread: batches of up to 64 alerts, each
+//! retried three times with a growing pause; alerts dropped from a full
+//! queue and batches that never got through are counted.
+
+use crate::alert::{Alert, AlertState};
+use crate::metrics::RulerMetrics;
+use crate::queue::Queue;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Alerts per request.
+const BATCH: usize = 64;
+/// Attempts per batch.
+const ATTEMPTS: u32 = 3;
+
+/// One alert as Alertmanager takes it, ready to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    /// The alert's JSON object (`labels`, `annotations`, `startsAt`,
+    /// `endsAt`, `generatorURL`).
+    pub json: serde_json::Value,
+}
+
+impl Notification {
+    /// The notification of `alert` of the rule whose query is `expr`.
+    pub fn of(alert: &Alert, expr: &str, external_url: &str) -> Notification {
+        let starts = alert.fired_at_ns.unwrap_or(alert.active_at_ns);
+        let ends = match alert.state {
+            AlertState::Inactive => alert.resolved_at_ns.unwrap_or(alert.valid_until_ns),
+            _ => alert.valid_until_ns,
+        };
+        let json = serde_json::json!({
+            "labels": alert.labels,
+            "annotations": alert.annotations,
+            "startsAt": crate::time::rfc3339(starts),
+            "endsAt": crate::time::rfc3339(ends),
+            "generatorURL": generator_url(external_url, expr),
+        });
+        Notification { json }
+    }
+}
+
+/// The link back to the rule's query: this server's instant-query API.
+pub fn generator_url(external_url: &str, expr: &str) -> String {
+    format!(
+        "{}/loki/api/v1/query?query={}",
+        external_url.trim_end_matches('/'),
+        percent_encode(expr)
+    )
+}
+
+/// Percent-encodes all but URL-unreserved bytes.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The Alertmanager client: a queue and the thread that empties it.
+pub struct Notifier {
+    queue: Arc<Queue<Notification>>,
+    metrics: Arc<RulerMetrics>,
+    thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Notifier {
+    /// Starts the sender for Alertmanager at `base_url`.
+    pub fn start(
+        base_url: &str,
+        capacity: usize,
+        metrics: Arc<RulerMetrics>,
+    ) -> std::io::Result<Notifier> {
+        let queue = Arc::new(Queue::new(capacity));
+        let url = format!("{}/api/v2/alerts", base_url.trim_end_matches('/'));
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(10))
+            .build();
+        let (q, m) = (queue.clone(), metrics.clone());
+        let thread = std::thread::Builder::new()
+            .name("ruler-notifier".into())
+            .spawn(move || send_loop(&agent, &url, &q, &m))?;
+        Ok(Notifier {
+            queue,
+            metrics,
+            thread: parking_lot::Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Queues alerts; the oldest are dropped (and counted) past the capacity.
+    pub fn send(&self, alerts: Vec<Notification>) {
+        if alerts.is_empty() {
+            return;
+        }
+        let dropped = self.queue.push_all(alerts);
+        self.metrics
+            .notifications_dropped
+            .fetch_add(dropped as u64, Ordering::Relaxed);
+    }
+
+    /// Sends what is queued, then stops the thread.
+    pub fn stop(&self) {
+        self.queue.close();
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn send_loop(agent: &ureq::Agent, url: &str, queue: &Queue<Notification>, m: &RulerMetrics) {
+    loop {
+        let batch = queue.take(BATCH, Duration::from_secs(1));
+        if batch.is_empty() {
+            if queue.is_closed() {
+                return;
+            }
+            continue;
+        }
+        let body = serde_json::Value::Array(batch.iter().map(|n| n.json.clone()).collect());
+        let n = batch.len() as u64;
+        match post_with_retries(agent, url, &body, queue) {
+            Ok(()) => m.notifications_sent.fetch_add(n, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(error = %e, alerts = n, url, "sending alerts to Alertmanager failed");
+                m.notifications_failed.fetch_add(n, Ordering::Relaxed)
+            }
+        };
+    }
+}
+
+fn post_with_retries(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &serde_json::Value,
+    queue: &Queue<Notification>,
+) -> Result<(), String> {
+    let mut last = String::new();
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            if queue.is_closed() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200 << attempt));
+        }
+        let bytes = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+        match agent
+            .post(url)
+            .set("Content-Type", "application/json")
+            .send_bytes(&bytes)
+        {
+            Ok(_) => return Ok(()),
+            // A 4xx will not get better by retrying.
+            Err(ureq::Error::Status(code, r)) if (400..500).contains(&code) => {
+                return Err(format!("{code}: {}", r.into_string().unwrap_or_default()));
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_notification_carries_alertmanagers_fields() {
+        let alert = Alert {
+            labels: BTreeMap::from([("alertname".into(), "A".into())]),
+            annotations: BTreeMap::from([("summary".into(), "s".into())]),
+            value: 1.0,
+            state: AlertState::Firing,
+            active_at_ns: 1_000_000_000,
+            fired_at_ns: Some(2_000_000_000),
+            resolved_at_ns: None,
+            last_sent_ns: None,
+            valid_until_ns: 62_000_000_000,
+            keep_firing_since_ns: None,
+        };
+        let n = Notification::of(&alert, "sum(rate({a=\"b\"}[1m])) > 0", "http://rk:3100/");
+        assert_eq!(n.json["startsAt"], "1970-01-01T00:00:02.000Z");
+        assert_eq!(n.json["endsAt"], "1970-01-01T00:01:02.000Z");
+        assert_eq!(n.json["labels"]["alertname"], "A");
+        assert_eq!(
+            n.json["generatorURL"],
+            "http://rk:3100/loki/api/v1/query?query=sum%28rate%28%7Ba%3D%22b%22%7D%5B1m%5D%29%29%20%3E%200"
+        );
+    }
+}

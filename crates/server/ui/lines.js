@@ -1,0 +1,139 @@
+// Log lines: one row each (level stripe, time, line); a row opens to its
+// parsed fields (JSON or logfmt), stream labels and structured metadata,
+// with "copy line" and "show context".
+
+import { formatNs } from "./time.js";
+import { levelColor } from "./chart.js";
+
+/** Fields of a JSON object line (nested keys joined with `_`), or null. */
+export function parseJson(line) {
+  const s = line.trim();
+  if (!s.startsWith("{")) return null;
+  let v;
+  try { v = JSON.parse(s); } catch { return null; }
+  if (!v || typeof v !== "object" || Array.isArray(v)) return null;
+  const out = [];
+  const walk = (o, prefix) => {
+    for (const [k, x] of Object.entries(o)) {
+      const name = prefix ? `${prefix}_${k}` : k;
+      if (x && typeof x === "object" && !Array.isArray(x)) walk(x, name);
+      else out.push([name, typeof x === "string" ? x : JSON.stringify(x)]);
+    }
+  };
+  walk(v, "");
+  return out;
+}
+
+/** Fields of a logfmt line (`k=v k2="quoted v"`), or null when it has none. */
+export function parseLogfmt(line) {
+  const out = [];
+  const re = /([^\s=]+)=(?:"((?:[^"\\]|\\.)*)"|(\S*))/g;
+  let m;
+  while ((m = re.exec(line))) {
+    out.push([m[1], m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : m[3]]);
+  }
+  return out.length ? out : null;
+}
+
+/** The level of an entry: a `level`/`detected_level` label, else one found in its fields. */
+export function levelOf(entry) {
+  const l = entry.labels;
+  const m = entry.meta || {};
+  return l.detected_level || m.detected_level || l.level || m.level || l.severity || "";
+}
+
+function td(text) { const c = document.createElement("td"); c.textContent = text; return c; }
+
+function fieldTable(title, pairs) {
+  if (!pairs || !pairs.length) return null;
+  const t = document.createElement("table");
+  const cap = document.createElement("tr");
+  const h = td(title); h.colSpan = 2; h.className = "kind"; cap.appendChild(h);
+  t.appendChild(cap);
+  for (const [k, v] of pairs) {
+    const tr = document.createElement("tr");
+    tr.className = "field";
+    tr.append(td(k), td(v));
+    t.appendChild(tr);
+  }
+  return t;
+}
+
+/** A row element for `entry` ({labels, meta, ts (ns string), line}). */
+export function rowFor(entry, actions) {
+  const row = document.createElement("div");
+  row.className = "row";
+  row.tabIndex = -1;
+  row.dataset.ts = entry.ts;
+  const head = document.createElement("div");
+  head.className = "head";
+  const lvl = document.createElement("span");
+  lvl.className = "lvl";
+  lvl.style.background = levelColor(levelOf(entry));
+  const ts = document.createElement("span");
+  ts.className = "ts"; ts.textContent = formatNs(entry.ts);
+  const msg = document.createElement("span");
+  msg.className = "msg"; msg.textContent = entry.line;
+  head.append(lvl, ts, msg);
+  head.addEventListener("click", () => toggle(row, entry, actions));
+  row.appendChild(head);
+  return row;
+}
+
+/** Opens or closes the details of `row`. */
+export function toggle(row, entry, actions) {
+  const open = row.querySelector(".details");
+  if (open) { open.remove(); row.classList.remove("open"); return; }
+  const d = document.createElement("div");
+  d.className = "details";
+  const parsed = parseJson(entry.line);
+  const fields = parsed ? ["Fields (JSON)", parsed] : ["Fields (logfmt)", parseLogfmt(entry.line)];
+  for (const t of [fieldTable(fields[0], fields[1]),
+    fieldTable("Stream labels", Object.entries(entry.labels)),
+    fieldTable("Structured metadata", Object.entries(entry.meta || {})),
+    fieldTable("Parsed labels", Object.entries(entry.parsed || {}))]) {
+    if (t) d.appendChild(t);
+  }
+  const buttons = document.createElement("div");
+  buttons.className = "buttons";
+  const copy = document.createElement("button");
+  copy.type = "button"; copy.textContent = "Copy line (c)"; copy.className = "copy";
+  copy.addEventListener("click", () => actions.copy(entry, copy));
+  const ctx = document.createElement("button");
+  ctx.type = "button"; ctx.textContent = "Show context (x)"; ctx.className = "context";
+  ctx.addEventListener("click", () => actions.context(entry));
+  buttons.append(copy, ctx);
+  d.appendChild(buttons);
+  row.appendChild(d);
+  row.classList.add("open");
+}
+
+/**
+ * Entries of a Loki `streams` answer, with each entry's stream key. With the
+ * `categorize-labels` encoding an answer's `stream` holds the entry's
+ * structured metadata and parsed labels too, which its third element names:
+ * `labels` keeps only the stream's own labels (what selects the stream).
+ */
+export function entriesOf(result) {
+  const out = [];
+  for (const s of result) {
+    const all = s.stream || {};
+    const key = JSON.stringify(all);
+    for (const v of s.values || []) {
+      const cat = v[2] || {};
+      const meta = cat.structuredMetadata || null;
+      const parsed = cat.parsed || null;
+      const labels = {};
+      for (const [k, x] of Object.entries(all)) {
+        if (!(meta && k in meta) && !(parsed && k in parsed)) labels[k] = x;
+      }
+      out.push({ key, labels, ts: v[0], line: v[1], meta, parsed });
+    }
+  }
+  return out;
+}
+
+/** Sorts entries newest first (nanosecond strings compared as BigInt). */
+export function newestFirst(entries) {
+  return entries.sort((a, b) => { const x = BigInt(b.ts) - BigInt(a.ts); return x > 0n ? 1 : x < 0n ? -1 : 0; });
+}

@@ -107,10 +107,12 @@ fn chromium_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
 }
 
-/// Where screenshots go: `RUNAKEFLI_UI_SCREENSHOTS`, else a temporary directory.
+/// Where screenshots go: `RUNAKEFLI_UI_SCREENSHOTS` (relative to the
+/// workspace root), else a temporary directory.
 fn screenshot_dir(tmp: &tempfile::TempDir) -> PathBuf {
     match std::env::var_os("RUNAKEFLI_UI_SCREENSHOTS") {
         Some(d) => {
+            let d = workspace_root().join(d);
             std::fs::create_dir_all(&d).unwrap();
             std::fs::canonicalize(d).unwrap()
         }

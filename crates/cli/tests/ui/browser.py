@@ -247,7 +247,7 @@ def main_scenario(page, job, out):
     page.keyboard.press("t")
     out["theme"] = [theme, page.evaluate("document.documentElement.dataset.theme")]
     step(out, "theme")
-    shot(page, job, "11-light.png", out)
+    shot(page, job, "11-theme-toggled.png", out)
 
 
 def tenants_scenario(browser, job, out):

@@ -87,7 +87,13 @@ fn run_browser(job: &Value) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    assert!(v.get("failed").is_none(), "{}", v["failed"]);
+    assert!(
+        v.get("failed").is_none(),
+        "{}\npage: {}\nconsole: {}",
+        v["failed"],
+        v["failed_state"],
+        v["console_errors"]
+    );
     // The browser logs every non-2xx fetch as "Failed to load resource";
     // the syntax-error step makes one on purpose. Nothing else may fail.
     let errors: Vec<&str> = v["console_errors"]

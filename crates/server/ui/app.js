@@ -6,7 +6,7 @@ import { get, ApiError, setTenant, getTenant, selectorOf, isMetric, tailUrl } fr
 import { rangeOf, absolute, stepFor, parseTime } from "./time.js";
 import { Editor } from "./editor.js";
 import { histogram, lineChart, levelColor } from "./chart.js";
-import { rowFor, toggle, entriesOf, newestFirst } from "./lines.js";
+import { addRows, clearRows, removeRow, entryOf, openOnClick, toggle, entriesOf, newestFirst } from "./lines.js";
 
 const $ = (id) => document.getElementById(id);
 const CATEGORIZE = { "X-Loki-Response-Encoding-Flags": "categorize-labels" };
@@ -165,14 +165,18 @@ async function runLogs(query, [start, end], signal, t0) {
   const tAnswer = performance.now();
   drawVolume(vol, start, end, step);
   state.entries = []; state.seen = new Set(); state.oldest = null; state.focus = -1;
-  $("lines").innerHTML = "";
+  clearRows($("lines"));
   const got = addEntries(answer.data.result);
   state.done = got < state.limit;
   const stats = answer.data.stats?.summary;
-  await new Promise((r) => requestAnimationFrame(() => r()));
+  const tBuilt = performance.now();
+  // Until the frame with the histogram and the lines has been painted: a
+  // task queued from requestAnimationFrame runs after that frame.
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   const tShown = performance.now();
   window.__rk.timing = { kind: "logs", lines: state.entries.length, queryMs: tAnswer - t0,
-    shownMs: tShown - t0, renderMs: tShown - tAnswer, serverMs: stats ? stats.execTime * 1000 : null };
+    shownMs: tShown - t0, renderMs: tShown - tAnswer, buildMs: tBuilt - tAnswer, shownAt: tShown,
+    serverMs: stats ? stats.execTime * 1000 : null };
   status(`${state.entries.length} lines${state.done ? "" : " (scroll for more)"} · ${Math.round(tShown - t0)} ms`);
   updateMore();
 }
@@ -210,16 +214,16 @@ function zoom(fromMs, toMs) {
 /** Adds new entries (skipping those already shown); returns how many the answer held. */
 function addEntries(result) {
   const all = newestFirst(entriesOf(result));
-  const frag = document.createDocumentFragment();
+  const fresh = [];
   for (const e of all) {
     const id = `${e.key}\u0000${e.ts}\u0000${e.line}`;
     if (state.seen.has(id)) continue;
     state.seen.add(id);
     state.entries.push(e);
-    frag.appendChild(rowFor(e, actions));
+    fresh.push(e);
     if (state.oldest === null || BigInt(e.ts) < state.oldest) state.oldest = BigInt(e.ts);
   }
-  $("lines").appendChild(frag);
+  addRows($("lines"), fresh);
   return all.length;
 }
 
@@ -259,7 +263,7 @@ async function runMetric(query, [start, end], signal, t0) {
   if (data.resultType === "streams") {
     // A log query that does not start with a selector.
     if (currentTab() !== "logs") showTab("logs");
-    $("histogram").innerHTML = ""; $("lines").innerHTML = "";
+    $("histogram").innerHTML = ""; clearRows($("lines"));
     state.entries = []; state.seen = new Set(); state.oldest = null; state.done = true;
     addEntries(data.result); updateMore();
     return;
@@ -325,17 +329,19 @@ const actions = {
         get("/loki/api/v1/query_range", { query: sel, start: String(ts + 1n), end: String(ts + hour), limit: 10, direction: "forward" }, undefined, CATEGORIZE),
       ]);
       const all = newestFirst([...entriesOf(newer.data.result), ...entriesOf(older.data.result)]);
-      box.replaceChildren(...all.map((e) => {
-        const r = rowFor(e, actions);
+      clearRows(box);
+      addRows(box, all);
+      for (const r of box.children) {
+        const e = entryOf(box, r);
         if (e.ts === entry.ts && e.line === entry.line) r.classList.add("anchor");
-        return r;
-      }));
+      }
     } catch (e) {
       box.textContent = e.message;
     }
   },
 };
 $("context-close").addEventListener("click", () => $("context").close());
+for (const id of ["lines", "context-lines", "tail-lines"]) openOnClick($(id), actions);
 
 // ---- live tail -----------------------------------------------------------
 
@@ -345,7 +351,7 @@ function tailStart() {
   if (!query) return;
   showError(null);
   state.tailCount = 0; state.tailDropped = 0; state.buffer = []; state.paused = false;
-  $("tail-lines").innerHTML = "";
+  clearRows($("tail-lines"));
   const startNs = BigInt(Date.now()) * 1000000n;
   const ws = new WebSocket(tailUrl(query, startNs, 100));
   state.ws = ws;
@@ -375,10 +381,8 @@ function tailStart() {
 
 function showTailed(entries) {
   const box = $("tail-lines");
-  const frag = document.createDocumentFragment();
-  for (const e of entries) frag.appendChild(rowFor(e, actions));
-  box.prepend(frag);
-  while (box.children.length > 2000) box.lastChild.remove();
+  addRows(box, entries, true);
+  while (box.children.length > 2000) removeRow(box, box.lastChild);
 }
 
 function tailPause() {
@@ -447,7 +451,7 @@ $("tenant").addEventListener("change", () => {
   setTenant($("tenant").value);
   localStorage.setItem("rk.tenant", getTenant());
   cache.clear();
-  state.entries = []; $("lines").innerHTML = ""; $("histogram").innerHTML = "";
+  state.entries = []; clearRows($("lines")); $("histogram").innerHTML = "";
   tailStop();
   if (editor.value.trim()) run();
 });
@@ -481,8 +485,8 @@ document.addEventListener("keydown", (e) => {
   if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
   const tabs = { 1: "logs", 2: "metric", 3: "table", 4: "live", 5: "patterns" };
   if (tabs[e.key]) { showTab(tabs[e.key]); return; }
-  const entry = state.entries[state.focus];
   const row = $("lines").children[state.focus];
+  const entry = row && entryOf($("lines"), row);
   switch (e.key) {
     case "/": e.preventDefault(); $("editor").focus(); break;
     case "t": toggleTheme(); break;

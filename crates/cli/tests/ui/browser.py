@@ -302,6 +302,13 @@ def main():
         except Exception as e:
             out["failed"] = f"after steps {out['steps']}: {type(e).__name__}: {e}"
             try:
+                out["failed_state"] = page.evaluate("""() => ({
+                    editor: document.getElementById('editor').value,
+                    focus: document.activeElement && document.activeElement.id,
+                    completion: document.getElementById('completion').outerHTML,
+                    error: document.getElementById('error').textContent,
+                    status: document.getElementById('status').textContent,
+                })""")
                 shot(page, job, "failure.png", out)
             except Exception:
                 pass

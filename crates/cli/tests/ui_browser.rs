@@ -403,7 +403,7 @@ fn the_tenant_picker_offers_only_the_credentials_tenants() {
     assert_eq!(alice_a["picker_value"], "team-a");
     assert_eq!(strings(&alice_a["lines"]), ["secret of team-a"]);
     let alice_b = &v["seen"]["alice"]["team-b"];
-    assert_eq!(strings(&alice_b["lines"]), ["secret of team-b"]);
+    assert_eq!(strings(&alice_b["lines"]), ["secret of team-b"], "{v}");
     // bob may use team-b only: asking for team-a picks team-b, and team-a's
     // line is never shown.
     let bob = &v["seen"]["bob"]["team-a"];

@@ -221,7 +221,11 @@ function addEntries(result) {
     state.seen.add(id);
     state.entries.push(e);
     fresh.push(e);
-    if (state.oldest === null || BigInt(e.ts) < state.oldest) state.oldest = BigInt(e.ts);
+  }
+  // Sorted newest first: the last is the oldest.
+  if (fresh.length) {
+    const last = BigInt(fresh[fresh.length - 1].ts);
+    if (state.oldest === null || last < state.oldest) state.oldest = last;
   }
   addRows($("lines"), fresh);
   return all.length;

@@ -54,7 +54,11 @@ export class Editor {
     this.items = []; this.selected = 0; this.ctx = null; this.error = null; this.seq = 0;
     this.ta.addEventListener("input", () => { this.clearError(); this.maybeComplete(false); });
     this.ta.addEventListener("keydown", (e) => this.key(e));
-    this.ta.addEventListener("blur", () => setTimeout(() => this.close(), 150));
+    // Close on leaving the editor, a moment later so a click on the list
+    // still lands; not if the editor has the focus again by then.
+    this.ta.addEventListener("blur", () => setTimeout(() => {
+      if (document.activeElement !== this.ta) this.close();
+    }, 150));
     this.ta.addEventListener("scroll", () => { this.shadow.scrollTop = this.ta.scrollTop; });
     this.list.addEventListener("mousedown", (e) => {
       const li = e.target.closest("li");
@@ -108,7 +112,9 @@ export class Editor {
     const before = this.ta.value.slice(0, pos);
     const ctx = completionContext(before);
     const last = before.slice(-1);
-    const trigger = explicit || /[{,"|]/.test(last) || (!this.list.hidden && /[\w.]/.test(last))
+    // An open list follows the caret while the context lasts (a space after
+    // `|` keeps the stages); typing a word or a trigger character opens it.
+    const trigger = explicit || /[{,"|]/.test(last) || !this.list.hidden
       || (ctx && ctx.prefix && ctx.prefix.length >= 1 && /\w/.test(last) && ctx.kind !== "function");
     if (!ctx || !trigger) { this.close(); return; }
     const seq = ++this.seq;

@@ -174,7 +174,12 @@ export function entriesOf(result) {
   return out;
 }
 
-/** Sorts entries newest first (nanosecond strings compared as BigInt). */
+/** Whether nanosecond string `a` is a later time than `b` (no BigInt: digit strings compare by length, then text). */
+export function laterNs(a, b) {
+  return a.length !== b.length ? a.length > b.length : a > b;
+}
+
+/** Sorts entries newest first. */
 export function newestFirst(entries) {
-  return entries.sort((a, b) => { const x = BigInt(b.ts) - BigInt(a.ts); return x > 0n ? 1 : x < 0n ? -1 : 0; });
+  return entries.sort((x, y) => (x.ts === y.ts ? 0 : laterNs(x.ts, y.ts) ? -1 : 1));
 }

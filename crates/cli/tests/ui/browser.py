@@ -275,6 +275,8 @@ def tenants_scenario(browser, job, out):
                 "choices": page.eval_on_selector_all("#tenant-list option", "els => els.map(e => e.value)"),
                 "lines": page.eval_on_selector_all("#lines .msg", "els => els.map(e => e.textContent)"),
                 "error": page.eval_on_selector("#error", "e => e.hidden ? null : e.textContent"),
+                "status": page.text_content("#status"),
+                "hash": page.evaluate("location.hash"),
             }
             shot(page, job, f"13-tenant-{user['user']}-{tenant}.png", out)
         ctx.close()

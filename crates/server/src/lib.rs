@@ -1,9 +1,9 @@
 //! The HTTP front of Rúnakefli.
 //!
 //! Routes: the Loki API under `/loki/api/v1/` ([`loki_api`]), admin and health
-//! endpoints ([`admin`]), the built-in web UI at `/` ([`ui`]). Handlers parse HTTP, then hand blocking work (decoding,
-//! WAL appends, queries) to tokio's blocking pool; storage and engine code is
-//! synchronous.
+//! endpoints ([`admin`]), the built-in web UI at `/` ([`ui`]). Handlers parse
+//! HTTP, then hand blocking work (decoding, WAL appends, queries) to tokio's
+//! blocking pool; storage and engine code is synchronous.
 #![deny(missing_docs)]
 
 pub mod admin;

@@ -1,9 +1,9 @@
 //! The HTTP front of Rúnakefli.
 //!
 //! Routes: the Loki API under `/loki/api/v1/` ([`loki_api`]), admin and health
-//! endpoints ([`admin`]). Handlers parse HTTP, then hand blocking work (decoding,
-//! WAL appends, queries) to tokio's blocking pool; storage and engine code is
-//! synchronous.
+//! endpoints ([`admin`]), the built-in web UI at `/` ([`ui`]). Handlers parse
+//! HTTP, then hand blocking work (decoding, WAL appends, queries) to tokio's
+//! blocking pool; storage and engine code is synchronous.
 #![deny(missing_docs)]
 
 pub mod admin;
@@ -26,6 +26,7 @@ pub mod store;
 pub mod syslog;
 pub mod tenant;
 pub mod time_window;
+pub mod ui;
 pub mod units;
 
 /// TLS files of the ClickHouse backend (a private CA, a client certificate).
@@ -57,11 +58,13 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(pushes)
         .merge(es_api::routes())
         .merge(ruler_api::routes())
+        .merge(ui::routes())
         .route("/metrics", axum::routing::get(metrics::metrics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::layer::require,
         ))
+        .layer(axum::middleware::from_fn(ui::tail_tenant_param))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

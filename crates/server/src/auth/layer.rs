@@ -194,7 +194,10 @@ pub async fn require(State(state): State<Arc<AppState>>, mut req: Request, next:
             }
             Some(p) => {
                 tracing::trace!(principal = %p.name, path = %path, "authenticated");
-                choose_tenant(req.headers(), &p)
+                let chosen = choose_tenant(req.headers(), &p);
+                // The web UI's tenant picker lists what this credential may use.
+                req.extensions_mut().insert(p.tenants);
+                chosen
             }
         },
     };

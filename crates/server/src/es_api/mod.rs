@@ -43,13 +43,12 @@ pub fn bulk_routes() -> Router<Arc<AppState>> {
 pub fn routes() -> Router<Arc<AppState>> {
     let mut r = Router::new();
     for p in PREFIXES {
-        let root = if p.is_empty() {
-            "/".to_string()
-        } else {
-            p.to_string()
-        };
+        // The bare `/` is shared with the web UI, which answers browsers and
+        // hands every other client to [`meta::info`] (see `crate::ui::root`).
+        if !p.is_empty() {
+            r = r.route(p, get(meta::info));
+        }
         r = r
-            .route(&root, get(meta::info))
             .route(&format!("{p}/_license"), get(meta::license))
             .route(&format!("{p}/_xpack"), get(meta::xpack))
             .route(&format!("{p}/_nodes"), get(meta::nodes))

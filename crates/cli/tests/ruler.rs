@@ -2,7 +2,8 @@
 //! receives the alerts, Prometheus 2.42 (`--web.enable-remote-write-receiver`)
 //! the recorded samples; both are started here on loopback ports with their
 //! own temporary storage and killed at the end. Without the binaries the
-//! tests fail saying what to install (`.ci/setup-ruler.sh`). One test runs
+//! first test runs `.ci/setup-ruler.sh` (apt-get, as root); when they are
+//! still missing, the tests fail saying what to install. One test runs
 //! the rules over the ClickHouse backend (chdb-core behind the test front of
 //! `crates/clickhouse/tests/`, `.ci/setup-clients.sh chdb`).
 //!
@@ -25,17 +26,43 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A binary the tests need, or a failure naming what to install.
-fn require(name: &str) -> PathBuf {
-    let found = std::env::var_os("PATH").and_then(|paths| {
+/// `name` on the PATH, if it is there.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join(name))
             .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
+    })
+}
+
+/// A binary the tests need. On first use without it, `.ci/setup-ruler.sh`
+/// runs once (as the clients' tests set theirs up: apt-get, as root); when
+/// the binary is still missing, the test fails naming what to install.
+fn require(name: &str) -> PathBuf {
+    static SETUP: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    if let Some(p) = on_path(name) {
+        return p;
+    }
+    let mut tried = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if on_path(name).is_none() && tried.is_none() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/setup-ruler.sh");
+        eprintln!(
+            "setting up the ruler's test components: {}",
+            script.display()
+        );
+        let out = Command::new("bash").arg(&script).output();
+        *tried = Some(match out {
+            Ok(o) if o.status.success() => "ran".into(),
+            Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+            Err(e) => e.to_string(),
+        });
+    }
+    on_path(name).unwrap_or_else(|| {
         panic!(
             "{name} is not installed: run .ci/setup-ruler.sh \
-             (or apt-get install prometheus prometheus-alertmanager)"
+             (or apt-get install prometheus prometheus-alertmanager); \
+             the setup tried here said: {}",
+            tried.as_deref().unwrap_or("-")
         )
     })
 }

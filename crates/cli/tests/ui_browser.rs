@@ -7,8 +7,9 @@
 //! tail, patterns, the theme; and, behind `--auth-file`, the tenant picker.
 //!
 //! Chromium (`/usr/bin/chromium`, or `RUNAKEFLI_CHROMIUM`) and the
-//! virtualenv `.venv-ui` come from `.ci/setup-ui.sh`; when either is
-//! missing the tests fail saying so (they never pass without a browser).
+//! virtualenv `.venv-ui` come from `.ci/setup-ui.sh`, which the first test
+//! runs when either is missing; when it cannot (not root, no network) the
+//! tests fail saying so (they never pass without a browser).
 //! `RUNAKEFLI_UI_SCREENSHOTS=<dir>` keeps the screenshots (docs/ui/ holds a
 //! set made so).
 #![allow(
@@ -31,7 +32,42 @@ fn workspace_root() -> PathBuf {
 }
 
 /// The virtualenv's python, after checking that it and Chromium are there.
+/// On first use without them, `.ci/setup-ui.sh` runs once (as the clients'
+/// tests set theirs up); when they are still missing, the test fails naming
+/// that script.
 fn browser_python() -> PathBuf {
+    static SETUP: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut tried = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if !*tried && !browser_missing().is_empty() {
+        *tried = true;
+        let script = workspace_root().join(".ci/setup-ui.sh");
+        eprintln!("setting up the browser test: {}", script.display());
+        match Command::new("bash").arg(&script).output() {
+            Ok(o) if !o.status.success() => eprintln!(
+                ".ci/setup-ui.sh failed ({}):\n{}{}",
+                o.status,
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("cannot run .ci/setup-ui.sh: {e}"),
+        }
+    }
+    drop(tried);
+    let missing = browser_missing();
+    let root = workspace_root();
+    assert!(
+        missing.is_empty(),
+        "the browser test needs {}: run\n    cd {} && .ci/setup-ui.sh\n\
+         (apt-get install chromium as root, and a virtualenv from PyPI; no browser download)",
+        missing.join(" and "),
+        root.display()
+    );
+    root.join(".venv-ui/bin/python")
+}
+
+/// What the browser test lacks: Chromium, the virtualenv with its pins.
+fn browser_missing() -> Vec<String> {
     let root = workspace_root();
     let chromium = std::env::var_os("RUNAKEFLI_CHROMIUM")
         .map(PathBuf::from)
@@ -46,14 +82,7 @@ fn browser_python() -> PathBuf {
     if !python.exists() || stamp.as_deref() != Some(pins.as_slice()) {
         missing.push("Playwright for Python (.venv-ui, pinned in .ci/ui-requirements.txt)".into());
     }
-    assert!(
-        missing.is_empty(),
-        "the browser test needs {}: run\n    cd {} && .ci/setup-ui.sh\n\
-         (apt-get install chromium as root, and a virtualenv from PyPI; no browser download)",
-        missing.join(" and "),
-        root.display()
-    );
-    python
+    missing
 }
 
 /// Runs `tests/ui/browser.py` with `job`; returns what it saw, failing on a failed step.

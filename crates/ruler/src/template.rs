@@ -174,6 +174,13 @@ fn humanize(v: f64) -> String {
         }
         return format!("{}{prefix}", go_g4(x));
     }
+    let (x, prefix) = scaled_below_one(v);
+    format!("{}{prefix}", go_g4(x))
+}
+
+/// `v` (|v| < 1, not 0) times 1000 until it reaches 1, with the SI prefix
+/// of the last step (m, u, n, … as Prometheus' humanizers print them).
+fn scaled_below_one(v: f64) -> (f64, &'static str) {
     let mut x = v;
     let mut prefix = "";
     for p in ["m", "u", "n", "p", "f", "a", "z", "y"] {
@@ -183,7 +190,7 @@ fn humanize(v: f64) -> String {
         prefix = p;
         x *= 1000.0;
     }
-    format!("{}{prefix}", go_g4(x))
+    (x, prefix)
 }
 
 /// Prometheus' `humanize1024`: binary prefixes (ki, Mi, Gi…).
@@ -225,15 +232,7 @@ fn humanize_duration(v: f64) -> String {
     if v == 0.0 {
         return "0s".into();
     }
-    let mut x = v;
-    let mut prefix = "";
-    for p in ["m", "u", "n", "p", "f", "a", "z", "y"] {
-        if x.abs() >= 1.0 {
-            break;
-        }
-        prefix = p;
-        x *= 1000.0;
-    }
+    let (x, prefix) = scaled_below_one(v);
     format!("{}{prefix}s", go_g4(x))
 }
 

@@ -19,9 +19,9 @@ use runakefli_bench::chdb_front::{self, ChdbFront};
 use runakefli_bench::data_marker::{self, DataDirState};
 use runakefli_bench::side_by_side::Servers;
 use runakefli_bench::{
-    generate, run_ingest_bench, run_query_bench, run_side_by_side, GeneratorConfig,
-    IngestBenchConfig, OutputFormat, OwnServer, Protocol, QueryBenchConfig, QuerySet,
-    ServerProcess, Shape, SideBySideConfig,
+    generate, run_ingest_bench, run_query_bench, run_ruler_bench, run_side_by_side,
+    GeneratorConfig, IngestBenchConfig, OutputFormat, OwnServer, Protocol, QueryBenchConfig,
+    QuerySet, RulerBenchConfig, ServerProcess, Shape, SideBySideConfig,
 };
 use std::path::PathBuf;
 
@@ -38,6 +38,81 @@ pub enum BenchCommand {
     /// (on chdb, started here, unless --clickhouse-url), then time nine queries on both
     /// side by side: medians, ratio, identical answers, how much ran in SQL.
     Clickhouse(ClickhouseArgs),
+    /// Start a server, push the workload, keep pushing at its rate, and measure the
+    /// CPU of evaluating rule groups (issue 46) against the same window without rules.
+    Ruler(RulerArgs),
+}
+
+/// `bench ruler`.
+#[derive(Args, Debug)]
+pub struct RulerArgs {
+    /// Lines pushed before measuring, over --span-secs ending now.
+    #[arg(long, default_value_t = 2_000_000)]
+    lines: u64,
+    /// Streams (pods).
+    #[arg(long, default_value_t = 5_000)]
+    streams: usize,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Span of the first push in seconds; the live push keeps its rate (lines / span).
+    #[arg(long, default_value_t = 3_600)]
+    span_secs: u64,
+    /// Rule groups (the last one cluster-wide, the others two apps each).
+    #[arg(long, default_value_t = 20)]
+    groups: usize,
+    /// Rules per group.
+    #[arg(long, default_value_t = 10)]
+    rules_per_group: usize,
+    /// Evaluation interval of every group, seconds.
+    #[arg(long, default_value_t = 60)]
+    interval_secs: u64,
+    /// Length of each measured window (without rules, then with), seconds.
+    #[arg(long, default_value_t = 180)]
+    measure_secs: u64,
+    /// Where the server keeps its data (default: a temporary directory, removed afterwards).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Extra flags for the server, e.g. --server-arg=--memtable-bytes=33554432.
+    #[arg(long = "server-arg", allow_hyphen_values = true)]
+    server_args: Vec<String>,
+    /// Concurrent connections of the first push.
+    #[arg(long, default_value_t = 2)]
+    concurrency: usize,
+    /// Write the report as JSON to this file too.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Runs `bench ruler`.
+fn run_ruler(a: RulerArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("locating the runakefli binary")?;
+    let rules = std::env::temp_dir().join(format!("runakefli-bench-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&rules).with_context(|| format!("creating {}", rules.display()))?;
+    let mut args = a.server_args.clone();
+    args.extend(["--rules-dir".to_string(), rules.display().to_string()]);
+    let server = OwnServer::start(exe, a.data_dir.clone(), args)?;
+    let config = RulerBenchConfig {
+        url: server.url().to_string(),
+        pid: server.pid(),
+        rules_dir: rules.clone(),
+        tenant: "fake".into(),
+        lines: a.lines,
+        streams: a.streams,
+        seed: a.seed,
+        span_secs: a.span_secs,
+        groups: a.groups,
+        rules_per_group: a.rules_per_group,
+        interval_secs: a.interval_secs,
+        measure_secs: a.measure_secs,
+        concurrency: a.concurrency,
+    };
+    let report = run_ruler_bench(&config);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&rules);
+    let report = report?;
+    println!("{report}");
+    write_json(&a.json, &report)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -413,6 +488,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             write_json(&a.target.json, &report)
         }
         BenchCommand::Clickhouse(a) => run_clickhouse(a),
+        BenchCommand::Ruler(a) => run_ruler(a),
         BenchCommand::Query(a) => {
             let mut config =
                 QueryBenchConfig {

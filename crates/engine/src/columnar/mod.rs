@@ -160,7 +160,7 @@ pub(crate) fn range_series(
         return Ok(None);
     };
     let shared: &Ctx = ctx;
-    let parts = map_shards(|shard| scan_shard(shared, r, &plan, shard));
+    let parts = map_shards(|shard| scan_shard(shared, r, &plan, grouping, shard));
     let mut stats = QueryStats::default();
     let series = merge_shards(parts, &mut stats)?;
     ctx.stats.add(&stats);
@@ -179,9 +179,10 @@ fn scan_shard(
     ctx: &Ctx,
     r: &LogRange,
     plan: &Plan,
+    grouping: Option<&Grouping>,
     shard: Shard,
 ) -> Result<(Vec<SeriesPoints>, QueryStats), EngineError> {
-    let (mut pipeline, post, mut req) = prepare_scan(ctx, r, Vec::new())?;
+    let (mut pipeline, post, mut req) = prepare_scan(ctx, r, grouping, Vec::new())?;
     req.shard = Some(shard);
     let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
     let cols = ColumnRequest {

@@ -12,7 +12,7 @@ use crate::pipeline::required_substrings;
 use crate::result::QueryStats;
 use crate::sampling::window::aggregate;
 use crate::sampling::{
-    emit_value, merge_shards, points, prepare_scan, reduce, Ctx, SeriesPoints, StepSeries,
+    emit_value, merge_shards, points, prepare_scan, reduce, ByKey, Ctx, SeriesPoints, StepSeries,
 };
 use runakefli_logql::{Grouping, LogRange, RangeOp};
 use runakefli_model::{MatchOp, ScanControl, ScanRequest, Shard, Timestamp};
@@ -107,7 +107,8 @@ fn scan_shard(
     grouping: Option<&Grouping>,
     shard: Shard,
 ) -> Result<(Vec<SeriesPoints>, QueryStats), EngineError> {
-    let (mut pipeline, post, mut req) = prepare_scan(ctx, r, required_substrings(&r.log.pipeline))?;
+    let (mut pipeline, post, mut req) =
+        prepare_scan(ctx, r, grouping, required_substrings(&r.log.pipeline))?;
     req.shard = Some(shard);
     let (lo, hi) = (req.start.saturating_sub(1), req.end.saturating_sub(1)); // (lo, hi]
     let unwrap_label = r.unwrap.as_ref().map(|u| u.label.as_str());
@@ -116,6 +117,7 @@ fn scan_shard(
     let mut series_index: HashMap<LabelSet, usize> = HashMap::new();
     let mut by_full: FastMap<usize, (LabelSet, usize)> = FastMap::default();
     let mut bases: FastMap<u64, LabelSet> = FastMap::default();
+    let mut by_key = ByKey::new(grouping);
     let mut stats = QueryStats::default();
     let mut budget = SeriesBudget::new(ctx, op, r);
     let mut over = false;
@@ -150,7 +152,13 @@ fn scan_shard(
                     },
                 };
                 stats.post_filter_lines += 1;
-                let full = pipeline.intern_labels();
+                let full = match by_key
+                    .as_mut()
+                    .and_then(|k| k.key(pipeline.labels_builder_mut()))
+                {
+                    Some(key) => key,
+                    None => pipeline.intern_labels(),
+                };
                 let idx = match by_full.get(&full.id()) {
                     Some((_, i)) => *i,
                     None => {

@@ -71,6 +71,23 @@ pub fn reorder(stages: &[Stage]) -> Vec<Stage> {
     out
 }
 
+/// Every label name a label filter reads, appended to `out`.
+pub fn label_filter_names(e: &runakefli_logql::LabelFilterExpr, out: &mut Vec<String>) {
+    use runakefli_logql::LabelFilterExpr as F;
+    match e {
+        F::And(a, b) | F::Or(a, b) => {
+            label_filter_names(a, out);
+            label_filter_names(b, out);
+        }
+        F::Paren(a) => label_filter_names(a, out),
+        F::String(m) => out.push(m.name.clone()),
+        F::Number { name, .. }
+        | F::Duration { name, .. }
+        | F::Bytes { name, .. }
+        | F::Ip { name, .. } => out.push(name.clone()),
+    }
+}
+
 /// Substrings every kept line contains (pruning hints for the backend): the
 /// operands of plain `|=` filters, and the literal that every match of a `|~`
 /// regexp must start or end with, when there is exactly one such literal.
@@ -186,6 +203,39 @@ impl Pipeline {
             interned: FastMap::default(),
             interned_len: 0,
         })
+    }
+
+    /// Compiles stages for a query that reads only the labels in `read`
+    /// after the pipeline (a `by (…)` grouping, the unwrapped label, the
+    /// filters after `unwrap`): `| json` stages then set only those labels
+    /// and the ones the pipeline's own label filters read. Only pipelines of
+    /// line filters, label filters and `| json` stages are narrowed; any
+    /// other stage may read or rename any label, so they keep every label.
+    /// The kept rows, their values and their keys are those of [`Pipeline::new`].
+    pub fn reading_only(stages: &[Stage], read: &[String]) -> Result<Self, String> {
+        let narrow = stages.iter().all(|s| match s {
+            Stage::LineFilter(_) | Stage::LabelFilter(_) => true,
+            Stage::Json(p) => p.is_empty(),
+            _ => false,
+        });
+        let mut p = Pipeline::new(stages)?;
+        if !narrow {
+            return Ok(p);
+        }
+        let mut wanted: Vec<String> = read.to_vec();
+        for s in stages {
+            if let Stage::LabelFilter(e) = s {
+                label_filter_names(e, &mut wanted);
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        for st in &mut p.stages {
+            if let Compiled::Json(j) = st {
+                *j = JsonParser::only(wanted.clone());
+            }
+        }
+        Ok(p)
     }
 
     /// True when the pipeline has no stages.
@@ -339,6 +389,77 @@ mod tests {
         let r = reorder(&stages);
         assert!(matches!(r[0], Stage::LineFilter(_)));
         assert_eq!(required_substrings(&stages), vec!["a".to_string()]);
+    }
+
+    fn stages_of(q: &str) -> Vec<Stage> {
+        match runakefli_logql::parse_expr(q).expect("a valid query") {
+            runakefli_logql::Expr::Log(l) => l.pipeline,
+            other => panic!("not a log query: {other:?}"),
+        }
+    }
+
+    /// A narrowed pipeline keeps the same rows and gives the same values to
+    /// the labels it reads, renames and errors included; other parsed labels
+    /// are left out. Stages that may read any label keep every label.
+    #[test]
+    fn reading_only_keeps_rows_and_read_labels_as_the_full_pipeline() {
+        let base = LabelSet::new(vec![
+            ("app".into(), "api".into()),
+            ("level".into(), "stream".into()),
+        ]);
+        let lines = [
+            r#"{"level":"error","status":503,"id":"a1","req":{"path":"/x","ms":3}}"#,
+            r#"{"level":"info","status":200,"id":"a2","level_extracted":"odd"}"#,
+            r#"{"status":"abc","id":"a3"}"#,
+            r#"{"status":500,"status":200,"id":"dup"}"#,
+            r#"{"status":501, broken"#,
+            "not json at all status=500",
+            r#"{"app":"inner","status":502,"req":{"ms":"7"}}"#,
+        ];
+        let read = ["level_extracted".to_string(), "req_ms".to_string()];
+        for q in [
+            r#"{app="api"} | json | status >= 500"#,
+            r#"{app="api"} |= "status" | json | status >= 500 or id="a2""#,
+            r#"{app="api"} | json"#,
+            r#"{app="api"} | json | app="api""#,
+        ] {
+            let stages = stages_of(q);
+            let mut full = Pipeline::new(&stages).unwrap();
+            let mut narrow = Pipeline::reading_only(&stages, &read).unwrap();
+            let mut names: Vec<String> = read.to_vec();
+            for s in &stages {
+                if let Stage::LabelFilter(e) = s {
+                    label_filter_names(e, &mut names);
+                }
+            }
+            names.extend(["__error__", "__error_details__", "app", "level"].map(String::from));
+            for line in lines {
+                let kept = full.run(1, line, &base, &[]);
+                assert_eq!(kept, narrow.run(1, line, &base, &[]), "{q} on {line}");
+                if !kept {
+                    continue;
+                }
+                for n in &names {
+                    assert_eq!(
+                        full.labels_builder_mut().get(n).map(str::to_string),
+                        narrow.labels_builder_mut().get(n).map(str::to_string),
+                        "{q} on {line}: label {n}"
+                    );
+                }
+            }
+        }
+        // Narrowed: `id` is parsed by the full pipeline only.
+        let stages = stages_of(r#"{app="api"} | json | status >= 500"#);
+        let mut narrow = Pipeline::reading_only(&stages, &read).unwrap();
+        assert!(narrow.run(1, lines[0], &base, &[]));
+        assert_eq!(narrow.labels_builder_mut().get("id"), None);
+        assert_eq!(narrow.labels_builder_mut().get("status"), Some("503"));
+        // A stage that may read any label: not narrowed.
+        let stages = stages_of(r#"{app="api"} | json | line_format "{{.id}}""#);
+        let mut p = Pipeline::reading_only(&stages, &read).unwrap();
+        assert!(p.run(1, lines[0], &base, &[]));
+        assert_eq!(p.labels_builder_mut().get("id"), Some("a1"));
+        assert_eq!(p.line(), "a1");
     }
 
     #[test]

@@ -80,17 +80,59 @@ fn json_string(v: &[u8]) -> std::borrow::Cow<'_, str> {
 #[derive(Debug, Default)]
 pub struct JsonParser {
     seen: Vec<String>,
+    /// When set, only members whose label is one of these are set (see
+    /// [`JsonParser::only`]); the whole line is still walked, so a line
+    /// that is not valid JSON gets the same error.
+    only: Option<Vec<String>>,
+    prefix: String,
 }
 
 impl JsonParser {
+    /// A parser that sets only the labels named in `labels` (a member named
+    /// `x` is set when `x` or `x_extracted` is asked for, so its renaming
+    /// beside a stream label `x` is unchanged). Every other label of the
+    /// line is left out: for queries that read no other label after this
+    /// stage (Loki's parser hints do the same).
+    pub fn only(labels: Vec<String>) -> JsonParser {
+        JsonParser {
+            only: Some(labels),
+            ..JsonParser::default()
+        }
+    }
+
     /// Extracts labels from `line`.
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
         self.seen.clear();
-        let mut prefix = String::new();
-        let seen = &mut self.seen;
-        if let Err(e) = walk(line.as_bytes(), &mut prefix, lbs, seen, 0) {
+        self.prefix.clear();
+        let mut out = Out {
+            lbs,
+            seen: &mut self.seen,
+            only: self.only.as_deref(),
+        };
+        if let Err(e) = walk(line.as_bytes(), &mut self.prefix, &mut out, 0) {
             lbs.set_err(ERR_JSON);
             lbs.set_err_details(&e);
+        }
+    }
+}
+
+/// Where `walk` puts what it finds.
+struct Out<'a> {
+    lbs: &'a mut LabelsBuilder,
+    seen: &'a mut Vec<String>,
+    only: Option<&'a [String]>,
+}
+
+impl Out<'_> {
+    /// True when the member that becomes label `name` is wanted.
+    fn wants(&self, name: &str) -> bool {
+        match self.only {
+            None => true,
+            Some(only) => only.iter().any(|w| {
+                w == name
+                    || w.strip_suffix("_extracted")
+                        .is_some_and(|stem| stem == name)
+            }),
         }
     }
 }
@@ -98,28 +140,27 @@ impl JsonParser {
 /// Nesting beyond this depth is not flattened (bounds recursion on hostile lines).
 const MAX_DEPTH: usize = 128;
 
-fn walk(
-    obj: &[u8],
-    prefix: &mut String,
-    lbs: &mut LabelsBuilder,
-    seen: &mut Vec<String>,
-    depth: usize,
-) -> Result<(), String> {
+fn walk(obj: &[u8], prefix: &mut String, out: &mut Out, depth: usize) -> Result<(), String> {
     jsonscan::object_each(obj, &mut |key, value, kind| {
         let key = String::from_utf8_lossy(key);
         match kind {
             Kind::String | Kind::Number | Kind::Boolean => {
-                let v = match kind {
+                let value = |kind| match kind {
                     Kind::String => json_string(value),
                     _ => String::from_utf8_lossy(value),
                 };
                 if prefix.is_empty() {
-                    set_parsed(lbs, seen, &sanitize_cow(&key, true), &v);
+                    let name = sanitize_cow(&key, true);
+                    if out.wants(&name) {
+                        set_parsed(out.lbs, out.seen, &name, &value(kind));
+                    }
                 } else {
                     let len = prefix.len();
                     prefix.push('_');
                     prefix.push_str(&sanitize_cow(&key, false));
-                    set_parsed(lbs, seen, prefix, &v);
+                    if out.wants(prefix) {
+                        set_parsed(out.lbs, out.seen, prefix, &value(kind));
+                    }
                     prefix.truncate(len);
                 }
                 Ok(())
@@ -131,7 +172,7 @@ fn walk(
                     prefix.push('_');
                 }
                 prefix.push_str(&sanitize_label_key(&key, len == 0));
-                let r = walk(value, prefix, lbs, seen, depth + 1);
+                let r = walk(value, prefix, out, depth + 1);
                 prefix.truncate(len);
                 r
             }

@@ -9,9 +9,8 @@ use super::build::{error_drop_pieces, pipeline_pieces};
 use crate::error::EngineError;
 use crate::labelset::LabelSet;
 use crate::pipeline::labels::{ERROR_DETAILS_LABEL, ERROR_LABEL};
-use crate::pipeline::Pipeline;
 use crate::sampling::window::aggregate;
-use crate::sampling::{emit_value, reduce, Ctx, StepSeries};
+use crate::sampling::{emit_value, range_pipeline, reduce, ByKey, Ctx, StepSeries};
 use runakefli_logql::{Grouping, LabelFilterExpr, LogRange, RangeOp};
 use runakefli_model::plan::{
     AnswerData, BucketData, BucketPlan, BucketValue, GroupBy, GroupKey, PlanOutput, QueryPlan,
@@ -210,7 +209,7 @@ pub(crate) fn range_series(
     }
     // Residual rows: the whole pipeline, as the plain path runs it.
     if !answer.residual.is_empty() {
-        let mut pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
+        let mut pipeline = range_pipeline(r, grouping).map_err(EngineError::Plan)?;
         let post: Vec<crate::pipeline::label_filter::LabelFilter> = match &r.unwrap {
             Some(u) => u
                 .post_filters
@@ -222,6 +221,7 @@ pub(crate) fn range_series(
         };
         let unwrap_label = r.unwrap.as_ref().map(|u| u.label.as_str());
         let nb = bucket.buckets();
+        let mut by_key = ByKey::new(grouping);
         for rows in answer.residual {
             let base = LabelSet::from(rows.stream.labels.as_ref());
             for (i, e) in rows.entries.into_iter().enumerate() {
@@ -243,8 +243,13 @@ pub(crate) fn range_series(
                     },
                 };
                 ctx.stats.post_filter_lines += 1;
-                let full = pipeline.intern_labels();
-                let key = reduce(&full, grouping, unwrap_label);
+                let key = match by_key.as_mut() {
+                    Some(k) => match k.key(pipeline.labels_builder_mut()) {
+                        Some(key) => key,
+                        None => return Ok(None),
+                    },
+                    None => reduce(&pipeline.intern_labels(), grouping, unwrap_label),
+                };
                 if key.get(ERROR_LABEL).is_some() {
                     return Ok(None);
                 }

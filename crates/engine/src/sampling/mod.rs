@@ -94,6 +94,99 @@ pub(crate) fn reduce(
     LabelSet::from_sorted(pairs)
 }
 
+/// The pipeline of a range aggregation whose series are keyed by
+/// `grouping`: with a `by (…)`, one that sets only the labels read after it
+/// (the grouping's, the unwrapped one, those of the filters after `unwrap`;
+/// [`Pipeline::reading_only`]), else every label.
+pub(crate) fn range_pipeline(
+    r: &LogRange,
+    grouping: Option<&Grouping>,
+) -> Result<Pipeline, String> {
+    let Some(g) = grouping.filter(|g| !g.without) else {
+        return Pipeline::new(&r.log.pipeline);
+    };
+    let mut read = g.labels.clone();
+    if let Some(u) = &r.unwrap {
+        read.push(u.label.clone());
+        for f in &u.post_filters {
+            crate::pipeline::label_filter_names(f, &mut read);
+        }
+    }
+    Pipeline::reading_only(&r.log.pipeline, &read)
+}
+
+/// [`reduce`] for a `by (…)` grouping, read straight from a pipeline's label
+/// buffer: the key is built from the grouping's labels (and the error
+/// labels) alone, so a row whose parsed fields are all distinct (ids,
+/// timestamps) does not cost a full label set. Keys already seen are shared
+/// (looked up by a hash of the values, compared without allocating).
+pub(crate) struct ByKey {
+    /// The grouping's labels and the two error labels, sorted, no repeats.
+    names: Vec<String>,
+    seen: crate::fast_hash::FastMap<u64, Vec<LabelSet>>,
+    seen_len: usize,
+}
+
+impl ByKey {
+    /// For a `by (…)` grouping; `None` for `without` or no grouping, whose
+    /// keys need every label.
+    pub(crate) fn new(grouping: Option<&Grouping>) -> Option<ByKey> {
+        let g = grouping.filter(|g| !g.without)?;
+        let mut names: Vec<String> = g.labels.clone();
+        names.push(ERROR_LABEL.to_string());
+        names.push(ERROR_DETAILS_LABEL.to_string());
+        names.sort_unstable();
+        names.dedup();
+        Some(ByKey {
+            names,
+            seen: Default::default(),
+            seen_len: 0,
+        })
+    }
+
+    /// The row's key, as `reduce(&lbs.labels(), grouping, _)` gives it; `None`
+    /// when the row carries `__error__` (its key is then every label: ask
+    /// [`reduce`]).
+    pub(crate) fn key(&mut self, lbs: &LabelsBuilder) -> Option<LabelSet> {
+        if lbs.get(ERROR_LABEL).is_some() {
+            return None;
+        }
+        let present = || {
+            self.names
+                .iter()
+                .filter_map(|n| lbs.get(n).map(|v| (n.as_str(), v)))
+        };
+        let h = crate::fast_hash::hash_pairs(present());
+        if let Some(k) = self.seen.get(&h).and_then(|b| {
+            b.iter().find(|k| {
+                let mut want = k.pairs().iter();
+                let mut got = present();
+                loop {
+                    match (want.next(), got.next()) {
+                        (None, None) => return true,
+                        (Some((a, b)), Some((c, d))) if a == c && b == d => {}
+                        _ => return false,
+                    }
+                }
+            })
+        }) {
+            return Some(k.clone());
+        }
+        let key = LabelSet::from_sorted(
+            present()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        );
+        if self.seen_len >= crate::pipeline::INTERN_CAP {
+            self.seen.clear();
+            self.seen_len = 0;
+        }
+        self.seen.entry(h).or_default().push(key.clone());
+        self.seen_len += 1;
+        Some(key)
+    }
+}
+
 /// Merges per-shard series (same reduced labels → one series, points in
 /// shard order) and their statistics.
 pub(crate) fn merge_shards(
@@ -124,13 +217,14 @@ pub(crate) fn merge_shards(
 pub(crate) fn prepare_scan(
     ctx: &Ctx,
     r: &LogRange,
+    grouping: Option<&Grouping>,
     required_substrings: Vec<String>,
 ) -> Result<(Pipeline, Vec<LabelFilter>, ScanRequest), EngineError> {
     let first = ctx.steps[0];
     let last = *ctx.steps.last().unwrap_or(&first);
     let lo = first.saturating_sub(r.range).saturating_sub(r.offset); // exclusive
     let hi = last.saturating_sub(r.offset); // inclusive
-    let pipeline = Pipeline::new(&r.log.pipeline).map_err(EngineError::Plan)?;
+    let pipeline = range_pipeline(r, grouping).map_err(EngineError::Plan)?;
     let post: Vec<LabelFilter> = match &r.unwrap {
         Some(u) => u
             .post_filters
@@ -184,4 +278,62 @@ pub(crate) fn emit_value(
         }
     };
     post.iter().all(|f| f.keep(lbs)).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grouping(without: bool, labels: &[&str]) -> Grouping {
+        Grouping {
+            without,
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// `ByKey` gives what `reduce` gives from the full label set, shared
+    /// between rows with equal keys, and steps aside for error rows.
+    #[test]
+    fn by_key_equals_reduce_of_the_full_labels() {
+        let base = LabelSet::new(vec![
+            ("app".into(), "api".into()),
+            ("namespace".into(), "shop".into()),
+        ]);
+        let g = grouping(false, &["level", "app", "missing"]);
+        let mut by = ByKey::new(Some(&g)).expect("a by grouping");
+        let mut lbs = LabelsBuilder::default();
+        let mut keys = Vec::new();
+        for (level, id) in [("info", "1"), ("error", "2"), ("info", "3")] {
+            lbs.reset(&base, &[("trace_id".into(), id.into())]);
+            lbs.set("level", level);
+            lbs.set("request_id", id);
+            let key = by.key(&lbs).expect("no error on this row");
+            assert_eq!(key, reduce(&lbs.labels(), Some(&g), None));
+            keys.push(key);
+        }
+        assert_eq!(keys[0].id(), keys[2].id(), "equal keys are shared");
+        assert_ne!(keys[0], keys[1]);
+
+        // Error details without the error label stay in the key, as in `reduce`.
+        lbs.reset(&base, &[]);
+        lbs.set_err_details("bad");
+        let key = by.key(&lbs).expect("details alone are not an error");
+        assert_eq!(key, reduce(&lbs.labels(), Some(&g), None));
+        assert!(key.get(ERROR_DETAILS_LABEL).is_some());
+
+        // An error row's key is every label: ByKey leaves it to `reduce`.
+        lbs.reset(&base, &[]);
+        lbs.set_err("JSONParserErr");
+        assert!(by.key(&lbs).is_none());
+
+        // `by ()` keys every row alike.
+        let empty = grouping(false, &[]);
+        let mut by = ByKey::new(Some(&empty)).expect("a by grouping");
+        lbs.reset(&base, &[]);
+        lbs.set("level", "x");
+        assert_eq!(by.key(&lbs), Some(LabelSet::new(Vec::new())));
+
+        assert!(ByKey::new(Some(&grouping(true, &["app"]))).is_none());
+        assert!(ByKey::new(None).is_none());
+    }
 }

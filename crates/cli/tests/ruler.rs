@@ -79,7 +79,7 @@ fn free_port() -> u16 {
 struct External {
     child: Child,
     base: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for External {
@@ -90,6 +90,14 @@ impl Drop for External {
 }
 
 impl External {
+    /// Stops it with SIGTERM (its storage written out) and waits.
+    fn stop(mut self) {
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+
     /// Waits until `GET base+path` answers 200.
     fn wait_ready(&mut self, path: &str) {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -150,7 +158,7 @@ fn alertmanager() -> External {
     let mut am = External {
         child,
         base: format!("http://127.0.0.1:{port}"),
-        _dir: dir,
+        _dir: Some(dir),
     };
     am.wait_ready("/-/ready");
     am
@@ -163,15 +171,23 @@ fn prometheus() -> External {
 
 /// Prometheus on `port`.
 fn prometheus_on(port: u16) -> External {
-    let bin = require("prometheus");
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("prometheus.yml");
+    let mut p = prometheus_in(port, dir.path());
+    p._dir = Some(dir);
+    p
+}
+
+/// Prometheus on `port` with its configuration and TSDB in `dir` (kept
+/// across restarts).
+fn prometheus_in(port: u16, dir: &Path) -> External {
+    let bin = require("prometheus");
+    let config = dir.join("prometheus.yml");
     std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("write config");
     let child = Command::new(bin)
         .arg(format!("--config.file={}", config.display()))
         .arg(format!(
             "--storage.tsdb.path={}",
-            dir.path().join("tsdb").display()
+            dir.join("tsdb").display()
         ))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .arg("--web.enable-remote-write-receiver")
@@ -182,7 +198,7 @@ fn prometheus_on(port: u16) -> External {
     let mut p = External {
         child,
         base: format!("http://127.0.0.1:{port}"),
-        _dir: dir,
+        _dir: None,
     };
     p.wait_ready("/-/ready");
     p
@@ -715,5 +731,234 @@ fn rules_check_reports_each_files_problems() {
     assert!(
         text.contains("rule 2: could not parse expression"),
         "{text}"
+    );
+}
+
+/// The recording rules of the fault test: their names and expressions.
+const FAULT_RULES: [(&str, &str); 2] = [
+    (
+        "fault:lines:count2m",
+        r#"sum by (app) (count_over_time({job="fault"}[2m]))"#,
+    ),
+    (
+        "fault:lines:count1m",
+        r#"sum(count_over_time({job="fault"}[1m]))"#,
+    ),
+];
+
+/// A series as `name{label="value",…}`, labels sorted.
+fn series_key(name: &str, labels: &serde_json::Map<String, Value>) -> String {
+    let mut pairs: Vec<String> = labels
+        .iter()
+        .filter(|(k, _)| k.as_str() != "__name__")
+        .map(|(k, v)| format!("{k}={:?}", v.as_str().unwrap_or("")))
+        .collect();
+    pairs.sort();
+    format!("{name}{{{}}}", pairs.join(","))
+}
+
+/// What Rúnakefli's instant queries answer at `t_ms` for the fault rules:
+/// the samples the ruler must have written for an evaluation at that time.
+fn fault_expected(server: &TestServer, t_ms: i64) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let time = (t_ms * 1_000_000).to_string();
+    for (name, expr) in FAULT_RULES {
+        let v = server.get_json("/loki/api/v1/query", &[("query", expr), ("time", &time)]);
+        for r in v["data"]["result"].as_array().expect("a vector") {
+            let value: f64 = r["value"][1]
+                .as_str()
+                .expect("value")
+                .parse()
+                .expect("number");
+            out.insert(
+                series_key(name, r["metric"].as_object().expect("labels")),
+                value,
+            );
+        }
+    }
+    out
+}
+
+/// Every sample Prometheus holds of the fault rules: `t_ms` → series → value.
+fn fault_stored(
+    prom: &External,
+) -> std::collections::BTreeMap<i64, std::collections::BTreeMap<String, f64>> {
+    let v = prom.get_json(
+        "/api/v1/query",
+        &[("query", r#"{__name__=~"fault:.+"}[30m]"#)],
+    );
+    let mut out: std::collections::BTreeMap<i64, std::collections::BTreeMap<String, f64>> =
+        Default::default();
+    for s in v["data"]["result"].as_array().expect("a matrix") {
+        let labels = s["metric"].as_object().expect("labels");
+        let name = labels["__name__"].as_str().expect("name");
+        let key = series_key(name, labels);
+        for pair in s["values"].as_array().expect("values") {
+            let t_ms = (pair[0].as_f64().expect("time") * 1e3).round() as i64;
+            let value: f64 = pair[1].as_str().expect("value").parse().expect("number");
+            assert!(
+                out.entry(t_ms)
+                    .or_default()
+                    .insert(key.clone(), value)
+                    .is_none(),
+                "{key} twice at {t_ms}"
+            );
+        }
+    }
+    out
+}
+
+/// The evaluations whose samples were logged durably (fsynced), from the
+/// server's debug lines `remote write: samples logged … t_ms=…`.
+fn fault_logged(log: &Path) -> std::collections::BTreeSet<i64> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.contains("remote write: samples logged"))
+        .map(|l| {
+            let at = l.find("t_ms=").expect("t_ms field") + 5;
+            l[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|d| d.parse().ok())
+                .expect("t_ms value")
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_during_evaluation_and_remote_write_loses_no_logged_sample() {
+    // A sample counts as evaluated once it is in the remote-write log,
+    // fsynced: the server says so in a debug line right after the fsync.
+    // The server is killed (SIGKILL) eight times at different moments —
+    // evaluating and sending normally, with Prometheus down (its queue
+    // filling), while it resends the backlog of earlier runs — and each
+    // time started again on the same data directory. At the end every
+    // logged evaluation's samples must be in Prometheus with the value of
+    // the instant query at that time; any other sample there must be one of
+    // an evaluation killed between its fsync and its debug line (at most one
+    // per kill), with the right value too. Prometheus keeps one sample per
+    // series and time: a sample sent twice (the batch in flight at a kill)
+    // is only accepted again if identical.
+    let t0 = Instant::now();
+    let prom_port = free_port();
+    let prom_dir = tempfile::tempdir().expect("tempdir");
+    let mut prom = Some(prometheus_in(prom_port, prom_dir.path()));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    let mut text = String::from("groups:\n  - name: fault\n    interval: 1s\n    rules:\n");
+    for (name, expr) in FAULT_RULES {
+        text.push_str(&format!("      - record: {name}\n        expr: '{expr}'\n"));
+    }
+    write_rules(&rules, "faults", &text);
+    let log = tmp.path().join("server.log");
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let rw_arg = format!("--remote-write-url=http://127.0.0.1:{prom_port}/api/v1/write");
+    let mut args = vec![
+        rules_arg.as_str(),
+        rw_arg.as_str(),
+        "--log=warn,runakefli_ruler::remote_write=debug",
+    ];
+    args.extend_from_slice(AS_PUSHED);
+    let mut server = TestServer::start_logging(&args, Some(&log));
+
+    // Lines every 100 ms over the last four minutes for three apps: the
+    // rules' windows slide over them, so every evaluation's values differ.
+    let now = now_ns();
+    let streams: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .map(|app| {
+            let values: Vec<Value> = (0..2400i64)
+                .map(|i| {
+                    serde_json::json!([(now - 240_000_000_000 + i * 100_000_000).to_string(), "x"])
+                })
+                .collect();
+            serde_json::json!({"stream": {"job": "fault", "app": app}, "values": values})
+        })
+        .collect();
+    server.push_json(&serde_json::json!({ "streams": streams }));
+
+    let ms = Duration::from_millis;
+    let mut kills = 0;
+    let mut kill_after = |server: &mut TestServer, wait: Duration| {
+        std::thread::sleep(wait);
+        server.kill9();
+        kills += 1;
+    };
+    // Receiver up: killed while evaluating and sending.
+    kill_after(&mut server, ms(3300));
+    server.start_again();
+    kill_after(&mut server, ms(2450));
+    // Receiver down: the queue (and its log) fills, and is killed full.
+    prom.take().expect("prometheus").stop();
+    let down_from = now_ns() / 1_000_000;
+    server.start_again();
+    kill_after(&mut server, ms(3700));
+    server.start_again();
+    kill_after(&mut server, ms(2200));
+    let down_until = now_ns() / 1_000_000;
+    // Receiver back: killed while the backlog is resent, and after.
+    prom = Some(prometheus_in(prom_port, prom_dir.path()));
+    server.start_again();
+    kill_after(&mut server, ms(150));
+    server.start_again();
+    kill_after(&mut server, ms(600));
+    server.start_again();
+    kill_after(&mut server, ms(1900));
+    server.start_again();
+    kill_after(&mut server, ms(1250));
+    // A last run sends what is left; stopping it cleanly sends the rest.
+    server.start_again();
+    std::thread::sleep(ms(2500));
+    server.stop();
+    let prom = prom.expect("prometheus");
+
+    let logged = fault_logged(&log);
+    let stored = fault_stored(&prom);
+    server.start_again();
+    assert!(
+        logged
+            .iter()
+            .filter(|t| (down_from..down_until).contains(*t))
+            .count()
+            >= 3,
+        "evaluations while Prometheus was down: {logged:?} ({down_from}..{down_until})"
+    );
+    let mut missing = Vec::new();
+    for &t in &logged {
+        let want = fault_expected(&server, t);
+        assert!(!want.is_empty(), "the rules have samples at {t}");
+        if stored.get(&t) != Some(&want) {
+            missing.push(format!("{t}: want {want:?}, stored {:?}", stored.get(&t)));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "logged evaluations not in Prometheus as evaluated:\n{}",
+        missing.join("\n")
+    );
+    let unlogged: Vec<i64> = stored
+        .keys()
+        .copied()
+        .filter(|t| !logged.contains(t))
+        .collect();
+    for &t in &unlogged {
+        assert_eq!(t % 1000, 0, "{t}: not an evaluation time");
+        assert_eq!(
+            stored[&t],
+            fault_expected(&server, t),
+            "unlogged samples at {t}"
+        );
+    }
+    assert!(
+        unlogged.len() <= kills,
+        "{} evaluations in Prometheus not logged, {kills} kills: {unlogged:?}",
+        unlogged.len()
+    );
+    eprintln!(
+        "fault test: {} evaluations logged and in Prometheus ({} while it was down), {} more killed between fsync and log line, {kills} kills, {:.1} s",
+        logged.len(),
+        logged.iter().filter(|t| (down_from..down_until).contains(*t)).count(),
+        unlogged.len(),
+        t0.elapsed().as_secs_f64()
     );
 }

@@ -231,6 +231,15 @@ fn push_checkout(server: &TestServer, lines: &[&str]) {
     }));
 }
 
+/// The value of the series written exactly `series` in a `/metrics` text.
+fn metric(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{series} not in /metrics:\n{text}"))
+        .parse()
+        .expect("a number")
+}
+
 /// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
 fn eventually<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -355,11 +364,14 @@ fn an_alert_goes_pending_fires_at_alertmanager_and_resolves() {
     assert_eq!(v["data"]["alerts"], serde_json::json!([]));
 
     let (_, metrics) = server.get("/metrics", &[]);
-    let sent = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("prometheus_notifications_sent_total "))
-        .expect("notifications metric");
-    assert!(sent.parse::<f64>().expect("a number") >= 2.0, "{sent}");
+    let sent = metric(
+        &metrics,
+        &format!(
+            "prometheus_notifications_sent_total{{alertmanager=\"{}/api/v2/alerts\"}}",
+            am.base
+        ),
+    );
+    assert!(sent >= 2.0, "{sent}");
     assert!(
         metrics.contains(
             "prometheus_rule_group_iterations_total{tenant=\"fake\",rule_group=\"shop;checkout\"}"
@@ -961,4 +973,86 @@ fn sigkill_during_evaluation_and_remote_write_loses_no_logged_sample() {
         unlogged.len(),
         t0.elapsed().as_secs_f64()
     );
+}
+
+const FIRING_RULES: &str = r#"
+groups:
+  - name: always
+    interval: 1s
+    rules:
+      - alert: CheckoutSeen
+        expr: sum by (app) (count_over_time({app="checkout"}[30m])) > 0
+        for: 1s
+        labels:
+          severity: info
+        annotations:
+          summary: "{{ $value }} checkout lines"
+"#;
+
+/// The alert `CheckoutSeen` as an Alertmanager holds it, if it does.
+fn checkout_seen(am: &External) -> Option<Value> {
+    let v = am.get_json("/api/v2/alerts", &[]);
+    v.as_array()?
+        .iter()
+        .find(|x| x["labels"]["alertname"] == "CheckoutSeen")
+        .cloned()
+}
+
+#[test]
+fn every_alertmanager_gets_every_alert() {
+    // Three URLs — one flag, then a comma-separated list with one where
+    // nothing listens: the two real Alertmanagers both get the alert and
+    // its resolution, the dead one delays neither.
+    let a = alertmanager();
+    let b = alertmanager();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(&rules, "shop", &FIRING_RULES.replace("[30m]", "[10s]"));
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let first = format!("--alertmanager-url={}", a.base);
+    let more = format!("--alertmanager-url={dead},{}", b.base);
+    let mut args = vec![
+        rules_arg.as_str(),
+        first.as_str(),
+        more.as_str(),
+        "--ruler-resend-delay=30s",
+    ];
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+    push_checkout(&server, &["a", "b", "c"]);
+    for am in [&a, &b] {
+        let alert = eventually(20, "the alert at each Alertmanager", || checkout_seen(am));
+        assert_eq!(alert["labels"]["severity"], "info");
+        assert_eq!(alert["annotations"]["summary"], "3 checkout lines");
+    }
+    // The lines leave the 10 s window: both learn of the resolution long
+    // before the firing alert's endsAt (4 × 30 s).
+    for am in [&a, &b] {
+        eventually(25, "the resolution at each Alertmanager", || {
+            checkout_seen(am).is_none().then_some(())
+        });
+    }
+    let (_, metrics) = server.get("/metrics", &[]);
+    for base in [&a.base, &b.base] {
+        let sent = metric(
+            &metrics,
+            &format!(
+                "prometheus_notifications_sent_total{{alertmanager=\"{base}/api/v2/alerts\"}}"
+            ),
+        );
+        assert!(sent >= 2.0, "{base}: {sent}");
+    }
+    assert_eq!(
+        metric(
+            &metrics,
+            "prometheus_notifications_alertmanagers_discovered"
+        ),
+        3.0
+    );
+    let failed = metric(
+        &metrics,
+        &format!("prometheus_notifications_errors_total{{alertmanager=\"{dead}/api/v2/alerts\"}}"),
+    );
+    assert!(failed >= 1.0, "{failed}");
 }

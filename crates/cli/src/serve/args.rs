@@ -329,9 +329,9 @@ pub struct ServeArgs {
     /// How often the rules directory is checked for changed files.
     #[arg(long, env = "RUNAKEFLI_RULER_POLL_INTERVAL", default_value = "10s", value_parser = duration)]
     pub ruler_poll_interval: Duration,
-    /// Alertmanager to send alerts to (API v2), e.g. http://127.0.0.1:9093; none: alerts are only shown by the API.
-    #[arg(long, env = "RUNAKEFLI_ALERTMANAGER_URL")]
-    pub alertmanager_url: Option<String>,
+    /// Alertmanager to send alerts to (API v2), e.g. http://127.0.0.1:9093; repeat the flag or separate URLs with commas (as Loki's -ruler.alertmanager-url) to send every alert to each; none: alerts are only shown by the API.
+    #[arg(long, env = "RUNAKEFLI_ALERTMANAGER_URL", value_delimiter = ',')]
+    pub alertmanager_url: Vec<String>,
     /// A firing alert is sent to Alertmanager again this often.
     #[arg(long, env = "RUNAKEFLI_RULER_RESEND_DELAY", default_value = "1m", value_parser = duration)]
     pub ruler_resend_delay: Duration,

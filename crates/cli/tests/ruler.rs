@@ -8,7 +8,9 @@
 //! `crates/clickhouse/tests/`, `.ci/setup-clients.sh chdb`).
 //!
 //! Groups run every second (the `interval:` of the rule files): the tests
-//! take seconds.
+//! take seconds, but for the fault tests — SIGKILLs with Prometheus up and
+//! down (about 20 s), and Alertmanager down for two minutes (the one slow
+//! test, about 2 min).
 #![allow(
     clippy::unwrap_used,
     reason = "test code (and the shared harness): a failed unwrap is a failed test"
@@ -134,6 +136,11 @@ impl External {
 
 /// Alertmanager on a free port, its own storage, no cluster.
 fn alertmanager() -> External {
+    alertmanager_on(free_port())
+}
+
+/// Alertmanager on `port`.
+fn alertmanager_on(port: u16) -> External {
     let bin = require("prometheus-alertmanager");
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("alertmanager.yml");
@@ -142,7 +149,6 @@ fn alertmanager() -> External {
         "route:\n  receiver: sink\n  group_wait: 1s\nreceivers:\n  - name: sink\n",
     )
     .expect("write config");
-    let port = free_port();
     let child = Command::new(bin)
         .arg(format!("--config.file={}", config.display()))
         .arg(format!(
@@ -996,6 +1002,86 @@ fn checkout_seen(am: &External) -> Option<Value> {
         .iter()
         .find(|x| x["labels"]["alertname"] == "CheckoutSeen")
         .cloned()
+}
+
+/// Seconds since the epoch of an RFC 3339 time as Alertmanager writes it.
+fn rfc3339_secs(s: &str) -> f64 {
+    let out = Command::new("date")
+        .args(["-u", "-d", s, "+%s.%N"])
+        .output()
+        .expect("date");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("seconds")
+}
+
+#[test]
+fn an_alert_arrives_after_alertmanager_was_down_for_two_minutes() {
+    // Alertmanager is down (nothing listens on its port) when the alert
+    // starts firing and for two minutes after; every send fails. Once it
+    // is up, the next resend (here every 5 s; default 1 m) delivers the
+    // alert, with the time it started firing.
+    let t0 = Instant::now();
+    let port = free_port();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(&rules, "shop", FIRING_RULES);
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let am_url = format!("http://127.0.0.1:{port}");
+    let am_arg = format!("--alertmanager-url={am_url}");
+    let mut args = vec![
+        rules_arg.as_str(),
+        am_arg.as_str(),
+        "--ruler-resend-delay=5s",
+    ];
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+    push_checkout(&server, &["a", "b"]);
+    let fired = eventually(15, "the alert to fire", || {
+        let v = server.get_json("/prometheus/api/v1/alerts", &[]);
+        v["data"]["alerts"]
+            .as_array()
+            .and_then(|a| a.first().cloned())
+            .filter(|a| a["state"] == "firing")
+    });
+    let down_since = Instant::now();
+    std::thread::sleep(Duration::from_secs(120).saturating_sub(down_since.elapsed()));
+    let (_, metrics) = server.get("/metrics", &[]);
+    let errors = metric(
+        &metrics,
+        &format!(
+            "prometheus_notifications_errors_total{{alertmanager=\"{am_url}/api/v2/alerts\"}}"
+        ),
+    );
+    // Sent at firing and every 5 s since: about 24 failed sends.
+    assert!(errors >= 10.0, "{errors} failed sends while down");
+    let down_for = down_since.elapsed();
+    let up_at = now_ns() as f64 / 1e9;
+    let am = alertmanager_on(port);
+    let alert = eventually(20, "the alert at Alertmanager after its outage", || {
+        checkout_seen(&am)
+    });
+    assert_eq!(alert["labels"]["severity"], "info");
+    assert_eq!(alert["labels"]["app"], "checkout");
+    assert_eq!(alert["annotations"]["summary"], "2 checkout lines");
+    assert_eq!(alert["status"]["state"], "active");
+    // It started firing before Alertmanager came up, two minutes earlier.
+    let starts = rfc3339_secs(alert["startsAt"].as_str().expect("startsAt"));
+    assert!(starts < up_at - 115.0, "startsAt {starts}, up at {up_at}");
+    assert_eq!(fired["state"], "firing");
+    let (_, metrics) = server.get("/metrics", &[]);
+    let sent = metric(
+        &metrics,
+        &format!("prometheus_notifications_sent_total{{alertmanager=\"{am_url}/api/v2/alerts\"}}"),
+    );
+    assert!(sent >= 1.0, "{sent}");
+    eprintln!(
+        "alertmanager outage test: down {:.0} s after the alert fired, the alert there {:.1} s after it came up, {:.1} s in all",
+        down_for.as_secs_f64(),
+        now_ns() as f64 / 1e9 - up_at,
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 #[test]

@@ -1142,3 +1142,94 @@ fn every_alertmanager_gets_every_alert() {
     );
     assert!(failed >= 1.0, "{failed}");
 }
+
+/// Remote-writes `samples` of one series `x:count` to Prometheus as one
+/// request; its status.
+fn remote_write(prom: &External, samples: &[(i64, f64)]) -> u16 {
+    let samples: Vec<runakefli_ruler::sample::RecordedSample> = samples
+        .iter()
+        .map(|&(t_ms, value)| runakefli_ruler::sample::RecordedSample {
+            tenant: "fake".into(),
+            labels: vec![("__name__".into(), "x:count".into())],
+            t_ms,
+            value,
+        })
+        .collect();
+    let body = runakefli_ruler::remote_write::encode(&samples);
+    match ureq::post(&format!("{}/api/v1/write", prom.base))
+        .set("Content-Type", "application/x-protobuf")
+        .set("Content-Encoding", "snappy")
+        .set("X-Prometheus-Remote-Write-Version", "0.1.0")
+        .send_bytes(&body)
+    {
+        Ok(r) => r.status(),
+        Err(ureq::Error::Status(code, _)) => code,
+        Err(e) => panic!("remote write: {e}"),
+    }
+}
+
+#[test]
+fn a_batch_resent_after_a_crash_gets_its_unsent_samples_into_prometheus() {
+    // The state a SIGKILL can leave (in a window too narrow for the kill
+    // test to hit): the remote-write log holds samples Prometheus already
+    // took — the kill came between its answer and the log's
+    // acknowledgement — followed by one it never got.
+    let prom = prometheus();
+    let t = (now_ns() / 1_000_000_000 - 30) * 1000;
+    assert_eq!(remote_write(&prom, &[(t, 1.0), (t + 1000, 2.0)]), 204);
+    // Prometheus 2.42 refuses the three in one request, whole: the first
+    // is out of order now. Sent so, the third would be lost.
+    assert_eq!(
+        remote_write(&prom, &[(t, 1.0), (t + 1000, 2.0), (t + 2000, 3.0)]),
+        400
+    );
+    let stored = || prom_samples(&prom, "x:count[5m]");
+    assert_eq!(
+        stored(),
+        [(t as f64 / 1e3, 1.0), ((t + 1000) as f64 / 1e3, 2.0)]
+    );
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let rules = tmp.path().join("rules");
+    std::fs::create_dir_all(&rules).expect("mkdir");
+    {
+        let (mut log, _) =
+            runakefli_ruler::sample_log::SampleLog::open(&data.join("ruler/remote-write"))
+                .expect("log");
+        let samples = [(t, 1.0), (t + 1000, 2.0), (t + 2000, 3.0)]
+            .iter()
+            .map(|&(t_ms, value)| runakefli_ruler::sample::RecordedSample {
+                tenant: "fake".into(),
+                labels: vec![("__name__".into(), "x:count".into())],
+                t_ms,
+                value,
+            })
+            .collect();
+        log.append(samples).1.expect("logged");
+    }
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let rw_arg = format!("--remote-write-url={}/api/v1/write", prom.base);
+    let server = TestServer::start_on(&data, &[rules_arg.as_str(), rw_arg.as_str()]);
+    let got = eventually(15, "the unsent sample in Prometheus", || {
+        let s = stored();
+        (s.len() == 3).then_some(s)
+    });
+    assert_eq!(
+        got,
+        [
+            (t as f64 / 1e3, 1.0),
+            ((t + 1000) as f64 / 1e3, 2.0),
+            ((t + 2000) as f64 / 1e3, 3.0)
+        ]
+    );
+    // Only the out-of-order first sample was refused.
+    let (_, metrics) = server.get("/metrics", &[]);
+    assert_eq!(
+        metric(
+            &metrics,
+            "runakefli_ruler_remote_write_samples_failed_total"
+        ),
+        1.0
+    );
+}

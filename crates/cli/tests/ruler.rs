@@ -1087,8 +1087,9 @@ fn an_alert_arrives_after_alertmanager_was_down_for_two_minutes() {
 #[test]
 fn every_alertmanager_gets_every_alert() {
     // Three URLs — one flag, then a comma-separated list with one where
-    // nothing listens: the two real Alertmanagers both get the alert and
-    // its resolution, the dead one delays neither.
+    // nothing listens: the two real Alertmanagers both get the alert
+    // (with the external labels it lacks) and its resolution, the dead one
+    // delays neither.
     let a = alertmanager();
     let b = alertmanager();
     let dead = format!("http://127.0.0.1:{}", free_port());
@@ -1103,12 +1104,15 @@ fn every_alertmanager_gets_every_alert() {
         first.as_str(),
         more.as_str(),
         "--ruler-resend-delay=30s",
+        "--ruler-external-labels=cluster=eu-1,severity=ignored",
     ];
     args.extend_from_slice(AS_PUSHED);
     let server = TestServer::start_with(&args);
     push_checkout(&server, &["a", "b", "c"]);
     for am in [&a, &b] {
         let alert = eventually(20, "the alert at each Alertmanager", || checkout_seen(am));
+        // The external label it lacked added; its own severity kept.
+        assert_eq!(alert["labels"]["cluster"], "eu-1");
         assert_eq!(alert["labels"]["severity"], "info");
         assert_eq!(alert["annotations"]["summary"], "3 checkout lines");
     }

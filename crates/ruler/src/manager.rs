@@ -72,6 +72,7 @@ impl Ruler {
             Some(Notifier::start(
                 &config.alertmanager_urls,
                 config.notification_queue_capacity,
+                config.external_labels.clone(),
                 metrics.clone(),
             )?)
         };

@@ -79,7 +79,26 @@ struct Target {
 pub struct Notifier {
     targets: parking_lot::Mutex<Vec<Target>>,
     queues: Vec<Arc<Queue<Notification>>>,
+    external_labels: Vec<(String, String)>,
     metrics: Arc<RulerMetrics>,
+}
+
+/// Adds `external` to a notification's labels where the alert has no
+/// such label (or an empty one), as Prometheus' notifier adds its external
+/// labels (Loki's ruler `external_labels`).
+pub fn add_external_labels(n: &mut Notification, external: &[(String, String)]) {
+    let Some(labels) = n.json.get_mut("labels").and_then(|l| l.as_object_mut()) else {
+        return;
+    };
+    for (k, v) in external {
+        let missing = labels
+            .get(k)
+            .and_then(|x| x.as_str())
+            .is_none_or(str::is_empty);
+        if missing {
+            labels.insert(k.clone(), serde_json::Value::String(v.clone()));
+        }
+    }
 }
 
 /// `base_url`'s alerts endpoint (API v2).
@@ -89,10 +108,11 @@ pub fn alerts_url(base_url: &str) -> String {
 
 impl Notifier {
     /// Starts a sender for each Alertmanager of `base_urls`, each queueing
-    /// up to `capacity` alerts.
+    /// up to `capacity` alerts, which get `external_labels` they lack.
     pub fn start(
         base_urls: &[String],
         capacity: usize,
+        external_labels: Vec<(String, String)>,
         metrics: Arc<RulerMetrics>,
     ) -> std::io::Result<Notifier> {
         let agent = ureq::AgentBuilder::new()
@@ -115,15 +135,21 @@ impl Notifier {
         Ok(Notifier {
             queues: targets.iter().map(|t| t.queue.clone()).collect(),
             targets: parking_lot::Mutex::new(targets),
+            external_labels,
             metrics,
         })
     }
 
-    /// Queues alerts for every Alertmanager; past a queue's capacity its
-    /// oldest are dropped (and counted).
-    pub fn send(&self, alerts: Vec<Notification>) {
+    /// Queues alerts for every Alertmanager, with the external labels they
+    /// lack; past a queue's capacity its oldest are dropped (and counted).
+    pub fn send(&self, mut alerts: Vec<Notification>) {
         if alerts.is_empty() {
             return;
+        }
+        if !self.external_labels.is_empty() {
+            for n in &mut alerts {
+                add_external_labels(n, &self.external_labels);
+            }
         }
         for q in &self.queues {
             let dropped = q.push_all(alerts.iter().cloned());
@@ -229,6 +255,26 @@ mod tests {
         assert_eq!(
             n.json["generatorURL"],
             "http://rk:3100/loki/api/v1/query?query=sum%28rate%28%7Ba%3D%22b%22%7D%5B1m%5D%29%29%20%3E%200"
+        );
+    }
+
+    #[test]
+    fn external_labels_are_added_where_the_alert_has_none() {
+        let mut n = Notification {
+            json: serde_json::json!({
+                "labels": {"alertname": "A", "severity": "page", "team": ""},
+                "annotations": {},
+            }),
+        };
+        let external = [
+            ("cluster".to_string(), "eu-1".to_string()),
+            ("severity".to_string(), "info".to_string()),
+            ("team".to_string(), "sre".to_string()),
+        ];
+        add_external_labels(&mut n, &external);
+        assert_eq!(
+            n.json["labels"],
+            serde_json::json!({"alertname": "A", "severity": "page", "team": "sre", "cluster": "eu-1"})
         );
     }
 }

@@ -120,6 +120,7 @@ fn server_config(
                 .map(|u| u.trim().to_string())
                 .filter(|u| !u.is_empty())
                 .collect(),
+            external_labels: args.ruler_external_labels,
             resend_delay: args.ruler_resend_delay,
             notification_queue_capacity: args.ruler_notification_queue_capacity,
             external_url: args.ruler_external_url,

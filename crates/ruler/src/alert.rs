@@ -1,15 +1,16 @@
 //! The state of an alerting rule's alerts, as Prometheus keeps it: a result
 //! series makes an alert *pending*; after `for` it is *firing*; when the
 //! series goes away it is resolved (*inactive*), after `keep_firing_for`
-//! when that is set. Resolved alerts are kept a while so their resolution
-//! is sent to Alertmanager.
+//! when that is set. Resolved alerts are kept 15 minutes, their resolution
+//! sent to Alertmanager every resend delay meanwhile, as Prometheus does.
 
 use crate::template::Data;
 use crate::validate::CompiledRule;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// How long a resolved alert is kept (and its resolution resent).
+/// How long a resolved alert is kept (and its resolution resent), as
+/// Prometheus' `resolvedRetention`.
 pub const RESOLVED_RETENTION: Duration = Duration::from_secs(15 * 60);
 
 /// A result series of a query: labels and value.
@@ -183,8 +184,10 @@ impl AlertSet {
                     a.resolved_at_ns = Some(t_ns);
                     true
                 }
+                // Kept until more than the retention has passed, as
+                // Prometheus (`ts.Sub(ResolvedAt) > resolvedRetention`).
                 AlertState::Inactive => {
-                    t_ns.saturating_sub(a.resolved_at_ns.unwrap_or(t_ns)) < retention_ns
+                    t_ns.saturating_sub(a.resolved_at_ns.unwrap_or(t_ns)) <= retention_ns
                 }
             }
         });
@@ -192,7 +195,8 @@ impl AlertSet {
     }
 
     /// The alerts to notify at `t_ns`: firing ones not sent within
-    /// `resend_delay`, and resolutions not yet sent. Marks them sent and
+    /// `resend_delay`, resolutions not yet sent, and resolved ones still
+    /// kept not sent within `resend_delay`. Marks them sent and
     /// sets a firing alert's `valid_until_ns` (four times the longer of the
     /// resend delay and the group's interval, as Prometheus).
     pub fn take_notifications(
@@ -209,9 +213,12 @@ impl AlertSet {
             let due = match a.state {
                 AlertState::Pending => false,
                 // Resolved since last sent (or never sent: an alert
-                // restored firing that resolved at once).
+                // restored firing that resolved at once); then, as a
+                // firing one, every resend delay while it is kept (15
+                // minutes), as Prometheus does: an Alertmanager that missed
+                // the resolution (down, or its queue full) still gets it.
                 AlertState::Inactive => match (a.resolved_at_ns, a.last_sent_ns) {
-                    (Some(r), Some(s)) => r > s,
+                    (Some(r), Some(s)) => r > s || t_ns.saturating_sub(s) >= resend_ns,
                     (Some(_), None) => true,
                     _ => false,
                 },
@@ -320,6 +327,43 @@ mod tests {
             .expect("evaluates");
         set.eval(&r, &[], 173 * S, 0, "").expect("evaluates");
         assert_eq!(set.active().count(), 0);
+    }
+
+    #[test]
+    fn a_resolution_is_resent_every_resend_delay_for_fifteen_minutes() {
+        let r = rule(0, 0);
+        let mut set = AlertSet::default();
+        let delay = Duration::from_secs(60);
+        let every = Duration::from_secs(10);
+        set.eval(&r, &[series("api", 5.0)], 100 * S, 0, "")
+            .expect("evaluates");
+        assert_eq!(set.take_notifications(100 * S, delay, every).len(), 1);
+        set.eval(&r, &[], 130 * S, 0, "").expect("evaluates");
+        // The resolution at once, though the last send is 30 s old.
+        let sent = set.take_notifications(130 * S, delay, every);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].state, AlertState::Inactive);
+        let mut resent = vec![130];
+        let mut t = 140;
+        // Evaluations every 10 s up to past 15 minutes after the resolution.
+        while t <= 130 + 15 * 60 + 30 {
+            set.eval(&r, &[], t * S, 0, "").expect("evaluates");
+            for a in set.take_notifications(t * S, delay, every) {
+                assert_eq!(a.state, AlertState::Inactive);
+                assert_eq!(
+                    a.resolved_at_ns,
+                    Some(130 * S),
+                    "endsAt stays the resolution"
+                );
+                resent.push(t);
+            }
+            t += 10;
+        }
+        // Every minute while kept; kept while at most 15 minutes old.
+        let want: Vec<i64> = (0..=15).map(|m| 130 + 60 * m).collect();
+        assert_eq!(resent, want);
+        assert!(set.alerts.is_empty(), "dropped after 15 minutes");
+        assert!(set.take_notifications(t * S, delay, every).is_empty());
     }
 
     #[test]

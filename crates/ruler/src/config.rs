@@ -13,8 +13,12 @@ pub struct Config {
     /// How often the directory is checked for changed files (SIGHUP reloads
     /// at once).
     pub poll_interval: Duration,
-    /// Alertmanager's base URL; `None`: alerts are kept, not sent.
-    pub alertmanager_url: Option<String>,
+    /// Alertmanagers' base URLs, each sent every alert; none: alerts are
+    /// kept, not sent.
+    pub alertmanager_urls: Vec<String>,
+    /// Labels added to every alert sent that lacks them (Loki's ruler
+    /// `external_labels`).
+    pub external_labels: Vec<(String, String)>,
     /// A firing alert is sent again this often.
     pub resend_delay: Duration,
     /// Alerts waiting to be sent; past it the oldest are dropped.
@@ -51,7 +55,8 @@ impl Config {
             rules_dir,
             default_interval: Duration::from_secs(60),
             poll_interval: Duration::from_secs(10),
-            alertmanager_url: None,
+            alertmanager_urls: Vec::new(),
+            external_labels: Vec::new(),
             resend_delay: Duration::from_secs(60),
             notification_queue_capacity: 10_000,
             external_url: "http://127.0.0.1:3100".into(),

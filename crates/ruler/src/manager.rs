@@ -66,13 +66,15 @@ impl Ruler {
         limits: ParseLimits,
     ) -> std::io::Result<Arc<Ruler>> {
         let metrics = Arc::new(RulerMetrics::default());
-        let notifier = match &config.alertmanager_url {
-            Some(url) => Some(Notifier::start(
-                url,
+        let notifier = if config.alertmanager_urls.is_empty() {
+            None
+        } else {
+            Some(Notifier::start(
+                &config.alertmanager_urls,
                 config.notification_queue_capacity,
+                config.external_labels.clone(),
                 metrics.clone(),
-            )?),
-            None => None,
+            )?)
         };
         let writer = match &config.remote_write {
             Some(rw) => Some(RemoteWriter::start(rw.clone(), metrics.clone())?),

@@ -5,6 +5,7 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Figures of one rule group, by `(tenant, namespace;group)`.
 #[derive(Clone, Debug, Default)]
@@ -25,15 +26,21 @@ pub struct GroupFigures {
     pub rules: usize,
 }
 
+/// Figures of one Alertmanager (by its alerts URL).
+#[derive(Debug, Default)]
+pub struct AlertmanagerFigures {
+    /// Alerts it took.
+    pub sent: AtomicU64,
+    /// Alerts whose sending to it failed after every retry.
+    pub errors: AtomicU64,
+}
+
 /// Every counter of the ruler.
 #[derive(Default)]
 pub struct RulerMetrics {
     groups: Mutex<BTreeMap<(String, String), GroupFigures>>,
-    /// Alerts handed to Alertmanager successfully.
-    pub notifications_sent: AtomicU64,
-    /// Alerts whose sending failed after every retry.
-    pub notifications_failed: AtomicU64,
-    /// Alerts dropped from a full notification queue.
+    alertmanagers: Mutex<BTreeMap<String, Arc<AlertmanagerFigures>>>,
+    /// Alerts dropped from a full notification queue (any Alertmanager's).
     pub notifications_dropped: AtomicU64,
     /// Samples remote-written successfully.
     pub samples_sent: AtomicU64,
@@ -51,6 +58,15 @@ impl RulerMetrics {
         let mut g = self.groups.lock();
         f(g.entry((tenant.to_string(), group.to_string()))
             .or_default());
+    }
+
+    /// The figures of the Alertmanager whose alerts URL is `url`.
+    pub fn alertmanager(&self, url: &str) -> Arc<AlertmanagerFigures> {
+        self.alertmanagers
+            .lock()
+            .entry(url.to_string())
+            .or_default()
+            .clone()
     }
 
     /// Forgets a group no longer loaded.
@@ -128,17 +144,37 @@ impl RulerMetrics {
                 );
             }
         }
-        let totals: [(&str, &str, &AtomicU64); 7] = [
+        let alertmanagers = self.alertmanagers.lock().clone();
+        type PickAm = fn(&AlertmanagerFigures) -> &AtomicU64;
+        let per_am: [(&str, &str, PickAm); 2] = [
             (
                 "prometheus_notifications_sent_total",
-                "Alerts sent to Alertmanager.",
-                &self.notifications_sent,
+                "Alerts sent to each Alertmanager.",
+                |f| &f.sent,
             ),
             (
                 "prometheus_notifications_errors_total",
-                "Alerts whose sending to Alertmanager failed after retries.",
-                &self.notifications_failed,
+                "Alerts whose sending to each Alertmanager failed after retries.",
+                |f| &f.errors,
             ),
+        ];
+        for (name, help, pick) in per_am {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for (url, f) in &alertmanagers {
+                let _ = writeln!(
+                    out,
+                    "{name}{{alertmanager=\"{}\"}} {}",
+                    escape(url),
+                    pick(f).load(Ordering::Relaxed)
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP prometheus_notifications_alertmanagers_discovered Alertmanagers alerts are sent to.\n# TYPE prometheus_notifications_alertmanagers_discovered gauge\nprometheus_notifications_alertmanagers_discovered {}",
+            alertmanagers.len()
+        );
+        let totals: [(&str, &str, &AtomicU64); 5] = [
             (
                 "prometheus_notifications_dropped_total",
                 "Alerts dropped from the full notification queue.",

@@ -1,10 +1,13 @@
-//! Sends alerts to Alertmanager (API v2, `POST /api/v2/alerts`) from a
-//! bounded queue on its own thread: batches of up to 64 alerts, each
-//! retried three times with a growing pause; alerts dropped from a full
-//! queue and batches that never got through are counted.
+//! Sends alerts to every configured Alertmanager (API v2,
+//! `POST /api/v2/alerts`), each from its own bounded queue on its own
+//! thread: batches of up to 64 alerts, each tried three times with a
+//! growing pause, then given up (the evaluations send firing and resolved
+//! alerts again every resend delay, as Prometheus, so an Alertmanager that
+//! was down gets them once it is back); alerts dropped from a full queue
+//! and batches that never got through are counted.
 
 use crate::alert::{Alert, AlertState};
-use crate::metrics::RulerMetrics;
+use crate::metrics::{AlertmanagerFigures, RulerMetrics};
 use crate::queue::Queue;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -64,57 +67,117 @@ pub fn percent_encode(s: &str) -> String {
     out
 }
 
-/// The Alertmanager client: a queue and the thread that empties it.
-pub struct Notifier {
+/// One Alertmanager: its queue and the thread that empties it.
+struct Target {
     queue: Arc<Queue<Notification>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The Alertmanager client: every alert goes to every Alertmanager, each
+/// with its own bounded queue and sending thread, so one that is down or
+/// slow delays none of the others.
+pub struct Notifier {
+    targets: parking_lot::Mutex<Vec<Target>>,
+    queues: Vec<Arc<Queue<Notification>>>,
+    external_labels: Vec<(String, String)>,
     metrics: Arc<RulerMetrics>,
-    thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// Adds `external` to a notification's labels where the alert has no
+/// such label (or an empty one), as Prometheus' notifier adds its external
+/// labels (Loki's ruler `external_labels`).
+pub fn add_external_labels(n: &mut Notification, external: &[(String, String)]) {
+    let Some(labels) = n.json.get_mut("labels").and_then(|l| l.as_object_mut()) else {
+        return;
+    };
+    for (k, v) in external {
+        let missing = labels
+            .get(k)
+            .and_then(|x| x.as_str())
+            .is_none_or(str::is_empty);
+        if missing {
+            labels.insert(k.clone(), serde_json::Value::String(v.clone()));
+        }
+    }
+}
+
+/// `base_url`'s alerts endpoint (API v2).
+pub fn alerts_url(base_url: &str) -> String {
+    format!("{}/api/v2/alerts", base_url.trim_end_matches('/'))
 }
 
 impl Notifier {
-    /// Starts the sender for Alertmanager at `base_url`.
+    /// Starts a sender for each Alertmanager of `base_urls`, each queueing
+    /// up to `capacity` alerts, which get `external_labels` they lack.
     pub fn start(
-        base_url: &str,
+        base_urls: &[String],
         capacity: usize,
+        external_labels: Vec<(String, String)>,
         metrics: Arc<RulerMetrics>,
     ) -> std::io::Result<Notifier> {
-        let queue = Arc::new(Queue::new(capacity));
-        let url = format!("{}/api/v2/alerts", base_url.trim_end_matches('/'));
         let agent = ureq::AgentBuilder::new()
             .timeout(Duration::from_secs(10))
             .build();
-        let (q, m) = (queue.clone(), metrics.clone());
-        let thread = std::thread::Builder::new()
-            .name("ruler-notifier".into())
-            .spawn(move || send_loop(&agent, &url, &q, &m))?;
+        let mut targets = Vec::new();
+        for base in base_urls {
+            let queue = Arc::new(Queue::new(capacity));
+            let url = alerts_url(base);
+            let figures = metrics.alertmanager(&url);
+            let (q, agent) = (queue.clone(), agent.clone());
+            let thread = std::thread::Builder::new()
+                .name("ruler-notifier".into())
+                .spawn(move || send_loop(&agent, &url, &q, &figures))?;
+            targets.push(Target {
+                queue,
+                thread: Some(thread),
+            });
+        }
         Ok(Notifier {
-            queue,
+            queues: targets.iter().map(|t| t.queue.clone()).collect(),
+            targets: parking_lot::Mutex::new(targets),
+            external_labels,
             metrics,
-            thread: parking_lot::Mutex::new(Some(thread)),
         })
     }
 
-    /// Queues alerts; the oldest are dropped (and counted) past the capacity.
-    pub fn send(&self, alerts: Vec<Notification>) {
+    /// Queues alerts for every Alertmanager, with the external labels they
+    /// lack; past a queue's capacity its oldest are dropped (and counted).
+    pub fn send(&self, mut alerts: Vec<Notification>) {
         if alerts.is_empty() {
             return;
         }
-        let dropped = self.queue.push_all(alerts);
-        self.metrics
-            .notifications_dropped
-            .fetch_add(dropped as u64, Ordering::Relaxed);
+        if !self.external_labels.is_empty() {
+            for n in &mut alerts {
+                add_external_labels(n, &self.external_labels);
+            }
+        }
+        for q in &self.queues {
+            let dropped = q.push_all(alerts.iter().cloned());
+            self.metrics
+                .notifications_dropped
+                .fetch_add(dropped as u64, Ordering::Relaxed);
+        }
     }
 
-    /// Sends what is queued, then stops the thread.
+    /// Sends what is queued (one try each), then stops the threads.
     pub fn stop(&self) {
-        self.queue.close();
-        if let Some(t) = self.thread.lock().take() {
-            let _ = t.join();
+        for q in &self.queues {
+            q.close();
+        }
+        for t in self.targets.lock().iter_mut() {
+            if let Some(t) = t.thread.take() {
+                let _ = t.join();
+            }
         }
     }
 }
 
-fn send_loop(agent: &ureq::Agent, url: &str, queue: &Queue<Notification>, m: &RulerMetrics) {
+fn send_loop(
+    agent: &ureq::Agent,
+    url: &str,
+    queue: &Queue<Notification>,
+    figures: &AlertmanagerFigures,
+) {
     loop {
         let batch = queue.take(BATCH, Duration::from_secs(1));
         if batch.is_empty() {
@@ -126,10 +189,10 @@ fn send_loop(agent: &ureq::Agent, url: &str, queue: &Queue<Notification>, m: &Ru
         let body = serde_json::Value::Array(batch.iter().map(|n| n.json.clone()).collect());
         let n = batch.len() as u64;
         match post_with_retries(agent, url, &body, queue) {
-            Ok(()) => m.notifications_sent.fetch_add(n, Ordering::Relaxed),
+            Ok(()) => figures.sent.fetch_add(n, Ordering::Relaxed),
             Err(e) => {
                 tracing::warn!(error = %e, alerts = n, url, "sending alerts to Alertmanager failed");
-                m.notifications_failed.fetch_add(n, Ordering::Relaxed)
+                figures.errors.fetch_add(n, Ordering::Relaxed)
             }
         };
     }
@@ -192,6 +255,26 @@ mod tests {
         assert_eq!(
             n.json["generatorURL"],
             "http://rk:3100/loki/api/v1/query?query=sum%28rate%28%7Ba%3D%22b%22%7D%5B1m%5D%29%29%20%3E%200"
+        );
+    }
+
+    #[test]
+    fn external_labels_are_added_where_the_alert_has_none() {
+        let mut n = Notification {
+            json: serde_json::json!({
+                "labels": {"alertname": "A", "severity": "page", "team": ""},
+                "annotations": {},
+            }),
+        };
+        let external = [
+            ("cluster".to_string(), "eu-1".to_string()),
+            ("severity".to_string(), "info".to_string()),
+            ("team".to_string(), "sre".to_string()),
+        ];
+        add_external_labels(&mut n, &external);
+        assert_eq!(
+            n.json["labels"],
+            serde_json::json!({"alertname": "A", "severity": "page", "team": "sre", "cluster": "eu-1"})
         );
     }
 }

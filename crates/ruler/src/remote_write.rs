@@ -6,13 +6,14 @@
 //! in batches. With a log directory the queue is backed by a log on disk
 //! ([`crate::sample_log`]): a restart loses no evaluated sample. Network
 //! errors, 5xx and 429 are retried (backing off up to 5 s) until the
-//! receiver takes the batch; other 4xx drop it (counted as failed).
+//! receiver takes the batch; a 400 is sent again in halves down to the
+//! samples refused; those and other 4xx are dropped (counted as failed).
 
 use crate::config::RemoteWriteConfig;
 use crate::metrics::RulerMetrics;
 use crate::queue::Queue;
 use crate::sample::RecordedSample;
-use crate::sample_log::SampleLog;
+use crate::sample_log::{Logged, SampleLog};
 use base64::Engine as _;
 use parking_lot::Mutex;
 use prost::Message;
@@ -100,8 +101,10 @@ pub fn encode(samples: &[RecordedSample]) -> Vec<u8> {
 /// The remote-write client: the log on disk (when configured), the queue
 /// and the thread that empties them.
 pub struct RemoteWriter {
-    queue: Arc<Queue<RecordedSample>>,
+    queue: Arc<Queue<Logged>>,
     log: Option<Arc<Mutex<SampleLog>>>,
+    /// Numbers samples when there is no log.
+    next_seq: std::sync::atomic::AtomicU64,
     metrics: Arc<RulerMetrics>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -110,7 +113,7 @@ pub struct RemoteWriter {
 struct Sender {
     agent: ureq::Agent,
     config: RemoteWriteConfig,
-    queue: Arc<Queue<RecordedSample>>,
+    queue: Arc<Queue<Logged>>,
     log: Option<Arc<Mutex<SampleLog>>>,
     metrics: Arc<RulerMetrics>,
     /// The log is rewritten from the queue past this size.
@@ -155,6 +158,7 @@ impl RemoteWriter {
         Ok(RemoteWriter {
             queue,
             log,
+            next_seq: Default::default(),
             metrics,
             thread: Mutex::new(Some(thread)),
         })
@@ -166,16 +170,35 @@ impl RemoteWriter {
         if samples.is_empty() {
             return;
         }
-        // Appending and queueing under the log's lock: the sender finds the
+        let (n, t_ms) = (samples.len(), samples[0].t_ms);
+        // Appending and queueing under the log's lock: the queue holds the
+        // samples in the order of their numbers, and the sender finds the
         // log holding nothing unqueued.
-        let _log = self.log.as_ref().map(|log| {
-            let mut g = log.lock();
-            if let Err(e) = g.append(&samples) {
-                tracing::error!(error = %e, "remote write: samples not logged (kept in memory only)");
+        let (logged, _guard) = match &self.log {
+            Some(log) => {
+                let mut g = log.lock();
+                let (logged, result) = g.append(samples);
+                match result {
+                    // What the fault tests (crates/cli/tests/ruler.rs) take
+                    // as evaluated: logged durably.
+                    Ok(()) => tracing::debug!(samples = n, t_ms, "remote write: samples logged"),
+                    Err(e) => {
+                        tracing::error!(error = %e, "remote write: samples not logged (kept in memory only)")
+                    }
+                }
+                (logged, Some(g))
             }
-            g
-        });
-        let dropped = self.queue.push_all(samples);
+            None => {
+                let first = self.next_seq.fetch_add(n as u64, Ordering::Relaxed);
+                let logged = samples
+                    .into_iter()
+                    .zip(first..)
+                    .map(|(sample, seq)| Logged { seq, sample })
+                    .collect();
+                (logged, None)
+            }
+        };
+        let dropped = self.queue.push_all(logged);
         self.metrics
             .samples_dropped
             .fetch_add(dropped as u64, Ordering::Relaxed);
@@ -196,23 +219,26 @@ enum Attempt {
     Sent,
     /// Worth retrying (network, 5xx, 429).
     Retry(String),
-    /// Refused for good (4xx).
-    Refused(String),
+    /// Refused for good (4xx): the status and the receiver's answer.
+    Refused(u16, String),
 }
 
 impl Sender {
     fn run(&self) {
         loop {
             let batch = self.queue.take(BATCH, Duration::from_secs(1));
-            if batch.is_empty() {
+            let Some(last) = batch.last().map(|l| l.seq) else {
                 if self.queue.is_closed() {
                     return;
                 }
                 continue;
-            }
+            };
             let mut by_tenant: BTreeMap<&str, Vec<RecordedSample>> = BTreeMap::new();
-            for s in &batch {
-                by_tenant.entry(&s.tenant).or_default().push(s.clone());
+            for l in &batch {
+                by_tenant
+                    .entry(&l.sample.tenant)
+                    .or_default()
+                    .push(l.sample.clone());
             }
             for (tenant, samples) in by_tenant {
                 if !self.deliver(tenant, &samples, &batch) {
@@ -220,18 +246,19 @@ impl Sender {
                     return;
                 }
             }
-            self.maintain(&[]);
+            self.done(last);
         }
     }
 
     /// Sends one tenant's samples, retrying while the receiver may take
     /// them later (backing off up to 5 s); false when stopped meanwhile.
-    fn deliver(
-        &self,
-        tenant: &str,
-        samples: &[RecordedSample],
-        in_flight: &[RecordedSample],
-    ) -> bool {
+    ///
+    /// A request the receiver refuses with 400 is sent again in halves,
+    /// down to single samples, so that only the samples it refuses are
+    /// lost: Prometheus refuses a whole request for one sample older than
+    /// its series' newest (out of order), which is what a batch sent again
+    /// after a crash holds when it had been taken before.
+    fn deliver(&self, tenant: &str, samples: &[RecordedSample], in_flight: &[Logged]) -> bool {
         let body = encode(samples);
         let n = samples.len() as u64;
         let mut pause = Duration::from_millis(200);
@@ -241,8 +268,13 @@ impl Sender {
                     self.metrics.samples_sent.fetch_add(n, Ordering::Relaxed);
                     return true;
                 }
-                Attempt::Refused(e) => {
-                    tracing::warn!(error = %e, samples = n, url = %self.config.url, "remote write refused");
+                Attempt::Refused(400, _) if samples.len() > 1 => {
+                    let (a, b) = samples.split_at(samples.len() / 2);
+                    return self.deliver(tenant, a, in_flight)
+                        && self.deliver(tenant, b, in_flight);
+                }
+                Attempt::Refused(code, e) => {
+                    tracing::warn!(status = code, error = %e, samples = n, url = %self.config.url, "remote write refused");
                     self.metrics.samples_failed.fetch_add(n, Ordering::Relaxed);
                     return true;
                 }
@@ -252,7 +284,7 @@ impl Sender {
                         return false;
                     }
                     tracing::warn!(error = %e, samples = n, url = %self.config.url, "remote write failed; retrying");
-                    self.maintain(in_flight);
+                    self.trim(in_flight);
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_secs(5));
                 }
@@ -260,21 +292,36 @@ impl Sender {
         }
     }
 
-    /// Empties the log once everything logged was sent; rewrites it from
-    /// what is still queued (and `in_flight`) past its size bound.
-    fn maintain(&self, in_flight: &[RecordedSample]) {
+    /// After a batch whose last sample is numbered `last` was delivered
+    /// (or refused): empties the log when nothing else waits, rewrites it
+    /// from the queue past its size bound, or else acknowledges the batch
+    /// in it so that a restart does not send it again.
+    fn done(&self, last: u64) {
         let Some(log) = &self.log else { return };
         let mut log = log.lock();
-        let result = if in_flight.is_empty() && self.queue.is_empty() {
+        let result = if self.queue.is_empty() {
             log.clear()
         } else if log.len() > self.max_log_bytes {
-            let mut keep = in_flight.to_vec();
-            keep.extend(self.queue.snapshot());
-            log.rewrite(&keep)
+            log.rewrite(&self.queue.snapshot())
         } else {
-            Ok(())
+            log.ack(last)
         };
         if let Err(e) = result {
+            tracing::error!(error = %e, "remote write: the log could not be trimmed");
+        }
+    }
+
+    /// While a batch waits for the receiver: rewrites the log from the
+    /// batch and the queue past its size bound.
+    fn trim(&self, in_flight: &[Logged]) {
+        let Some(log) = &self.log else { return };
+        let mut log = log.lock();
+        if log.len() <= self.max_log_bytes {
+            return;
+        }
+        let mut keep = in_flight.to_vec();
+        keep.extend(self.queue.snapshot());
+        if let Err(e) = log.rewrite(&keep) {
             tracing::error!(error = %e, "remote write: the log could not be trimmed");
         }
     }
@@ -299,7 +346,7 @@ impl Sender {
         match req.send_bytes(body) {
             Ok(_) => Attempt::Sent,
             Err(ureq::Error::Status(code, r)) if (400..500).contains(&code) && code != 429 => {
-                Attempt::Refused(format!("{code}: {}", r.into_string().unwrap_or_default()))
+                Attempt::Refused(code, r.into_string().unwrap_or_default())
             }
             Err(e) => Attempt::Retry(e.to_string()),
         }

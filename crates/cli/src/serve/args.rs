@@ -17,6 +17,23 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     runakefli_server::units::parse_duration(s)
 }
 
+/// `name=value`, the name a Prometheus label name.
+fn label_pair(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected name=value"))?;
+    let name = name.trim();
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid || name.starts_with("__") {
+        return Err(format!("{name:?}: not a label name"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
 /// A size in human units; a bare number is bytes.
 pub fn bytes(s: &str) -> Result<u64, String> {
     runakefli_server::units::parse_bytes(s)
@@ -329,9 +346,12 @@ pub struct ServeArgs {
     /// How often the rules directory is checked for changed files.
     #[arg(long, env = "RUNAKEFLI_RULER_POLL_INTERVAL", default_value = "10s", value_parser = duration)]
     pub ruler_poll_interval: Duration,
-    /// Alertmanager to send alerts to (API v2), e.g. http://127.0.0.1:9093; none: alerts are only shown by the API.
-    #[arg(long, env = "RUNAKEFLI_ALERTMANAGER_URL")]
-    pub alertmanager_url: Option<String>,
+    /// Alertmanager to send alerts to (API v2), e.g. http://127.0.0.1:9093; repeat the flag or separate URLs with commas (as Loki's -ruler.alertmanager-url) to send every alert to each; none: alerts are only shown by the API.
+    #[arg(long, env = "RUNAKEFLI_ALERTMANAGER_URL", value_delimiter = ',')]
+    pub alertmanager_url: Vec<String>,
+    /// Labels added to every alert sent to Alertmanager that lacks them (Loki's ruler external_labels), e.g. cluster=eu-1,env=prod (comma-separated or repeated; values without commas).
+    #[arg(long, env = "RUNAKEFLI_RULER_EXTERNAL_LABELS", value_delimiter = ',', value_parser = label_pair)]
+    pub ruler_external_labels: Vec<(String, String)>,
     /// A firing alert is sent to Alertmanager again this often.
     #[arg(long, env = "RUNAKEFLI_RULER_RESEND_DELAY", default_value = "1m", value_parser = duration)]
     pub ruler_resend_delay: Duration,

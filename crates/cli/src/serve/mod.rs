@@ -114,7 +114,13 @@ fn server_config(
         ruler: args.rules_dir.map(|dir| runakefli_ruler::Config {
             default_interval: args.ruler_evaluation_interval,
             poll_interval: args.ruler_poll_interval,
-            alertmanager_url: args.alertmanager_url,
+            alertmanager_urls: args
+                .alertmanager_url
+                .into_iter()
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty())
+                .collect(),
+            external_labels: args.ruler_external_labels,
             resend_delay: args.ruler_resend_delay,
             notification_queue_capacity: args.ruler_notification_queue_capacity,
             external_url: args.ruler_external_url,

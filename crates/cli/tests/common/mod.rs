@@ -25,6 +25,8 @@ pub struct TestServer {
     child: Option<Child>,
     port: u16,
     extra: Vec<String>,
+    /// Where the server's stdout (its log) is appended (`None`: dropped).
+    log: Option<PathBuf>,
     _tmp: Option<tempfile::TempDir>,
 }
 
@@ -44,6 +46,12 @@ impl TestServer {
 
     /// Starts a server with extra `serve` flags.
     pub fn start_with(extra: &[&str]) -> TestServer {
+        Self::start_logging(extra, None)
+    }
+
+    /// Starts a server with extra `serve` flags, its stdout (the log)
+    /// appended to `log` across restarts.
+    pub fn start_logging(extra: &[&str], log: Option<&Path>) -> TestServer {
         let tmp = tempfile::tempdir().unwrap();
         let data_dir = tmp.path().join("data");
         let mut s = TestServer {
@@ -52,6 +60,7 @@ impl TestServer {
             child: None,
             port: 0,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            log: log.map(Path::to_path_buf),
             _tmp: Some(tmp),
         };
         s.spawn();
@@ -66,6 +75,7 @@ impl TestServer {
             child: None,
             port: 0,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            log: None,
             _tmp: None,
         };
         s.spawn();
@@ -83,7 +93,16 @@ impl TestServer {
             .arg(&self.data_dir)
             .args(&self.extra)
             .env("RUNAKEFLI_LOG", "warn")
-            .stdout(Stdio::null())
+            .stdout(match &self.log {
+                Some(path) => Stdio::from(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .expect("open the server's log"),
+                ),
+                None => Stdio::null(),
+            })
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start runakefli");

@@ -296,3 +296,35 @@ fn a_client_that_stops_reading_falls_behind_and_loses_nothing() {
     assert!(lines == want, "in order, each once");
     ws.close(None).ok();
 }
+
+/// More entries at one nanosecond than a frame holds (1,000) all arrive,
+/// and so do lines pushed after them: the tailer's next query asks for as
+/// many more as it already sent at that nanosecond, which it skips.
+#[test]
+fn more_entries_at_one_nanosecond_than_a_frame_holds_all_arrive() {
+    let server = TestServer::start();
+    let ts = now_ns() - 2_000_000_000;
+    let values: Vec<Value> = (0..2500)
+        .map(|i| json!([ts.to_string(), format!("same ns {i:04}")]))
+        .collect();
+    server.push_json(&json!({"streams": [{"stream": {"app": "same"}, "values": values}]}));
+    let mut ws = connect(
+        &server,
+        r#"{app="same"}"#,
+        &format!("&start={}", ts - 10_000_000_000),
+    );
+    let got = read_entries(&mut ws, 2500, Instant::now() + Duration::from_secs(20));
+    let mut lines: Vec<String> = got.iter().map(|g| g.3.clone()).collect();
+    lines.sort();
+    let want: Vec<String> = (0..2500).map(|i| format!("same ns {i:04}")).collect();
+    assert_eq!(lines.len(), want.len(), "all 2,500 arrived");
+    assert!(lines == want, "each of the 2,500 once");
+    let later = (ts + 1_000_000).to_string();
+    server.push_json(
+        &json!({"streams": [{"stream": {"app": "same"}, "values": [[later, "one ms later"]]}]}),
+    );
+    let got = read_entries(&mut ws, 1, Instant::now() + Duration::from_secs(5));
+    assert_eq!(got.len(), 1, "the tail went on past that nanosecond");
+    assert_eq!(got[0].3, "one ms later");
+    ws.close(None).ok();
+}

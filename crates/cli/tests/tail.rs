@@ -244,3 +244,87 @@ fn tails_past_the_per_tenant_cap_are_closed_with_lokis_error() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].3, "after the cap");
 }
+
+/// Loki's tailer drops entries (and names them in `dropped_entries`) when
+/// its client is too slow: its buffer of responses fills. This tailer reads
+/// the store instead, so a client that stops reading only makes it wait:
+/// once the client reads again, every entry arrives, in order, once, and
+/// `dropped_entries` stays null. The client here stops reading while more
+/// is pushed than the kernel's socket buffers hold (about 8 MB of lines
+/// against at most 4 MB of send buffer and the unread receiver's 128 KB;
+/// `ss` showed the server's send queue full at 3.9 MB for over a second),
+/// so the server's sends block and it falls behind.
+#[test]
+fn a_client_that_stops_reading_falls_behind_and_loses_nothing() {
+    let server = TestServer::start();
+    let mut ws = connect(&server, r#"{app="slow"}"#, "");
+    std::thread::sleep(Duration::from_millis(300));
+    let pad = "x".repeat(400);
+    let (batches, per_batch) = (20, 1000);
+    let t0 = now_ns();
+    for b in 0..batches {
+        let values: Vec<Value> = (0..per_batch)
+            .map(|i| {
+                let n = b * per_batch + i;
+                json!([
+                    (t0 + n as i64 * 1000).to_string(),
+                    format!("line {n:06} {pad}")
+                ])
+            })
+            .collect();
+        server.push_json(&json!({"streams": [{"stream": {"app": "slow"}, "values": values}]}));
+    }
+    // Not reading for a while (well under the server's 10 s send timeout).
+    std::thread::sleep(Duration::from_secs(3));
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lines.len() < batches * per_batch && Instant::now() < deadline {
+        if let Some(Message::Text(t)) = next_message(&mut ws) {
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            assert_eq!(v["dropped_entries"], Value::Null, "nothing dropped");
+            for s in v["streams"].as_array().unwrap() {
+                for e in s["values"].as_array().unwrap() {
+                    lines.push(e[1].as_str().unwrap()[..11].to_string());
+                }
+            }
+        }
+    }
+    let want: Vec<String> = (0..batches * per_batch)
+        .map(|n| format!("line {n:06}"))
+        .collect();
+    assert_eq!(lines.len(), want.len(), "every entry arrived");
+    assert!(lines == want, "in order, each once");
+    ws.close(None).ok();
+}
+
+/// More entries at one nanosecond than a frame holds (1,000) all arrive,
+/// and so do lines pushed after them: the tailer's next query asks for as
+/// many more as it already sent at that nanosecond, which it skips.
+#[test]
+fn more_entries_at_one_nanosecond_than_a_frame_holds_all_arrive() {
+    let server = TestServer::start();
+    let ts = now_ns() - 2_000_000_000;
+    let values: Vec<Value> = (0..2500)
+        .map(|i| json!([ts.to_string(), format!("same ns {i:04}")]))
+        .collect();
+    server.push_json(&json!({"streams": [{"stream": {"app": "same"}, "values": values}]}));
+    let mut ws = connect(
+        &server,
+        r#"{app="same"}"#,
+        &format!("&start={}", ts - 10_000_000_000),
+    );
+    let got = read_entries(&mut ws, 2500, Instant::now() + Duration::from_secs(20));
+    let mut lines: Vec<String> = got.iter().map(|g| g.3.clone()).collect();
+    lines.sort();
+    let want: Vec<String> = (0..2500).map(|i| format!("same ns {i:04}")).collect();
+    assert_eq!(lines.len(), want.len(), "all 2,500 arrived");
+    assert!(lines == want, "each of the 2,500 once");
+    let later = (ts + 1_000_000).to_string();
+    server.push_json(
+        &json!({"streams": [{"stream": {"app": "same"}, "values": [[later, "one ms later"]]}]}),
+    );
+    let got = read_entries(&mut ws, 1, Instant::now() + Duration::from_secs(5));
+    assert_eq!(got.len(), 1, "the tail went on past that nanosecond");
+    assert_eq!(got[0].3, "one ms later");
+    ws.close(None).ok();
+}

@@ -230,6 +230,7 @@ fn the_page_queries_charts_tails_and_shows_errors() {
             "context",
             "scroll",
             "zoom",
+            "big_page",
             "metric",
             "table",
             "syntax_error",
@@ -306,6 +307,28 @@ fn the_page_queries_charts_tails_and_shows_errors() {
         .collect();
     assert!(!rows.is_empty() && rows.len() < 600, "{zoom}");
     assert!(rows.iter().all(|&t| t >= bar_ns), "{zoom}");
+
+    // A page of 600 lines: the first frame held a screenful of them (the
+    // histogram and those rows are what "shown" times), the others were
+    // appended after it, all in order; `j` went past the first screenful.
+    let big = &v["big_page"];
+    let t = &big["timing"];
+    let first_rows = t["firstRows"].as_u64().unwrap();
+    assert_eq!(t["rowsAtShown"].as_u64(), Some(first_rows), "{t}");
+    assert_eq!(t["filled"], true, "the first rows fill the window: {t}");
+    assert!((1..100).contains(&first_rows), "{t}");
+    assert_eq!(t["lines"], 600, "{t}");
+    assert!(
+        t["allRowsMs"].as_f64().unwrap() >= t["renderMs"].as_f64().unwrap(),
+        "{t}"
+    );
+    let rows: Vec<i64> = strings(&big["rows"])
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    assert_eq!(rows, stamps, "all 600 rows, in order");
+    assert_eq!(big["focused"], stamps[59].to_string(), "{big}");
+    assert_eq!(big["focused_is_active"], true);
 
     // The metric query: one line per level, hover values, a table.
     let mut series = strings(&v["series"]);

@@ -6,9 +6,26 @@ const PALETTE = ["#5aa2ff", "#f2b84b", "#6cc785", "#e5707a", "#b48ef0", "#4fc4c4
 const LEVEL_COLORS = { error: "#e5484d", err: "#e5484d", critical: "#b3261e", fatal: "#b3261e",
   warn: "#f2b84b", warning: "#f2b84b", info: "#4caf6a", debug: "#5aa2ff", trace: "#8b95a3", unknown: "#9aa5b1" };
 
-/** The color of a log level (also used for the level stripe of each line). */
+/** The color of a log level (the histogram's bars, the chart of levels). */
 export function levelColor(level) {
   return LEVEL_COLORS[(level || "unknown").toLowerCase()] || "#9aa5b1";
+}
+
+// One class per level for the stripe of each line: a class is cheaper to
+// give a thousand rows than an inline style each.
+const levelSheet = document.createElement("style");
+levelSheet.textContent = Object.entries(LEVEL_COLORS).map(([k, c]) => `.lv-${k}{background:${c}}`).join("");
+document.head.appendChild(levelSheet);
+
+/** The class giving a line's level stripe its color. */
+export function levelClass(level) {
+  const k = (level || "unknown").toLowerCase();
+  return k in LEVEL_COLORS ? `lv-${k}` : "lv-unknown";
+}
+
+/** Escapes text for HTML or SVG markup. */
+function esc(s) {
+  return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 }
 
 function el(name, attrs, parent) {
@@ -32,32 +49,27 @@ function fmtNum(v) {
   return Number.isInteger(v) ? String(v) : v.toPrecision(3);
 }
 
-function axes(svg, W, H, pad, x0, x1, yMax) {
-  const g = el("g", { class: "axis" }, svg);
-  const grid = el("g", { class: "grid" }, svg);
+/** The axes and grid lines, as SVG markup. */
+function axes(W, H, pad, x0, x1, yMax) {
+  let grid = "", text = "";
   for (let i = 0; i <= 4; i++) {
     const y = pad.t + (H - pad.t - pad.b) * (1 - i / 4);
-    el("line", { x1: pad.l, x2: W - pad.r, y1: y, y2: y }, grid);
-    el("text", { x: pad.l - 4, y: y + 3, "text-anchor": "end" }, g).textContent = fmtNum((yMax * i) / 4);
+    grid += `<line x1="${pad.l}" x2="${W - pad.r}" y1="${y}" y2="${y}"/>`;
+    text += `<text x="${pad.l - 4}" y="${y + 3}" text-anchor="end">${fmtNum((yMax * i) / 4)}</text>`;
   }
   const ticks = Math.max(2, Math.floor((W - pad.l - pad.r) / 110));
   for (let i = 0; i <= ticks; i++) {
     const t = x0 + ((x1 - x0) * i) / ticks;
     const x = pad.l + ((W - pad.l - pad.r) * i) / ticks;
-    el("text", { x, y: H - 4, "text-anchor": i === 0 ? "start" : i === ticks ? "end" : "middle" }, g).textContent = fmtTime(t, x1 - x0);
+    const anchor = i === 0 ? "start" : i === ticks ? "end" : "middle";
+    text += `<text x="${x}" y="${H - 4}" text-anchor="${anchor}">${fmtTime(t, x1 - x0)}</text>`;
   }
+  return `<g class="axis">${text}</g><g class="grid">${grid}</g>`;
 }
 
-function legend(container, series) {
-  const div = document.createElement("div");
-  div.className = "legend";
-  for (const s of series) {
-    const span = document.createElement("span");
-    span.innerHTML = `<i style="background:${s.color}"></i>`;
-    span.append(s.name);
-    div.appendChild(span);
-  }
-  container.appendChild(div);
+/** The legend of `series`, as HTML markup. */
+function legend(series) {
+  return `<div class="legend">${series.map((s) => `<span><i style="background:${s.color}"></i>${esc(s.name)}</span>`).join("")}</div>`;
 }
 
 /**
@@ -66,19 +78,20 @@ function legend(container, series) {
  * is called with a clicked bucket's bounds.
  */
 export function histogram(container, series, startMs, endMs, stepMs, onZoom, unit) {
-  container.innerHTML = "";
   const W = Math.max(container.clientWidth || 800, 300), H = 110;
   const pad = { l: 44, r: 8, t: 6, b: 16 };
   // The buckets are those of the data (a point's bucket start), drawn where they fall.
   const buckets = [...new Set(series.flatMap((x) => [...x.points.keys()]))].sort((a, b) => a - b);
   const totals = buckets.map((b) => series.reduce((s, x) => s + (x.points.get(b) || 0), 0));
   const yMax = Math.max(1, ...totals);
-  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, height: H, role: "img", "aria-label": "log volume" });
-  axes(svg, W, H, pad, startMs, endMs, yMax);
   const span = endMs - startMs;
   const xOf = (t) => pad.l + ((Math.min(Math.max(t, startMs), endMs) - startMs) / span) * (W - pad.l - pad.r);
   const ih = H - pad.t - pad.b;
-  buckets.forEach((b) => {
+  // One markup string (and one click listener below) rather than an
+  // element and a listener per bar: the histogram is drawn in the same
+  // frame as the first lines.
+  let bars = "";
+  for (const b of buckets) {
     const x0 = xOf(b), x1 = xOf(b + stepMs);
     let y = H - pad.b;
     for (const s of series) {
@@ -86,14 +99,19 @@ export function histogram(container, series, startMs, endMs, stepMs, onZoom, uni
       if (!v) continue;
       const h = (v / yMax) * ih;
       y -= h;
-      const r = el("rect", { class: "bar", x: x0 + 0.5, y, width: Math.max(1, x1 - x0 - 1), height: h,
-        fill: s.color, "data-start": b, "data-level": s.name }, svg);
-      el("title", {}, r).textContent = `${fmtTime(b, span)} ${s.name}: ${fmtNum(v)}${unit ? " " + unit : ""}`;
-      r.addEventListener("click", () => onZoom(Math.max(b, startMs), Math.min(b + stepMs, endMs)));
+      const tip = `${fmtTime(b, span)} ${s.name}: ${fmtNum(v)}${unit ? " " + unit : ""}`;
+      bars += `<rect class="bar" x="${x0 + 0.5}" y="${y}" width="${Math.max(1, x1 - x0 - 1)}" height="${h}" ` +
+        `fill="${s.color}" data-start="${b}" data-level="${esc(s.name)}"><title>${esc(tip)}</title></rect>`;
     }
-  });
-  container.appendChild(svg);
-  legend(container, series);
+  }
+  container.innerHTML = `<svg xmlns="${NS}" viewBox="0 0 ${W} ${H}" height="${H}" role="img" aria-label="log volume">` +
+    `${axes(W, H, pad, startMs, endMs, yMax)}${bars}</svg>${legend(series)}`;
+  container.onclick = (e) => {
+    const r = e.target.closest && e.target.closest("rect.bar");
+    if (!r) return;
+    const b = Number(r.dataset.start);
+    onZoom(Math.max(b, startMs), Math.min(b + stepMs, endMs));
+  };
 }
 
 /**
@@ -106,7 +124,7 @@ export function lineChart(container, series, startMs, endMs) {
   const pad = { l: 50, r: 10, t: 10, b: 18 };
   const yMax = Math.max(1e-9, ...series.flatMap((s) => s.points.map((p) => p[1]).filter(Number.isFinite)));
   const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, height: H, role: "img", "aria-label": "metric chart" });
-  axes(svg, W, H, pad, startMs, endMs, yMax);
+  svg.innerHTML = axes(W, H, pad, startMs, endMs, yMax);
   const xOf = (t) => pad.l + ((t - startMs) / (endMs - startMs)) * (W - pad.l - pad.r);
   const yOf = (v) => H - pad.b - (v / yMax) * (H - pad.t - pad.b);
   series.forEach((s, i) => {
@@ -135,5 +153,5 @@ export function lineChart(container, series, startMs, endMs) {
   });
   svg.addEventListener("mouseleave", () => { tip.hidden = true; rule.setAttribute("opacity", 0); });
   container.append(svg, tip);
-  legend(container, series);
+  container.insertAdjacentHTML("beforeend", legend(series));
 }

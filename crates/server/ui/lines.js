@@ -3,7 +3,7 @@
 // with "copy line" and "show context".
 
 import { formatNs } from "./time.js";
-import { levelColor } from "./chart.js";
+import { levelClass } from "./chart.js";
 
 /** Fields of a JSON object line (nested keys joined with `_`), or null. */
 export function parseJson(line) {
@@ -35,11 +35,18 @@ export function parseLogfmt(line) {
   return out.length ? out : null;
 }
 
-/** The level of an entry: a `level`/`detected_level` label, else one found in its fields. */
+/**
+ * The level of an entry: its `detected_level`, else its `level` (a stream
+ * label or structured metadata, not a parsed label), else a `severity`
+ * stream label. Read from the answer's labels as they are, without
+ * splitting them by kind (`labels` would), as this runs for every row.
+ */
 export function levelOf(entry) {
-  const l = entry.labels;
-  const m = entry.meta || {};
-  return l.detected_level || m.detected_level || l.level || m.level || l.severity || "";
+  const all = entry.all, p = entry.parsed, m = entry.meta;
+  for (const k of ["detected_level", "level"]) {
+    if (all[k] && !(p && k in p)) return all[k];
+  }
+  return all.severity && !(p && "severity" in p) && !(m && "severity" in m) ? all.severity : "";
 }
 
 function td(text) { const c = document.createElement("td"); c.textContent = text; return c; }
@@ -70,31 +77,117 @@ function escText(s) {
 
 let nextId = 0;
 
+/** Rows inserted per task once the first screenful is shown. */
+export const CHUNK = 200;
+
 /** The entries shown in `container`, by row id. */
 function shown(container) {
   if (!container.rkEntries) container.rkEntries = new Map();
   return container.rkEntries;
 }
 
+/** Rows of `container` not inserted yet, and who waits for them. */
+function pending(container) {
+  if (!container.rkPending) container.rkPending = { entries: [], timer: 0, waiters: [] };
+  return container.rkPending;
+}
+
 /**
- * Adds rows for `entries` ({labels, meta, ts (ns string), line}) to
- * `container`, at its end or (`prepend`) its start: one HTML string for all
- * of them, the fastest way to show a thousand lines.
+ * Inserts rows for `entries` (see `Entry`) at the
+ * end of `container`, or (`prepend`) its start: one HTML string for all of
+ * them, the fastest way to insert many rows. The first row of an empty
+ * container carries `elementtiming`, so the browser reports when its text
+ * was painted (the budget measurement reads it).
  */
-export function addRows(container, entries, prepend = false) {
+function insert(container, entries, prepend) {
+  if (!entries.length) return;
   const map = shown(container);
-  const html = entries.map((e) => {
+  const mark = container.firstElementChild ? "" : ' elementtiming="lines"';
+  let html = "";
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
     const id = nextId++;
     map.set(id, e);
-    return `<div class="row" tabindex="-1" data-id="${id}" data-ts="${esc(e.ts)}"><div class="head">` +
-      `<span class="lvl" style="background:${levelColor(levelOf(e))}"></span>` +
-      `<span class="ts">${formatNs(e.ts)}</span><span class="msg">${escText(e.line)}</span></div></div>`;
-  }).join("");
+    html += `<div class="row" data-id="${id}" data-ts="${esc(e.ts)}"><div class="head">` +
+      `<span class="lvl ${levelClass(levelOf(e))}"></span><span class="ts">${formatNs(e.ts)}</span>` +
+      `<span class="msg"${i === 0 ? mark : ""}>${escText(e.line)}</span></div></div>`;
+  }
   container.insertAdjacentHTML(prepend ? "afterbegin" : "beforeend", html);
 }
 
-/** Removes every row of `container`. */
+/**
+ * Adds rows for `entries` to `container`: at its start (`prepend`, at
+ * once), or at its end after any rows still pending. Of the appended ones
+ * the first `now` are inserted at once and the rest CHUNK at a time in
+ * later tasks, so a page of a thousand lines shows its first screenful in
+ * the next frame instead of after laying out all of them. Resolves once
+ * every row is in (or the rows were cleared).
+ */
+export function addRows(container, entries, { prepend = false, now = Infinity } = {}) {
+  const q = pending(container);
+  if (prepend) {
+    flushRows(container);
+    insert(container, entries, true);
+    return Promise.resolve();
+  }
+  if (q.entries.length) q.entries.push(...entries);
+  else {
+    insert(container, entries.length > now ? entries.slice(0, now) : entries, false);
+    if (entries.length > now) q.entries = entries.slice(now);
+  }
+  if (!q.entries.length) return Promise.resolve();
+  if (!q.timer) afterFrame(container);
+  return new Promise((r) => q.waiters.push(r));
+}
+
+/**
+ * Inserts the next chunk after the next frame has been drawn (in a task
+ * queued from its animation frame), so the rows already inserted are
+ * painted first and each chunk gets a frame of its own. A hidden tab draws
+ * no frames: there it goes on at once.
+ */
+function afterFrame(container) {
+  const q = pending(container);
+  const go = () => { q.timer = setTimeout(() => step(container), 0); };
+  if (document.hidden) go();
+  else q.timer = -requestAnimationFrame(go);
+}
+
+function step(container) {
+  const q = pending(container);
+  q.timer = 0;
+  insert(container, q.entries.splice(0, CHUNK), false);
+  if (q.entries.length) afterFrame(container);
+  else settle(q);
+}
+
+function settle(q) {
+  // A negative timer is an animation frame's id, a positive one a timeout's.
+  if (q.timer < 0) cancelAnimationFrame(-q.timer);
+  else clearTimeout(q.timer);
+  q.timer = 0;
+  q.entries = [];
+  const w = q.waiters;
+  q.waiters = [];
+  for (const r of w) r();
+}
+
+/** Inserts every pending row of `container` now (before paging on, or moving the focus past them). */
+export function flushRows(container) {
+  const q = pending(container);
+  if (!q.entries.length) return;
+  insert(container, q.entries, false);
+  settle(q);
+}
+
+/** How many rows of `container` are still to be inserted. */
+export function pendingRows(container) {
+  return pending(container).entries.length;
+}
+
+/** Removes every row of `container` (and drops those pending). */
 export function clearRows(container) {
+  settle(pending(container));
   container.innerHTML = "";
   shown(container).clear();
 }
@@ -159,19 +252,38 @@ export function entriesOf(result) {
   const out = [];
   for (const s of result) {
     const all = s.stream || {};
-    const key = JSON.stringify(all);
-    for (const v of s.values || []) {
-      const cat = v[2] || {};
-      const meta = cat.structuredMetadata || null;
-      const parsed = cat.parsed || null;
-      const labels = {};
-      for (const [k, x] of Object.entries(all)) {
-        if (!(meta && k in meta) && !(parsed && k in parsed)) labels[k] = x;
-      }
-      out.push({ key, labels, ts: v[0], line: v[1], meta, parsed });
-    }
+    for (const v of s.values || []) out.push(new Entry(all, v[0], v[1], v[2]));
   }
   return out;
+}
+
+/**
+ * One entry: `ts` (ns string), `line`, `all` (the answer's labels of it),
+ * `meta` and `parsed` (its structured metadata and parsed labels, or null)
+ * and, worked out on first use (a row shows none of them until opened),
+ * `labels` (the stream's own labels) and `key` (its stream and content).
+ */
+class Entry {
+  constructor(all, ts, line, cat) {
+    this.all = all; this.ts = ts; this.line = line;
+    this.meta = (cat && cat.structuredMetadata) || null;
+    this.parsed = (cat && cat.parsed) || null;
+    this._labels = null;
+  }
+
+  get labels() {
+    if (!this._labels) {
+      const { meta, parsed } = this;
+      const labels = {};
+      for (const [k, x] of Object.entries(this.all)) {
+        if (!(meta && k in meta) && !(parsed && k in parsed)) labels[k] = x;
+      }
+      this._labels = labels;
+    }
+    return this._labels;
+  }
+
+  get key() { return `${JSON.stringify(this.all)}\u0000${this.ts}\u0000${this.line}`; }
 }
 
 /** Whether nanosecond string `a` is a later time than `b` (no BigInt: digit strings compare by length, then text). */

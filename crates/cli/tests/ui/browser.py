@@ -156,6 +156,25 @@ def main_scenario(page, job, out):
     step(out, "zoom")
     shot(page, job, "06-zoom.png", out)
 
+    # A page longer than a screenful: the first frame holds the first rows,
+    # the rest are appended after it, in order; j moves the focus past them.
+    page.fill("#from", "now-1h")
+    page.fill("#to", "now")
+    page.fill("#limit", "1000")
+    run_query(page, f'{{service_name="{svc}"}}')
+    big = {
+        "timing": page.evaluate("window.__rk.timing"),
+        "rows": page.eval_on_selector_all("#lines .row", "els => els.map(e => e.dataset.ts)"),
+    }
+    page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate("document.activeElement.blur()")
+    for _ in range(60):
+        page.keyboard.press("j")
+    big["focused"] = page.evaluate("(document.querySelector('#lines .row.focus') || {dataset: {}}).dataset.ts || null")
+    big["focused_is_active"] = page.evaluate("document.activeElement.classList.contains('focus')")
+    out["big_page"] = big
+    step(out, "big_page")
+
     # A metric query: a chart with one line per series, then the table.
     page.fill("#from", "now-1h")
     page.fill("#to", "now")

@@ -9,11 +9,13 @@
 //! Each frame is Loki's `{"streams":[{"stream":{…},"values":[["ns","line"],…]}],
 //! "dropped_entries":null}`. The tailer reads the store, not the push path:
 //! every [`TICK`] it runs the query forward from the newest entry it has
-//! sent (entries at that same nanosecond already sent are skipped), at most
-//! [`MAX_BATCH`] entries per frame. So ingest never waits for a tailer, a
-//! slow client only falls behind and catches up from the store (memory per
-//! tailer is one batch), and many tailers cost one small query per tick
-//! each. The server pings every [`PING_EVERY`]; a client that does not take
+//! sent (entries at that same nanosecond already sent are skipped, and the
+//! query's limit counts them, so any number of entries at one nanosecond
+//! gets through), at most [`MAX_BATCH`] new entries per frame. So ingest
+//! never waits for a tailer, a slow client only falls behind and catches up
+//! from the store (memory per tailer is one batch, plus the entries sharing
+//! the newest nanosecond sent), and many tailers cost one small query per
+//! tick each. The server pings every [`PING_EVERY`]; a client that does not take
 //! a frame within [`SEND_TIMEOUT`] is disconnected. At most
 //! `max_concurrent_tail_requests` tails per tenant are open at once
 //! ([`super::tail_slots`]); one more is closed at once with Loki's error.
@@ -127,6 +129,16 @@ fn entry_key(labels: &runakefli_engine::LabelSet, line: &str) -> u64 {
 }
 
 impl Cursor {
+    /// The limit of the next query, for `batch` new entries: the entries
+    /// already sent at `from` come back first and are skipped, so the limit
+    /// counts them too. Without that, more than `batch` entries at one
+    /// nanosecond would fill every answer with entries already sent and the
+    /// tail would stop there for good.
+    fn limit(&self, batch: u32) -> u32 {
+        let sent = u32::try_from(self.sent_at_from.len()).unwrap_or(u32::MAX);
+        batch.saturating_add(sent)
+    }
+
     /// Drops entries already sent and moves past the rest.
     fn advance(&mut self, streams: &mut Vec<StreamResult>) {
         let mut newest = self.from;
@@ -247,7 +259,8 @@ async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest, _slo
                 if to <= cursor.from {
                     continue;
                 }
-                let mut streams = match fetch(&state, &req, cursor.from, to, limit).await {
+                let batch = cursor.limit(limit);
+                let mut streams = match fetch(&state, &req, cursor.from, to, batch).await {
                     Ok(s) => s,
                     Err(e) => {
                         let _ = send(&mut socket, close_frame(e.message.clone())).await;
@@ -308,5 +321,22 @@ mod tests {
         let mut b = batch(&[(5, "z"), (6, "w")]);
         c.advance(&mut b);
         assert_eq!(b[0].entries, vec![(6, "w".to_string())]);
+    }
+
+    #[test]
+    fn the_limit_counts_what_was_sent_at_the_newest_nanosecond() {
+        let mut c = Cursor {
+            from: 0,
+            sent_at_from: HashSet::new(),
+        };
+        assert_eq!(c.limit(3), 3);
+        // Three entries at ns 7 sent: the next query asks for three more than a batch.
+        let mut b = batch(&[(7, "a"), (7, "b"), (7, "c")]);
+        c.advance(&mut b);
+        assert_eq!(c.limit(3), 6);
+        // Past ns 7, only what was sent at the new newest nanosecond counts.
+        let mut b = batch(&[(7, "a"), (8, "d")]);
+        c.advance(&mut b);
+        assert_eq!(c.limit(3), 4);
     }
 }

@@ -1237,3 +1237,106 @@ fn a_batch_resent_after_a_crash_gets_its_unsent_samples_into_prometheus() {
         1.0
     );
 }
+
+/// Checks that `ours` has every member of `loki` with the same JSON type, at
+/// every level; `labels` and `annotations` are maps of strings whatever their
+/// names; an array's elements are matched by their `type` member when they
+/// have one (alerting and recording rules sit in one array).
+fn same_shape(loki: &Value, ours: &Value, at: &str, problems: &mut Vec<String>) {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if kind(loki) != kind(ours) {
+        problems.push(format!(
+            "{at}: Loki has {}, ours {}",
+            kind(loki),
+            kind(ours)
+        ));
+        return;
+    }
+    match (loki, ours) {
+        (Value::Object(l), Value::Object(o)) => {
+            for (k, lv) in l {
+                let path = format!("{at}.{k}");
+                match o.get(k) {
+                    None => problems.push(format!("{path}: missing")),
+                    Some(ov) if k == "labels" || k == "annotations" => match ov.as_object() {
+                        Some(m) if m.values().all(Value::is_string) => {}
+                        _ => problems.push(format!("{path}: not an object of strings: {ov}")),
+                    },
+                    Some(ov) => same_shape(lv, ov, &path, problems),
+                }
+            }
+        }
+        (Value::Array(l), Value::Array(o)) => {
+            for (i, lv) in l.iter().enumerate() {
+                let path = format!("{at}[{i}]");
+                let twin = o
+                    .iter()
+                    .find(|ov| ov.get("type") == lv.get("type"))
+                    .or(o.first());
+                match twin {
+                    Some(ov) => same_shape(lv, ov, &path, problems),
+                    None => problems.push(format!("{path}: ours is empty")),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+const SHAPE_RULES: &str = r#"
+groups:
+  - name: checkout
+    interval: 1s
+    rules:
+      - alert: Checkout5xx
+        expr: sum by (app) (count_over_time({app="checkout"} | json | status >= 500 [8s])) > 0
+        for: 1s
+        labels:
+          severity: page
+        annotations:
+          summary: checkout failing
+      - record: checkout:lines:count8s
+        expr: sum by (app) (count_over_time({app="checkout"}[8s]))
+        labels:
+          source: runakefli
+"#;
+
+/// Grafana reads a Loki data source's rules and alerts from Loki's
+/// Prometheus-format answers: ours have every member of Loki's
+/// (`ruler_shapes/`, written from Loki's ruler API types) with the same
+/// JSON types, for a firing alerting rule and a recording rule.
+#[test]
+fn prometheus_rules_answer_has_lokis_shape() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = tmp.path().join("rules");
+    write_rules(&rules, "shop", SHAPE_RULES);
+    let rules_arg = format!("--rules-dir={}", rules.display());
+    let mut args = vec![rules_arg.as_str()];
+    args.extend_from_slice(AS_PUSHED);
+    let server = TestServer::start_with(&args);
+    push_checkout(&server, &[r#"{"status":503}"#, r#"{"status":200}"#]);
+    eventually(20, "the alert to fire", || {
+        let v = server.get_json("/prometheus/api/v1/alerts", &[]);
+        (v["data"]["alerts"][0]["state"] == "firing").then_some(())
+    });
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ruler_shapes");
+    for (path, file) in [
+        ("/prometheus/api/v1/rules", "loki_prometheus_rules.json"),
+        ("/prometheus/api/v1/alerts", "loki_prometheus_alerts.json"),
+    ] {
+        let loki: Value =
+            serde_json::from_slice(&std::fs::read(fixtures.join(file)).expect("fixture"))
+                .expect("fixture JSON");
+        let ours = server.get_json(path, &[]);
+        let mut problems = Vec::new();
+        same_shape(&loki, &ours, "", &mut problems);
+        assert!(problems.is_empty(), "{path}: {problems:#?}\nours: {ours:#}");
+    }
+}

@@ -45,7 +45,8 @@ fn alert_json(a: &Alert) -> Value {
 fn ok(data: Value) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        json!({"status": "success", "data": data}).to_string(),
+        // Loki's ruler sends `errorType` and `error` empty on success too.
+        json!({"status": "success", "data": data, "errorType": "", "error": ""}).to_string(),
     )
         .into_response()
 }

@@ -153,13 +153,18 @@ export class Editor {
     const it = this.items[i];
     if (!it || !this.ctx) return;
     const pos = this.ta.selectionStart;
-    const start = pos - this.ctx.prefix.length;
     const v = this.ta.value;
+    // The list may be one keystroke behind the text (its answer was still
+    // on its way): replace the word as it is now, not as it was then.
+    const now = completionContext(v.slice(0, pos));
+    const ctx = now && now.kind === this.ctx.kind ? now : this.ctx;
+    this.ctx = ctx;
+    const start = pos - ctx.prefix.length;
     let insert = it.text;
-    if (this.ctx.kind === "value" || this.ctx.kind === "fieldvalue") {
+    if (ctx.kind === "value" || ctx.kind === "fieldvalue") {
       insert = it.text.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
       if (v[pos] !== '"') insert += '"';
-    } else if (this.ctx.kind === "label" && !/^\s*(=|!=|=~|!~)/.test(v.slice(pos))) {
+    } else if (ctx.kind === "label" && !/^\s*(=|!=|=~|!~)/.test(v.slice(pos))) {
       insert += '="';
     }
     this.ta.value = v.slice(0, start) + insert + v.slice(pos);

@@ -89,6 +89,18 @@ pub fn split_text_line(
         names.push(name);
         *lit = b;
     };
+    // The open text run, if any, as slot `~n`.
+    let close_run = |tpl: &mut Vec<u8>,
+                     spans: &mut Vec<(u32, u32)>,
+                     names: &mut Vec<Vec<u8>>,
+                     lit: &mut usize,
+                     run: &mut Option<(usize, usize)>,
+                     runs: &mut usize| {
+        if let Some(r) = run.take() {
+            slot(tpl, spans, names, lit, r, format!("~{runs}").into_bytes());
+            *runs += 1;
+        }
+    };
     let mut i = 0usize;
     while i < line.len() {
         if line[i] == b' ' || line[i] == b'\t' {
@@ -125,32 +137,13 @@ pub fn split_text_line(
             run = Some((run.map_or(start, |r| r.0), i));
             continue;
         };
-        if let Some((ra, rb)) = run.take() {
-            slot(
-                tpl,
-                spans,
-                names,
-                &mut lit,
-                (ra, rb),
-                format!("~{runs}").into_bytes(),
-            );
-            runs += 1;
-        }
+        close_run(tpl, spans, names, &mut lit, &mut run, &mut runs);
         slot(tpl, spans, names, &mut lit, (a, b), name);
         if spans.len() > MAX_TEXT_SLOTS {
             return false;
         }
     }
-    if let Some((ra, rb)) = run.take() {
-        slot(
-            tpl,
-            spans,
-            names,
-            &mut lit,
-            (ra, rb),
-            format!("~{runs}").into_bytes(),
-        );
-    }
+    close_run(tpl, spans, names, &mut lit, &mut run, &mut runs);
     tpl.extend_from_slice(&line[lit..]);
     spans.len() <= MAX_TEXT_SLOTS
 }

@@ -301,6 +301,19 @@ impl<'a> Bloom<'a> {
         })
     }
 
+    /// Hints the CPU to fetch the slots of `keys` ([`crate::prefetch`]).
+    #[inline]
+    pub fn hint_keys(&self, keys: &[u64]) {
+        let blocks = self.bytes.len() / BLOCK_BYTES;
+        if blocks == 0 {
+            return;
+        }
+        for &h in keys {
+            let b = block_of(h, blocks) * BLOCK_BYTES;
+            crate::prefetch::bytes(&self.bytes[b..b + BLOCK_BYTES], BLOCK_BYTES);
+        }
+    }
+
     /// [`Self::may_contain`] or [`Self::may_contain_grams`] with the keys
     /// worked out beforehand ([`RunKeys`]): a query probes thousands of
     /// blocks with the same few keys.

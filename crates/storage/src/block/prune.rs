@@ -15,7 +15,7 @@
 //! are judged run by run.
 
 use super::bloom::{
-    Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM, STRIDE_MIN_RUN,
+    Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM, STRIDE, STRIDE_MIN_RUN,
 };
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
@@ -23,6 +23,7 @@ use super::tokens::{
     alphabet, needle_runs, token_classes, token_features, NeedleRun, DIGIT_RUN, FEATURES, HEX_RUN,
     TOKEN_FEATURES,
 };
+use std::cell::Cell;
 
 /// [`run_features`] bit: the run is only hex digits.
 const RUN_ALL_HEX: u8 = 1 << 6;
@@ -480,7 +481,7 @@ pub struct PackedHead<'a> {
 
 /// What [`NeedleProbe`] reads of a version-2 header, from a [`BlockHeader`]
 /// or its [`PackedHead`].
-trait ProbeHead {
+pub(crate) trait ProbeHead {
     fn boundaries(&self) -> u16;
     fn has_grams(&self) -> bool;
     fn has_short_grams(&self) -> bool;
@@ -549,12 +550,25 @@ pub struct NeedleProbe {
     /// Per needle byte: the encodings (bit `e as u8`) that may print it,
     /// [`Encoding::PrefixedDecimal`] left out (it depends on the prefix).
     print_bits: Vec<u16>,
+    /// The needle's positions holding a boundary byte (where a block's
+    /// boundaries may cut it into fragments), when there are at most
+    /// [`MAX_TABLED_CUTS`] of them.
+    cuts: Vec<usize>,
+    /// [`NeedleProbe::prints`] of every fragment the `cuts` can make,
+    /// worked out once: `(start slot) × (cuts + 1) + end slot` (start slot 0
+    /// at the needle's start, `j + 1` after cut `j`; end slot `j` at cut
+    /// `j`, `cuts` at the end). Empty when there are more cuts.
+    frag_prints: Vec<u16>,
     /// Per run: its bloom keys in the templates' scope and in the scopes of
     /// the first [`KEYED_COLUMNS`] columns, and which encodings it fits
     /// (worked out once per query, not once per block: these depend on the
     /// run only).
     facts: Vec<RunFacts>,
 }
+
+/// Most boundary bytes in a needle for which a [`NeedleProbe`] tables its
+/// fragments' prints (their number grows with the square of the cuts).
+const MAX_TABLED_CUTS: usize = 32;
 
 /// Columns whose bloom keys a [`NeedleProbe`] works out beforehand (a
 /// block's later columns, rare, have theirs worked out when asked).
@@ -593,6 +607,63 @@ fn encodings_where(yes: impl Fn(Encoding) -> bool) -> u16 {
         .iter()
         .filter(|&&e| yes(e))
         .fold(0, |m, &e| m | 1 << (e as u8))
+}
+
+/// Most first keys a [`FirstKeys`] notes; a walk that asks more is judged
+/// the plain way.
+const FIRST_KEYS_MAX: usize = 24;
+
+/// The first key of each bloom lookup a walk asked, noted by a walk in which
+/// every lookup answered "absent" ([`NeedleProbe::may_match_v2`]).
+///
+/// A lookup answers "absent" whenever its first key is absent: a token or
+/// gram lookup needs all its keys, a stride lookup all the keys of one
+/// alignment (its first key is one of those). So when every noted first key
+/// is absent, the real walk asks the same lookups, gets the same answers and
+/// ends as the noted walk did. The keys' slots are hinted as they are noted,
+/// and then read together: the few cache and TLB misses a block's bloom costs
+/// a needle new to the process overlap instead of being paid one after
+/// another (they were most of a first search's time).
+#[derive(Default)]
+struct FirstKeys {
+    keys: [Cell<u64>; FIRST_KEYS_MAX],
+    /// Keys noted; more than [`FIRST_KEYS_MAX`] when some did not fit.
+    n: Cell<usize>,
+}
+
+impl FirstKeys {
+    /// Notes (and hints) the first keys `ask` reads of `keys`; answers
+    /// "absent".
+    fn note(&self, bloom: &Bloom<'_>, keys: &RunKeys, ask: BloomAsk) -> bool {
+        let first: &[u64] = match ask {
+            BloomAsk::Token => std::slice::from_ref(&keys.token),
+            BloomAsk::Grams => keys.grams.get(..1).unwrap_or(&[]),
+            BloomAsk::Short => keys.short.get(..1).unwrap_or(&[]),
+            BloomAsk::Stride { at_token_start } => {
+                let alignments = if at_token_start { 1 } else { STRIDE };
+                keys.stride.get(..alignments).unwrap_or(&keys.stride)
+            }
+        };
+        for &k in first {
+            let n = self.n.get();
+            if let Some(slot) = self.keys.get(n) {
+                slot.set(k);
+                bloom.hint_keys(&[k]);
+            }
+            self.n.set(n.saturating_add(1));
+        }
+        false
+    }
+
+    /// Whether every noted key is absent from `bloom` (false when some
+    /// did not fit).
+    fn all_absent(&self, bloom: &Bloom<'_>) -> bool {
+        let n = self.n.get();
+        n <= FIRST_KEYS_MAX
+            && self.keys[..n]
+                .iter()
+                .all(|k| !bloom.may_contain_keys(&[k.get()]))
+    }
 }
 
 /// Asks `bloom` for a run by its keys.
@@ -640,7 +711,9 @@ impl NeedleProbe {
                 }),
             })
             .collect();
-        NeedleProbe {
+        let mut probe = NeedleProbe {
+            cuts: Vec::new(),
+            frag_prints: Vec::new(),
             facts,
             print_bits: needle
                 .iter()
@@ -658,7 +731,23 @@ impl NeedleProbe {
                         .map_or(0, |i| 1 << i)
                 })
                 .collect(),
+        };
+        let cuts: Vec<usize> = (0..needle.len())
+            .filter(|&i| probe.boundary_bit[i] != 0)
+            .collect();
+        if cuts.len() <= MAX_TABLED_CUTS {
+            let k = cuts.len();
+            let starts = std::iter::once(0).chain(cuts.iter().map(|&c| c + 1));
+            let ends: Vec<usize> = cuts.iter().copied().chain([needle.len()]).collect();
+            let table = starts
+                .flat_map(|a| ends.iter().map(move |&b| (a, b)))
+                .map(|(a, b)| if a < b { probe.prints_now(a, b) } else { 0 })
+                .collect();
+            debug_assert_eq!(k + 1, ends.len());
+            probe.cuts = cuts;
+            probe.frag_prints = table;
         }
+        probe
     }
 
     /// The needle.
@@ -672,18 +761,48 @@ impl NeedleProbe {
         if header.version < 2 || header.boundaries & (1 << 15) != 0 {
             return needle_sources_in(header, bloom, &self.bytes).is_some();
         }
-        self.may_match_v2(header, bloom)
+        self.judge_v2(header, bloom)
     }
 
     /// [`Self::may_match`] for a block whose header is [`ProbeBlock::packed`],
     /// from its packed head alone: the same answer.
     pub fn may_match_packed(&self, head: PackedHead<'_>, bloom: &[u8]) -> bool {
         debug_assert!(head.block.packed);
-        self.may_match_v2(&head, bloom)
+        self.judge_v2(&head, bloom)
     }
 
-    /// The version-2 judgement with exact boundary bytes.
-    fn may_match_v2(&self, head: &impl ProbeHead, bloom: &[u8]) -> bool {
+    /// The version-2 judgement: first walked with every bloom lookup
+    /// answering "absent" while their first keys are noted ([`FirstKeys`]);
+    /// when all of those are absent indeed, that walk's answer is the
+    /// answer, else the block is walked again with real lookups.
+    fn judge_v2(&self, head: &impl ProbeHead, bloom: &[u8]) -> bool {
+        if let Some(answer) = self.answer_from_first_keys(head, bloom) {
+            debug_assert_eq!(answer, self.may_match_v2(head, bloom, &look_up));
+            return answer;
+        }
+        self.may_match_v2(head, bloom, &look_up)
+    }
+
+    /// The walk with every lookup answering "absent", when the first keys
+    /// it noted are all absent indeed (see [`FirstKeys`]); `None` otherwise.
+    pub(crate) fn answer_from_first_keys(
+        &self,
+        head: &impl ProbeHead,
+        bloom: &[u8],
+    ) -> Option<bool> {
+        let firsts = FirstKeys::default();
+        let assumed = self.may_match_v2(head, bloom, &|b, k, a| firsts.note(b, k, a));
+        firsts.all_absent(&Bloom::new(bloom)).then_some(assumed)
+    }
+
+    /// The version-2 judgement with exact boundary bytes, asking the bloom
+    /// through `look`.
+    fn may_match_v2(
+        &self,
+        head: &impl ProbeHead,
+        bloom: &[u8],
+        look: &impl Fn(&Bloom<'_>, &RunKeys, BloomAsk) -> bool,
+    ) -> bool {
         let bloom = Bloom::new(bloom);
         let boundaries = head.boundaries();
         let needle = &self.bytes;
@@ -692,7 +811,7 @@ impl NeedleProbe {
         while i <= needle.len() {
             let cut = i == needle.len() || boundaries & self.boundary_bit[i] != 0;
             if cut {
-                if i > start && !self.fragment_fits(head, &bloom, start, i) {
+                if i > start && !self.fragment_fits(head, &bloom, start, i, look) {
                     return false;
                 }
                 start = i + 1;
@@ -705,12 +824,46 @@ impl NeedleProbe {
     /// The encodings (bit `e as u8`, PrefixedDecimal left out) that may
     /// print every byte of the needle's `a..b` ([`Encoding::may_print`]).
     fn prints(&self, a: usize, b: usize) -> u16 {
+        if self.frag_prints.is_empty() {
+            return self.prints_now(a, b);
+        }
+        // Fragments a block's boundaries cut start at the needle's start or
+        // after a cut and end at a cut or the needle's end; others are
+        // worked out.
+        let k = self.cuts.len();
+        let start = match a {
+            0 => Some(0),
+            _ => self.cuts.binary_search(&(a - 1)).ok().map(|j| j + 1),
+        };
+        let end = match b == self.bytes.len() {
+            true => Some(k),
+            false => self.cuts.binary_search(&b).ok(),
+        };
+        match (start, end) {
+            (Some(s), Some(e)) if a < b => {
+                let p = self.frag_prints[s * (k + 1) + e];
+                debug_assert_eq!(p, self.prints_now(a, b));
+                p
+            }
+            _ => self.prints_now(a, b),
+        }
+    }
+
+    /// [`Self::prints`] worked out from the needle's bytes.
+    fn prints_now(&self, a: usize, b: usize) -> u16 {
         let bytes = self.print_bits[a..b].iter().fold(u16::MAX, |m, &x| m & x);
         bytes & encodings_where(|e| e.shape_fits(&self.bytes[a..b]))
     }
 
     /// Whether the fragment `a..b` fits the templates or some column.
-    fn fragment_fits(&self, head: &impl ProbeHead, bloom: &Bloom<'_>, a: usize, b: usize) -> bool {
+    fn fragment_fits(
+        &self,
+        head: &impl ProbeHead,
+        bloom: &Bloom<'_>,
+        a: usize,
+        b: usize,
+        look: &impl Fn(&Bloom<'_>, &RunKeys, BloomAsk) -> bool,
+    ) -> bool {
         let runs: &[(usize, usize, bool, bool, u8)] = &self.runs;
         let in_frag = |(_, r): &(usize, &(usize, usize, bool, bool, u8))| r.0 >= a && r.1 <= b;
         let run = |r: &(usize, usize, bool, bool, u8)| NeedleRun {
@@ -720,7 +873,7 @@ impl NeedleProbe {
         };
         if runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
             template_may_hold(head.has_grams(), head.has_short_grams(), &run(r), |ask| {
-                look_up(bloom, &self.facts[i].template, ask)
+                look(bloom, &self.facts[i].template, ask)
             })
         }) {
             return true;
@@ -754,12 +907,10 @@ impl NeedleProbe {
                     };
                     column_may_hold(col, &run, (r.4, facts.features), fits, |ask| {
                         match facts.columns.get(c) {
-                            Some(keys) => look_up(bloom, keys, ask),
-                            None => look_up(
-                                bloom,
-                                &RunKeys::new(Scope::Column(c as u32), run.text),
-                                ask,
-                            ),
+                            Some(keys) => look(bloom, keys, ask),
+                            None => {
+                                look(bloom, &RunKeys::new(Scope::Column(c as u32), run.text), ask)
+                            }
                         }
                     })
                 })

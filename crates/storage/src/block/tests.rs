@@ -1447,6 +1447,56 @@ fn packed_heads_judge_needles_as_their_headers() {
     h.boundaries |= 1 << 15;
     assert!(!ProbeBlock::of(&h).packed);
 }
+/// A needle a block lacks is judged from the first key of each bloom lookup
+/// alone ([`super::prune::NeedleProbe::answer_from_first_keys`]: one batch of
+/// bloom reads instead of a walk that waits on each), and that answer is the
+/// full walk's; a needle the block holds is left to the full walk.
+#[test]
+fn absent_needles_are_judged_from_their_first_keys() {
+    use super::prune::NeedleProbe;
+    let mut w = Workload::new(21);
+    let lines: Vec<String> = (0..400).map(|_| w.line().1).collect();
+    let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 1);
+    let h = layout::BlockHeader::decode(&buf).unwrap();
+    let bloom = h.bloom_bytes(&buf);
+    let mut shortcut = 0;
+    let absent: Vec<String> = (0..200)
+        .map(|i| match i % 4 {
+            0 => format!("{:08x}-{:04x}-4{:03x}-beef-{:012x}", i * 7919, i, i, i * 31),
+            1 => format!("q{i}z8x{i}"),
+            2 => format!("{}", 7_300_000_000_000u64 + i * 104_729),
+            _ => format!("nothing like word{i}"),
+        })
+        .filter(|n| !lines.iter().any(|l| l.contains(n.as_str())))
+        .collect();
+    assert!(absent.len() > 150);
+    for needle in &absent {
+        let probe = NeedleProbe::new(needle.as_bytes());
+        let full = probe.may_match(&h, bloom);
+        if let Some(answer) = probe.answer_from_first_keys(&h, bloom) {
+            assert_eq!(answer, full, "needle {needle:?}");
+            shortcut += 1;
+        }
+    }
+    assert!(
+        shortcut * 10 >= absent.len() * 9,
+        "{shortcut} of {} absent needles judged from first keys",
+        absent.len()
+    );
+    // A needle cut from a line: present, so some first key is there.
+    for l in lines.iter().step_by(37) {
+        let needle = &l[l.len() / 3..l.len() / 3 + 12];
+        let probe = NeedleProbe::new(needle.as_bytes());
+        assert!(probe.may_match(&h, bloom), "needle {needle:?}");
+        assert_ne!(
+            probe.answer_from_first_keys(&h, bloom),
+            Some(false),
+            "needle {needle:?}"
+        );
+    }
+}
+
 /// Plain-text lines are split into a text template and `Text` columns
 /// named by key or position; they round-trip, a rare id in them is ruled out
 /// by its column's bloom keys when absent, and a phrase with a word the

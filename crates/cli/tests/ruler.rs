@@ -959,8 +959,15 @@ fn sigkill_during_evaluation_and_remote_write_loses_no_logged_sample() {
         .copied()
         .filter(|t| !logged.contains(t))
         .collect();
+    // The group's evaluations fall at one place in its 1 s interval
+    // (its slot offset, a whole number of milliseconds).
+    let slot = logged.iter().next().map_or(0, |t| t.rem_euclid(1000));
+    assert!(
+        logged.iter().all(|t| t.rem_euclid(1000) == slot),
+        "evaluation times off the group's slots: {logged:?}"
+    );
     for &t in &unlogged {
-        assert_eq!(t % 1000, 0, "{t}: not an evaluation time");
+        assert_eq!(t.rem_euclid(1000), slot, "{t}: not an evaluation time");
         assert_eq!(
             stored[&t],
             fault_expected(&server, t),

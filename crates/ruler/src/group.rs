@@ -1,6 +1,7 @@
 //! One rule group at run time: its rules' health and alerts (what the API
 //! shows), one evaluation of its rules in order, and the loop that runs it
-//! on its own thread at aligned times, so a slow group delays no other.
+//! on its own thread at its own slots in the interval, so a slow group
+//! delays no other.
 
 use crate::alert::AlertSet;
 use crate::alert_store::{rule_key, AlertStore};
@@ -219,23 +220,53 @@ impl GroupState {
     }
 }
 
-/// The first aligned evaluation time after `now_ns`: the next multiple of
-/// the interval.
-pub fn next_aligned(now_ns: i64, interval: Duration) -> i64 {
+/// The first evaluation time after `now_ns` of a group whose slots are
+/// `offset_ns` past the multiples of `interval`.
+pub fn next_slot(now_ns: i64, interval: Duration, offset_ns: i64) -> i64 {
     let step = i64::try_from(interval.as_nanos())
         .unwrap_or(i64::MAX)
         .max(1);
-    (now_ns.div_euclid(step) + 1) * step
+    let offset = offset_ns.rem_euclid(step);
+    (now_ns.saturating_sub(offset).div_euclid(step) + 1)
+        .saturating_mul(step)
+        .saturating_add(offset)
 }
 
-/// Runs `group` at aligned times until `stop` is disconnected (its sender
+/// Where in its interval a group's evaluations fall, in nanoseconds: a hash
+/// of its tenant, namespace and name, modulo the interval, in whole
+/// milliseconds (an evaluation time is then exactly its samples' time).
+/// Prometheus offsets each group the same way (by a hash of its name and
+/// file), so that groups sharing an interval do not all evaluate at the same
+/// instant; the hash is stable, so a restart keeps a group's slots.
+pub fn slot_offset_ns(tenant: &str, namespace: &str, group: &str, interval: Duration) -> i64 {
+    let step_ms = u64::try_from(interval.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    // FNV-1a over the three names, each ended by a 0 byte (no name holds one).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in [tenant, namespace, group]
+        .iter()
+        .flat_map(|n| n.bytes().chain([0]))
+    {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    i64::try_from(h % step_ms).map_or(0, |ms| ms.saturating_mul(1_000_000))
+}
+
+/// Runs `group` at its slots ([`slot_offset_ns`]) until `stop` is disconnected (its sender
 /// dropped). An evaluation that overruns its interval skips the times it
 /// ran past, counted as missed; evaluation times never lie behind the clock.
 pub fn run(group: Arc<GroupState>, env: Arc<Env>, stop: Receiver<()>) {
     let step = i64::try_from(group.interval.as_nanos())
         .unwrap_or(i64::MAX)
         .max(1);
-    let mut t = next_aligned(crate::time::now_ns(), group.interval);
+    let offset = slot_offset_ns(
+        group.tenant.as_str(),
+        &group.namespace,
+        &group.compiled.group.name,
+        group.interval,
+    );
+    let mut t = next_slot(crate::time::now_ns(), group.interval, offset);
     loop {
         let wait = t.saturating_sub(crate::time::now_ns());
         let wait = Duration::from_nanos(u64::try_from(wait).unwrap_or(0));
@@ -246,7 +277,7 @@ pub fn run(group: Arc<GroupState>, env: Arc<Env>, stop: Receiver<()>) {
         group.evaluate(t, &env);
         t += step;
         // Times already past are skipped: the next evaluation is at the
-        // first aligned time still ahead.
+        // first slot still ahead.
         let now = crate::time::now_ns();
         if now > t {
             let missed = (now - t) / step + 1;
@@ -257,5 +288,61 @@ pub fn run(group: Arc<GroupState>, env: Arc<Env>, stop: Receiver<()>) {
             });
             tracing::warn!(group = %name, missed, "rule group evaluation ran over its interval");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_slot_is_the_first_time_after_now_at_the_offset() {
+        let minute = Duration::from_secs(60);
+        let step = 60_000_000_000i64;
+        for (now, offset) in [
+            (0, 0),
+            (1, 0),
+            (step, 0),
+            (step - 1, 7),
+            (step + 7, 7),
+            (5 * step + 3, step - 1),
+            (-5 * step + 3, 12),
+            (1_796_402_452_123_456_789, 41_000_000_017),
+        ] {
+            let t = next_slot(now, minute, offset);
+            assert!(t > now && t - now <= step, "{now} {offset}: {t}");
+            assert_eq!(t.rem_euclid(step), offset, "{now} {offset}: {t}");
+        }
+        // An offset outside the interval is taken modulo it.
+        assert_eq!(next_slot(0, minute, step + 5), 5);
+        assert_eq!(next_slot(0, minute, -1), step - 1);
+    }
+
+    #[test]
+    fn groups_sharing_an_interval_get_stable_offsets_spread_over_it() {
+        let minute = Duration::from_secs(60);
+        let offsets: Vec<i64> = (0..20)
+            .map(|i| slot_offset_ns("fake", "rules", &format!("app-{i}"), minute))
+            .collect();
+        assert!(offsets
+            .iter()
+            .all(|o| (0..60_000_000_000).contains(o) && o % 1_000_000 == 0));
+        let mut distinct = offsets.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 20, "{offsets:?}");
+        // Spread: not bunched in one part of the minute.
+        let halves = offsets.iter().filter(|&&o| o < 30_000_000_000).count();
+        assert!((4..=16).contains(&halves), "{offsets:?}");
+        // Stable, and every name counts.
+        assert_eq!(slot_offset_ns("fake", "rules", "app-3", minute), offsets[3]);
+        assert_ne!(
+            slot_offset_ns("other", "rules", "app-3", minute),
+            slot_offset_ns("fake", "rules", "app-3", minute)
+        );
+        assert_ne!(
+            slot_offset_ns("fake", "rule", "sapp-3", minute),
+            slot_offset_ns("fake", "rules", "app-3", minute)
+        );
     }
 }

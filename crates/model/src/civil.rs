@@ -4,10 +4,10 @@
 //! These are Howard Hinnant's `days_from_civil` and `civil_from_days`
 //! (<https://howardhinnant.github.io/date_algorithms.html>): years are
 //! counted in 400-year eras of 146 097 days, and each year is taken to start
-//! on March 1 so that the leap day falls at its end. They are exact for every
-//! day and every year whose day count fits an `i64` with room to spare (well
-//! beyond ±10^15 days), including days before 1970 and years before 1 (year 0
-//! is 1 BC, as in ISO 8601).
+//! on March 1 so that the leap day falls at its end. They are exact for days
+//! before 1970 and years before 1 too (year 0 is 1 BC, as in ISO 8601), as
+//! far as the arithmetic does not overflow `i64`: far beyond any timestamp in
+//! nanoseconds (the tests cover ±10^12 days).
 //!
 //! Both are on the hot path of timestamp parsing and formatting, hence
 //! `#[inline]`.

@@ -1,21 +1,8 @@
 //! Text helpers for building lines without allocation-heavy libraries: RFC 3339
 //! timestamps and JSON string escaping.
 
+use runakefli_model::civil::civil_from_days;
 use std::fmt::Write;
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
 
 /// Appends `ts_ns` (nanoseconds since the epoch) as RFC 3339 UTC with milliseconds,
 /// e.g. `2026-11-30T00:57:23.123Z`; the sub-millisecond part is truncated.

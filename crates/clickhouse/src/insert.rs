@@ -13,6 +13,7 @@
 //! the group commit ([`crate::group_commit`]); a batch of one push is that
 //! push's inserts unchanged, byte for byte and token for token.
 
+use runakefli_model::civil::civil_from_days;
 use runakefli_model::{PushRequest, TenantId, Timestamp};
 use std::collections::BTreeSet;
 
@@ -59,16 +60,7 @@ pub fn ts_text(ts: Timestamp) -> String {
 
 /// The UTC calendar day of `ts` as `YYYY-MM-DD`.
 pub fn day_text(ts: Timestamp) -> String {
-    // Days to civil date (proleptic Gregorian), after H. Hinnant's algorithm.
-    let z = ts.div_euclid(DAY) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = civil_from_days(ts.div_euclid(DAY));
     format!("{y:04}-{m:02}-{d:02}")
 }
 

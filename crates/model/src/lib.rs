@@ -4,11 +4,13 @@
 //! [`PushRequest`], label [`Matcher`]s, the [`Backend`] contract that a
 //! storage engine implements for the query engine, and the write and
 //! operations contracts ([`Ingest`], [`Operations`], [`Deletes`]) it
-//! implements for the server, and the backend-neutral retention settings
-//! ([`retention`]). It performs no I/O.
+//! implements for the server, the backend-neutral retention settings
+//! ([`retention`]) and calendar-date arithmetic ([`civil`]). It performs no
+//! I/O.
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod civil;
 pub mod deletes;
 pub mod entry;
 pub mod label_condition;

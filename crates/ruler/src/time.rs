@@ -1,22 +1,15 @@
 //! Dates for alerts: RFC 3339 (Alertmanager, the Prometheus API) and the
 //! civil date and time of a Unix instant, UTC.
 
+use runakefli_model::civil::civil_from_days;
+
 /// `(YYYY-MM-DD, HH:MM:SS, nanoseconds)` of `ns` since the epoch, UTC.
 pub fn civil(ns: i64) -> (String, String, i64) {
     let secs = ns.div_euclid(1_000_000_000);
     let frac = ns.rem_euclid(1_000_000_000);
     let days = secs.div_euclid(86_400);
     let tod = secs.rem_euclid(86_400);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = civil_from_days(days);
     (
         format!("{y:04}-{m:02}-{d:02}"),
         format!("{:02}:{:02}:{:02}", tod / 3600, tod / 60 % 60, tod % 60),

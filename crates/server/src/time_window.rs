@@ -8,6 +8,7 @@
 //! and the request is still answered 400 naming the refused ones (one line
 //! per stream, its first refused entry), so a collector logs the problem.
 
+use runakefli_model::civil::civil_from_days;
 use runakefli_model::PushRequest;
 use std::time::Duration;
 
@@ -128,20 +129,6 @@ pub fn rfc3339_nanos(ts: i64) -> String {
         s.trim_end_matches('Z'),
         ts.rem_euclid(1_000_000_000)
     )
-}
-
-/// (year, month, day) of a day number since 1970-01-01 (proleptic Gregorian).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Every on-disk name of the store: directories, file names and how day
 //! partitions are spelled. Nothing else in the crate builds a path by hand.
 
+use runakefli_model::civil::{civil_from_days, days_from_civil};
 use std::path::{Path, PathBuf};
 
 /// Lock file held (flock) by the process that has the store open.
@@ -109,30 +110,6 @@ pub fn parse_day_name(name: &str) -> Option<i64> {
 /// Day number of a timestamp in nanoseconds (UTC).
 pub fn day_of(ts: i64) -> i64 {
     ts.div_euclid(runakefli_model::NANOS_PER_DAY)
-}
-
-// Howard Hinnant's civil-calendar algorithms (public domain description).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use super::convert::{format_float_v, parse_float};
 use super::template::Val;
 use super::time_parse::parse_in_zone;
 use super::zone::Zone;
+use runakefli_model::civil::civil_from_days;
 
 /// Why a call failed.
 #[derive(Debug)]
@@ -879,19 +880,6 @@ pub fn format_time(ns: i128, layout: &str) -> String {
         r = &r[n..];
     }
     out
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// Go's `fmt.Sprintf` for the common verbs (`%s %v %d %f %q %x %t %%`, width,

@@ -9,6 +9,7 @@
 //! epoch, wide enough for any year Go reads (four digits).
 
 use super::zone::Zone;
+use runakefli_model::civil::days_from_civil;
 
 /// Nanoseconds per second.
 const NS: i128 = 1_000_000_000;
@@ -405,17 +406,6 @@ fn read_elem<'a>(e: Elem, v: &'a str, next: &str, f: &mut Fields) -> Option<&'a 
     Some(rest)
 }
 
-/// Days from 1970-01-01 to the civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 fn is_leap(y: i64) -> bool {
     y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
 }
@@ -484,8 +474,11 @@ pub fn parse_in_zone(layout: &str, value: &str, zone: &Zone) -> Option<i128> {
     if day > days_in_month(f.year, month) {
         return None;
     }
-    let wall =
-        days_from_civil(f.year, month, day) * 86_400 + f.hour * 3600 + f.minute * 60 + f.second;
+    // Month 1..=12 and day 1..=31: read in range or derived from the year day.
+    let wall = days_from_civil(f.year, month as u32, day as u32) * 86_400
+        + f.hour * 3600
+        + f.minute * 60
+        + f.second;
     let offset = match (f.offset, &f.zone_name) {
         (Some(o), _) => o,
         (None, Some(name)) => zone.offset_of_abbrev(name, wall).unwrap_or(0),

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+use runakefli_model::civil::days_from_civil;
+
 /// Parses Loki's time parameter: RFC3339, unix seconds (with fraction) or nanoseconds.
 pub fn parse_time(v: &str) -> Option<i64> {
     if let Ok(n) = v.parse::<i64>() {
@@ -35,18 +37,8 @@ pub fn parse_time(v: &str) -> Option<i64> {
     if rest != "Z" {
         return None;
     }
-    let days = days_from_civil(y, mo, d);
+    let days = days_from_civil(y, u32::try_from(mo).ok()?, u32::try_from(d).ok()?);
     Some(((days * 86400 + h * 3600 + mi * 60 + s) * 1_000_000_000) + nanos)
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// One recorded case.

@@ -4,6 +4,8 @@
 //! or nanoseconds (chosen by magnitude), as a number or a string of digits.
 //! `0` means "now".
 
+use runakefli_model::civil::days_from_civil;
+
 /// A parsed time field: nanoseconds, or "use the time of receipt".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DocTime {
@@ -168,20 +170,10 @@ fn rfc3339(s: &str) -> Option<i64> {
     {
         return None;
     }
-    let days = days_from_civil(year, month, day);
+    // Month and day are in range (checked above).
+    let days = days_from_civil(year, month as u32, day as u32);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
     secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

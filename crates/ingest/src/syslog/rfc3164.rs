@@ -1,8 +1,9 @@
 //! RFC 3164 (BSD) headers, after `<PRI>`: `Mmm dd hh:mm:ss HOST TAG[PID]: MSG`.
 //! Parsed leniently: what does not fit the pattern stays in the text.
 
-use super::time::{days_from_civil, year_of};
+use super::time::year_of;
 use super::{text, Format, SyslogMessage};
+use runakefli_model::civil::days_from_civil;
 
 const MONTHS: [&[u8; 3]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
@@ -118,7 +119,6 @@ fn timestamp(b: &[u8], now_ns: i64) -> Option<(i64, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::super::parse as parse_msg;
-    use super::super::time::days_from_civil;
     use super::*;
 
     const NOW: i64 = 1_795_999_000 * NS_PER_SEC; // 2026-11-30

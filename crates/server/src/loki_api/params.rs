@@ -3,6 +3,7 @@
 
 use crate::error::ApiError;
 use runakefli_logql::parse_prom_duration;
+use runakefli_model::civil::days_from_civil;
 use runakefli_model::Direction;
 use std::collections::HashMap;
 
@@ -198,20 +199,10 @@ pub fn parse_rfc3339_ns(s: &str) -> Option<i64> {
         }
         _ => return None,
     };
-    let days = days_from_civil(y, mo, d);
+    // Month and day are in range (checked above).
+    let days = days_from_civil(y, mo as u32, d as u32);
     let secs = days * 86_400 + h * 3600 + mi * 60 + se - offset_s;
     Some(secs * 1_000_000_000 + frac_ns)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Parses `step`/`interval`: float seconds or a Prometheus duration (`30s`, `1m`, `1h30m`).

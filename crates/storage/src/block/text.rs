@@ -3,6 +3,8 @@
 //! hex. Each parser accepts a value only when the matching printer gives the
 //! same bytes back, which is what makes the typed encodings lossless.
 
+use runakefli_model::civil::{civil_from_days, days_from_civil};
+
 /// Parses a canonical decimal: `-?(0|[1-9][0-9]*)(\.[0-9]+)?` with at most 18
 /// digits, not negative zero. Returns (mantissa, scale).
 pub fn parse_decimal(s: &[u8]) -> Option<(i64, u8)> {
@@ -98,30 +100,6 @@ const POW10: [i64; 10] = [
     1_000_000_000,
 ];
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// (year, month, day) of a day count since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 /// Parses `YYYY-MM-DDTHH:MM:SS[.f{w}]Z` and returns (units since the epoch,
 /// w) where a unit is 10^-w seconds. Does not check round-tripping; callers
 /// compare with [`format_rfc3339`].
@@ -144,8 +122,8 @@ pub fn parse_rfc3339(s: &[u8]) -> Option<(i64, u8)> {
         _ => return None,
     };
     let y = digits(&s[0..4])? as i64;
-    let mo = digits(&s[5..7])? as i64;
-    let d = digits(&s[8..10])? as i64;
+    let mo = digits(&s[5..7])? as u32;
+    let d = digits(&s[8..10])? as u32;
     let h = digits(&s[11..13])? as i64;
     let mi = digits(&s[14..16])? as i64;
     let se = digits(&s[17..19])? as i64;

@@ -61,6 +61,7 @@ const ASSETS: &[Asset] = &[
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("app.js", JS),
     asset!("api.js", JS),
+    asset!("login.js", JS),
     asset!("editor.js", JS),
     asset!("chart.js", JS),
     asset!("lines.js", JS),

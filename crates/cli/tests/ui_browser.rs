@@ -4,7 +4,9 @@
 //! (`tests/ui/browser.py`) loads the page and uses it as a person would:
 //! completion, a log query, a line's fields, its context, infinite scroll,
 //! a histogram zoom, a metric chart and table, a syntax error, the live
-//! tail, patterns, the theme; and, behind `--auth-file`, the tenant picker.
+//! tail, patterns, the theme; and, behind `--auth-file`, the login form
+//! (user and password; a bearer token, with the tail opened by a ticket)
+//! and the tenant picker.
 //!
 //! Chromium (`/usr/bin/chromium`, or `RUNAKEFLI_CHROMIUM`) and the
 //! virtualenv `.venv-ui` come from `.ci/setup-ui.sh`, which the first test
@@ -407,6 +409,52 @@ fn runakefli(args: &[&str], stdin: &str) -> (bool, String) {
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
+}
+
+#[test]
+fn a_bearer_token_logs_in_through_the_form_queries_and_tails() {
+    let token = runakefli_server::auth::secret::new_token();
+    let file = format!(
+        "tokens:\n  - name: browser\n    sha256: {}\n    tenants: [team-a]\n",
+        runakefli_server::auth::secret::token_digest_hex(&token)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("credentials.yaml");
+    std::fs::write(&path, file).unwrap();
+    let server = TestServer::start_with(&["--auth-file", path.to_str().unwrap()]);
+    let bearer = format!("Bearer {token}");
+    let body = json!({"streams": [{"stream": {"service_name": "shop"},
+        "values": [[(now_ns() - 120_000_000_000).to_string(), "behind a token"]]}]});
+    let (status, text) = server.post_with(
+        "/loki/api/v1/push",
+        "application/json",
+        None,
+        &[("Authorization", &bearer)],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(status, 204, "{text}");
+    let tmp = tempfile::tempdir().unwrap();
+    let v = run_browser(&json!({
+        "url": server.base,
+        "screenshots": screenshot_dir(&tmp),
+        "scenario": "token",
+        "token": token,
+        "tenant": "team-a",
+    }));
+    assert_eq!(
+        strings(&v["steps"]),
+        ["login_form", "token_query", "token_tail", "logout"]
+    );
+    assert_eq!(v["login_shown"], true);
+    assert_eq!(v["stored"], bearer, "kept in sessionStorage");
+    assert_eq!(v["local_storage_keys"], json!([]), "never in localStorage");
+    assert_eq!(strings(&v["lines"]), ["behind a token"]);
+    assert_eq!(v["error_hidden"], true);
+    assert!(v["tailed"]
+        .as_str()
+        .unwrap()
+        .starts_with("tailed with a ticket"));
+    assert_eq!(v["stored_after_logout"], Value::Null, "forgotten");
 }
 
 #[test]

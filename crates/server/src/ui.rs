@@ -3,7 +3,8 @@
 //! clients get Elasticsearch's cluster information there, as before) and
 //! `/ui/` (the page again) and `/ui/<file>` (its scripts and styles), plus
 //! `/ui/api/session`, which tells the page whether it must pick a tenant and
-//! which ones it may pick.
+//! which ones it may pick, and `/ui/api/tail-ticket`, which mints the ticket
+//! its live tail opens the WebSocket with when authentication is on.
 //!
 //! The assets are hand-written ES modules, CSS and the HTML page under
 //! `crates/server/ui/`, checked in as source: no build step, no CDN, the page
@@ -13,18 +14,21 @@
 //! assets are seen at once), gzip-compressed once on first use when the
 //! client accepts gzip.
 //!
-//! The routes sit behind the same authentication layer as the API: with
-//! `--auth-file`, opening the page asks for basic credentials, which the
-//! browser then sends with every API call the page makes.
+//! With `--auth-file`, the page and its files are served without
+//! credentials (they hold no data; [`is_page_request`]); `/ui/api/…` and
+//! every API route stay behind the authentication layer. The page asks for
+//! a user and password or a bearer token in its own login form when a call
+//! answers 401, keeps it in `sessionStorage` and sends it on every call.
 
-use crate::auth::Tenants;
+use crate::auth::{Principal, Tenants};
+use crate::error::ApiError;
 use crate::state::AppState;
 use crate::tenant::TENANT_HEADER;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Extension, Router};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -57,6 +61,7 @@ const ASSETS: &[Asset] = &[
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("app.js", JS),
     asset!("api.js", JS),
+    asset!("login.js", JS),
     asset!("editor.js", JS),
     asset!("chart.js", JS),
     asset!("lines.js", JS),
@@ -111,19 +116,35 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/", get(root))
         .route("/ui/", get(index))
         .route("/ui/api/session", get(session))
+        .route("/ui/api/tail-ticket", post(tail_ticket))
         .route("/ui/{file}", get(file))
+}
+
+/// Whether a request accepts `text/html` (a browser opening `/`).
+fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/html"))
+}
+
+/// Whether the request at `path` asks for one of the page's files, which
+/// hold no data and are served without credentials: `/` for a browser
+/// ([`root`] answers it with the page), `/ui/` and `/ui/<file>` (one path
+/// segment, so never `/ui/api/…`).
+pub fn is_page_request(path: &str, headers: &HeaderMap) -> bool {
+    match path.strip_prefix("/ui/") {
+        Some(rest) => !rest.contains('/'),
+        None => path == "/" && wants_html(headers),
+    }
 }
 
 /// `GET /`: the page for a browser (a request that accepts `text/html`),
 /// Elasticsearch's cluster information for every other client (shippers
 /// probe `/` on start-up and need its JSON and product header).
 async fn root(headers: HeaderMap) -> Response {
-    let browser = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains("text/html"));
-    if browser {
+    if wants_html(&headers) {
         return serve("index.html", &headers);
     }
     let mut resp = crate::es_api::meta::info().await;
@@ -214,9 +235,7 @@ pub async fn tail_tenant_param(mut req: axum::extract::Request, next: Next) -> R
                 Ok(v) => {
                     req.headers_mut().insert(TENANT_HEADER, v);
                 }
-                Err(_) => {
-                    return crate::error::ApiError::bad_request("invalid orgId").into_response()
-                }
+                Err(_) => return ApiError::bad_request("invalid orgId").into_response(),
             }
         }
     }
@@ -242,6 +261,63 @@ async fn session(
         "multi_tenant": state.config.multi_tenant,
         "auth": state.auth.is_some(),
         "tenants": tenants,
+    });
+    let mut resp = body.to_string().into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+/// The body of `POST /ui/api/tail-ticket`.
+#[derive(serde::Deserialize)]
+struct TicketRequest {
+    query: String,
+}
+
+/// `POST /ui/api/tail-ticket` with `{"query": "<LogQL>"}`, behind the
+/// authentication layer: `{"ticket": "<hex>", "expires_in_seconds": 30}`,
+/// a single-use ticket for a tail of that query, for the tenant this
+/// request was checked for, by this request's credential
+/// ([`crate::auth::ticket`]). 404 without `--auth-file` (the tail needs no
+/// ticket then).
+async fn tail_ticket(
+    State(state): State<Arc<AppState>>,
+    principal: Option<Extension<Principal>>,
+    headers: HeaderMap,
+    body: bytes::Bytes,
+) -> Response {
+    let (Some(auth), Some(Extension(principal))) = (state.auth.as_ref(), principal) else {
+        let e = ApiError::new(404, "tail tickets are used only with --auth-file");
+        return e.into_response();
+    };
+    let asked: TicketRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return ApiError::bad_request(format!("expected {{\"query\": …}}: {e}")).into_response()
+        }
+    };
+    if asked.query.trim().is_empty() {
+        return ApiError::bad_request("query is empty").into_response();
+    }
+    let tenant = headers
+        .get(TENANT_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let ticket =
+        match auth
+            .tickets()
+            .mint(principal, tenant, asked.query, std::time::Instant::now())
+        {
+            Ok(t) => t,
+            Err(e) => return ApiError::too_many_requests(e.to_string()).into_response(),
+        };
+    let body = serde_json::json!({
+        "ticket": ticket,
+        "expires_in_seconds": crate::auth::ticket::TICKET_TTL.as_secs(),
     });
     let mut resp = body.to_string().into_response();
     resp.headers_mut().insert(
@@ -296,5 +372,33 @@ mod tests {
             serve("../Cargo.toml", &HeaderMap::new()).status(),
             StatusCode::NOT_FOUND
         );
+    }
+
+    #[test]
+    fn only_the_pages_files_are_page_requests() {
+        let browser = {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT, HeaderValue::from_static("text/html,*/*"));
+            h
+        };
+        let none = HeaderMap::new();
+        assert!(is_page_request("/", &browser));
+        assert!(
+            !is_page_request("/", &none),
+            "Elasticsearch's / is not the page"
+        );
+        for p in ["/ui/", "/ui/app.js", "/ui/nothing-here"] {
+            assert!(is_page_request(p, &none), "{p}");
+        }
+        for p in [
+            "/ui/api/session",
+            "/ui/api/tail-ticket",
+            "/ui",
+            "/uix/app.js",
+            "/loki/api/v1/query_range",
+            "/ui/a/b",
+        ] {
+            assert!(!is_page_request(p, &browser), "{p}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The web UI's routes against the real router on a loopback port: the page
 //! at `/` for browsers and Elasticsearch's answer there for other clients,
-//! assets with content types, gzip and ETags, `/ui/api/session` naming only
-//! the credential's tenants, and the tail's `orgId` parameter checked by the
+//! assets with content types, gzip and ETags, the page's files served
+//! without credentials when everything else needs them, `/ui/api/session`
+//! naming only the credential's tenants, and the tail's `orgId` parameter checked by the
 //! authentication layer like the header it stands for.
 #![allow(
     clippy::unwrap_used,
@@ -178,7 +179,11 @@ fn the_session_names_only_the_credentials_tenants() {
     );
 
     let server = start(Some(credentials()));
-    assert_eq!(get(&server, "/", &[("Accept", "text/html")]).status(), 401);
+    // The page and its files hold no data: served without credentials.
+    assert_eq!(get(&server, "/", &[("Accept", "text/html")]).status(), 200);
+    assert_eq!(get(&server, "/ui/app.js", &[]).status(), 200);
+    // Elasticsearch's `/` and the page's API are not.
+    assert_eq!(get(&server, "/", &[]).status(), 401);
     assert_eq!(get(&server, "/ui/api/session", &[]).status(), 401);
     let session = |auth: &str| -> Value {
         let r = get(&server, "/ui/api/session", &[("Authorization", auth)]);

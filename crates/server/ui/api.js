@@ -1,8 +1,25 @@
 // Calls to the Loki API: every request carries the chosen tenant in
-// X-Scope-OrgID and an AbortSignal; errors come back as ApiError with the
-// server's own message (and, for LogQL syntax errors, its position).
+// X-Scope-OrgID, the credentials typed into the login form (if any) in
+// Authorization, X-Runakefli-UI: 1 (so a 401 comes without the basic-auth
+// challenge that would open the browser's own prompt) and an AbortSignal;
+// errors come back as ApiError with the server's own message (and, for
+// LogQL syntax errors, its position).
 
 let tenant = "";
+let onUnauthorized = () => {};
+const AUTH_KEY = "rk.auth";
+
+/** The Authorization header sent on every call ("" none), kept in sessionStorage: this tab only, gone when it closes. */
+export function getAuth() { return sessionStorage.getItem(AUTH_KEY) || ""; }
+
+/** Sets (or with "" forgets) the Authorization header sent on every call. */
+export function setAuth(value) {
+  if (value) sessionStorage.setItem(AUTH_KEY, value);
+  else sessionStorage.removeItem(AUTH_KEY);
+}
+
+/** Calls `f(error)` whenever a request answers 401. */
+export function whenUnauthorized(f) { onUnauthorized = f; }
 
 /** Sets the tenant every later request is made for ("" sends no header). */
 export function setTenant(t) { tenant = t.trim(); }
@@ -22,8 +39,10 @@ export class ApiError extends Error {
 }
 
 function headers(extra) {
-  const h = { Accept: "application/json", ...(extra || {}) };
+  const h = { Accept: "application/json", "X-Runakefli-UI": "1", ...(extra || {}) };
   if (tenant) h["X-Scope-OrgID"] = tenant;
+  const auth = getAuth();
+  if (auth) h.Authorization = auth;
   return h;
 }
 
@@ -33,15 +52,29 @@ export async function get(path, params, signal, extra) {
   for (const [k, v] of Object.entries(params || {})) {
     if (v !== undefined && v !== null && v !== "") qs.set(k, String(v));
   }
+  return call(`${path}?${qs}`, { headers: headers(extra), signal });
+}
+
+/** POST `body` as JSON to `path`; resolves to the parsed JSON, rejects with ApiError. */
+export async function post(path, body, signal) {
+  const h = headers({ "Content-Type": "application/json" });
+  return call(path, { method: "POST", headers: h, body: JSON.stringify(body), signal });
+}
+
+async function call(url, init) {
   let resp;
   try {
-    resp = await fetch(`${path}?${qs}`, { headers: headers(extra), signal });
+    resp = await fetch(url, init);
   } catch (e) {
     if (e.name === "AbortError") throw e;
     throw new ApiError(0, `network error: ${e.message}`);
   }
   const text = await resp.text();
-  if (!resp.ok) throw new ApiError(resp.status, text.trim() || resp.statusText);
+  if (!resp.ok) {
+    const err = new ApiError(resp.status, text.trim() || resp.statusText);
+    if (resp.status === 401) onUnauthorized(err);
+    throw err;
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -70,13 +103,17 @@ export function isMetric(query) {
   return !query.trim().startsWith("{");
 }
 
-/** The WebSocket URL of the live tail for `query` from `startNs`. */
-export function tailUrl(query, startNs, limit) {
+/**
+ * The WebSocket URL of the live tail for `query` from `startNs`. Browsers
+ * cannot set headers on a WebSocket: the server takes the tenant from
+ * `orgId` on the tail route only, and checks it as it checks the header;
+ * with authentication on (`withTicket`), the credentials are replaced by a
+ * single-use ticket for this query and tenant, minted just before.
+ */
+export async function tailUrl(query, startNs, limit, withTicket) {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const qs = new URLSearchParams({ query, start: String(startNs), limit: String(limit) });
-  // Browsers cannot set headers on a WebSocket: the server takes the
-  // tenant from this parameter on the tail route only, and checks it as
-  // it checks the header.
   if (tenant) qs.set("orgId", tenant);
+  if (withTicket) qs.set("ticket", (await post("/ui/api/tail-ticket", { query })).ticket);
   return `${proto}//${location.host}/loki/api/v1/tail?${qs}`;
 }

@@ -1,8 +1,9 @@
 // The page: wires the editor, time range, tabs, log lines with infinite
 // scroll, histogram, metric chart and table, live tail, patterns and the
-// tenant picker to the Loki API.
+// tenant picker to the Loki API; with --auth-file, the login form.
 
-import { get, ApiError, setTenant, getTenant, selectorOf, isMetric, tailUrl } from "./api.js";
+import { get, ApiError, setTenant, getTenant, selectorOf, isMetric, tailUrl, getAuth, whenUnauthorized } from "./api.js";
+import { initLogin, showLogin } from "./login.js";
 import { rangeOf, absolute, stepFor, parseTime } from "./time.js";
 import { Editor } from "./editor.js";
 import { histogram, lineChart, levelColor } from "./chart.js";
@@ -14,7 +15,7 @@ const CATEGORIZE = { "X-Loki-Response-Encoding-Flags": "categorize-labels" };
 const state = {
   controller: null, range: null, query: "", entries: [], seen: new Set(), oldest: null,
   done: true, loading: false, limit: 1000, focus: -1, ws: null, paused: false, buffer: [],
-  tailCount: 0, tailDropped: 0,
+  tailCount: 0, tailDropped: 0, auth: false,
 };
 /** Timings of the last query, read by the browser test and the budget measurement. */
 window.__rk = { runs: 0, timing: null, ready: false };
@@ -399,7 +400,7 @@ for (const id of ["lines", "context-lines", "tail-lines"]) openOnClick($(id), ac
 
 // ---- live tail -----------------------------------------------------------
 
-function tailStart() {
+async function tailStart() {
   tailStop();
   const query = editor.value.trim();
   if (!query) return;
@@ -407,9 +408,20 @@ function tailStart() {
   state.tailCount = 0; state.tailDropped = 0; state.buffer = []; state.paused = false;
   clearRows($("tail-lines"));
   const startNs = BigInt(Date.now()) * 1000000n;
-  const ws = new WebSocket(tailUrl(query, startNs, 100));
-  state.ws = ws;
   $("tail-state").textContent = "connecting…";
+  const opening = state.tailOpening = {};
+  let url;
+  try {
+    // With authentication on, a ticket stands in for the credentials a
+    // WebSocket cannot carry.
+    url = await tailUrl(query, startNs, 100, state.auth);
+  } catch (e) {
+    if (state.tailOpening === opening) { showError(e); $("tail-state").textContent = "stopped"; }
+    return;
+  }
+  if (state.tailOpening !== opening) return;
+  const ws = new WebSocket(url);
+  state.ws = ws;
   ws.onopen = () => { $("tail-state").textContent = "live"; };
   ws.onmessage = (m) => {
     let msg;
@@ -447,6 +459,7 @@ function tailPause() {
 }
 
 function tailStop() {
+  state.tailOpening = null;
   if (state.ws) { const ws = state.ws; state.ws = null; ws.close(1000); $("tail-state").textContent = "stopped"; }
   tailButtons(false);
 }
@@ -491,7 +504,9 @@ async function loadPatterns() {
 
 async function initTenant(hashTenant) {
   let session;
-  try { session = await get("/ui/api/session", {}); } catch { session = { multi_tenant: false }; }
+  // A 401 (only with --auth-file) has opened the login form.
+  try { session = await get("/ui/api/session", {}); } catch (e) { session = { multi_tenant: false, auth: e.status === 401 }; }
+  state.auth = Boolean(session.auth);
   if (!session.multi_tenant) return;
   $("tenant-box").hidden = false;
   const list = session.tenants || [];
@@ -575,6 +590,18 @@ async function fromHash() {
 
 // A link followed within the page (only the hash changes) applies it too.
 window.addEventListener("hashchange", () => fromHash());
+
+// With --auth-file: a call answering 401 opens the login form (saying why
+// when credentials were sent); after a login the tenants are asked for
+// again and the query runs again.
+whenUnauthorized((e) => showLogin(getAuth() ? e.message : ""));
+initLogin(async () => {
+  cache.clear();
+  const h = new URLSearchParams(location.hash.slice(1));
+  await initTenant(h.get("tenant"));
+  if (h.get("query")) await fromHash();
+  else if (editor.value.trim()) await run();
+});
 
 (async () => {
   const h = new URLSearchParams(location.hash.slice(1));

@@ -2,8 +2,9 @@
 
 Reads a job as JSON on stdin:
   {"url": "http://127.0.0.1:PORT", "screenshots": "/dir", "service": "shop",
-   "scenario": "main" | "tenants",
-   "users": [{"user": .., "password": .., "visits": [tenant, ..]}]}  (tenants only)
+   "scenario": "main" | "tenants" | "token",
+   "users": [{"user": .., "password": .., "visits": [tenant, ..]}],  (tenants only)
+   "token": .., "tenant": ..}  (token only)
 and prints one JSON object of what it saw; the Rust test
 (crates/cli/tests/ui_browser.rs) asserts on it. Any step that does not
 happen in time raises, so the script exits non-zero with the step named.
@@ -26,12 +27,14 @@ ARGS = [
 TIMEOUT_MS = 15000
 
 
-def push(url, tenant, labels, lines):
+def push(url, tenant, labels, lines, auth=None):
     """Pushes (ns, line) pairs as one Loki JSON stream."""
     body = json.dumps({"streams": [{"stream": labels, "values": [[str(t), l] for t, l in lines]}]}).encode()
     headers = {"Content-Type": "application/json"}
     if tenant:
         headers["X-Scope-OrgID"] = tenant
+    if auth:
+        headers["Authorization"] = auth
     req = urllib.request.Request(f"{url}/loki/api/v1/push", data=body, headers=headers, method="POST")
     with urllib.request.urlopen(req, timeout=10) as r:
         assert r.status == 204, r.status
@@ -269,23 +272,33 @@ def main_scenario(page, job, out):
     shot(page, job, "11-theme-toggled.png", out)
 
 
+LOGIN_SHOWN = "window.__rk && window.__rk.ready && document.getElementById('login').open"
+
+
 def tenants_scenario(browser, job, out):
-    """Each user, logged in with basic credentials, opens the page asking
-    for each tenant of `visits`; records the picker and the lines shown."""
+    """Each user opens the page asking for each tenant of `visits`, logging
+    in with user and password in the page's form on the first; records the
+    picker and the lines shown."""
     url = job["url"]
     out["seen"] = {}
     for user in job["users"]:
-        ctx = browser.new_context(viewport={"width": 1280, "height": 800},
-                                  http_credentials={"username": user["user"], "password": user["password"]})
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
         page = ctx.new_page()
         watch(page, out)
         seen = out["seen"].setdefault(user["user"], {})
-        for tenant in user["visits"]:
+        for i, tenant in enumerate(user["visits"]):
             q = urllib.parse.quote('{service_name="shop"}')
-            # The first visit loads the page; the next ones change only the
-            # address's hash, which the page applies in place.
+            # The first visit loads the page, whose calls answer 401 until
+            # the form is filled in; the next ones change only the address's
+            # hash, which the page applies in place.
             before = page.evaluate("window.__rk ? window.__rk.runs : -1")
             page.goto(f"{url}/#tenant={tenant}&from=now-1h&to=now&query={q}")
+            if i == 0:
+                page.wait_for_function(f"{LOGIN_SHOWN} && window.__rk.runs > 0", timeout=TIMEOUT_MS)
+                before = page.evaluate("window.__rk.runs")
+                page.fill("#login-user", user["user"])
+                page.fill("#login-password", user["password"])
+                page.click("#login-submit")
             page.wait_for_function(f"window.__rk && window.__rk.ready && window.__rk.runs > {before}",
                                    timeout=TIMEOUT_MS)
             seen[tenant] = {
@@ -300,6 +313,45 @@ def tenants_scenario(browser, job, out):
             shot(page, job, f"13-tenant-{user['user']}-{tenant}.png", out)
         ctx.close()
     step(out, "tenants")
+
+
+def token_scenario(page, job, out):
+    """A credentials file with bearer tokens only: the page opens, shows its
+    login form, takes the token; a query returns lines; the live tail
+    (opened with a ticket) receives a pushed line; "Log out" forgets it."""
+    url, auth = job["url"], f"Bearer {job['token']}"
+    page.goto(f"{url}/", wait_until="load")
+    page.wait_for_function(LOGIN_SHOWN, timeout=TIMEOUT_MS)
+    out["login_shown"] = True
+    step(out, "login_form")
+    shot(page, job, "14-login.png", out)
+    page.fill("#login-token", job["token"])
+    page.click("#login-submit")
+    page.wait_for_function("!document.getElementById('login').open && !document.getElementById('logout').hidden",
+                           timeout=TIMEOUT_MS)
+    out["stored"] = page.evaluate("sessionStorage.getItem('rk.auth')")
+    out["local_storage_keys"] = page.evaluate("Object.keys(localStorage)")
+    run_query(page, '{service_name="shop"}')
+    page.wait_for_selector("#lines .row", timeout=TIMEOUT_MS)
+    out["lines"] = page.eval_on_selector_all("#lines .msg", "els => els.map(e => e.textContent)")
+    out["error_hidden"] = page.eval_on_selector("#error", "e => e.hidden")
+    step(out, "token_query")
+    page.click("[data-tab=live]")
+    page.click("#tail-start")
+    page.wait_for_function("document.getElementById('tail-state').textContent === 'live'", timeout=TIMEOUT_MS)
+    marker = f"tailed with a ticket {time.time_ns()}"
+    time.sleep(0.3)
+    push(url, job["tenant"], {"service_name": "shop", "host": "a"}, [(time.time_ns(), marker)], auth)
+    page.wait_for_function(
+        f"[...document.querySelectorAll('#tail-lines .msg')].some(e => e.textContent.includes({json.dumps(marker)}))",
+        timeout=TIMEOUT_MS)
+    out["tailed"] = marker
+    step(out, "token_tail")
+    page.click("#tail-stop")
+    page.click("#logout")
+    page.wait_for_function(LOGIN_SHOWN, timeout=TIMEOUT_MS)
+    out["stored_after_logout"] = page.evaluate("sessionStorage.getItem('rk.auth')")
+    step(out, "logout")
 
 
 def watch(page, out):
@@ -318,6 +370,8 @@ def main():
         try:
             if job.get("scenario") == "tenants":
                 tenants_scenario(browser, job, out)
+            elif job.get("scenario") == "token":
+                token_scenario(page, job, out)
             else:
                 main_scenario(page, job, out)
         except Exception as e:

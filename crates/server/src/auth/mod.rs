@@ -7,11 +7,14 @@
 //! credential ([`layer::require`]); the credential decides the tenant, so
 //! handlers keep reading it from `X-Scope-OrgID`, which the layer has
 //! checked or set. The credentials file's format is in [`file`]; secrets
-//! are compared in constant time and stored hashed ([`secret`]).
+//! are compared in constant time and stored hashed ([`secret`]). The web
+//! UI's live tail, a WebSocket that cannot carry `Authorization`, is let in
+//! by a short-lived single-use ticket instead ([`ticket`]).
 
 pub mod file;
 pub mod layer;
 pub mod secret;
+pub mod ticket;
 
 pub use file::{Credentials, FileError, Tenants};
 
@@ -47,6 +50,7 @@ pub struct Authenticator {
     cache_key: [u8; 32],
     verified: Mutex<HashMap<String, [u8; 32]>>,
     hashing: tokio::sync::Semaphore,
+    tickets: ticket::TailTickets,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -74,12 +78,18 @@ impl Authenticator {
             cache_key: secret::random_key(),
             verified: Mutex::new(HashMap::new()),
             hashing: tokio::sync::Semaphore::new(MAX_CONCURRENT_HASHES),
+            tickets: ticket::TailTickets::default(),
         })
     }
 
     /// Loads the credentials file at `path`.
     pub fn load(path: &std::path::Path) -> Result<Authenticator, FileError> {
         Authenticator::new(Credentials::load(path)?)
+    }
+
+    /// The live tail tickets minted for the web UI.
+    pub fn tickets(&self) -> &ticket::TailTickets {
+        &self.tickets
     }
 
     /// Whether any basic-auth user is configured.

@@ -6,7 +6,7 @@ use crate::ingest_bench::IngestReport;
 use crate::machine::MachineInfo;
 use crate::needles::Needles;
 use crate::needles_varied::NeedleSet;
-use crate::query_bench::QueryBenchConfig;
+use crate::query_config::QueryBenchConfig;
 use crate::query_set::{QueryMode, QuerySpec};
 use crate::victorialogs::VictoriaLogsRun;
 

@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::http;
 use crate::ingest_bench::{now_ns, run_ingest_bench, IngestBenchConfig, IngestReport};
 use crate::machine::{command_line, MachineInfo};
-use crate::query_bench::median;
 use crate::query_report::{cell, ms, result_size, ResultSize};
+use crate::stats::median;
 use crate::vocab::{COMMON_WORD, PHRASE};
 use crate::{Generator, Shape};
 

@@ -28,7 +28,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 
 use crate::http;
-use crate::query_bench::median;
+use crate::stats::median;
 
 /// What a LogsQL query asks, for the endpoint and the answer's size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

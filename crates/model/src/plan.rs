@@ -3,9 +3,9 @@
 //! The engine describes what a query reads — stream selector, time range,
 //! line filters, `| json` fields with label filters and an unwrap, and what
 //! comes out (the newest or oldest `limit` lines, or rows counted into time
-//! buckets per group) — and hands the plan to [`Backend::execute`]. A backend
+//! buckets per group) — and hands the plan to [`Backend::execute`](crate::backend::Backend::execute). A backend
 //! either declines the plan (`Ok(None)`: the engine then scans rows with
-//! [`Backend::scan`] and runs every stage itself) or answers it. An answer
+//! [`Backend::scan`](crate::backend::Backend::scan) and runs every stage itself) or answers it. An answer
 //! may leave rows to the engine: *residual* rows are rows the backend could
 //! not evaluate past the line filters (lines it cannot split into fields,
 //! rows whose fields would carry `__error__`); the engine runs the whole

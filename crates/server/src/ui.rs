@@ -257,19 +257,11 @@ async fn session(
             .collect::<Vec<_>>()),
         _ => serde_json::Value::Null,
     };
-    let body = serde_json::json!({
+    no_store_json(serde_json::json!({
         "multi_tenant": state.config.multi_tenant,
         "auth": state.auth.is_some(),
         "tenants": tenants,
-    });
-    let mut resp = body.to_string().into_response();
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    resp.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    resp
+    }))
 }
 
 /// The body of `POST /ui/api/tail-ticket`.
@@ -315,10 +307,14 @@ async fn tail_ticket(
             Ok(t) => t,
             Err(e) => return ApiError::too_many_requests(e.to_string()).into_response(),
         };
-    let body = serde_json::json!({
+    no_store_json(serde_json::json!({
         "ticket": ticket,
         "expires_in_seconds": crate::auth::ticket::TICKET_TTL.as_secs(),
-    });
+    }))
+}
+
+/// `body` as a JSON answer no cache keeps (it is per credential).
+fn no_store_json(body: serde_json::Value) -> Response {
     let mut resp = body.to_string().into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -202,6 +202,21 @@ fn push_shop(server: &TestServer, tenant: Option<&str>, n: usize, tag: &str) -> 
     stamps
 }
 
+/// Pushes one `service_name="shop"` line two minutes old, sending `headers`
+/// (credentials, tenant); the push must be accepted.
+fn push_with(server: &TestServer, headers: &[(&str, &str)], line: &str) {
+    let body = json!({"streams": [{"stream": {"service_name": "shop"},
+        "values": [[(now_ns() - 120_000_000_000).to_string(), line]]}]});
+    let (status, text) = server.post_with(
+        "/loki/api/v1/push",
+        "application/json",
+        None,
+        headers,
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(status, 204, "{text}");
+}
+
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
@@ -423,16 +438,7 @@ fn a_bearer_token_logs_in_through_the_form_queries_and_tails() {
     std::fs::write(&path, file).unwrap();
     let server = TestServer::start_with(&["--auth-file", path.to_str().unwrap()]);
     let bearer = format!("Bearer {token}");
-    let body = json!({"streams": [{"stream": {"service_name": "shop"},
-        "values": [[(now_ns() - 120_000_000_000).to_string(), "behind a token"]]}]});
-    let (status, text) = server.post_with(
-        "/loki/api/v1/push",
-        "application/json",
-        None,
-        &[("Authorization", &bearer)],
-        body.to_string().as_bytes(),
-    );
-    assert_eq!(status, 204, "{text}");
+    push_with(&server, &[("Authorization", &bearer)], "behind a token");
     let tmp = tempfile::tempdir().unwrap();
     let v = run_browser(&json!({
         "url": server.base,
@@ -476,16 +482,11 @@ fn the_tenant_picker_offers_only_the_credentials_tenants() {
     // Pushes as alice, once per tenant.
     let auth = format!("Basic {}", base64_encode(b"alice:pw-alice"));
     for tenant in ["team-a", "team-b"] {
-        let body = json!({"streams": [{"stream": {"service_name": "shop"},
-            "values": [[(now_ns() - 120_000_000_000).to_string(), format!("secret of {tenant}")]]}]});
-        let (status, text) = server.post_with(
-            "/loki/api/v1/push",
-            "application/json",
-            None,
+        push_with(
+            &server,
             &[("Authorization", &auth), ("X-Scope-OrgID", tenant)],
-            body.to_string().as_bytes(),
+            &format!("secret of {tenant}"),
         );
-        assert_eq!(status, 204, "{text}");
     }
     let tmp = tempfile::tempdir().unwrap();
     let v = run_browser(&json!({

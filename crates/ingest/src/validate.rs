@@ -191,14 +191,22 @@ pub fn check_entry(
     Ok(())
 }
 
-/// Parses and checks label strings, remembering each distinct string of one
-/// request so that a label string repeated across streams is parsed once.
+/// Parses and checks label strings, remembering each distinct string so that
+/// a label string repeated across streams, and across the requests of one
+/// thread (collectors send the same streams again and again), is parsed
+/// once. The answers hold for one set of limits: other limits empty the
+/// cache, and so does reaching [`LabelCache::MAX_ENTRIES`].
 #[derive(Default)]
 pub struct LabelCache {
     parsed: HashMap<String, Labels>,
+    /// The limits the parsed answers were checked against.
+    limits: Option<PushLimits>,
 }
 
 impl LabelCache {
+    /// Label strings kept at most; the next one after that starts afresh.
+    pub const MAX_ENTRIES: usize = 8192;
+
     /// An empty cache.
     pub fn new() -> Self {
         LabelCache::default()
@@ -206,8 +214,15 @@ impl LabelCache {
 
     /// The canonical, checked label set for Loki's label string `text`.
     pub fn get(&mut self, text: &str, limits: &PushLimits) -> Result<Labels, PushError> {
+        if self.limits.as_ref() != Some(limits) {
+            self.parsed.clear();
+            self.limits = Some(limits.clone());
+        }
         if let Some(l) = self.parsed.get(text) {
             return Ok(l.clone());
+        }
+        if self.parsed.len() >= Self::MAX_ENTRIES {
+            self.parsed.clear();
         }
         let mut pairs = parse_label_pairs(text).map_err(PushError::InvalidLabels)?;
         if limits.discover_service_name && pairs.iter().any(|(_, v)| !v.is_empty()) {
@@ -257,6 +272,28 @@ mod tests {
         ] {
             assert!(parse_label_pairs(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn cached_label_sets_answer_for_the_limits_asked_with() {
+        let mut c = LabelCache::new();
+        let text = r#"{app="api", pod="p-1"}"#;
+        let first = c.get(text, &lim()).unwrap();
+        assert_eq!(c.get(text, &lim()).unwrap(), first);
+        let strict = PushLimits {
+            max_label_names_per_series: 1,
+            ..lim()
+        };
+        assert_eq!(
+            c.get(text, &strict).unwrap_err().reason(),
+            "max_label_names_per_series"
+        );
+        assert_eq!(c.get(text, &lim()).unwrap(), first);
+        for i in 0..LabelCache::MAX_ENTRIES + 10 {
+            let labels = c.get(&format!("{{app=\"a{i}\"}}"), &lim()).unwrap();
+            assert_eq!(labels.get("app"), Some(format!("a{i}").as_str()));
+        }
+        assert!(c.parsed.len() <= LabelCache::MAX_ENTRIES);
     }
 
     #[test]

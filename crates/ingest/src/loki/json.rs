@@ -5,7 +5,7 @@
 //! is refused), label and structured-metadata values must be strings, the
 //! third element of a value is optional. Unknown fields are ignored.
 
-use crate::level::apply_detected_level;
+use crate::level::StreamLevel;
 use crate::validate::{check_entry, check_label_pairs, is_valid_label_name};
 use crate::{PushError, PushLimits};
 use runakefli_model::{Entry, PushRequest, PushStream};
@@ -149,9 +149,10 @@ pub(crate) fn decode(body: &[u8], limits: &PushLimits) -> Result<PushRequest, Pu
             continue;
         }
         let mut entries = Vec::with_capacity(s.values.len());
+        let level = limits.discover_log_levels.then(|| StreamLevel::of(&labels));
         for Value(mut e) in s.values {
-            if limits.discover_log_levels {
-                apply_detected_level(&labels, &mut e.metadata, &e.line);
+            if let Some(level) = &level {
+                level.apply(&mut e.metadata, &e.line);
             }
             check_entry(&labels, e.line.len(), &e.metadata, limits)?;
             entries.push(e);

@@ -6,7 +6,7 @@
 //! skipped, as protobuf requires.
 
 use crate::body::snappy_block_into;
-use crate::level::apply_detected_level;
+use crate::level::StreamLevel;
 use crate::validate::{check_entry, LabelCache};
 use crate::{PushError, PushLimits};
 use runakefli_model::{Entry, PushRequest, PushStream};
@@ -35,8 +35,21 @@ pub(crate) fn decode(body: &[u8], limits: &PushLimits) -> Result<PushRequest, Pu
 
 /// Decodes an uncompressed `logproto.PushRequest`.
 pub(crate) fn decode_raw(buf: &[u8], limits: &PushLimits) -> Result<PushRequest, PushError> {
+    LABELS.with(|cache| decode_raw_with(buf, limits, &mut cache.borrow_mut()))
+}
+
+thread_local! {
+    /// This thread's parsed label strings, kept from request to request.
+    static LABELS: std::cell::RefCell<LabelCache> = std::cell::RefCell::new(LabelCache::new());
+}
+
+/// [`decode_raw`] with the label strings parsed through `cache`.
+fn decode_raw_with(
+    buf: &[u8],
+    limits: &PushLimits,
+    cache: &mut LabelCache,
+) -> Result<PushRequest, PushError> {
     let mut r = Reader { buf, pos: 0 };
-    let mut cache = LabelCache::new();
     let mut out = PushRequest::default();
     while let Some((field, wt)) = r.key()? {
         if field == 1 {
@@ -44,8 +57,9 @@ pub(crate) fn decode_raw(buf: &[u8], limits: &PushLimits) -> Result<PushRequest,
             let (labels_text, mut entries) = decode_stream(r.bytes()?)?;
             let labels = cache.get(labels_text, limits)?;
             if limits.discover_log_levels {
+                let level = StreamLevel::of(&labels);
                 for e in &mut entries {
-                    apply_detected_level(&labels, &mut e.metadata, &e.line);
+                    level.apply(&mut e.metadata, &e.line);
                 }
             }
             for e in &entries {

@@ -131,15 +131,20 @@ fn stride_gram_key(scope: Scope, gram: &[u8]) -> u64 {
 /// at offsets 0, [`STRIDE`], 2 × [`STRIDE`], … of each token of at least
 /// [`STRIDE_MIN_RUN`] bytes) to `out`.
 pub fn stride_gram_keys(scope: Scope, text: &[u8], out: &mut Vec<u64>) {
-    for_each_token(text, |t| {
-        if t.len() >= STRIDE_MIN_RUN {
-            out.extend(
-                (0..=t.len() - STRIDE_GRAM)
-                    .step_by(STRIDE)
-                    .map(|p| stride_gram_key(scope, &t[p..p + STRIDE_GRAM])),
-            );
-        }
-    });
+    for_each_token(text, |t| token_stride_gram_keys(scope, t, out));
+}
+
+/// Appends the stride-gram keys of one token (none when it is shorter than
+/// [`STRIDE_MIN_RUN`] bytes) to `out`: [`stride_gram_keys`] of one token.
+#[inline]
+pub fn token_stride_gram_keys(scope: Scope, token: &[u8], out: &mut Vec<u64>) {
+    if token.len() >= STRIDE_MIN_RUN {
+        out.extend(
+            (0..=token.len() - STRIDE_GRAM)
+                .step_by(STRIDE)
+                .map(|p| stride_gram_key(scope, &token[p..p + STRIDE_GRAM])),
+        );
+    }
 }
 
 /// The filter keys of one needle run in one scope: as a whole token, and as
@@ -197,7 +202,14 @@ pub struct BloomBuilder {
 impl BloomBuilder {
     /// Adds every token of `text`, in `scope`.
     pub fn add_tokens(&mut self, scope: Scope, text: &[u8]) {
-        for_each_token(text, |t| self.tokens.push(token_key(scope, t)));
+        for_each_token(text, |t| self.add_token(scope, t));
+    }
+
+    /// Adds one token (a whole token of a value, as [`for_each_token`]
+    /// finds them) in `scope`.
+    #[inline]
+    pub fn add_token(&mut self, scope: Scope, token: &[u8]) {
+        self.tokens.push(token_key(scope, token));
     }
 
     /// Adds the tokens of `text` at least `min` bytes long, in `scope`.
@@ -263,11 +275,16 @@ impl BloomBuilder {
 /// Appends the gram keys of `text` (as [`BloomBuilder::add_grams`] would
 /// add them) to `out`.
 pub fn gram_keys(scope: Scope, text: &[u8], out: &mut Vec<u64>) {
-    for_each_token(text, |t| {
-        if t.len() >= GRAM {
-            out.extend(t.windows(GRAM).map(|g| gram_key(scope, g)));
-        }
-    });
+    for_each_token(text, |t| token_gram_keys(scope, t, out));
+}
+
+/// Appends the [`GRAM`]-byte windows of one token (none when it is shorter)
+/// to `out`: [`gram_keys`] of one token.
+#[inline]
+pub fn token_gram_keys(scope: Scope, token: &[u8], out: &mut Vec<u64>) {
+    if token.len() >= GRAM {
+        out.extend(token.windows(GRAM).map(|g| gram_key(scope, g)));
+    }
 }
 
 #[inline]

@@ -1,7 +1,7 @@
 //! The block writer: accumulates rows of one stream, splits JSON lines into
 //! templates and columns as they arrive, and encodes the block on `finish`.
 
-use super::bloom::{gram_keys, stride_gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
+use super::bloom::{token_gram_keys, token_stride_gram_keys, BloomBuilder, Scope, MIN_HEX_TOKEN};
 use super::digits::{self, has_digit};
 use super::encoding::{encode_column, encode_shared, Encoding};
 use super::hash::FastMap;
@@ -15,7 +15,7 @@ use super::layout::{
 use super::shape::{split_line, template_slots, SLOT};
 use super::shared::SharedDictWriter;
 use super::text_shape::split_text_line;
-use super::tokens::{alphabet, longest_by_feature, longest_token, token_classes, FEATURES};
+use super::tokens::TokenFacts;
 use super::varint::{put_bytes, put_uvarint, zigzag};
 use super::BlockMeta;
 use xxhash_rust::xxh3::xxh3_128;
@@ -521,10 +521,7 @@ impl BlockBuilder {
                 enc.encoding.tokens_in_bloom(),
                 enc.encoding.grams_in_bloom(),
             );
-            let mut longest = 0;
-            let mut featured = [0usize; FEATURES];
-            let mut classes = 0;
-            let mut letters = 0u64;
+            let mut token_facts = TokenFacts::default();
             let mut facts = VALUES_JSON_SCALARS | VALUES_UNESCAPED | VALUES_NOT_NULL_OR_ARRAY;
             let mut gk = Vec::new();
             let hex = enc.encoding == crate::block::Encoding::Hex;
@@ -535,24 +532,30 @@ impl BlockBuilder {
                 crate::block::Encoding::Hex | crate::block::Encoding::Decimal
             );
             col_stride.push(stride);
+            // Tokens too short for the bloom of a hex column add no key.
+            let min_token = if hex { MIN_HEX_TOKEN } else { 0 };
             for v in &enc.distinct {
-                if stride {
-                    stride_gram_keys(scope, v, &mut stride_keys);
-                }
-                if tokens && hex {
-                    bloom.add_long_tokens(scope, v, MIN_HEX_TOKEN);
-                } else if tokens {
-                    bloom.add_tokens(scope, v);
-                }
-                if grams {
-                    gram_keys(scope, v, &mut gk);
-                }
-                longest = longest.max(longest_token(v));
-                longest_by_feature(v, &mut featured);
-                classes |= token_classes(v);
-                letters |= alphabet(v);
+                // One pass over the value: its token facts, and each token
+                // to the bloom.
+                token_facts.scan(v, |t| {
+                    if stride {
+                        token_stride_gram_keys(scope, t, &mut stride_keys);
+                    }
+                    if tokens && t.len() >= min_token {
+                        bloom.add_token(scope, t);
+                    }
+                    if grams {
+                        token_gram_keys(scope, t, &mut gk);
+                    }
+                });
                 facts &= value_facts(v);
             }
+            let TokenFacts {
+                longest,
+                featured,
+                classes,
+                letters,
+            } = token_facts;
             gk.sort_unstable();
             gk.dedup();
             col_grams.push(gk);

@@ -86,20 +86,21 @@ pub const CLASS_HIGH: u8 = 64;
 
 /// The classes of the token bytes in `text` (non-token bytes add nothing).
 pub fn token_classes(text: &[u8]) -> u8 {
-    let mut m = 0u8;
-    for &b in text {
-        m |= match b {
-            b'0'..=b'9' => CLASS_DIGIT,
-            b'a'..=b'f' => CLASS_HEX_LOWER,
-            b'g'..=b'z' => CLASS_LOWER,
-            b'A'..=b'F' => CLASS_HEX_UPPER,
-            b'G'..=b'Z' => CLASS_UPPER,
-            b'_' => CLASS_UNDERSCORE,
-            0x80.. => CLASS_HIGH,
-            _ => 0,
-        };
+    text.iter().fold(0, |m, &b| m | byte_class(b))
+}
+
+/// The token class bit of byte `b` (0 for non-token bytes).
+const fn byte_class(b: u8) -> u8 {
+    match b {
+        b'0'..=b'9' => CLASS_DIGIT,
+        b'a'..=b'f' => CLASS_HEX_LOWER,
+        b'g'..=b'z' => CLASS_LOWER,
+        b'A'..=b'F' => CLASS_HEX_UPPER,
+        b'G'..=b'Z' => CLASS_UPPER,
+        b'_' => CLASS_UNDERSCORE,
+        0x80.. => CLASS_HIGH,
+        _ => 0,
     }
-    m
 }
 
 /// The alphabet bit of byte `b`: one bit per lowercase letter, one per
@@ -107,7 +108,12 @@ pub fn token_classes(text: &[u8]) -> u8 {
 /// bytes (so a set of bytes fits in a `u64`).
 #[inline]
 pub fn alphabet_bit(b: u8) -> u64 {
-    let i = match b {
+    1 << alphabet_index(b)
+}
+
+/// The bit number of [`alphabet_bit`]`(b)`.
+const fn alphabet_index(b: u8) -> u8 {
+    match b {
         b'a'..=b'z' => b - b'a',
         b'A'..=b'Z' => 26 + (b - b'A'),
         b'0'..=b'9' => 52,
@@ -121,8 +127,7 @@ pub fn alphabet_bit(b: u8) -> u64 {
         0x80..=0xbf => 60,
         0xc0..=0xff => 61,
         _ => 62,
-    };
-    1 << i
+    }
 }
 
 /// The [`alphabet_bit`]s of every byte of `text`.
@@ -216,6 +221,173 @@ pub fn longest_by_feature(text: &[u8], longest: &mut [usize; FEATURES]) {
     }
 }
 
+/// What a column head records of its values' tokens, gathered in one pass
+/// over each value: the longest token, the longest token with each feature
+/// and the longest hex and digit runs ([`longest_by_feature`]), the token
+/// classes ([`token_classes`]) and the alphabet ([`alphabet`]). The block
+/// builder reads every distinct value of every column once through
+/// [`TokenFacts::scan`], which also hands each token to the bloom.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenFacts {
+    /// Length of the longest token ([`longest_token`]).
+    pub longest: usize,
+    /// [`longest_by_feature`]'s lengths.
+    pub featured: [usize; FEATURES],
+    /// [`token_classes`] of every value.
+    pub classes: u8,
+    /// [`alphabet`] of every value.
+    pub letters: u64,
+}
+
+/// [`BYTE_INFO`] bits 0–1: the byte's kind in [`token_features`] (1 an
+/// ASCII digit, 2 a letter outside `a-f`/`A-F`, 0 any other).
+const INFO_KIND: u8 = 3;
+/// [`BYTE_INFO`] bit: a token byte ([`is_token_byte`]).
+const INFO_TOKEN: u8 = 4;
+/// [`BYTE_INFO`] bit: an ASCII hex digit.
+const INFO_HEX: u8 = 8;
+/// [`BYTE_INFO`] bit: `_`.
+const INFO_UNDERSCORE: u8 = 16;
+// `TokenFacts::scan` turns the underscore bit into its feature by a shift.
+const _: () = assert!(INFO_UNDERSCORE >> 1 == 1 << FEATURE_UNDERSCORE);
+
+/// Per byte: its [`INFO_KIND`], [`INFO_TOKEN`], [`INFO_HEX`] and
+/// [`INFO_UNDERSCORE`] bits.
+static BYTE_INFO: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0usize;
+    while b < 256 {
+        let c = b as u8;
+        let mut i = 0;
+        if c.is_ascii_digit() {
+            i |= 1;
+        } else if c.is_ascii_alphabetic() && !c.is_ascii_hexdigit() {
+            i |= 2;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+            i |= INFO_TOKEN;
+        }
+        if c.is_ascii_hexdigit() {
+            i |= INFO_HEX;
+        }
+        if c == b'_' {
+            i |= INFO_UNDERSCORE;
+        }
+        t[b] = i;
+        b += 1;
+    }
+    t
+};
+
+/// Per byte: [`alphabet_index`].
+static ALPHABET_INDEX: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0usize;
+    while b < 256 {
+        t[b] = alphabet_index(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// Per byte: [`byte_class`].
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0usize;
+    while b < 256 {
+        t[b] = byte_class(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// The features a token gains from a byte of kind `kind` right after one of
+/// kind `prev`, at index `prev << 2 | kind` ([`token_features`]).
+static STEP_FEATURES: [u8; 16] = {
+    let mut t = [0u8; 16];
+    let mut prev = 0;
+    while prev < 4 {
+        let mut kind = 0;
+        while kind < 4 {
+            let mut f = 0u8;
+            if kind == 2 {
+                f |= 1 << FEATURE_NON_HEX_LETTER;
+            }
+            if prev == 1 && kind == 2 {
+                f |= 1 << FEATURE_DIGIT_LETTER;
+            }
+            if prev == 2 && kind == 1 {
+                f |= 1 << FEATURE_LETTER_DIGIT;
+            }
+            t[prev << 2 | kind] = f;
+            kind += 1;
+        }
+        prev += 1;
+    }
+    t
+};
+
+impl TokenFacts {
+    /// Adds `text` to the facts and calls `on_token` for each of its tokens,
+    /// in order (as [`for_each_token`] would).
+    #[inline]
+    pub fn scan(&mut self, text: &[u8], mut on_token: impl FnMut(&[u8])) {
+        let mut letters = 0u64;
+        let mut classes = 0u8;
+        let (mut hex, mut digits) = (0usize, 0usize);
+        let (mut hex_max, mut digits_max) = (0usize, 0usize);
+        // The open token: its start, features and last byte's kind.
+        let mut start = usize::MAX;
+        let mut features = 0u8;
+        let mut prev = 0u8;
+        for (i, &b) in text.iter().enumerate() {
+            letters |= 1u64 << ALPHABET_INDEX[usize::from(b)];
+            classes |= BYTE_CLASS[usize::from(b)];
+            let info = BYTE_INFO[usize::from(b)];
+            hex = if info & INFO_HEX != 0 { hex + 1 } else { 0 };
+            hex_max = hex_max.max(hex);
+            digits = if info & INFO_KIND == 1 { digits + 1 } else { 0 };
+            digits_max = digits_max.max(digits);
+            if info & INFO_TOKEN != 0 {
+                if start == usize::MAX {
+                    start = i;
+                    features = 0;
+                    prev = 0;
+                }
+                let kind = info & INFO_KIND;
+                features |=
+                    STEP_FEATURES[usize::from(prev << 2 | kind)] | (info & INFO_UNDERSCORE) >> 1;
+                prev = kind;
+            } else if start != usize::MAX {
+                self.close_token(&text[start..i], features);
+                on_token(&text[start..i]);
+                start = usize::MAX;
+            }
+        }
+        if start != usize::MAX {
+            self.close_token(&text[start..], features);
+            on_token(&text[start..]);
+        }
+        self.letters |= letters;
+        self.classes |= classes;
+        self.featured[HEX_RUN] = self.featured[HEX_RUN].max(hex_max);
+        self.featured[DIGIT_RUN] = self.featured[DIGIT_RUN].max(digits_max);
+    }
+
+    #[inline]
+    fn close_token(&mut self, token: &[u8], features: u8) {
+        let n = token.len();
+        self.longest = self.longest.max(n);
+        if features != 0 {
+            for (i, l) in self.featured[..TOKEN_FEATURES].iter_mut().enumerate() {
+                if features & 1 << i != 0 && n > *l {
+                    *l = n;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +418,58 @@ mod tests {
         );
         assert!(runs[1].is_whole_token());
         assert!(needle_runs(b" - ").is_empty());
+    }
+
+    /// [`TokenFacts::scan`] over `values`, with the tokens it handed out.
+    fn scanned(values: &[&[u8]]) -> (TokenFacts, Vec<Vec<u8>>) {
+        let mut facts = TokenFacts::default();
+        let mut tokens = Vec::new();
+        for v in values {
+            facts.scan(v, |t| tokens.push(t.to_vec()));
+        }
+        (facts, tokens)
+    }
+
+    /// The same facts from the one-question-at-a-time functions.
+    fn reference(values: &[&[u8]]) -> (TokenFacts, Vec<Vec<u8>>) {
+        let mut facts = TokenFacts::default();
+        let mut tokens = Vec::new();
+        for v in values {
+            facts.longest = facts.longest.max(longest_token(v));
+            longest_by_feature(v, &mut facts.featured);
+            facts.classes |= token_classes(v);
+            facts.letters |= alphabet(v);
+            for_each_token(v, |t| tokens.push(t.to_vec()));
+        }
+        (facts, tokens)
+    }
+
+    #[test]
+    fn token_facts_in_one_pass_match_the_separate_questions() {
+        let values: [&[u8]; 6] = [
+            b"user k3x9q2m at 0a1b2c3d4e5f, dahlberg42 usr_0042 x1 successfully",
+            b"",
+            b"--",
+            r"caf\u00e9 é9 HK-24663-HM 192.168.0.1".as_bytes(),
+            b"4639533580900112 trailing_",
+            b"_a1_ 9Z z9",
+        ];
+        assert_eq!(scanned(&values), reference(&values));
+        assert_eq!(scanned(&values[..1]).0.featured, [7, 10, 12, 8, 12, 4]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn token_facts_agree_on_any_bytes(
+            values in proptest::collection::vec(
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40), 0..6),
+            picked in proptest::collection::vec(
+                proptest::sample::select(b"aZ9f_-. \xe9Gx0".to_vec()), 0..40),
+        ) {
+            let mut all: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+            all.push(&picked);
+            proptest::prop_assert_eq!(scanned(&all), reference(&all));
+        }
     }
 
     #[test]

@@ -47,17 +47,21 @@ pub fn skeleton_pieces(s: &[u8]) -> Option<Vec<&[u8]>> {
 pub fn split(v: &[u8], skel: &mut Vec<u8>, digits: &mut DigitWriter) {
     let mut i = 0;
     while i < v.len() {
-        if v[i].is_ascii_digit() {
-            let start = i;
-            while i < v.len() && v[i].is_ascii_digit() {
-                i += 1;
-            }
-            skel.push(HOLE);
-            digits.push_run(&v[start..i]);
-        } else {
-            skel.push(v[i]);
+        // The bytes up to the next digit go to the skeleton at once.
+        let start = i;
+        while i < v.len() && !v[i].is_ascii_digit() {
             i += 1;
         }
+        skel.extend_from_slice(&v[start..i]);
+        if i == v.len() {
+            break;
+        }
+        let start = i;
+        while i < v.len() && v[i].is_ascii_digit() {
+            i += 1;
+        }
+        skel.push(HOLE);
+        digits.push_run(&v[start..i]);
     }
 }
 
@@ -79,10 +83,25 @@ impl DigitWriter {
 
     /// Appends one run of ASCII digits.
     pub fn push_run(&mut self, run: &[u8]) {
-        for &d in run {
-            self.nibble(d - b'0');
+        let mut rest = run;
+        if self.half.is_some() {
+            match rest.split_first() {
+                Some((&d, r)) => {
+                    self.nibble(d - b'0');
+                    rest = r;
+                }
+                None => return self.nibble(END),
+            }
         }
-        self.nibble(END);
+        // A whole byte at a time while two digits are left.
+        let pairs = rest.chunks_exact(2);
+        let last = pairs.remainder();
+        self.out
+            .extend(pairs.map(|p| (p[0] - b'0') | (p[1] - b'0') << 4));
+        match last {
+            [d] => self.out.push((d - b'0') | END << 4),
+            _ => self.half = Some(END),
+        }
     }
 
     /// The packed stream.

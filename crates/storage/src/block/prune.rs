@@ -24,6 +24,7 @@ use super::tokens::{
     TOKEN_FEATURES,
 };
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// [`run_features`] bit: the run is only hex digits.
 const RUN_ALL_HEX: u8 = 1 << 6;
@@ -564,6 +565,49 @@ pub struct NeedleProbe {
     /// (worked out once per query, not once per block: these depend on the
     /// run only).
     facts: Vec<RunFacts>,
+    /// How the first-keys shortcut has fared for this needle.
+    shortcut: ShortcutRecord,
+}
+
+/// How often [`NeedleProbe::answer_from_first_keys`] answered for a needle.
+/// A needle whose first keys are present in most blocks (a fragment common
+/// in the data) gains nothing from the shortcut and pays a second walk for
+/// it: after [`ShortcutRecord::TRIAL`] blocks, such a needle stops trying.
+#[derive(Debug, Default)]
+struct ShortcutRecord {
+    tries: AtomicU32,
+    misses: AtomicU32,
+}
+
+impl Clone for ShortcutRecord {
+    fn clone(&self) -> Self {
+        ShortcutRecord {
+            tries: AtomicU32::new(self.tries.load(Ordering::Relaxed)),
+            misses: AtomicU32::new(self.misses.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl ShortcutRecord {
+    /// Blocks judged before the record decides.
+    const TRIAL: u32 = 64;
+
+    /// Whether the shortcut is worth trying: always during the trial, then
+    /// when it answered for at least half of the trial's blocks.
+    fn worth_trying(&self) -> bool {
+        let tries = self.tries.load(Ordering::Relaxed);
+        tries < Self::TRIAL || self.misses.load(Ordering::Relaxed) * 2 <= tries
+    }
+
+    /// Notes one try during the trial.
+    fn note(&self, answered: bool) {
+        if self.tries.load(Ordering::Relaxed) < Self::TRIAL {
+            self.tries.fetch_add(1, Ordering::Relaxed);
+            if !answered {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Most boundary bytes in a needle for which a [`NeedleProbe`] tables its
@@ -712,6 +756,7 @@ impl NeedleProbe {
             })
             .collect();
         let mut probe = NeedleProbe {
+            shortcut: ShortcutRecord::default(),
             cuts: Vec::new(),
             frag_prints: Vec::new(),
             facts,
@@ -750,6 +795,12 @@ impl NeedleProbe {
         probe
     }
 
+    /// Whether judging a block still starts with the first-keys shortcut
+    /// for this needle ([`ShortcutRecord`]).
+    pub fn tries_first_keys(&self) -> bool {
+        self.shortcut.worth_trying()
+    }
+
     /// The needle.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -776,9 +827,13 @@ impl NeedleProbe {
     /// when all of those are absent indeed, that walk's answer is the
     /// answer, else the block is walked again with real lookups.
     fn judge_v2(&self, head: &impl ProbeHead, bloom: &[u8]) -> bool {
-        if let Some(answer) = self.answer_from_first_keys(head, bloom) {
-            debug_assert_eq!(answer, self.may_match_v2(head, bloom, &look_up));
-            return answer;
+        if self.shortcut.worth_trying() {
+            let answer = self.answer_from_first_keys(head, bloom);
+            self.shortcut.note(answer.is_some());
+            if let Some(answer) = answer {
+                debug_assert_eq!(answer, self.may_match_v2(head, bloom, &look_up));
+                return answer;
+            }
         }
         self.may_match_v2(head, bloom, &look_up)
     }

@@ -1497,6 +1497,33 @@ fn absent_needles_are_judged_from_their_first_keys() {
     }
 }
 
+/// A needle whose first keys the blocks hold stops trying the first-keys shortcut after its trial, and its answers
+/// stay those of the full walk; an absent needle keeps trying it.
+#[test]
+fn needles_with_common_first_keys_stop_trying_the_shortcut() {
+    use super::prune::NeedleProbe;
+    let mut w = Workload::new(22);
+    let lines: Vec<String> = (0..200).map(|_| w.line().1).collect();
+    let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 1);
+    let h = layout::BlockHeader::decode(&buf).unwrap();
+    let bloom = h.bloom_bytes(&buf);
+    // A needle cut from a line whose first keys the bloom holds.
+    let present = lines
+        .iter()
+        .flat_map(|l| (0..l.len() - 12).step_by(7).map(move |i| &l[i..i + 12]))
+        .map(|n| NeedleProbe::new(n.as_bytes()))
+        .find(|p| p.answer_from_first_keys(&h, bloom).is_none())
+        .expect("a needle whose first keys are present");
+    let absent = NeedleProbe::new(b"q9z8x7w6v5-nowhere");
+    for _ in 0..100 {
+        assert!(present.may_match(&h, bloom));
+        assert!(!absent.may_match(&h, bloom));
+    }
+    assert!(!present.tries_first_keys());
+    assert!(absent.tries_first_keys());
+}
+
 /// Plain-text lines are split into a text template and `Text` columns
 /// named by key or position; they round-trip, a rare id in them is ruled out
 /// by its column's bloom keys when absent, and a phrase with a word the

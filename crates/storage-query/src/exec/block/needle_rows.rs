@@ -76,17 +76,21 @@ pub(super) struct ContainsScratch {
 }
 
 impl ContainsScratch {
-    /// The verdicts `part` keeps for needle `n`'s test `test`.
-    fn column_verdicts(
+    /// Where in `column_verdicts` the verdicts `part` keeps for needle
+    /// `n`'s test `test` are. (An index, not a clone of the shared
+    /// verdicts: both workers cloning and dropping the same `Arc` for every
+    /// column of every block kept its count's cache line moving between
+    /// them.)
+    fn verdicts_index(
         &mut self,
         part: &runakefli_storage::part::Part,
         n: usize,
         test: &ValueTest,
         needle: &[u8],
-    ) -> runakefli_storage::part::needle_memo::Verdicts {
+    ) -> usize {
         let key = (part.serial(), n, *test);
-        if let Some((_, v)) = self.column_verdicts.iter().find(|(k, _)| *k == key) {
-            return v.clone();
+        if let Some(i) = self.column_verdicts.iter().position(|(k, _)| *k == key) {
+            return i;
         }
         // The needle (UTF-8: no 0xff byte), then the test.
         let mut bytes = needle.to_vec();
@@ -95,8 +99,8 @@ impl ContainsScratch {
         bytes.extend_from_slice(&(test.end as u64).to_le_bytes());
         bytes.push(test.kind as u8);
         let v = part.column_verdicts(&bytes);
-        self.column_verdicts.push((key, v.clone()));
-        v
+        self.column_verdicts.push((key, v));
+        self.column_verdicts.len() - 1
     }
 
     /// Needle `n` (`needle`: its bytes) cut into fragments for blocks like
@@ -237,11 +241,11 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                             use runakefli_storage::part::needle_memo;
                             let kept = self.verdicts_in.and_then(|(part, block)| {
                                 let slot = part.column_slot(block, c)?;
-                                Some((sc.column_verdicts(part, n, &test, needle), slot))
+                                Some((sc.verdicts_index(part, n, &test, needle), slot))
                             });
-                            let known = kept
-                                .as_ref()
-                                .map_or(needle_memo::UNKNOWN, |(v, s)| needle_memo::get(v, *s));
+                            let known = kept.map_or(needle_memo::UNKNOWN, |(v, s)| {
+                                needle_memo::get(&sc.column_verdicts[v].1, s)
+                            });
                             let possible = match known {
                                 needle_memo::NO => false,
                                 needle_memo::MAYBE => true,
@@ -249,8 +253,8 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                                     let alpha = sc.stretch_alphabet(n, &test, needle);
                                     let ok =
                                         self.test_possible(c, &test, needle, alpha, &sources, src)?;
-                                    if let Some((v, s)) = &kept {
-                                        needle_memo::set(v, *s, ok);
+                                    if let Some((v, s)) = kept {
+                                        needle_memo::set(&sc.column_verdicts[v].1, s, ok);
                                     }
                                     ok
                                 }

@@ -796,7 +796,7 @@ impl NeedleProbe {
     }
 
     /// Whether judging a block still starts with the first-keys shortcut
-    /// for this needle ([`ShortcutRecord`]).
+    /// for this needle (it stops after a trial in which it rarely answered).
     pub fn tries_first_keys(&self) -> bool {
         self.shortcut.worth_trying()
     }

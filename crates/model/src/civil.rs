@@ -49,9 +49,37 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (y, m as u32, d as u32)
 }
 
+/// Days in `month` (1..=12) of `year`, proleptic Gregorian (any other month
+/// number answers 31).
+#[inline]
+pub fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn month_lengths_match_the_rule_and_the_day_count() {
+        for year in -800..=2400 {
+            for month in 1..=12u32 {
+                assert_eq!(days_in_month(year, month), month_len(year, month));
+                let next = if month == 12 {
+                    days_from_civil(year + 1, 1, 1)
+                } else {
+                    days_from_civil(year, month + 1, 1)
+                };
+                let len = next - days_from_civil(year, month, 1);
+                assert_eq!(len, i64::from(days_in_month(year, month)), "{year}-{month}");
+            }
+        }
+    }
     use proptest::prelude::*;
 
     /// Leap years by the Gregorian rule, written independently of the algorithm.

@@ -9,7 +9,7 @@
 //! epoch, wide enough for any year Go reads (four digits).
 
 use super::zone::Zone;
-use runakefli_model::civil::days_from_civil;
+use runakefli_model::civil::{self, days_from_civil};
 
 /// Nanoseconds per second.
 const NS: i128 = 1_000_000_000;
@@ -406,17 +406,9 @@ fn read_elem<'a>(e: Elem, v: &'a str, next: &str, f: &mut Fields) -> Option<&'a 
     Some(rest)
 }
 
-fn is_leap(y: i64) -> bool {
-    y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
-}
-
+/// [`civil::days_in_month`] for a month read as a number of any size.
 fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    i64::from(civil::days_in_month(y, u32::try_from(m).unwrap_or(0)))
 }
 
 /// Parses `value` with the Go `layout`, a wall clock without an offset

@@ -251,55 +251,49 @@ const INFO_UNDERSCORE: u8 = 16;
 // `TokenFacts::scan` turns the underscore bit into its feature by a shift.
 const _: () = assert!(INFO_UNDERSCORE >> 1 == 1 << FEATURE_UNDERSCORE);
 
+/// A table of `$value` for every byte `$b`, built at compile time.
+macro_rules! byte_table {
+    (|$b:ident| $value:expr) => {{
+        let mut table = [0u8; 256];
+        let mut i = 0usize;
+        while i < 256 {
+            let $b = i as u8;
+            table[i] = $value;
+            i += 1;
+        }
+        table
+    }};
+}
+
+/// The [`BYTE_INFO`] bits of byte `c`.
+const fn byte_info(c: u8) -> u8 {
+    let mut i = 0;
+    if c.is_ascii_digit() {
+        i |= 1;
+    } else if c.is_ascii_alphabetic() && !c.is_ascii_hexdigit() {
+        i |= 2;
+    }
+    if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+        i |= INFO_TOKEN;
+    }
+    if c.is_ascii_hexdigit() {
+        i |= INFO_HEX;
+    }
+    if c == b'_' {
+        i |= INFO_UNDERSCORE;
+    }
+    i
+}
+
 /// Per byte: its [`INFO_KIND`], [`INFO_TOKEN`], [`INFO_HEX`] and
 /// [`INFO_UNDERSCORE`] bits.
-static BYTE_INFO: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0usize;
-    while b < 256 {
-        let c = b as u8;
-        let mut i = 0;
-        if c.is_ascii_digit() {
-            i |= 1;
-        } else if c.is_ascii_alphabetic() && !c.is_ascii_hexdigit() {
-            i |= 2;
-        }
-        if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
-            i |= INFO_TOKEN;
-        }
-        if c.is_ascii_hexdigit() {
-            i |= INFO_HEX;
-        }
-        if c == b'_' {
-            i |= INFO_UNDERSCORE;
-        }
-        t[b] = i;
-        b += 1;
-    }
-    t
-};
+static BYTE_INFO: [u8; 256] = byte_table!(|b| byte_info(b));
 
 /// Per byte: [`alphabet_index`].
-static ALPHABET_INDEX: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0usize;
-    while b < 256 {
-        t[b] = alphabet_index(b as u8);
-        b += 1;
-    }
-    t
-};
+static ALPHABET_INDEX: [u8; 256] = byte_table!(|b| alphabet_index(b));
 
 /// Per byte: [`byte_class`].
-static BYTE_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0usize;
-    while b < 256 {
-        t[b] = byte_class(b as u8);
-        b += 1;
-    }
-    t
-};
+static BYTE_CLASS: [u8; 256] = byte_table!(|b| byte_class(b));
 
 /// The features a token gains from a byte of kind `kind` right after one of
 /// kind `prev`, at index `prev << 2 | kind` ([`token_features`]).

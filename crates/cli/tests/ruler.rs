@@ -517,9 +517,7 @@ fn samples_evaluated_while_the_receiver_is_down_survive_a_restart() {
     let mut args = vec![rules_arg.as_str(), rw_arg.as_str()];
     args.extend_from_slice(AS_PUSHED);
     let mut server = TestServer::start_with(&args);
-    push_checkout(&server, &["a", "b"]);
-    // A few evaluations whose samples cannot be sent.
-    eventually(10, "three evaluations", || {
+    let iterations = |server: &TestServer| -> f64 {
         let (_, m) = server.get("/metrics", &[]);
         m.lines()
             .find_map(|l| {
@@ -528,7 +526,15 @@ fn samples_evaluated_while_the_receiver_is_down_survive_a_restart() {
                 )
             })
             .and_then(|v| v.parse::<f64>().ok())
-            .filter(|v| *v >= 3.0)
+            .unwrap_or(0.0)
+    };
+    push_checkout(&server, &["a", "b"]);
+    // A few evaluations whose samples cannot be sent. Evaluations before
+    // the push (or running while it lands) record no sample or a smaller
+    // count: three whole ones begin after it.
+    let before = iterations(&server);
+    eventually(15, "three evaluations after the push", || {
+        (iterations(&server) >= before + 4.0).then_some(())
     });
     server.stop();
     let stopped_ms = now_ns() / 1_000_000;

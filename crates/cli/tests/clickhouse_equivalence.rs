@@ -2177,7 +2177,10 @@ fn multi_day_log_queries_read_by_legs_and_pages_answer_as_the_reference() {
         (d0 + DAY, d0 + 5 * DAY),
         (d0 + 3 * DAY - 1, d0 + 3 * DAY + 1),
     ];
-    let limits = [1, 5, 45, 1000];
+    // Pages of four: limit 5 crosses one page, 1000 reads every page of
+    // every leg (a limit between them took a quarter of this test's ~200 s
+    // in a debug build and took no path these two do not).
+    let limits = [1, 5, 1000];
     let step = 60_000_000_000;
     let mut compared = 0;
     for q in queries {
@@ -2208,7 +2211,7 @@ fn multi_day_log_queries_read_by_legs_and_pages_answer_as_the_reference() {
             }
         }
     }
-    assert!(compared > 150, "{compared} answers held rows");
+    assert!(compared > 110, "{compared} answers held rows");
 
     // Early stop: the newest day holds 60 rows, so a backward query over
     // the seven days with limit 20 reads one leg, in one read by default

@@ -29,6 +29,11 @@ fn main() {
         .iter()
         .flat_map(|&sid| part.stream_blocks(sid).iter().cloned())
         .collect();
+    // BY_TIME=1: newest block first, as a backward log query takes them.
+    let mut blocks = blocks;
+    if std::env::var_os("BY_TIME").is_some() {
+        blocks.sort_by_key(|b| std::cmp::Reverse(b.meta.max_ts));
+    }
     for needle in &args[3..] {
         let mut times = Vec::new();
         let mut kept = 0;
@@ -40,16 +45,32 @@ fn main() {
             }
             let probe = NeedleProbe::new(&n);
             let t = Instant::now();
-            kept = 0;
-            for b in &blocks {
-                let h = part.header(b).unwrap();
-                let src = part.block_self_checked(b).unwrap();
-                let ok = match part.packed_head(b.index) {
-                    Some(p) => probe.may_match_packed(p, p.block.bloom_bytes(src)),
-                    None => probe.may_match(&h, h.bloom_bytes(src)),
-                };
-                kept += usize::from(ok);
-            }
+            // THREADS=k: k threads probe the blocks taken alternately.
+            let threads: usize = std::env::var("THREADS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1);
+            kept = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|k| {
+                        let (part, blocks, probe) = (&part, &blocks, &probe);
+                        s.spawn(move || {
+                            let mut kept = 0;
+                            for b in blocks.iter().skip(k).step_by(threads) {
+                                let h = part.header(b).unwrap();
+                                let src = part.block_self_checked(b).unwrap();
+                                let ok = match part.packed_head(b.index) {
+                                    Some(p) => probe.may_match_packed(p, p.block.bloom_bytes(src)),
+                                    None => probe.may_match(&h, h.bloom_bytes(src)),
+                                };
+                                kept += usize::from(ok);
+                            }
+                            kept
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            });
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         if std::env::var_os("ROUNDS_SHOWN").is_some() {

@@ -388,6 +388,7 @@ impl Part {
                 }
             }
         }
+        opening.release_again(&map, len);
         let versions = headers
             .iter()
             .map(|h| h.as_ref().map_or(0, |h| h.version))

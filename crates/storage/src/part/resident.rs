@@ -120,6 +120,8 @@ pub(super) struct OpeningRelease {
     /// Every head range ([`head_range`]): the kept pages the resident
     /// budgets are measured from.
     heads: Vec<(usize, usize)>,
+    /// Every kept range noted, for [`OpeningRelease::release_again`].
+    all_kept: Vec<(usize, usize)>,
 }
 
 impl OpeningRelease {
@@ -128,12 +130,24 @@ impl OpeningRelease {
             released_to: 0,
             keep: Vec::new(),
             heads: Vec::new(),
+            all_kept: Vec::new(),
         }
     }
 
     /// Notes a kept range (in file order).
     pub(super) fn keep(&mut self, range: (usize, usize)) {
         self.keep.push(range);
+        self.all_kept.push(range);
+    }
+
+    /// Drops again every page of the file (`len` bytes) that holds no kept
+    /// byte. Reading kept pages after the opening's drops (a directory's
+    /// first check) faults them in, and the kernel maps the page-cache
+    /// pages around each fault with them (up to 64 KiB): pages dropped a
+    /// moment before were mapped again that way.
+    pub(super) fn release_again(&self, map: &Mmap, len: usize) {
+        let end = len.min(map.len());
+        release_many(map, &page_gaps(0, end, self.all_kept.clone(), PAGE));
     }
 
     /// Notes a block's head range (in file order).
@@ -667,6 +681,23 @@ mod tests {
         assert_eq!(mapped_rss(&map), 32 * PAGE);
         // The data is still there (faulted back from the page cache).
         assert!(map.iter().all(|&b| b == 7));
+    }
+
+    #[test]
+    fn the_opening_drops_again_what_was_mapped_back_after_its_drops() {
+        let (_f, map) = touched_map(32);
+        let mut opening = OpeningRelease::new();
+        // Kept: pages 2–3 and a byte of page 20.
+        opening.keep((2 * PAGE + 10, 4 * PAGE));
+        opening.keep((20 * PAGE + 5, 20 * PAGE + 6));
+        opening.release(&map, 32 * PAGE);
+        assert_eq!(mapped_rss(&map), 3 * PAGE);
+        // Touching pages after the drops maps them again (as the kernel's
+        // fault-around does around a kept page's first fault).
+        assert!(map.iter().step_by(PAGE).all(|&b| b == 7));
+        assert_eq!(mapped_rss(&map), 32 * PAGE);
+        opening.release_again(&map, 32 * PAGE);
+        assert_eq!(mapped_rss(&map), 3 * PAGE, "only the kept pages stay");
     }
 
     #[test]

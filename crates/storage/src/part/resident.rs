@@ -144,10 +144,12 @@ impl OpeningRelease {
     /// byte. Reading kept pages after the opening's drops (a directory's
     /// first check) faults them in, and the kernel maps the page-cache
     /// pages around each fault with them (up to 64 KiB): pages dropped a
-    /// moment before were mapped again that way.
-    pub(super) fn release_again(&self, map: &Mmap, len: usize) {
+    /// moment before were mapped again that way. Called once, when the
+    /// opening ends: it hands over the kept ranges noted.
+    pub(super) fn release_again(&mut self, map: &Mmap, len: usize) {
         let end = len.min(map.len());
-        release_many(map, &page_gaps(0, end, self.all_kept.clone(), PAGE));
+        let kept = std::mem::take(&mut self.all_kept);
+        release_many(map, &page_gaps(0, end, kept, PAGE));
     }
 
     /// Notes a block's head range (in file order).

@@ -328,3 +328,80 @@ fn more_entries_at_one_nanosecond_than_a_frame_holds_all_arrive() {
     assert_eq!(got[0].3, "one ms later");
     ws.close(None).ok();
 }
+
+/// Lines stored *behind* what the tail has sent — a second collector's batch
+/// a moment older than the first's, a retried push — still arrive, through
+/// the query's whole pipeline, once each, as Loki's ingesters hand every
+/// pushed entry to their tailers whatever its time. (A tail reading the
+/// store forward from its cursor alone never sent them.)
+#[test]
+fn lines_pushed_behind_what_the_tail_sent_still_arrive_once() {
+    let server = TestServer::start();
+    let mut ws = connect(
+        &server,
+        r#"{app="late"} | logfmt | line_format "{{.msg}} from {{.src}}""#,
+        "",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let now = now_ns();
+    server.push_json(&json!({"streams": [
+        {"stream": {"app": "late", "collector": "a"}, "values": [[now.to_string(), "src=a msg=first"]]}
+    ]}));
+    let got = read_entries(&mut ws, 1, Instant::now() + Duration::from_secs(3));
+    assert_eq!(got.len(), 1, "the first line arrived");
+    assert_eq!(got[0].3, "first from a");
+    // Two lines older than the one sent: another collector's, and one more
+    // of the same stream's.
+    server.push_json(&json!({"streams": [
+        {"stream": {"app": "late", "collector": "b"}, "values": [[(now - 2_000_000_000).to_string(), "src=b msg=behind"]]},
+        {"stream": {"app": "late", "collector": "a"}, "values": [[(now - 1_000_000_000).to_string(), "src=a msg=also-behind"]]},
+        {"stream": {"app": "other"}, "values": [[(now - 1_000_000_000).to_string(), "src=x msg=elsewhere"]]}
+    ]}));
+    let sent = Instant::now();
+    let got = read_entries(&mut ws, 2, sent + Duration::from_secs(3));
+    let mut lines: Vec<(String, String, String)> = got
+        .iter()
+        .map(|g| {
+            (
+                g.2.clone(),
+                g.1["collector"].as_str().unwrap().to_string(),
+                g.3.clone(),
+            )
+        })
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        vec![
+            (
+                (now - 2_000_000_000).to_string(),
+                "b".into(),
+                "behind from b".into()
+            ),
+            (
+                (now - 1_000_000_000).to_string(),
+                "a".into(),
+                "also-behind from a".into()
+            ),
+        ],
+        "both late lines arrived, through the pipeline"
+    );
+    assert!(got
+        .iter()
+        .all(|g| g.0.duration_since(sent) < Duration::from_secs(1)));
+    assert_eq!(
+        got[0].1["src"], "b",
+        "labels the pipeline extracted: {}",
+        got[0].1
+    );
+    // The tail goes on in time order after them, and nothing comes twice.
+    server.push_json(&json!({"streams": [
+        {"stream": {"app": "late", "collector": "a"}, "values": [[(now + 1_000_000).to_string(), "src=a msg=after"]]}
+    ]}));
+    let got = read_entries(&mut ws, 1, Instant::now() + Duration::from_secs(3));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].3, "after from a");
+    let extra = read_entries(&mut ws, 1, Instant::now() + Duration::from_millis(700));
+    assert!(extra.is_empty(), "{extra:?}");
+    ws.close(None).ok();
+}

@@ -4,8 +4,10 @@
 //! [`runakefli_model::Backend`]: log queries (selection, pipeline, limit,
 //! direction) and metric queries (range and vector aggregations, binary
 //! operations, `label_replace`, literals). [`json`] writes Loki's HTTP
-//! response bodies. `testing` (with the `testing` feature, for tests only)
-//! holds an in-memory backend.
+//! response bodies. [`mem_backend::MemBackend`] keeps streams in memory (the
+//! reference backend of the equivalence tests, and what a live tail runs its
+//! query over for entries pushed behind it); `testing` (with the `testing`
+//! feature, for tests only) loads Loki JSON push bodies into it.
 //!
 //! ```
 //! use runakefli_engine::{json, testing::MemBackend, Engine, QueryLimits, RangeRequest};
@@ -36,6 +38,7 @@ pub mod json;
 pub mod labelset;
 pub mod limits;
 pub mod log_query;
+pub mod mem_backend;
 pub mod metadata;
 pub mod metric;
 pub mod options;

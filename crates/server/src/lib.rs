@@ -24,6 +24,7 @@ pub mod ruler_api;
 pub mod state;
 pub mod store;
 pub mod syslog;
+pub mod tail_feed;
 pub mod tenant;
 pub mod time_window;
 pub mod ui;

@@ -35,6 +35,8 @@ pub struct AppState {
     pub query_gate: QueryGate,
     /// Live tails open per tenant, and their cap.
     pub tail_slots: TailSlots,
+    /// Entries stored behind the open tails' cursors, handed to them.
+    pub tail_feed: Arc<crate::tail_feed::TailFeed>,
     /// Admission of HTTP push bodies by size ([`crate::push_gate`]).
     pub push_gate: crate::push_gate::PushGate,
     /// The server's own counters for `/metrics`.
@@ -221,6 +223,7 @@ impl AppState {
             parse_limits,
             query_gate,
             tail_slots: TailSlots::new(config.max_concurrent_tail_requests),
+            tail_feed: crate::tail_feed::TailFeed::new(),
             push_gate: crate::push_gate::PushGate::new(config.max_inflight_push_bytes),
             metrics: Metrics::default(),
             window: TimeWindow {
@@ -309,6 +312,7 @@ impl AppState {
             return Ok(());
         }
         self.store.writes().push(tenant, request)?;
+        self.tail_feed.publish(tenant, request);
         let bytes: usize = request
             .streams
             .iter()

@@ -7,15 +7,21 @@
 //! that old, so late pushes within it still arrive in order).
 //!
 //! Each frame is Loki's `{"streams":[{"stream":{…},"values":[["ns","line"],…]}],
-//! "dropped_entries":null}`. The tailer reads the store, not the push path:
-//! every [`TICK`] it runs the query forward from the newest entry it has
-//! sent (entries at that same nanosecond already sent are skipped, and the
-//! query's limit counts them, so any number of entries at one nanosecond
-//! gets through), at most [`MAX_BATCH`] new entries per frame. So ingest
-//! never waits for a tailer, a slow client only falls behind and catches up
-//! from the store (memory per tailer is one batch, plus the entries sharing
-//! the newest nanosecond sent), and many tailers cost one small query per
-//! tick each. The server pings every [`PING_EVERY`]; a client that does not take
+//! "dropped_entries":null}`. The tailer reads the store: every [`TICK`] it
+//! runs the query forward from the newest entry it has sent (entries at that
+//! same nanosecond already sent are skipped, and the query's limit counts
+//! them, so any number of entries at one nanosecond gets through), at most
+//! [`MAX_BATCH`] new entries per frame. So ingest never waits for a tailer,
+//! a slow client only falls behind and catches up from the store (memory per
+//! tailer is one batch, plus the entries sharing the newest nanosecond
+//! sent), and many tailers cost one small query per tick each. Entries
+//! stored *behind* that cursor (older than what was sent, pushed later) come
+//! from the push path instead ([`crate::tail_feed`]): each tick the tailer
+//! runs its query over them alone, in memory, and sends them first, as
+//! Loki's ingesters send every pushed entry to their tailers whatever its
+//! time. The keys of the entries the last [`RECENT_BATCHES`] store reads sent
+//! keep an entry from going twice when its push reached the feed only after
+//! a store read had already sent it. The server pings every [`PING_EVERY`]; a client that does not take
 //! a frame within [`SEND_TIMEOUT`] is disconnected. At most
 //! `max_concurrent_tail_requests` tails per tenant are open at once
 //! ([`super::tail_slots`]); one more is closed at once with Loki's error.
@@ -26,16 +32,18 @@ use super::shell::raw_params;
 use super::tail_slots::TailSlot;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::tail_feed::Waiting;
 use crate::tenant::tenant_of;
 use axum::body::Bytes;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use runakefli_engine::{QueryResult, StreamResult};
+use runakefli_engine::mem_backend::MemBackend;
+use runakefli_engine::{Engine, QueryResult, StreamResult};
 use runakefli_logql::Expr;
 use runakefli_model::{Direction, TenantId};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +58,9 @@ pub const PING_EVERY: Duration = Duration::from_secs(10);
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Loki's upper bound on `delay_for`, in seconds.
 pub const MAX_DELAY_FOR: i64 = 5;
+/// Store reads whose sent entries are remembered, so an entry whose push
+/// reached the feed late (after a read sent it) is not sent again.
+pub const RECENT_BATCHES: usize = 8;
 
 /// A validated tail request.
 struct TailRequest {
@@ -128,6 +139,15 @@ fn entry_key(labels: &runakefli_engine::LabelSet, line: &str) -> u64 {
     h.finish()
 }
 
+/// An entry's key with its time, for entries sent at any time.
+fn sent_key(ts: i64, labels: &runakefli_engine::LabelSet, line: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ts.hash(&mut h);
+    labels.to_string().hash(&mut h);
+    line.hash(&mut h);
+    h.finish()
+}
+
 impl Cursor {
     /// The limit of the next query, for `batch` new entries: the entries
     /// already sent at `from` come back first and are skipped, so the limit
@@ -169,6 +189,106 @@ impl Cursor {
         self.from = newest;
         self.sent_at_from = sent_at_newest;
     }
+}
+
+/// The keys of the entries the last [`RECENT_BATCHES`] store reads sent.
+#[derive(Default)]
+struct RecentKeys {
+    batches: VecDeque<HashSet<u64>>,
+}
+
+impl RecentKeys {
+    /// Remembers what one store read sent, forgetting the oldest read's.
+    fn note(&mut self, streams: &[StreamResult]) {
+        let mut keys = HashSet::new();
+        for s in streams {
+            for (ts, line) in &s.entries {
+                keys.insert(sent_key(*ts, &s.labels, line));
+            }
+        }
+        if self.batches.len() == RECENT_BATCHES {
+            self.batches.pop_front();
+        }
+        self.batches.push_back(keys);
+    }
+
+    /// Drops the entries a recent store read sent (and repeats within
+    /// `streams`), remembering the rest with the newest read's.
+    fn drop_sent(&mut self, streams: &mut Vec<StreamResult>) {
+        if self.batches.is_empty() {
+            self.batches.push_back(HashSet::new());
+        }
+        for s in streams.iter_mut() {
+            let labels = s.labels.clone();
+            s.entries.retain(|(ts, line)| {
+                let key = sent_key(*ts, &labels, line);
+                if self.batches.iter().any(|b| b.contains(&key)) {
+                    return false;
+                }
+                if let Some(newest) = self.batches.back_mut() {
+                    newest.insert(key);
+                }
+                true
+            });
+        }
+        streams.retain(|s| !s.entries.is_empty());
+    }
+}
+
+/// The query's answer over the late entries waiting in the feed: those
+/// before `before` (the tail's cursor), run in memory with the tail's query,
+/// oldest first. Entries at or after `before` are left to the store reads.
+async fn late_entries(
+    state: &Arc<AppState>,
+    req: &Arc<TailRequest>,
+    waiting: Waiting,
+    before: i64,
+) -> Result<Vec<StreamResult>, ApiError> {
+    if waiting.missed > 0 {
+        tracing::warn!(
+            tenant = %req.tenant,
+            missed_pushes = waiting.missed,
+            "tail fell behind the push feed; late entries of those pushes are not sent"
+        );
+    }
+    let memory = MemBackend::new();
+    let (mut first, mut count) = (i64::MAX, 0usize);
+    for push in &waiting.pushes {
+        for e in push.streams.iter().flat_map(|s| &s.entries) {
+            if e.ts < before {
+                first = first.min(e.ts);
+                count += 1;
+            }
+        }
+        memory.push(&req.tenant, push);
+    }
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let (state, req) = (state.clone(), req.clone());
+    crate::blocking(move || {
+        // The entries are in memory already: no per-query entry cap.
+        let mut limits = state.engine.limits().clone();
+        limits.max_entries_limit_per_query = 0;
+        let resp = Engine::new(Arc::new(memory), limits)
+            .query_range(
+                &req.tenant,
+                &req.expr,
+                runakefli_engine::RangeRequest {
+                    start: first,
+                    end: before,
+                    step: 1,
+                    limit: u32::try_from(count).unwrap_or(u32::MAX),
+                    direction: Direction::Forward,
+                },
+            )
+            .map_err(super::query::engine_error)?;
+        Ok(match resp.result {
+            QueryResult::Streams(s) => s,
+            _ => Vec::new(),
+        })
+    })
+    .await
 }
 
 /// Loki's tail frame.
@@ -245,10 +365,14 @@ async fn send(socket: &mut WebSocket, msg: Message) -> bool {
 /// Serves one tail until the client goes; `_slot` is given back on return.
 async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest, _slot: TailSlot) {
     let req = Arc::new(req);
+    // Subscribed before the first store read: whatever that read cannot see
+    // reaches the tail through the feed.
+    let mut feed = state.tail_feed.subscribe(&req.tenant);
     let mut cursor = Cursor {
         from: req.start,
         sent_at_from: HashSet::new(),
     };
+    let mut recent = RecentKeys::default();
     let mut limit = req.limit.max(1);
     let mut tick = tokio::time::interval(TICK);
     let mut last_frame = tokio::time::Instant::now();
@@ -256,19 +380,37 @@ async fn run(mut socket: WebSocket, state: Arc<AppState>, req: TailRequest, _slo
         tokio::select! {
             _ = tick.tick() => {
                 let to = now_ns() - req.delay_ns + 1;
-                if to <= cursor.from {
-                    continue;
+                let reads = to > cursor.from;
+                if reads {
+                    // Before the read: pushes stored from now on with entries
+                    // before `to` are offered to the feed.
+                    state.tail_feed.announce(to);
                 }
-                let batch = cursor.limit(limit);
-                let mut streams = match fetch(&state, &req, cursor.from, to, batch).await {
-                    Ok(s) => s,
+                let late = late_entries(&state, &req, feed.take(), cursor.from).await;
+                let mut streams = match late {
+                    Ok(mut late) => {
+                        recent.drop_sent(&mut late);
+                        late
+                    }
                     Err(e) => {
                         let _ = send(&mut socket, close_frame(e.message.clone())).await;
                         return;
                     }
                 };
-                limit = MAX_BATCH;
-                cursor.advance(&mut streams);
+                if reads {
+                    let batch = cursor.limit(limit);
+                    let mut read = match fetch(&state, &req, cursor.from, to, batch).await {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = send(&mut socket, close_frame(e.message.clone())).await;
+                            return;
+                        }
+                    };
+                    limit = MAX_BATCH;
+                    cursor.advance(&mut read);
+                    recent.note(&read);
+                    streams.extend(read);
+                }
                 if !streams.is_empty() {
                     if !send(&mut socket, Message::Text(frame(&streams).into())).await {
                         return;
@@ -338,5 +480,29 @@ mod tests {
         let mut b = batch(&[(7, "a"), (8, "d")]);
         c.advance(&mut b);
         assert_eq!(c.limit(3), 4);
+    }
+
+    #[test]
+    fn recent_keys_drop_what_a_recent_read_sent_and_repeats() {
+        let mut recent = RecentKeys::default();
+        recent.note(&batch(&[(5, "x"), (6, "y")]));
+        // Same line at another time is another entry; a repeat in one batch goes once.
+        let mut late = batch(&[(5, "x"), (4, "x"), (3, "z"), (3, "z")]);
+        recent.drop_sent(&mut late);
+        assert_eq!(
+            late[0].entries,
+            vec![(4, "x".to_string()), (3, "z".to_string())]
+        );
+        // What went late counts as sent too.
+        let mut again = batch(&[(4, "x")]);
+        recent.drop_sent(&mut again);
+        assert!(again.is_empty());
+        // Reads older than the last RECENT_BATCHES are forgotten.
+        for _ in 0..RECENT_BATCHES {
+            recent.note(&batch(&[]));
+        }
+        let mut old = batch(&[(6, "y")]);
+        recent.drop_sent(&mut old);
+        assert_eq!(old.len(), 1);
     }
 }

@@ -5,24 +5,13 @@
     clippy::print_stdout,
     reason = "a developer's measuring tool: its report is its output, a failure ends it"
 )]
-use runakefli_storage::part::{Part, PartInfo};
+use runakefli_storage::part::Part;
 use std::time::Instant;
 
 fn main() {
     let path = std::env::args().nth(1).expect("part file");
-    let info = PartInfo {
-        id: 0,
-        order: 0,
-        level: 1,
-        rows: 0,
-        bytes: 0,
-    };
-    let part = Part::open(std::path::Path::new(&path), info).expect("open part");
-    let blocks: Vec<_> = part
-        .stream_ids()
-        .iter()
-        .flat_map(|&s| part.stream_blocks(s).to_vec())
-        .collect();
+    let part = Part::open_file(std::path::Path::new(&path)).expect("open part");
+    let blocks: Vec<_> = part.all_blocks().cloned().collect();
     if std::env::var("READER_LOOP").is_ok() {
         let mut rows = 0;
         for _ in 0..200 {

@@ -9,26 +9,15 @@
     reason = "a developer's measuring tool: its report is its output, a failure ends it"
 )]
 use runakefli_storage::block::prune::NeedleProbe;
-use runakefli_storage::part::{Part, PartInfo};
+use runakefli_storage::part::Part;
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::Path::new(&args[1]);
     let rounds: usize = args[2].parse().unwrap();
-    let info = PartInfo {
-        id: 0,
-        order: 0,
-        level: 1,
-        rows: 0,
-        bytes: 0,
-    };
-    let part = Part::open(path, info).expect("open part");
-    let blocks: Vec<_> = part
-        .stream_ids()
-        .iter()
-        .flat_map(|&sid| part.stream_blocks(sid).iter().cloned())
-        .collect();
+    let part = Part::open_file(path).expect("open part");
+    let blocks: Vec<_> = part.all_blocks().cloned().collect();
     // BY_TIME=1: newest block first, as a backward log query takes them.
     let mut blocks = blocks;
     if std::env::var_os("BY_TIME").is_some() {

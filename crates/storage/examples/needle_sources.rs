@@ -10,20 +10,13 @@
 )]
 use runakefli_storage::block::layout::BlockHeader;
 use runakefli_storage::block::prune::needle_sources;
-use runakefli_storage::part::{Part, PartInfo};
+use runakefli_storage::part::Part;
 use std::collections::BTreeMap;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::Path::new(&args[1]);
-    let info = PartInfo {
-        id: 0,
-        order: 0,
-        level: 1,
-        rows: 0,
-        bytes: 0,
-    };
-    let part = Part::open(path, info).expect("open part");
+    let part = Part::open_file(path).expect("open part");
     for needle in &args[2..] {
         let (mut blocks, mut kept, mut kept_rows, mut rows) = (0usize, 0usize, 0usize, 0usize);
         // (fragment, source) -> blocks where that source keeps the fragment in.

@@ -7,7 +7,7 @@
     reason = "a developer's measuring tool: its report is its output, a failure ends it"
 )]
 use runakefli_storage::block::layout::BlockHeader;
-use runakefli_storage::part::{Part, PartInfo};
+use runakefli_storage::part::Part;
 use std::collections::BTreeMap;
 
 fn main() {
@@ -17,14 +17,7 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(usize::MAX);
-    let info = PartInfo {
-        id: 0,
-        order: 0,
-        level: 1,
-        rows: 0,
-        bytes: 0,
-    };
-    let part = Part::open(path, info).expect("open part");
+    let part = Part::open_file(path).expect("open part");
     let mut blocks = 0usize;
     let mut rows = 0usize;
     let mut templates = 0usize;

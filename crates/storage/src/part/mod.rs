@@ -196,6 +196,20 @@ impl std::fmt::Debug for Part {
 }
 
 impl Part {
+    /// Opens and validates a part file on its own, outside any partition's
+    /// manifest (inspection tools and the storage examples): its
+    /// [`PartInfo`] is left blank (id 0, level 1).
+    pub fn open_file(path: &Path) -> Result<Part, StorageError> {
+        let info = PartInfo {
+            id: 0,
+            order: 0,
+            level: 1,
+            rows: 0,
+            bytes: 0,
+        };
+        Part::open(path, info)
+    }
+
     /// Opens and validates the part file at `path`.
     pub fn open(path: &Path, info: PartInfo) -> Result<Part, StorageError> {
         let what = path.display().to_string();
@@ -727,6 +741,14 @@ impl Part {
     /// Streams in the part, ascending.
     pub fn stream_ids(&self) -> &[StreamId] {
         &self.stream_order
+    }
+
+    /// Every block of the part: stream by stream (ascending), each stream's
+    /// in time order.
+    pub fn all_blocks(&self) -> impl Iterator<Item = &BlockRef> + '_ {
+        self.stream_order
+            .iter()
+            .flat_map(|&sid| self.stream_blocks(sid))
     }
 
     /// Blocks of a stream, in time order (empty when absent).

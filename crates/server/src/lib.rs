@@ -17,6 +17,7 @@ pub mod ingest_limits;
 pub mod jsonline_api;
 pub mod loki_api;
 pub mod metrics;
+pub mod open_error;
 pub mod otlp_api;
 pub mod push_gate;
 pub mod query_gate;

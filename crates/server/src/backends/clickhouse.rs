@@ -8,7 +8,7 @@
 
 use crate::config::ServerConfig;
 use crate::metrics::{BackendMetrics, Exposition};
-use crate::state::OpenError;
+use crate::open_error::OpenError;
 use crate::store::Store;
 use runakefli_clickhouse::{
     ClickHouseBackend, Client, Housekeeping, HousekeepingStats, PushStats, SqlStats,
@@ -61,7 +61,7 @@ struct OpenFailed(#[from] runakefli_clickhouse::Error);
 pub(super) fn open(config: &ServerConfig, c: &Settings) -> Result<Store, OpenError> {
     refuse_embedded_only_settings(config)?;
     let housekeeping = Housekeeping {
-        retention: crate::state::retention_config(config)?,
+        retention: super::retention_config(config)?,
         delete_cancel_period: config.delete_request_cancel_period,
     };
     let backend = Arc::new(

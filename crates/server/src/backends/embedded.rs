@@ -5,7 +5,7 @@
 
 use crate::config::ServerConfig;
 use crate::metrics::{BackendMetrics, Exposition};
-use crate::state::OpenError;
+use crate::open_error::OpenError;
 use crate::store::{LocalFiles, Store};
 use runakefli_storage::{Storage, StorageConfig};
 use runakefli_storage_query::{EmbeddedBackend, QueryConfig};
@@ -28,7 +28,7 @@ pub use runakefli_storage::stats::{Histogram, HistogramSnapshot};
 /// Opens the store under `config.data_dir`, replaying its WAL.
 pub(super) fn open(config: &ServerConfig) -> Result<Store, OpenError> {
     let mut sc = StorageConfig::new(config.data_dir.clone());
-    sc.retention = crate::state::retention_config(config)?;
+    sc.retention = super::retention_config(config)?;
     sc.delete_cancel_period = config.delete_request_cancel_period;
     sc.memtable_flush_bytes = config.memtable_bytes;
     sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));

@@ -16,9 +16,11 @@
 pub mod clickhouse;
 pub mod embedded;
 
-use crate::config::ServerConfig;
-use crate::state::OpenError;
+use crate::config::{RetentionStream, ServerConfig};
+use crate::open_error::OpenError;
 use crate::store::Store;
+use runakefli_model::{retention, TenantId};
+use std::time::Duration;
 
 /// Which store the server reads and writes (see [`crate::store`]).
 #[derive(Debug, Clone, Default)]
@@ -39,4 +41,50 @@ pub fn open(config: &ServerConfig) -> Result<Store, OpenError> {
         BackendConfig::Embedded => embedded::open(config),
         BackendConfig::ClickHouse(c) => clickhouse::open(config, c),
     }
+}
+
+/// Parses configured `retention_stream` rules.
+fn stream_rules(rules: &[RetentionStream]) -> Result<Vec<retention::StreamRule>, OpenError> {
+    rules
+        .iter()
+        .map(|r| {
+            let matchers = runakefli_logql::parse_matchers(&r.selector).map_err(|e| {
+                OpenError::Config(format!("retention_stream selector {:?}: {e}", r.selector))
+            })?;
+            Ok(retention::StreamRule {
+                matchers,
+                priority: r.priority,
+                period: r.period,
+            })
+        })
+        .collect()
+}
+
+/// The store's retention settings from the server's.
+pub fn retention_config(config: &ServerConfig) -> Result<retention::RetentionConfig, OpenError> {
+    let mut tenants = std::collections::HashMap::new();
+    for (tenant, o) in &config.tenant_overrides {
+        TenantId::validate(tenant)
+            .map_err(|e| OpenError::Config(format!("overrides: tenant {tenant:?}: {e}")))?;
+        let streams = match &o.retention_stream {
+            Some(r) => Some(stream_rules(r)?),
+            None => None,
+        };
+        tenants.insert(
+            tenant.clone(),
+            retention::TenantRetention {
+                period: o.retention_period,
+                streams,
+            },
+        );
+    }
+    Ok(retention::RetentionConfig {
+        default: retention::RetentionPolicy {
+            period: config.retention_period,
+            streams: stream_rules(&config.retention_streams)?,
+        },
+        tenants,
+        max_disk_bytes: config.max_disk_bytes,
+        interval: config.retention_interval.max(Duration::from_secs(1)),
+    })
 }

@@ -12,15 +12,6 @@ use runakefli_storage_query::{EmbeddedBackend, QueryConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Default of [`ServerConfig::answer_cache_bytes`].
-pub const DEFAULT_ANSWER_CACHE_BYTES: usize =
-    runakefli_storage_query::config::DEFAULT_ANSWER_CACHE_BYTES;
-/// Default of [`ServerConfig::decoded_cache_bytes`].
-pub const DEFAULT_DECODED_CACHE_BYTES: usize =
-    runakefli_storage_query::config::DEFAULT_DECODED_CACHE_BYTES;
-/// Default of [`ServerConfig::wal_record_max_bytes`] (the most WAL replay accepts).
-pub const WAL_RECORD_MAX_BYTES: usize = runakefli_storage::config::WAL_RECORD_MAX_BYTES;
-
 /// The fixed-bucket latency histogram the store keeps its fsync times in;
 /// the server's `/metrics` keeps its query latencies in it too.
 pub use runakefli_storage::stats::{Histogram, HistogramSnapshot};

@@ -12,10 +12,6 @@ use runakefli_storage_query::{EmbeddedBackend, QueryConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The fixed-bucket latency histogram the store keeps its fsync times in;
-/// the server's `/metrics` keeps its query latencies in it too.
-pub use runakefli_storage::stats::{Histogram, HistogramSnapshot};
-
 /// Opens the store under `config.data_dir`, replaying its WAL.
 pub(super) fn open(config: &ServerConfig) -> Result<Store, OpenError> {
     let mut sc = StorageConfig::new(config.data_dir.clone());

@@ -2,8 +2,9 @@
 //!
 //! This module and its submodules (one per backend) are the only part of the
 //! server that opens or calls a backend crate ([`crate::config`] names only
-//! their settings types and defaults). Each submodule opens its backend from
-//! the [`ServerConfig`] and hands back a [`Store`]: the model's
+//! their settings types and defaults, [`crate::metrics`] the storage crate's
+//! latency histogram). Each submodule opens its backend from the
+//! [`ServerConfig`] and hands back a [`Store`]: the model's
 //! traits ([`Backend`](runakefli_model::Backend), [`Ingest`](runakefli_model::Ingest),
 //! [`Operations`](runakefli_model::Operations), [`Deletes`](runakefli_model::Deletes)),
 //! its metric families ([`BackendMetrics`](crate::metrics::BackendMetrics))

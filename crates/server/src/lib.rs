@@ -51,7 +51,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(es_api::bulk_routes())
         .merge(jsonline_api::routes())
         .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.push_gate.clone(),
             push_gate::limit,
         ));
     Router::new()

@@ -35,7 +35,7 @@ pub struct AppState {
     /// Live tails open per tenant, and their cap.
     pub tail_slots: TailSlots,
     /// Admission of HTTP push bodies by size ([`crate::push_gate`]).
-    pub push_gate: crate::push_gate::PushGate,
+    pub push_gate: Arc<crate::push_gate::PushGate>,
     /// The server's own counters for `/metrics`.
     pub metrics: Metrics,
     /// The accepted age of pushed entries.
@@ -148,7 +148,10 @@ impl AppState {
             parse_limits,
             query_gate,
             tail_slots: TailSlots::new(config.max_concurrent_tail_requests),
-            push_gate: crate::push_gate::PushGate::new(config.max_inflight_push_bytes),
+            push_gate: Arc::new(crate::push_gate::PushGate::new(
+                config.max_inflight_push_bytes,
+                config.max_push_body_bytes,
+            )),
             metrics: Metrics::default(),
             window: TimeWindow {
                 max_age: config.reject_old_samples_max_age.filter(|d| !d.is_zero()),

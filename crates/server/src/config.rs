@@ -1,4 +1,8 @@
 //! Server settings. The CLI fills them from flags and `RUNAKEFLI_*` variables.
+//!
+//! Plain data: [`crate::backends`] opens the store they describe and
+//! [`crate::state`] builds the rest from them. Of the server's other modules
+//! this one names only the defaults of limits they own.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -32,8 +36,41 @@ pub struct TenantOverrides {
     pub max_global_streams_per_user: Option<usize>,
 }
 
-/// Which store the server reads and writes ([`crate::backends`]).
-pub use crate::backends::BackendConfig;
+/// Which store the server reads and writes ([`crate::backends`] opens it).
+#[derive(Debug, Clone, Default)]
+pub enum BackendConfig {
+    /// The embedded columnar store under [`ServerConfig::data_dir`] (the default).
+    #[default]
+    Embedded,
+    /// A ClickHouse database over its HTTP interface (`docs/clickhouse.md`);
+    /// `data_dir` is not used.
+    ClickHouse(Box<ClickHouseSettings>),
+}
+
+/// Everything `--backend clickhouse` is configured with (the ClickHouse
+/// crate's own settings types).
+#[derive(Debug, Clone)]
+pub struct ClickHouseSettings {
+    /// Where and how to connect: URL, database, credentials, TLS, cluster.
+    pub connection: runakefli_clickhouse::Config,
+    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
+    /// once; past it a push answers 503 at once.
+    pub backlog: runakefli_clickhouse::Backlog,
+    /// How range aggregations over several days are split into legs read
+    /// at once.
+    pub metric_legs: runakefli_clickhouse::MetricLegs,
+}
+
+impl ClickHouseSettings {
+    /// `connection` with the default backlog and metric legs.
+    pub fn new(connection: runakefli_clickhouse::Config) -> ClickHouseSettings {
+        ClickHouseSettings {
+            connection,
+            backlog: runakefli_clickhouse::Backlog::default(),
+            metric_legs: runakefli_clickhouse::MetricLegs::default(),
+        }
+    }
+}
 
 /// Default of [`ServerConfig::max_query_bytes`]: Loki's fixed input limit.
 pub const DEFAULT_MAX_QUERY_BYTES: usize = runakefli_logql::MAX_INPUT_SIZE;
@@ -47,6 +84,14 @@ pub const DEFAULT_MAX_INFLIGHT_PUSH_BYTES: usize = 256 << 20;
 pub const DEFAULT_READY_MIN_FREE_DISK_BYTES: u64 = 64 << 20;
 /// Default of [`ServerConfig::max_query_depth`].
 pub const DEFAULT_MAX_QUERY_DEPTH: usize = runakefli_logql::DEFAULT_MAX_DEPTH;
+/// Default of [`ServerConfig::answer_cache_bytes`].
+pub const DEFAULT_ANSWER_CACHE_BYTES: usize =
+    runakefli_storage_query::config::DEFAULT_ANSWER_CACHE_BYTES;
+/// Default of [`ServerConfig::decoded_cache_bytes`].
+pub const DEFAULT_DECODED_CACHE_BYTES: usize =
+    runakefli_storage_query::config::DEFAULT_DECODED_CACHE_BYTES;
+/// Default of [`ServerConfig::wal_record_max_bytes`] (the most WAL replay accepts).
+pub const WAL_RECORD_MAX_BYTES: usize = runakefli_storage::config::WAL_RECORD_MAX_BYTES;
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone)]
@@ -204,12 +249,12 @@ impl Default for ServerConfig {
             max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_query_depth: DEFAULT_MAX_QUERY_DEPTH,
             memtable_bytes: 64 << 20,
-            answer_cache_bytes: crate::backends::embedded::DEFAULT_ANSWER_CACHE_BYTES,
-            decoded_cache_bytes: crate::backends::embedded::DEFAULT_DECODED_CACHE_BYTES,
+            answer_cache_bytes: DEFAULT_ANSWER_CACHE_BYTES,
+            decoded_cache_bytes: DEFAULT_DECODED_CACHE_BYTES,
             flush_interval: Duration::from_secs(30),
             wal_fsync: true,
             wal_segment_bytes: 64 << 20,
-            wal_record_max_bytes: crate::backends::embedded::WAL_RECORD_MAX_BYTES,
+            wal_record_max_bytes: WAL_RECORD_MAX_BYTES,
             retention_period: None,
             retention_streams: Vec::new(),
             tenant_overrides: BTreeMap::new(),

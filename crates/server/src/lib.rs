@@ -17,6 +17,8 @@ pub mod ingest_limits;
 pub mod jsonline_api;
 pub mod loki_api;
 pub mod metrics;
+pub mod metrics_api;
+pub mod open_error;
 pub mod otlp_api;
 pub mod push_gate;
 pub mod query_gate;
@@ -50,7 +52,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(es_api::bulk_routes())
         .merge(jsonline_api::routes())
         .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.push_gate.clone(),
             push_gate::limit,
         ));
     Router::new()
@@ -60,7 +62,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(es_api::routes())
         .merge(ruler_api::routes())
         .merge(ui::routes())
-        .route("/metrics", axum::routing::get(metrics::metrics))
+        .route("/metrics", axum::routing::get(metrics_api::metrics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::layer::require,
@@ -68,7 +70,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(axum::middleware::from_fn(ui::tail_tenant_param))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            metrics::track,
+            metrics_api::track,
         ))
         .layer(axum::extract::DefaultBodyLimit::max(
             state.config.max_push_body_bytes,

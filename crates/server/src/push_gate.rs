@@ -24,7 +24,6 @@
 //! reason="inflight_limit"}`.
 
 use crate::error::ErrorReason;
-use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -43,6 +42,9 @@ pub const REASON: &str = "inflight_limit";
 pub struct PushGate {
     budget: Arc<Semaphore>,
     max_bytes: usize,
+    /// The push body limit: the most of a chunked body read (413 past it)
+    /// and of a refused body drained.
+    max_body_bytes: usize,
     refused: AtomicU64,
 }
 
@@ -64,12 +66,14 @@ pub enum Refusal {
 }
 
 impl PushGate {
-    /// A budget of `max_bytes` (0: no limit).
-    pub fn new(max_bytes: usize) -> Self {
+    /// A budget of `max_bytes` (0: no limit) for HTTP push bodies of at
+    /// most `max_body_bytes` each.
+    pub fn new(max_bytes: usize, max_body_bytes: usize) -> Self {
         let permits = max_bytes.clamp(1, Semaphore::MAX_PERMITS);
         PushGate {
             budget: Arc::new(Semaphore::new(permits)),
             max_bytes,
+            max_body_bytes,
             refused: AtomicU64::new(0),
         }
     }
@@ -207,8 +211,8 @@ async fn read_charged(
 }
 
 /// The layer around the HTTP push routes.
-pub async fn limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let gate = &state.push_gate;
+pub async fn limit(State(gate): State<Arc<PushGate>>, req: Request, next: Next) -> Response {
+    let gate = gate.as_ref();
     if gate.max_bytes() == 0 {
         return next.run(req).await;
     }
@@ -221,14 +225,14 @@ pub async fn limit(State(state): State<Arc<AppState>>, req: Request, next: Next)
     let req = match length {
         Some(n) => {
             if gate.charge(&mut charge, n).is_err() {
-                drain(req.into_body(), state.config.max_push_body_bytes).await;
+                drain(req.into_body(), gate.max_body_bytes).await;
                 return busy(gate);
             }
             req
         }
         None => {
             let (parts, mut body) = req.into_parts();
-            let limit = state.config.max_push_body_bytes;
+            let limit = gate.max_body_bytes;
             match read_charged(gate, &mut charge, &mut body, limit).await {
                 Ok(bytes) => Request::from_parts(parts, Body::from(bytes)),
                 Err(Refusal::Busy) => {
@@ -239,7 +243,7 @@ pub async fn limit(State(state): State<Arc<AppState>>, req: Request, next: Next)
                 Err(Refusal::TooLarge) => {
                     return crate::error::ApiError::too_large(format!(
                         "request body larger than {} bytes",
-                        state.config.max_push_body_bytes
+                        gate.max_body_bytes
                     ))
                     .into_response()
                 }
@@ -271,7 +275,7 @@ mod tests {
 
     #[test]
     fn charges_are_refused_past_the_budget_and_given_back_when_dropped() {
-        let gate = PushGate::new(100);
+        let gate = PushGate::new(100, 1 << 20);
         let mut a = PushGate::empty_charge();
         gate.charge(&mut a, 60).unwrap();
         let mut b = PushGate::empty_charge();
@@ -290,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_body_larger_than_the_budget_is_charged_the_whole_budget() {
-        let gate = PushGate::new(100);
+        let gate = PushGate::new(100, 1 << 20);
         let mut big = PushGate::empty_charge();
         gate.charge(&mut big, 1_000).unwrap();
         assert_eq!(gate.in_flight(), 100);
@@ -304,7 +308,7 @@ mod tests {
 
     #[test]
     fn no_budget_admits_everything() {
-        let gate = PushGate::new(0);
+        let gate = PushGate::new(0, 1 << 20);
         let mut c = PushGate::empty_charge();
         gate.charge(&mut c, usize::MAX).unwrap();
         assert_eq!(gate.in_flight(), 0);

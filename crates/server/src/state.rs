@@ -5,17 +5,16 @@ use crate::error::ApiError;
 use crate::ingest_limits::{IngestLimits, TenantLimits};
 use crate::loki_api::tail_slots::TailSlots;
 use crate::metrics::{Metrics, Protocol};
+use crate::open_error::OpenError;
 use crate::query_gate::QueryGate;
 use crate::store::Store;
 use crate::time_window::TimeWindow;
 use runakefli_engine::{Engine, QueryLimits};
 use runakefli_ingest::PushLimits;
 use runakefli_logql::ParseLimits;
-use runakefli_model::retention;
 use runakefli_model::StoreError;
 use runakefli_model::{PushRequest, TenantId};
 use std::sync::Arc;
-use std::time::Duration;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -38,7 +37,7 @@ pub struct AppState {
     /// Entries stored behind the open tails' cursors, handed to them.
     pub tail_feed: Arc<crate::tail_feed::TailFeed>,
     /// Admission of HTTP push bodies by size ([`crate::push_gate`]).
-    pub push_gate: crate::push_gate::PushGate,
+    pub push_gate: Arc<crate::push_gate::PushGate>,
     /// The server's own counters for `/metrics`.
     pub metrics: Metrics,
     /// The accepted age of pushed entries.
@@ -52,78 +51,6 @@ pub struct AppState {
     pub auth: Option<Arc<crate::auth::Authenticator>>,
     /// The ruler, when `--rules-dir` is set ([`crate::ruler_api`]).
     pub ruler: Option<Arc<runakefli_ruler::Ruler>>,
-}
-
-/// Why the server could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// The backend failed to open: the embedded store's files, or a
-    /// ClickHouse database that could not be reached or its schema prepared
-    /// (the backend's own error, see [`crate::backends`]).
-    #[error(transparent)]
-    Backend(Box<dyn std::error::Error + Send + Sync>),
-    /// A setting is invalid.
-    #[error("invalid configuration: {0}")]
-    Config(String),
-    /// The credentials file is unreadable or invalid.
-    #[error(transparent)]
-    Auth(#[from] crate::auth::FileError),
-    /// A background thread of the backend could not be started.
-    #[error("starting {what}: {source}")]
-    Thread {
-        /// Which thread.
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
-}
-
-/// Parses configured `retention_stream` rules.
-fn stream_rules(
-    rules: &[crate::config::RetentionStream],
-) -> Result<Vec<retention::StreamRule>, OpenError> {
-    rules
-        .iter()
-        .map(|r| {
-            let matchers = runakefli_logql::parse_matchers(&r.selector).map_err(|e| {
-                OpenError::Config(format!("retention_stream selector {:?}: {e}", r.selector))
-            })?;
-            Ok(retention::StreamRule {
-                matchers,
-                priority: r.priority,
-                period: r.period,
-            })
-        })
-        .collect()
-}
-
-/// The store's retention settings from the server's.
-pub fn retention_config(config: &ServerConfig) -> Result<retention::RetentionConfig, OpenError> {
-    let mut tenants = std::collections::HashMap::new();
-    for (tenant, o) in &config.tenant_overrides {
-        TenantId::validate(tenant)
-            .map_err(|e| OpenError::Config(format!("overrides: tenant {tenant:?}: {e}")))?;
-        let streams = match &o.retention_stream {
-            Some(r) => Some(stream_rules(r)?),
-            None => None,
-        };
-        tenants.insert(
-            tenant.clone(),
-            retention::TenantRetention {
-                period: o.retention_period,
-                streams,
-            },
-        );
-    }
-    Ok(retention::RetentionConfig {
-        default: retention::RetentionPolicy {
-            period: config.retention_period,
-            streams: stream_rules(&config.retention_streams)?,
-        },
-        tenants,
-        max_disk_bytes: config.max_disk_bytes,
-        interval: config.retention_interval.max(Duration::from_secs(1)),
-    })
 }
 
 impl AppState {
@@ -224,7 +151,10 @@ impl AppState {
             query_gate,
             tail_slots: TailSlots::new(config.max_concurrent_tail_requests),
             tail_feed: crate::tail_feed::TailFeed::new(),
-            push_gate: crate::push_gate::PushGate::new(config.max_inflight_push_bytes),
+            push_gate: Arc::new(crate::push_gate::PushGate::new(
+                config.max_inflight_push_bytes,
+                config.max_push_body_bytes,
+            )),
             metrics: Metrics::default(),
             window: TimeWindow {
                 max_age: config.reject_old_samples_max_age.filter(|d| !d.is_zero()),

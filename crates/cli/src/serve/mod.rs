@@ -9,7 +9,7 @@ use anyhow::Context;
 use args::{BackendKind, LogFormat, ServeArgs};
 use clap::{ArgMatches, Command};
 use runakefli_server::backends::clickhouse;
-use runakefli_server::config::{BackendConfig, TenantOverrides};
+use runakefli_server::config::{BackendConfig, ClickHouseSettings, TenantOverrides};
 use runakefli_server::ServerConfig;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -29,7 +29,7 @@ fn server_config(
     let nonzero = |d: std::time::Duration| Some(d).filter(|d| !d.is_zero());
     let backend = match args.backend {
         BackendKind::Embedded => BackendConfig::Embedded,
-        BackendKind::Clickhouse => BackendConfig::ClickHouse(Box::new(clickhouse::Settings {
+        BackendKind::Clickhouse => BackendConfig::ClickHouse(Box::new(ClickHouseSettings {
             connection: runakefli_server::ClickHouseConfig {
                 tls: runakefli_server::clickhouse_tls::client_config(
                     &runakefli_server::clickhouse_tls::TlsFiles {

@@ -1,14 +1,15 @@
 //! The ClickHouse backend (`runakefli_clickhouse`) as the server's backend:
-//! its configuration types, opening it (schema, housekeeping thread) into a
-//! [`Store`], and its counters as metric families read at scrape time: how
-//! many query plans ClickHouse answered in SQL, how many the backend
-//! declined (the engine then scanned and evaluated them itself), and the
-//! rows each path shipped ([`SqlStats`]); the pushes' batches, retries and
-//! backlog ([`PushStats`]); housekeeping ([`HousekeepingStats`]).
+//! its configuration types (re-exported for the CLI; the server's settings
+//! hold them in [`ClickHouseSettings`]), opening it (schema, housekeeping
+//! thread) into a [`Store`], and its counters as metric families read at
+//! scrape time: how many query plans ClickHouse answered in SQL, how many
+//! the backend declined (the engine then scanned and evaluated them itself),
+//! and the rows each path shipped ([`SqlStats`]); the pushes' batches,
+//! retries and backlog ([`PushStats`]); housekeeping ([`HousekeepingStats`]).
 
-use crate::config::ServerConfig;
+use crate::config::{ClickHouseSettings, ServerConfig};
 use crate::metrics::{BackendMetrics, Exposition};
-use crate::state::OpenError;
+use crate::open_error::OpenError;
 use crate::store::Store;
 use runakefli_clickhouse::{
     ClickHouseBackend, Client, Housekeeping, HousekeepingStats, PushStats, SqlStats,
@@ -26,30 +27,6 @@ pub const DEFAULT_MAX_WAITING_PUSHES: usize =
 pub const DEFAULT_MAX_PARALLEL_LEGS: usize =
     runakefli_clickhouse::buckets::DEFAULT_MAX_PARALLEL_LEGS;
 
-/// Everything `--backend clickhouse` is configured with.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Where and how to connect: URL, database, credentials, TLS, cluster.
-    pub connection: Config,
-    /// How many pushes, and bytes of their rows, may wait for ClickHouse at
-    /// once; past it a push answers 503 at once.
-    pub backlog: Backlog,
-    /// How range aggregations over several days are split into legs read
-    /// at once.
-    pub metric_legs: MetricLegs,
-}
-
-impl Settings {
-    /// `connection` with the default backlog and metric legs.
-    pub fn new(connection: Config) -> Settings {
-        Settings {
-            connection,
-            backlog: Backlog::default(),
-            metric_legs: MetricLegs::default(),
-        }
-    }
-}
-
 /// Why the ClickHouse backend did not open (unreachable, or its schema
 /// could not be prepared).
 #[derive(Debug, thiserror::Error)]
@@ -58,10 +35,10 @@ struct OpenFailed(#[from] runakefli_clickhouse::Error);
 
 /// Opens the database `c` names (creating or migrating its schema) and
 /// starts its housekeeping thread (retention, delete requests).
-pub(super) fn open(config: &ServerConfig, c: &Settings) -> Result<Store, OpenError> {
+pub(super) fn open(config: &ServerConfig, c: &ClickHouseSettings) -> Result<Store, OpenError> {
     refuse_embedded_only_settings(config)?;
     let housekeeping = Housekeeping {
-        retention: crate::state::retention_config(config)?,
+        retention: super::retention_config(config)?,
         delete_cancel_period: config.delete_request_cancel_period,
     };
     let backend = Arc::new(
@@ -254,7 +231,7 @@ mod tests {
 
     fn clickhouse_config() -> ServerConfig {
         ServerConfig {
-            backend: crate::backends::BackendConfig::ClickHouse(Box::new(Settings::new(
+            backend: crate::config::BackendConfig::ClickHouse(Box::new(ClickHouseSettings::new(
                 Config::new("http://127.0.0.1:1", "x"),
             ))),
             ..ServerConfig::default()

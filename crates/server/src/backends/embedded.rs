@@ -5,30 +5,17 @@
 
 use crate::config::ServerConfig;
 use crate::metrics::{BackendMetrics, Exposition};
-use crate::state::OpenError;
+use crate::open_error::OpenError;
 use crate::store::{LocalFiles, Store};
 use runakefli_storage::{Storage, StorageConfig};
 use runakefli_storage_query::{EmbeddedBackend, QueryConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Default of [`ServerConfig::answer_cache_bytes`].
-pub const DEFAULT_ANSWER_CACHE_BYTES: usize =
-    runakefli_storage_query::config::DEFAULT_ANSWER_CACHE_BYTES;
-/// Default of [`ServerConfig::decoded_cache_bytes`].
-pub const DEFAULT_DECODED_CACHE_BYTES: usize =
-    runakefli_storage_query::config::DEFAULT_DECODED_CACHE_BYTES;
-/// Default of [`ServerConfig::wal_record_max_bytes`] (the most WAL replay accepts).
-pub const WAL_RECORD_MAX_BYTES: usize = runakefli_storage::config::WAL_RECORD_MAX_BYTES;
-
-/// The fixed-bucket latency histogram the store keeps its fsync times in;
-/// the server's `/metrics` keeps its query latencies in it too.
-pub use runakefli_storage::stats::{Histogram, HistogramSnapshot};
-
 /// Opens the store under `config.data_dir`, replaying its WAL.
 pub(super) fn open(config: &ServerConfig) -> Result<Store, OpenError> {
     let mut sc = StorageConfig::new(config.data_dir.clone());
-    sc.retention = crate::state::retention_config(config)?;
+    sc.retention = super::retention_config(config)?;
     sc.delete_cancel_period = config.delete_request_cancel_period;
     sc.memtable_flush_bytes = config.memtable_bytes;
     sc.flush_interval = config.flush_interval.max(Duration::from_millis(100));

@@ -6,7 +6,7 @@
 //! ([`crate::tenant`]), a slot of the [`crate::query_gate`], the blocking
 //! pool, cancellation when the client goes away ([`crate::cancel`]), and the
 //! JSON answer. Failures are [`ApiError`]s; the `/metrics` layer
-//! ([`crate::metrics::track`]) times and counts the requests by path.
+//! ([`crate::metrics_api::track`]) times and counts the requests by path.
 
 use super::params::RawParams;
 use crate::blocking;

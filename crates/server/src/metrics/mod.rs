@@ -1,12 +1,14 @@
-//! `GET /metrics`: the server's counters, gauges and histograms in the
-//! Prometheus text exposition format (version 0.0.4).
+//! The server's counters, gauges and histograms and the page `GET /metrics`
+//! answers ([`crate::metrics_api`]), in the Prometheus text exposition
+//! format (version 0.0.4).
 //!
 //! What is counted where:
 //! - lines and bytes ingested: [`crate::state::AppState::append`], the one
 //!   place every protocol's decoded push reaches the store;
-//! - rejected pushes and query latencies: the [`track`] layer around every
-//!   route, which classifies the request path and reads the failure reason
-//!   the error left in the response ([`crate::error::ErrorReason`]);
+//! - rejected pushes and query latencies: [`Metrics::track`], the layer
+//!   around every route, which classifies the request path and reads the
+//!   failure reason the error left in the response
+//!   ([`crate::error::ErrorReason`]);
 //! - everything about the backend (the embedded store's WAL, memtable,
 //!   parts, merges and disk; ClickHouse's plans answered in SQL or declined,
 //!   rows shipped, push batches): written by its [`BackendMetrics`] (see
@@ -17,18 +19,34 @@
 
 mod text;
 
-use crate::backends::embedded::Histogram;
 use crate::error::ErrorReason;
-use crate::state::AppState;
-use axum::extract::{Request, State};
-use axum::http::header;
+use axum::extract::Request;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 pub use text::Exposition;
+
+/// The fixed-bucket latency histogram of the storage crate, which keeps the
+/// embedded store's fsync times in it; the server keeps its query latencies
+/// in it too.
+pub use runakefli_storage::stats::{Histogram, HistogramSnapshot};
+
+/// What the rest of the server shows on `/metrics`, read when it is scraped.
+pub struct Scrape<'a> {
+    /// Read requests stopped because their client went away, since start.
+    pub cancelled_queries: u64,
+    /// Read requests waiting for a query slot now.
+    pub queries_queued: usize,
+    /// Bytes charged to the in-flight push budget now.
+    pub push_inflight_bytes: usize,
+    /// The backend's own metric families, when it has some.
+    pub backend: Option<&'a dyn BackendMetrics>,
+    /// The ruler's figures, when the ruler runs.
+    pub ruler: Option<&'a runakefli_ruler::metrics::RulerMetrics>,
+}
 
 /// A push protocol, the `protocol` label of the ingestion metrics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,15 +165,14 @@ impl Metrics {
             .or_default() += 1;
     }
 
-    /// Writes every metric, the store's included, in the text format.
-    pub fn render(&self, state: &AppState) -> String {
+    /// Writes every metric, the store's and the ruler's included, in the
+    /// text format.
+    pub fn render(&self, scrape: Scrape<'_>) -> String {
         let mut x = Exposition::default();
         x.counter(
             "runakefli_queries_cancelled_total",
             "Read requests stopped because their client disconnected.",
-            state
-                .cancelled_queries
-                .load(std::sync::atomic::Ordering::Relaxed) as f64,
+            scrape.cancelled_queries as f64,
         );
         x.family(
             "runakefli_ingested_lines_total",
@@ -214,14 +231,14 @@ impl Metrics {
         x.gauge(
             "runakefli_queries_queued",
             "Read requests waiting for a query slot now.",
-            state.query_gate.waiting() as f64,
+            scrape.queries_queued as f64,
         );
         x.gauge(
             "runakefli_push_inflight_bytes",
             "Bytes of push bodies (HTTP) and syslog messages being received or stored now (limit: --max-inflight-push-bytes).",
-            state.push_gate.in_flight() as f64,
+            scrape.push_inflight_bytes as f64,
         );
-        if let Some(backend) = state.store.metrics() {
+        if let Some(backend) = scrape.backend {
             backend.render(&mut x);
         }
         x.gauge(
@@ -230,8 +247,8 @@ impl Metrics {
             self.started.elapsed().as_secs_f64(),
         );
         let mut out = x.finish();
-        if let Some(r) = &state.ruler {
-            r.metrics().write(&mut out);
+        if let Some(r) = scrape.ruler {
+            r.write(&mut out);
         }
         out
     }
@@ -244,21 +261,6 @@ pub trait BackendMetrics: Send + Sync {
     fn render(&self, x: &mut Exposition);
 }
 
-/// `GET /metrics`.
-pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    let body = crate::blocking(move || Ok(state.metrics.render(&state)))
-        .await
-        .unwrap_or_else(|e| format!("# metrics unavailable: {}\n", e.message));
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        body,
-    )
-        .into_response()
-}
-
 /// Decrements the in-flight gauge when a read request ends, however it ends.
 struct InFlight<'a>(&'a AtomicI64);
 
@@ -268,32 +270,33 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// The layer around every route: counts refused pushes by reason, times read
-/// requests per endpoint and counts them while they run.
-pub async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let path = req.uri().path();
-    if let Some(protocol) = Protocol::of_path(path) {
-        let resp = next.run(req).await;
-        if resp.status().is_client_error() || resp.status().is_server_error() {
-            state.metrics.rejected(protocol, reason_of(&resp));
+impl Metrics {
+    /// The layer around every route: counts refused pushes by reason, times
+    /// read requests per endpoint and counts them while they run.
+    pub async fn track(&self, req: Request, next: Next) -> Response {
+        let path = req.uri().path();
+        if let Some(protocol) = Protocol::of_path(path) {
+            let resp = next.run(req).await;
+            if resp.status().is_client_error() || resp.status().is_server_error() {
+                self.rejected(protocol, reason_of(&resp));
+            }
+            return resp;
         }
-        return resp;
+        let Some(endpoint) = endpoint_of(path) else {
+            return next.run(req).await;
+        };
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let _guard = InFlight(&self.in_flight);
+        let t0 = Instant::now();
+        let resp = next.run(req).await;
+        self.query_seconds[endpoint].observe(t0.elapsed());
+        if resp.status().is_client_error() || resp.status().is_server_error() {
+            *lock(&self.query_failures)
+                .entry((QUERY_ENDPOINTS[endpoint], reason_of(&resp)))
+                .or_default() += 1;
+        }
+        resp
     }
-    let Some(endpoint) = endpoint_of(path) else {
-        return next.run(req).await;
-    };
-    let m = &state.metrics;
-    m.in_flight.fetch_add(1, Ordering::Relaxed);
-    let _guard = InFlight(&m.in_flight);
-    let t0 = Instant::now();
-    let resp = next.run(req).await;
-    m.query_seconds[endpoint].observe(t0.elapsed());
-    if resp.status().is_client_error() || resp.status().is_server_error() {
-        *lock(&m.query_failures)
-            .entry((QUERY_ENDPOINTS[endpoint], reason_of(&resp)))
-            .or_default() += 1;
-    }
-    resp
 }
 
 /// The reason an error response carries, or one derived from its status.

@@ -1,7 +1,7 @@
 //! The Prometheus text exposition format: `# HELP`, `# TYPE`, then samples
 //! `name{label="value",…} value`, label values escaped (`\\`, `\"`, `\n`).
 
-use crate::backends::embedded::HistogramSnapshot;
+use super::HistogramSnapshot;
 use std::fmt::Write;
 
 /// A page of metric families being written.

@@ -10,45 +10,54 @@
 //! Every push, once stored, is offered here ([`TailFeed::publish`]). While a
 //! tail is open, the entries older than the *horizon* — the newest end of a
 //! range a tail has read from the store, announced before the read
-//! ([`TailFeed::announce`]) — go to each subscribed tail of the tenant over a
-//! bounded broadcast channel. Entries at or past the horizon are left to the
+//! ([`TailFeed::announce`]) — are queued for each subscribed tail of the
+//! tenant (one shared copy per push, [`QUEUE_BYTES`] of entries at most per
+//! tail). Entries at or past the horizon are left to the
 //! store reads: no tail has read past them yet, and whatever read does will
 //! see them, because the announcement and the offer take the same lock (an
 //! offer that missed an announcement was made before it, so after the entry
 //! was stored and before that read began). With no tail open, a push pays one
-//! uncontended lock. A tail that falls [`CAPACITY`] pushes behind loses the
-//! late entries of the pushes it missed (it is told how many pushes); the
-//! entries in order still come from the store.
+//! uncontended lock. A tail whose queue is full when a push comes (its client
+//! too slow for a while) misses that push's late entries (it is told how many
+//! pushes); the entries in order still come from the store.
 
 use runakefli_model::{PushRequest, PushStream, TenantId};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use tokio::sync::broadcast;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Pushes (with late entries) a tail may fall behind by before it misses some.
-pub const CAPACITY: usize = 1024;
+/// Most bytes of late entries (lines, metadata, labels) queued for one tail
+/// between two of its looks.
+pub const QUEUE_BYTES: usize = 16 << 20;
 
 /// The feed; one per server.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TailFeed {
     inner: Mutex<Inner>,
+    queue_bytes: usize,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// One channel per tenant with an open tail.
-    senders: HashMap<TenantId, broadcast::Sender<Arc<PushRequest>>>,
+    /// The queues of the open tails, per tenant.
+    queues: HashMap<TenantId, Vec<Arc<Mutex<Queue>>>>,
     /// The newest end (exclusive) of a store read any tail has announced.
     horizon: i64,
 }
 
-/// One tail's end of the feed; leaving it closes the tenant's channel when
-/// it was the last.
+/// What waits for one tail.
+#[derive(Debug, Default)]
+struct Queue {
+    pushes: Vec<Arc<PushRequest>>,
+    bytes: usize,
+    missed: u64,
+}
+
+/// One tail's end of the feed; dropping it removes its queue.
 #[derive(Debug)]
 pub struct Subscription {
     feed: Arc<TailFeed>,
     tenant: TenantId,
-    rx: broadcast::Receiver<Arc<PushRequest>>,
+    queue: Arc<Mutex<Queue>>,
 }
 
 /// What a tail finds waiting in the feed.
@@ -56,36 +65,70 @@ pub struct Subscription {
 pub struct Waiting {
     /// The pushes' late entries, in the order they were stored.
     pub pushes: Vec<Arc<PushRequest>>,
-    /// Pushes the tail fell too far behind to receive.
+    /// Pushes whose late entries did not fit the tail's queue.
     pub missed: u64,
 }
 
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The bytes a push's entries hold (lines, metadata, stream labels).
+fn push_bytes(request: &PushRequest) -> usize {
+    request
+        .streams
+        .iter()
+        .map(|s| {
+            let labels: usize = s
+                .labels
+                .pairs()
+                .iter()
+                .map(|(k, v)| k.len() + v.len())
+                .sum();
+            let entries: usize = s
+                .entries
+                .iter()
+                .map(|e| {
+                    e.line.len()
+                        + e.metadata
+                            .iter()
+                            .map(|(k, v)| k.len() + v.len())
+                            .sum::<usize>()
+                        + 32
+                })
+                .sum();
+            labels + entries
+        })
+        .sum()
+}
+
 impl TailFeed {
-    /// A feed with no tail open.
+    /// A feed with no tail open, queueing at most [`QUEUE_BYTES`] per tail.
     pub fn new() -> Arc<Self> {
-        Arc::new(Self::default())
+        Self::with_queue_bytes(QUEUE_BYTES)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// A feed queueing at most `queue_bytes` of late entries per tail.
+    pub fn with_queue_bytes(queue_bytes: usize) -> Arc<Self> {
+        Arc::new(TailFeed {
+            inner: Mutex::default(),
+            queue_bytes,
+        })
     }
 
     /// Opens a tail's end of the feed for `tenant`; pushes offered from now
     /// on reach it.
     pub fn subscribe(self: &Arc<Self>, tenant: &TenantId) -> Subscription {
-        let mut inner = self.lock();
-        let rx = match inner.senders.get(tenant) {
-            Some(tx) => tx.subscribe(),
-            None => {
-                let (tx, rx) = broadcast::channel(CAPACITY);
-                inner.senders.insert(tenant.clone(), tx);
-                rx
-            }
-        };
+        let queue = Arc::new(Mutex::new(Queue::default()));
+        locked(&self.inner)
+            .queues
+            .entry(tenant.clone())
+            .or_default()
+            .push(queue.clone());
         Subscription {
             feed: self.clone(),
             tenant: tenant.clone(),
-            rx,
+            queue,
         }
     }
 
@@ -93,15 +136,15 @@ impl TailFeed {
     /// (exclusive): from now on, entries pushed before `end` are offered to
     /// the tails, since that read may carry the tail's cursor past them.
     pub fn announce(&self, end: i64) {
-        let mut inner = self.lock();
+        let mut inner = locked(&self.inner);
         inner.horizon = inner.horizon.max(end);
     }
 
     /// Offers a push of `tenant` that has just been stored: its entries
-    /// before the horizon go to the tenant's open tails.
+    /// before the horizon are queued for the tenant's open tails.
     pub fn publish(&self, tenant: &TenantId, request: &PushRequest) {
-        let inner = self.lock();
-        let Some(tx) = inner.senders.get(tenant) else {
+        let inner = locked(&self.inner);
+        let Some(queues) = inner.queues.get(tenant) else {
             return;
         };
         let horizon = inner.horizon;
@@ -121,46 +164,48 @@ impl TailFeed {
                 })
             })
             .collect();
-        if !streams.is_empty() {
-            // No receiver left is not an error: the channel closes with its
-            // last subscription.
-            let _ = tx.send(Arc::new(PushRequest { streams }));
+        if streams.is_empty() {
+            return;
+        }
+        let late = Arc::new(PushRequest { streams });
+        let bytes = push_bytes(&late);
+        for queue in queues {
+            let mut q = locked(queue);
+            if q.bytes + bytes > self.queue_bytes {
+                q.missed += 1;
+            } else {
+                q.bytes += bytes;
+                q.pushes.push(late.clone());
+            }
         }
     }
 
     /// Open subscriptions of `tenant` (for tests and metrics).
     pub fn subscribers(&self, tenant: &TenantId) -> usize {
-        self.lock()
-            .senders
-            .get(tenant)
-            .map_or(0, broadcast::Sender::receiver_count)
+        locked(&self.inner).queues.get(tenant).map_or(0, Vec::len)
     }
 }
 
 impl Subscription {
-    /// Everything offered to this tail since it last looked, without waiting.
+    /// Everything queued for this tail since it last looked, without waiting.
     pub fn take(&mut self) -> Waiting {
-        let mut waiting = Waiting::default();
-        loop {
-            match self.rx.try_recv() {
-                Ok(push) => waiting.pushes.push(push),
-                Err(broadcast::error::TryRecvError::Lagged(n)) => waiting.missed += n,
-                Err(_) => return waiting,
-            }
+        let mut q = locked(&self.queue);
+        q.bytes = 0;
+        Waiting {
+            pushes: std::mem::take(&mut q.pushes),
+            missed: std::mem::take(&mut q.missed),
         }
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        let mut inner = self.feed.lock();
-        // This receiver still counts until it is dropped, after this.
-        if inner
-            .senders
-            .get(&self.tenant)
-            .is_some_and(|tx| tx.receiver_count() <= 1)
-        {
-            inner.senders.remove(&self.tenant);
+        let mut inner = locked(&self.feed.inner);
+        if let Some(queues) = inner.queues.get_mut(&self.tenant) {
+            queues.retain(|q| !Arc::ptr_eq(q, &self.queue));
+            if queues.is_empty() {
+                inner.queues.remove(&self.tenant);
+            }
         }
     }
 }
@@ -224,20 +269,28 @@ mod tests {
         assert_eq!(feed.subscribers(&tenant), 1);
         drop(b);
         assert_eq!(feed.subscribers(&tenant), 0);
-        assert!(feed.lock().senders.is_empty());
+        assert!(locked(&feed.inner).queues.is_empty());
     }
 
     #[test]
-    fn a_tail_too_far_behind_is_told_how_many_pushes_it_missed() {
-        let feed = TailFeed::new();
+    fn a_full_queue_misses_pushes_and_says_how_many() {
+        let one = push_bytes(&push(&[1]));
+        let feed = TailFeed::with_queue_bytes(one * 5);
         let tenant = TenantId::default_tenant();
-        let mut sub = feed.subscribe(&tenant);
+        let mut slow = feed.subscribe(&tenant);
+        let mut quick = feed.subscribe(&tenant);
         feed.announce(i64::MAX);
-        for i in 0..CAPACITY as i64 + 3 {
+        for i in 0..8 {
             feed.publish(&tenant, &push(&[i]));
+            if i % 2 == 1 {
+                assert_eq!(quick.take().missed, 0);
+            }
         }
-        let w = sub.take();
+        let w = slow.take();
+        assert_eq!(times(&w), vec![0, 1, 2, 3, 4]);
         assert_eq!(w.missed, 3);
-        assert_eq!(w.pushes.len(), CAPACITY);
+        // Taking empties the queue: the next pushes fit again.
+        feed.publish(&tenant, &push(&[9]));
+        assert_eq!(times(&slow.take()), vec![9]);
     }
 }

@@ -2,6 +2,7 @@
 //! file ([`config_file`]) → server config; logging; the server's run.
 
 pub mod args;
+pub mod code_pages;
 pub mod config_file;
 pub mod malloc;
 
@@ -226,8 +227,10 @@ pub fn run(argv: Vec<std::ffi::OsString>, cli: Command) -> anyhow::Result<()> {
         return Ok(());
     }
     let tuned = malloc::tune();
+    let code_bytes = code_pages::prefetch();
     init_logging(&args.log, args.log_format)?;
     tracing::debug!(tuned, "allocator growth pad and mmap threshold");
+    tracing::debug!(code_bytes, "executable's mappings advised WILLNEED");
     let config = server_config(args, overrides)?;
     let listen = config.listen;
     let runtime = tokio::runtime::Builder::new_multi_thread()

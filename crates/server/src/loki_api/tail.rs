@@ -21,8 +21,9 @@
 //! Loki's ingesters send every pushed entry to their tailers whatever its
 //! time. The keys of the entries the last [`RECENT_BATCHES`] store reads sent
 //! keep an entry from going twice when its push reached the feed only after
-//! a store read had already sent it. The server pings every [`PING_EVERY`]; a client that does not take
-//! a frame within [`SEND_TIMEOUT`] is disconnected. At most
+//! a store read had already sent it. The server pings every [`PING_EVERY`];
+//! a client that does not take a frame within [`SEND_TIMEOUT`] is
+//! disconnected. At most
 //! `max_concurrent_tail_requests` tails per tenant are open at once
 //! ([`super::tail_slots`]); one more is closed at once with Loki's error.
 
@@ -139,11 +140,19 @@ fn entry_key(labels: &runakefli_engine::LabelSet, line: &str) -> u64 {
     h.finish()
 }
 
-/// An entry's key with its time, for entries sent at any time.
-fn sent_key(ts: i64, labels: &runakefli_engine::LabelSet, line: &str) -> u64 {
+/// A hash of a stream's labels, worked out once per stream of a batch.
+fn labels_hash(labels: &runakefli_engine::LabelSet) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    ts.hash(&mut h);
     labels.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// An entry's key with its time (its stream's [`labels_hash`] given), for
+/// entries sent at any time.
+fn sent_key(stream: u64, ts: i64, line: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    stream.hash(&mut h);
+    ts.hash(&mut h);
     line.hash(&mut h);
     h.finish()
 }
@@ -202,8 +211,9 @@ impl RecentKeys {
     fn note(&mut self, streams: &[StreamResult]) {
         let mut keys = HashSet::new();
         for s in streams {
+            let stream = labels_hash(&s.labels);
             for (ts, line) in &s.entries {
-                keys.insert(sent_key(*ts, &s.labels, line));
+                keys.insert(sent_key(stream, *ts, line));
             }
         }
         if self.batches.len() == RECENT_BATCHES {
@@ -219,9 +229,9 @@ impl RecentKeys {
             self.batches.push_back(HashSet::new());
         }
         for s in streams.iter_mut() {
-            let labels = s.labels.clone();
+            let stream = labels_hash(&s.labels);
             s.entries.retain(|(ts, line)| {
-                let key = sent_key(*ts, &labels, line);
+                let key = sent_key(stream, *ts, line);
                 if self.batches.iter().any(|b| b.contains(&key)) {
                     return false;
                 }

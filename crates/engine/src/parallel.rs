@@ -60,9 +60,9 @@ fn pool() -> &'static rayon::ThreadPool {
 /// 2 vCPUs, a rare-id search's first run after a restart took 20–30 % longer
 /// than with each worker on a CPU of its own (execTime medians 11.3 / 11.0 /
 /// 12.8 ms unpinned against 9.2 / 7.7 / 10.1 pinned, eight restarts each).
-/// Workers are pinned only when there are no more of them than CPUs the
-/// process may use (its affinity mask, which a container's cpuset narrows),
-/// and not at all with `RUNAKEFLI_QUERY_PIN=0`. Units of work are taken
+/// Workers are pinned only when there is one per CPU the process may use
+/// (its affinity mask, which a container's cpuset narrows), and not at all
+/// with `RUNAKEFLI_QUERY_PIN=0`. Units of work are taken
 /// from a shared counter, so a worker whose CPU is busy with other work
 /// (ingest, merges) takes fewer of them instead of holding the query up.
 mod pin {
@@ -88,10 +88,12 @@ mod pin {
         }
     }
 
-    /// Whether `threads` workers are pinned, one to each of `cpus`.
+    /// Whether `threads` workers are pinned, one to each of `cpus`: only
+    /// when there is one worker per CPU (the default pool). Fewer workers
+    /// than CPUs are left to run wherever a CPU is free.
     pub fn wanted(threads: usize, cpus: &[usize]) -> bool {
         let off = std::env::var("RUNAKEFLI_QUERY_PIN").is_ok_and(|v| v == "0");
-        !off && threads > 1 && threads <= cpus.len()
+        !off && threads > 1 && threads == cpus.len()
     }
 
     /// Pins the calling thread to `cpu` (best effort: a refusal leaves it
@@ -227,6 +229,10 @@ mod tests {
         assert!(pin::wanted(cpus.len(), &cpus) || cpus.len() == 1);
         assert!(!pin::wanted(cpus.len() + 1, &cpus));
         assert!(!pin::wanted(1, &cpus));
+        assert!(
+            !pin::wanted(2, &[0, 1, 2, 3]),
+            "fewer workers than CPUs float"
+        );
         // The pool's workers each run on exactly their own CPU when pinned.
         start();
         let n = pool().current_num_threads();

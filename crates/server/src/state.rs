@@ -243,18 +243,7 @@ impl AppState {
         }
         self.store.writes().push(tenant, request)?;
         self.tail_feed.publish(tenant, request);
-        let bytes: usize = request
-            .streams
-            .iter()
-            .flat_map(|s| &s.entries)
-            .map(|e| {
-                e.line.len()
-                    + e.metadata
-                        .iter()
-                        .map(|(k, v)| k.len() + v.len())
-                        .sum::<usize>()
-            })
-            .sum();
+        let bytes = crate::ingest_limits::push_bytes(request);
         self.metrics.ingested(
             protocol,
             tenant.as_str(),

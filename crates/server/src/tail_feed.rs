@@ -73,7 +73,8 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The bytes a push's entries hold (lines, metadata, stream labels).
+/// The bytes a push's entries hold, roughly (lines, metadata, stream labels,
+/// and a fixed 32 per entry).
 fn push_bytes(request: &PushRequest) -> usize {
     request
         .streams
@@ -85,19 +86,7 @@ fn push_bytes(request: &PushRequest) -> usize {
                 .iter()
                 .map(|(k, v)| k.len() + v.len())
                 .sum();
-            let entries: usize = s
-                .entries
-                .iter()
-                .map(|e| {
-                    e.line.len()
-                        + e.metadata
-                            .iter()
-                            .map(|(k, v)| k.len() + v.len())
-                            .sum::<usize>()
-                        + 32
-                })
-                .sum();
-            labels + entries
+            labels + s.entries.iter().map(|e| e.heap_bytes() + 32).sum::<usize>()
         })
         .sum()
 }

@@ -280,23 +280,9 @@ async fn late_entries(
         // The entries are in memory already: no per-query entry cap.
         let mut limits = state.engine.limits().clone();
         limits.max_entries_limit_per_query = 0;
-        let resp = Engine::new(Arc::new(memory), limits)
-            .query_range(
-                &req.tenant,
-                &req.expr,
-                runakefli_engine::RangeRequest {
-                    start: first,
-                    end: before,
-                    step: 1,
-                    limit: u32::try_from(count).unwrap_or(u32::MAX),
-                    direction: Direction::Forward,
-                },
-            )
-            .map_err(super::query::engine_error)?;
-        Ok(match resp.result {
-            QueryResult::Streams(s) => s,
-            _ => Vec::new(),
-        })
+        let engine = Engine::new(Arc::new(memory), limits);
+        let limit = u32::try_from(count).unwrap_or(u32::MAX);
+        forward_streams(&engine, &req, first, before, limit)
     })
     .await
 }
@@ -342,27 +328,35 @@ async fn fetch(
     limit: u32,
 ) -> Result<Vec<StreamResult>, ApiError> {
     let (state, req) = (state.clone(), req.clone());
-    crate::blocking(move || {
-        let resp = state
-            .engine
-            .query_range(
-                &req.tenant,
-                &req.expr,
-                runakefli_engine::RangeRequest {
-                    start: from,
-                    end: to,
-                    step: 1,
-                    limit,
-                    direction: Direction::Forward,
-                },
-            )
-            .map_err(super::query::engine_error)?;
-        Ok(match resp.result {
-            QueryResult::Streams(s) => s,
-            _ => Vec::new(),
-        })
+    crate::blocking(move || forward_streams(&state.engine, &req, from, to, limit)).await
+}
+
+/// `req`'s query over `[from, to)` on `engine`, forward, at most `limit`
+/// entries: its streams.
+fn forward_streams(
+    engine: &Engine,
+    req: &TailRequest,
+    from: i64,
+    to: i64,
+    limit: u32,
+) -> Result<Vec<StreamResult>, ApiError> {
+    let resp = engine
+        .query_range(
+            &req.tenant,
+            &req.expr,
+            runakefli_engine::RangeRequest {
+                start: from,
+                end: to,
+                step: 1,
+                limit,
+                direction: Direction::Forward,
+            },
+        )
+        .map_err(super::query::engine_error)?;
+    Ok(match resp.result {
+        QueryResult::Streams(s) => s,
+        _ => Vec::new(),
     })
-    .await
 }
 
 async fn send(socket: &mut WebSocket, msg: Message) -> bool {

@@ -2,7 +2,8 @@
 //! search for a needle new to the process does before it reads any row):
 //! `cargo run --release -p runakefli-storage --example needle_probe_bench --
 //! PART_FILE ROUNDS NEEDLE…`. Each round probes with a needle changed in its
-//! last byte so no CPU cache holds what the round before touched.
+//! last byte so no CPU cache holds what the round before touched (`SAME=1`:
+//! the same needle every round, its bloom slots cached after the first).
 #![allow(
     clippy::unwrap_used,
     clippy::print_stdout,
@@ -28,7 +29,7 @@ fn main() {
         let mut kept = 0;
         for round in 0..rounds {
             let mut n = needle.as_bytes().to_vec();
-            if round > 0 {
+            if round > 0 && std::env::var_os("SAME").is_none() {
                 let last = n.len() - 1;
                 n[last] = b"0123456789abcdefghijklmnopqrstuvwxyz"[round % 36];
             }

@@ -122,6 +122,12 @@ fn main() {
         header_bytes as f64 / blocks as f64,
         bloom_bytes as f64 / blocks as f64
     );
+    let packed = part.packed_columns();
+    println!(
+        "packed heads: {} distinct column records, {} bytes",
+        packed.distinct(),
+        packed.heap_bytes()
+    );
     for (n, (d, v)) in &distinct {
         println!(
             "{n}: distinct/block {:.1} values/block {:.1}",

@@ -12,7 +12,7 @@ use super::varint::{put_bytes, put_uvarint, unzigzag, uvarint_len, Cursor};
 use crate::StorageError;
 
 /// How a column's values are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Encoding {
     /// Every value is the same string.

@@ -28,6 +28,7 @@ pub mod hash;
 pub mod hex_search;
 mod ints;
 pub mod layout;
+pub mod packed_head;
 mod prefilter;
 pub mod prune;
 pub mod reader;

@@ -18,9 +18,10 @@ use super::bloom::{
     Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM, STRIDE, STRIDE_MIN_RUN,
 };
 use super::encoding::Encoding;
-use super::layout::{BlockHeader, ColumnHead, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
+use super::layout::{BlockHeader, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
+use super::packed_head::{PackedHead, ProbeColumn};
 use super::tokens::{
-    alphabet, needle_runs, token_classes, token_features, NeedleRun, DIGIT_RUN, FEATURES, HEX_RUN,
+    alphabet, needle_runs, token_classes, token_features, NeedleRun, DIGIT_RUN, HEX_RUN,
     TOKEN_FEATURES,
 };
 use std::cell::Cell;
@@ -347,139 +348,6 @@ impl<'h> LazySources<'h> {
     }
 }
 
-/// What a needle probe reads of one column head, packed in 16 bytes (the
-/// [`ColumnHead`] it comes from spans several cache lines).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProbeColumn {
-    /// [`ColumnHead::alphabet`].
-    pub alphabet: u64,
-    /// [`ColumnHead::encoding`].
-    pub encoding: Encoding,
-    /// [`ColumnHead::classes`].
-    pub classes: u8,
-    /// [`ColumnHead::max_token_len`].
-    pub max_token_len: u8,
-    /// [`ColumnHead::has_grams`].
-    pub has_grams: bool,
-    /// [`ColumnHead::has_stride_grams`].
-    pub has_stride_grams: bool,
-    /// [`ColumnHead::feature_token_lens`].
-    pub feature_token_lens: [u8; FEATURES],
-    /// Where a PrefixedDecimal column's prefix is in its [`PackedHead`]'s
-    /// prefix bytes (a length byte, then the prefix); 0 for others.
-    pub prefix_at: u32,
-}
-
-impl ProbeColumn {
-    /// The fields of `col` a probe reads; its prefix, if any, is to be
-    /// placed by the caller ([`ProbeColumn::prefix_at`]).
-    pub fn of(col: &ColumnHead<'_>) -> Self {
-        ProbeColumn {
-            alphabet: col.alphabet,
-            encoding: col.encoding,
-            classes: col.classes,
-            max_token_len: col.max_token_len,
-            has_grams: col.has_grams,
-            has_stride_grams: col.has_stride_grams,
-            feature_token_lens: col.feature_token_lens,
-            prefix_at: 0,
-        }
-    }
-
-    /// Appends the columns of `header` to `columns`, their prefixes to
-    /// `prefixes` (which must start with a 0, the empty prefix every
-    /// column without one points to); `false` when a prefix cannot be
-    /// placed (longer than 255 bytes, or past `u32` bytes), and then the
-    /// block is to be judged from its header.
-    pub fn pack(
-        header: &BlockHeader<'_>,
-        columns: &mut Vec<ProbeColumn>,
-        prefixes: &mut Vec<u8>,
-    ) -> bool {
-        debug_assert_eq!(prefixes.first(), Some(&0));
-        let mut ok = true;
-        for col in &header.columns {
-            let mut packed = ProbeColumn::of(col);
-            if !col.prefix.is_empty() {
-                match (
-                    u8::try_from(col.prefix.len()),
-                    u32::try_from(prefixes.len()),
-                ) {
-                    (Ok(len), Ok(at)) => {
-                        packed.prefix_at = at;
-                        prefixes.push(len);
-                        prefixes.extend_from_slice(&col.prefix);
-                    }
-                    _ => ok = false,
-                }
-            }
-            columns.push(packed);
-        }
-        ok
-    }
-}
-
-/// What a needle probe reads of a block header besides its columns (the
-/// default: a block without a packed head).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ProbeBlock {
-    /// The bloom section's place in the block's bytes.
-    pub bloom_start: u32,
-    /// Its end.
-    pub bloom_end: u32,
-    /// [`BlockHeader::boundaries`].
-    pub boundaries: u16,
-    /// [`BlockHeader::has_grams`].
-    pub has_grams: bool,
-    /// [`BlockHeader::has_short_grams`].
-    pub has_short_grams: bool,
-    /// Whether [`NeedleProbe::may_match_packed`] may judge the block from
-    /// this and its [`ProbeColumn`]s: version 2, exact boundary bytes,
-    /// bloom within `u32` (and, once packed, every prefix placed: see
-    /// [`ProbeColumn::pack`]). Other blocks are judged from their header.
-    pub packed: bool,
-}
-
-impl ProbeBlock {
-    /// The packed form of `header`.
-    pub fn of(header: &BlockHeader<'_>) -> Self {
-        let (start, end) = (
-            u32::try_from(header.bloom.start),
-            u32::try_from(header.bloom.end),
-        );
-        let packed = header.version >= 2
-            && header.boundaries & (1 << 15) == 0
-            && start.is_ok()
-            && end.is_ok();
-        ProbeBlock {
-            bloom_start: start.unwrap_or(0),
-            bloom_end: end.unwrap_or(0),
-            boundaries: header.boundaries,
-            has_grams: header.has_grams,
-            has_short_grams: header.has_short_grams,
-            packed,
-        }
-    }
-
-    /// The bloom section's bytes in the block's bytes `src`.
-    pub fn bloom_bytes<'s>(&self, src: &'s [u8]) -> &'s [u8] {
-        src.get(self.bloom_start as usize..self.bloom_end as usize)
-            .unwrap_or(&[])
-    }
-}
-
-/// A packed block head: the block's [`ProbeBlock`] and its columns'
-/// [`ProbeColumn`]s.
-#[derive(Clone, Copy, Debug)]
-pub struct PackedHead<'a> {
-    /// The block.
-    pub block: ProbeBlock,
-    /// Its columns, in header order.
-    pub columns: &'a [ProbeColumn],
-    /// The prefix bytes the columns' [`ProbeColumn::prefix_at`] point into.
-    pub prefixes: &'a [u8],
-}
-
 /// What [`NeedleProbe`] reads of a version-2 header, from a [`BlockHeader`]
 /// or its [`PackedHead`].
 pub(crate) trait ProbeHead {
@@ -524,15 +392,13 @@ impl ProbeHead for PackedHead<'_> {
         self.block.has_short_grams
     }
     fn column_count(&self) -> usize {
-        self.columns.len()
+        PackedHead::column_count(self)
     }
     fn column(&self, c: usize) -> ProbeColumn {
-        self.columns[c]
+        self.record(c)
     }
     fn prefix(&self, c: usize) -> &[u8] {
-        let at = self.columns[c].prefix_at as usize;
-        let len = self.prefixes.get(at).map_or(0, |&n| usize::from(n));
-        self.prefixes.get(at + 1..at + 1 + len).unwrap_or(&[])
+        self.prefix_of(c)
     }
 }
 

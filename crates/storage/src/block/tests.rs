@@ -1371,7 +1371,8 @@ fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
 /// boundary bytes) is marked for its header.
 #[test]
 fn packed_heads_judge_needles_as_their_headers() {
-    use super::prune::{NeedleProbe, PackedHead, ProbeBlock, ProbeColumn};
+    use super::packed_head::{PackedColumns, ProbeBlock};
+    use super::prune::NeedleProbe;
     let wide = wide_lines();
     let mut w = Workload::new(12);
     let workload: Vec<String> = (0..400).map(|_| w.line().1).collect();
@@ -1414,16 +1415,12 @@ fn packed_heads_judge_needles_as_their_headers() {
             .iter()
             .filter(|c| c.encoding == encoding::Encoding::PrefixedDecimal)
             .count();
-        let mut columns = Vec::new();
-        let mut prefixes = vec![0u8];
-        block.packed &= ProbeColumn::pack(&h, &mut columns, &mut prefixes);
+        let mut columns = PackedColumns::default();
+        block.packed &= columns.pack(&h);
         assert!(block.packed);
+        columns.freeze();
         assert_eq!(block.bloom_bytes(&buf), h.bloom_bytes(&buf));
-        let head = PackedHead {
-            block,
-            columns: &columns,
-            prefixes: &prefixes,
-        };
+        let head = columns.head(block, 0, h.columns.len()).unwrap();
         for needle in &needles {
             let probe = NeedleProbe::new(needle.as_bytes());
             let want = probe.may_match(&h, h.bloom_bytes(&buf));
@@ -1663,5 +1660,56 @@ fn stride_grams_find_runs_inside_long_numbers_and_hex_ids() {
         kept * 20 < absent_digits.len(),
         "{kept} of {} absent digit runs kept",
         absent_digits.len()
+    );
+}
+
+/// A part's blocks repeat their column records: packing the same block
+/// again adds ids, not records, and the heads of both copies read the same
+/// columns; a PrefixedDecimal prefix is stored once.
+#[test]
+fn packed_columns_are_interned_across_blocks() {
+    use super::packed_head::{PackedColumns, ProbeBlock};
+    let lines: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"user\":\"usr_{:08}\",\"n\":{i},\"msg\":\"hello word{}\"}}",
+                i * 37,
+                i % 7
+            )
+        })
+        .collect();
+    let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
+    let buf = encode(&rows, 1);
+    let h = layout::BlockHeader::decode(&buf).unwrap();
+    let n = h.columns.len();
+    assert!(
+        h.columns
+            .iter()
+            .any(|c| c.encoding == encoding::Encoding::PrefixedDecimal),
+        "the block has a prefixed column"
+    );
+    let mut packed = PackedColumns::default();
+    assert!(packed.pack(&h));
+    let (records, bytes) = (packed.distinct(), packed.heap_bytes());
+    assert!(packed.pack(&h));
+    packed.freeze();
+    assert_eq!(packed.distinct(), records, "no record added by the copy");
+    assert!(packed.distinct() <= n);
+    let block = ProbeBlock::of(&h);
+    let (a, b) = (
+        packed.head(block, 0, n).unwrap(),
+        packed.head(block, n, 2 * n).unwrap(),
+    );
+    for c in 0..n {
+        assert_eq!(a.record(c), b.record(c));
+        assert_eq!(a.prefix_of(c), b.prefix_of(c));
+        assert_eq!(a.prefix_of(c), &*h.columns[c].prefix, "column {c}");
+    }
+    assert!(packed.head(block, n, 2 * n + 1).is_none());
+    // The copy cost two bytes a column, not a record each.
+    assert!(
+        packed.heap_bytes() <= bytes + 2 * n + 64,
+        "{bytes} → {}",
+        packed.heap_bytes()
     );
 }

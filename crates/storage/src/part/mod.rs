@@ -17,7 +17,7 @@ mod writer;
 pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
-use crate::block::prune::{PackedHead, ProbeBlock, ProbeColumn};
+use crate::block::packed_head::{PackedColumns, PackedHead, ProbeBlock};
 use crate::block::reader::{
     check_directory, stored_metadata_names, verify_stored_frames, BlockFile, BlockLog,
 };
@@ -179,11 +179,10 @@ pub struct Part {
     /// (`packed: false` where none is kept or it cannot be packed).
     probe_blocks: Vec<ProbeBlock>,
     /// Per column of every block (placed by `column_base`): what a needle
-    /// probe reads of its head. A first probe of 5,000 blocks otherwise
-    /// misses on each header and its column heads, which lie apart.
-    probe_columns: Vec<ProbeColumn>,
-    /// The PrefixedDecimal prefixes `probe_columns` point into.
-    probe_prefixes: Vec<u8>,
+    /// probe reads of its head, interned part-wide. A first probe of 5,000
+    /// blocks otherwise misses on each header and its column heads, which
+    /// lie apart.
+    probe_columns: PackedColumns,
 }
 
 impl std::fmt::Debug for Part {
@@ -408,17 +407,17 @@ impl Part {
             .map(|h| h.as_ref().map_or(0, |h| h.version))
             .collect();
         let mut probe_blocks = Vec::with_capacity(headers.len());
-        let mut probe_columns = Vec::with_capacity(columns as usize);
-        let mut probe_prefixes = vec![0u8];
+        let mut probe_columns = PackedColumns::default();
         for h in &headers {
             let mut block = h
                 .as_deref()
                 .map_or_else(ProbeBlock::default, ProbeBlock::of);
             if let Some(h) = h {
-                block.packed &= ProbeColumn::pack(h, &mut probe_columns, &mut probe_prefixes);
+                block.packed &= probe_columns.pack(h);
             }
             probe_blocks.push(block);
         }
+        probe_columns.freeze();
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -444,7 +443,6 @@ impl Part {
             versions,
             probe_blocks,
             probe_columns,
-            probe_prefixes,
         })
     }
 
@@ -549,11 +547,12 @@ impl Part {
             return None;
         }
         let (from, to) = (*self.column_base.get(b)?, *self.column_base.get(b + 1)?);
-        Some(PackedHead {
-            block: probe,
-            columns: self.probe_columns.get(from as usize..to as usize)?,
-            prefixes: &self.probe_prefixes,
-        })
+        self.probe_columns.head(probe, from as usize, to as usize)
+    }
+
+    /// The interned column records behind [`Part::packed_head`].
+    pub fn packed_columns(&self) -> &PackedColumns {
+        &self.probe_columns
     }
 
     /// The place of column `c` of block `block` in [`Part::column_verdicts`].

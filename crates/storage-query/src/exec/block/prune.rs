@@ -68,7 +68,7 @@ pub fn header_if_may_match<'p>(
     // the bloom is checked and read only for a needle new to the block.
     let mut bloom: Option<(
         &[u8],
-        Option<runakefli_storage::block::prune::PackedHead<'_>>,
+        Option<runakefli_storage::block::packed_head::PackedHead<'_>>,
     )> = None;
     let block = b.index as usize;
     let mut may = |n: usize, cache: &mut TemplateCache| -> Result<bool, StorageError> {

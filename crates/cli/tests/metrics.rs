@@ -278,3 +278,37 @@ fn du(dir: &std::path::Path) -> u64 {
     }
     n
 }
+
+/// Before `/ready` says yes the server answers a labels request and a query
+/// of its own over loopback (`serve/warm_up`); they are not counted as the
+/// users' read requests. `--warm-up false` sends none.
+#[test]
+fn the_warm_up_queries_are_answered_and_not_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    for (warm_up, answered) in [("true", true), ("false", false)] {
+        let log = dir.path().join(format!("warm-up-{warm_up}.log"));
+        let server = TestServer::start_logging(
+            &["--warm-up", warm_up, "--log", "warn,runakefli_server=debug"],
+            Some(&log),
+        );
+        let (_, m) = scrape(&server);
+        for e in ["labels", "query_range"] {
+            assert_eq!(
+                value(
+                    &m,
+                    "runakefli_query_duration_seconds_count",
+                    &[("endpoint", e)]
+                ),
+                Some(0.0),
+                "{e} with --warm-up {warm_up}"
+            );
+        }
+        drop(server);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            text.contains("warm-up queries answered statuses=[200, 200]"),
+            answered,
+            "--warm-up {warm_up}, log:\n{text}"
+        );
+    }
+}

@@ -26,6 +26,11 @@ pub fn routes(_state: Arc<AppState>) -> Router<Arc<AppState>> {
 /// `--ready-min-free-disk`, so load balancers and orchestrators stop sending
 /// pushes to it before the disk is full.
 async fn ready(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
+    if state.warming_up.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(ApiError::unavailable(
+            "not ready: warming up (answering a first query of its own)",
+        ));
+    }
     blocking(move || {
         state
             .store

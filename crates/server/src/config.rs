@@ -203,6 +203,9 @@ pub struct ServerConfig {
     /// Streams each tenant may have active (Loki's
     /// `max_global_streams_per_user`); 0: no limit.
     pub max_global_streams_per_user: usize,
+    /// Answer a query of its own before `/ready` says yes, so a user's first
+    /// query does not pay for the process's first ([`crate::warm_up`]).
+    pub warm_up: bool,
     /// Add `service_name` to pushed streams that have none, from Loki's
     /// discovery list, else `unknown_service` (Loki's `discover_service_name`,
     /// on by default as in Loki).
@@ -267,6 +270,7 @@ impl Default for ServerConfig {
             ingestion_burst_size_mb: 6.0,
             max_global_streams_per_user: crate::ingest_limits::DEFAULT_MAX_STREAMS,
             discover_service_name: true,
+            warm_up: true,
             discover_log_levels: true,
             syslog_tcp_listen: None,
             syslog_udp_listen: None,

@@ -31,6 +31,7 @@ pub mod tenant;
 pub mod time_window;
 pub mod ui;
 pub mod units;
+pub mod warm_up;
 
 /// TLS files of the ClickHouse backend (a private CA, a client certificate).
 pub use backends::clickhouse::tls as clickhouse_tls;
@@ -41,6 +42,8 @@ pub use error::ApiError;
 pub use state::AppState;
 
 use axum::Router;
+use std::future::IntoFuture;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Builds the router over an opened state.
@@ -104,11 +107,22 @@ pub async fn serve(config: ServerConfig) -> std::io::Result<()> {
     if let Some(ruler) = state.ruler.clone() {
         reload_on_sighup(ruler)?;
     }
-    tracing::info!(address = %listener.local_addr()?, "runakefli listening");
+    let address = listener.local_addr()?;
+    tracing::info!(%address, "runakefli listening");
     let app = router(state.clone());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    let warm_up = state.config.warm_up;
+    state.warming_up.store(warm_up, Ordering::Release);
+    let serving = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .into_future(),
+    );
+    if warm_up {
+        let took = warm_up::run(address, state.metrics.warm_up_key()).await;
+        state.warming_up.store(false, Ordering::Release);
+        tracing::info!(?took, "warmed up: ready");
+    }
+    serving.await.map_err(std::io::Error::other)??;
     tracing::info!("shutting down: flushing in-memory data");
     tokio::task::spawn_blocking(move || state.shutdown())
         .await

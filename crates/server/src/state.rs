@@ -46,6 +46,9 @@ pub struct AppState {
     pub ingest_limits: IngestLimits,
     /// Read requests stopped because their client went away.
     pub cancelled_queries: Arc<std::sync::atomic::AtomicU64>,
+    /// True while the server answers its own first query
+    /// ([`crate::warm_up`]): `/ready` answers 503 meanwhile.
+    pub warming_up: std::sync::atomic::AtomicBool,
     /// Credentials checked on every request when `--auth-file` is set
     /// ([`crate::auth`]); `None`: authentication off.
     pub auth: Option<Arc<crate::auth::Authenticator>>,
@@ -143,6 +146,7 @@ impl AppState {
             ruler,
             ingest_limits,
             cancelled_queries: Default::default(),
+            warming_up: Default::default(),
             auth,
             store,
             engine,

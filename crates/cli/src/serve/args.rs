@@ -325,6 +325,9 @@ pub struct ServeArgs {
         default_value_t = 100_000
     )]
     pub max_global_streams_per_user: usize,
+    /// Before /ready answers 200, answer a query of its own over loopback (labels, then a line filter over the last hour), so the first user query after a start does not pay for the process's first one (~1 ms of an 8 ms search measured).
+    #[arg(long, env = "RUNAKEFLI_WARM_UP", default_value_t = true, action = clap::ArgAction::Set)]
+    pub warm_up: bool,
     /// Add service_name to pushed streams without one, from the first of Loki's discovery labels present (service, app, application, app_name, name, app_kubernetes_io_name, container, container_name, k8s_container_name, component, workload, job, k8s_job_name), else unknown_service (Loki's discover_service_name).
     #[arg(long, env = "RUNAKEFLI_DISCOVER_SERVICE_NAME", default_value_t = true, action = clap::ArgAction::Set)]
     pub discover_service_name: bool,

@@ -109,6 +109,7 @@ fn server_config(
         ingestion_burst_size_mb: args.ingestion_burst_size_mb,
         max_global_streams_per_user: args.max_global_streams_per_user,
         discover_service_name: args.discover_service_name,
+        warm_up: args.warm_up,
         discover_log_levels: args.discover_log_levels,
         syslog_tcp_listen: args.syslog_tcp_listen,
         syslog_udp_listen: args.syslog_udp_listen,

@@ -127,7 +127,14 @@ pub struct Metrics {
     /// Read requests being answered (waiting for a slot or running).
     in_flight: AtomicI64,
     started: Instant,
+    /// The value of [`WARM_UP_HEADER`] on the server's own warm-up requests
+    /// ([`crate::warm_up`]), which are not counted; random per process.
+    warm_up_key: u64,
 }
+
+/// Header marking the server's own warm-up requests (with
+/// [`Metrics::warm_up_key`]).
+pub const WARM_UP_HEADER: &str = "x-runakefli-warm-up";
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -141,6 +148,17 @@ impl Default for Metrics {
             query_failures: Mutex::default(),
             in_flight: AtomicI64::new(0),
             started: Instant::now(),
+            warm_up_key: {
+                use std::hash::{BuildHasher, Hasher};
+                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                h.write_u128(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap_or_default()
+                        .as_nanos(),
+                );
+                h.finish()
+            },
         }
     }
 }
@@ -150,6 +168,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Metrics {
+    /// The key the server's own warm-up requests carry in
+    /// [`WARM_UP_HEADER`] so they are not counted.
+    pub fn warm_up_key(&self) -> u64 {
+        self.warm_up_key
+    }
+
+    /// Whether `req` is one of the server's own warm-up requests.
+    fn is_warm_up(&self, req: &Request) -> bool {
+        req.headers()
+            .get(WARM_UP_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            == Some(self.warm_up_key)
+    }
+
     /// Counts an acknowledged push.
     pub fn ingested(&self, protocol: Protocol, tenant: &str, lines: u64, bytes: u64) {
         let mut m = lock(&self.ingested);
@@ -274,6 +307,9 @@ impl Metrics {
     /// The layer around every route: counts refused pushes by reason, times
     /// read requests per endpoint and counts them while they run.
     pub async fn track(&self, req: Request, next: Next) -> Response {
+        if self.is_warm_up(&req) {
+            return next.run(req).await;
+        }
         let path = req.uri().path();
         if let Some(protocol) = Protocol::of_path(path) {
             let resp = next.run(req).await;

@@ -1369,14 +1369,10 @@ fn lazy_sources_from_kept_fragments_agree_with_full_sources() {
 /// the read path may probe from the part's packed heads alone; a block the
 /// packing cannot describe (a PrefixedDecimal column's prefix, inexact
 /// boundary bytes) is marked for its header.
-#[test]
-fn packed_heads_judge_needles_as_their_headers() {
-    use super::packed_head::{PackedColumns, ProbeBlock};
-    use super::prune::NeedleProbe;
-    let wide = wide_lines();
-    let mut w = Workload::new(12);
-    let workload: Vec<String> = (0..400).map(|_| w.line().1).collect();
-    let prefixed: Vec<String> = (0..200)
+/// 200 JSON lines whose `user` ids (`usr_` and eight digits) make a
+/// PrefixedDecimal column.
+fn prefixed_lines() -> Vec<String> {
+    (0..200)
         .map(|i| {
             format!(
                 "{{\"user\":\"usr_{:08}\",\"n\":{i},\"msg\":\"hello word{}\"}}",
@@ -1384,7 +1380,17 @@ fn packed_heads_judge_needles_as_their_headers() {
                 i % 7
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn packed_heads_judge_needles_as_their_headers() {
+    use super::packed_head::{PackedColumns, ProbeBlock};
+    use super::prune::NeedleProbe;
+    let wide = wide_lines();
+    let mut w = Workload::new(12);
+    let workload: Vec<String> = (0..400).map(|_| w.line().1).collect();
+    let prefixed = prefixed_lines();
     let mut needles: Vec<String> = PRUNING_NEEDLES
         .iter()
         .chain(&[
@@ -1669,15 +1675,7 @@ fn stride_grams_find_runs_inside_long_numbers_and_hex_ids() {
 #[test]
 fn packed_columns_are_interned_across_blocks() {
     use super::packed_head::{PackedColumns, ProbeBlock};
-    let lines: Vec<String> = (0..200)
-        .map(|i| {
-            format!(
-                "{{\"user\":\"usr_{:08}\",\"n\":{i},\"msg\":\"hello word{}\"}}",
-                i * 37,
-                i % 7
-            )
-        })
-        .collect();
+    let lines = prefixed_lines();
     let rows: Vec<_> = lines.iter().map(|l| (0, l.as_str(), Vec::new())).collect();
     let buf = encode(&rows, 1);
     let h = layout::BlockHeader::decode(&buf).unwrap();

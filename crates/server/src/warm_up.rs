@@ -65,7 +65,7 @@ async fn requests(addr: SocketAddr, key: u64) -> std::io::Result<[u16; 2]> {
     let query = format!("{{{label}=~\".+\"}} |= \"{NEEDLE}\"");
     let path = format!(
         "/loki/api/v1/query_range?query={}&{bounds}&limit=1&direction=backward",
-        percent_encode(&query)
+        runakefli_ruler::notifier::percent_encode(&query)
     );
     let (query_status, _) = get(addr, key, &path).await?;
     Ok([labels_status, query_status])
@@ -121,19 +121,6 @@ fn parse_answer(answer: &[u8]) -> Option<(u16, Vec<u8>)> {
     Some((status, body))
 }
 
-/// `text` with every byte but ASCII letters and digits percent-encoded.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,13 +142,5 @@ mod tests {
         let a = b"HTTP/1.1 401 Unauthorized\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
         assert_eq!(parse_answer(a), Some((401, Vec::new())));
         assert_eq!(parse_answer(b"garbage"), None);
-    }
-
-    #[test]
-    fn queries_are_percent_encoded() {
-        assert_eq!(
-            percent_encode("{a=~\".+\"} |= \"x y\""),
-            "%7Ba%3D%7E%22%2E%2B%22%7D%20%7C%3D%20%22x%20y%22"
-        );
     }
 }

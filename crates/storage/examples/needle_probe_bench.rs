@@ -3,7 +3,8 @@
 //! `cargo run --release -p runakefli-storage --example needle_probe_bench --
 //! PART_FILE ROUNDS NEEDLE…`. Each round probes with a needle changed in its
 //! last byte so no CPU cache holds what the round before touched (`SAME=1`:
-//! the same needle every round, its bloom slots cached after the first).
+//! the same needle every round, its bloom slots cached after the first;
+//! `BY_GROUP=1`: judged group by group, see `part/bloom_groups.rs`).
 #![allow(
     clippy::unwrap_used,
     clippy::print_stdout,
@@ -40,6 +41,25 @@ fn main() {
                 .ok()
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(1);
+            // BY_GROUP=1: each grouped block judged with its filter group
+            // (one walk per group, as a query's first probe does), the
+            // others one by one; one thread.
+            if std::env::var_os("BY_GROUP").is_some() {
+                let groups = part.bloom_groups();
+                let prefixes = part.packed_columns().prefixes();
+                kept = groups
+                    .answers(&probe, prefixes)
+                    .iter()
+                    .filter(|a| a.1)
+                    .count();
+                for b in blocks.iter().filter(|b| !groups.is_grouped(b.index)) {
+                    let h = part.header(b).unwrap();
+                    let src = part.block_self_checked(b).unwrap();
+                    kept += usize::from(probe.may_match(&h, h.bloom_bytes(src)));
+                }
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                continue;
+            }
             kept = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..threads)
                     .map(|k| {

@@ -128,6 +128,13 @@ fn main() {
         packed.distinct(),
         packed.heap_bytes()
     );
+    let groups = part.bloom_groups();
+    println!(
+        "filter groups: {} groups of {} blocks, {} bytes",
+        groups.len(),
+        groups.grouped_blocks(),
+        groups.heap_bytes()
+    );
     for (n, (d, v)) in &distinct {
         println!(
             "{n}: distinct/block {:.1} values/block {:.1}",

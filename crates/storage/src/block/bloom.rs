@@ -51,7 +51,7 @@ const BITS_PER_KEY: usize = 8;
 /// distinctive parts of ids; a uuid's 4-digit groups are not worth a key).
 pub const MIN_HEX_TOKEN: usize = 8;
 /// Bytes of one filter block.
-const BLOCK_BYTES: usize = 32;
+pub(crate) const BLOCK_BYTES: usize = 32;
 
 /// Length of the token windows kept as gram keys (part of the format).
 pub const GRAM: usize = 8;
@@ -257,7 +257,7 @@ impl BloomBuilder {
         if n == 0 {
             return Vec::new();
         }
-        let blocks = (n * BITS_PER_KEY).div_ceil(BLOCK_BYTES * 8);
+        let blocks = filter_blocks(n);
         let mut out = vec![0u8; blocks * BLOCK_BYTES];
         for &h in &self.tokens {
             let b = block_of(h, blocks) * BLOCK_BYTES;
@@ -287,9 +287,37 @@ pub fn token_gram_keys(scope: Scope, token: &[u8], out: &mut Vec<u64>) {
     }
 }
 
+/// Filter blocks for `n` distinct keys: [`BITS_PER_KEY`] bits a key, and
+/// past 16 blocks rounded to the nearest *size class* (1, 1.25, 1.5 or 1.75
+/// times a power of two), so that blocks holding about as many keys have
+/// filters of one size, which a part lays side by side in groups
+/// (`part/bloom_groups.rs`). Readers take the size from the section's
+/// length: the rounding is the writer's alone.
+pub fn filter_blocks(n: usize) -> usize {
+    let exact = (n * BITS_PER_KEY).div_ceil(BLOCK_BYTES * 8);
+    if exact <= 16 {
+        return exact;
+    }
+    let step = 1usize << (exact.ilog2() - 2);
+    (exact + step / 2) / step * step
+}
+
+/// The filter block a key picks among `blocks`.
 #[inline]
-fn block_of(h: u64, blocks: usize) -> usize {
+pub(crate) fn block_of(h: u64, blocks: usize) -> usize {
     (((h >> 32) * blocks as u64) >> 32) as usize
+}
+
+/// The bits a key sets in its filter block, as the block's four
+/// little-endian 64-bit words.
+#[inline]
+pub(crate) fn key_pattern(h: u64) -> [u64; 4] {
+    let mut p = [0u64; 4];
+    for (i, salt) in SALT.iter().enumerate() {
+        let bit = (h as u32).wrapping_mul(*salt) >> 27;
+        p[i / 2] |= 1u64 << (bit + 32 * (i as u32 % 2));
+    }
+    p
 }
 
 /// A version-2 filter read from a block.

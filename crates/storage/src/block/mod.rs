@@ -21,6 +21,7 @@
 //! [`shared`] the part-level dictionaries and [`digits`] skeletons.
 
 pub mod bloom;
+pub mod bloom_group;
 pub mod builder;
 pub mod digits;
 pub mod encoding;
@@ -43,7 +44,7 @@ mod varint;
 #[cfg(test)]
 mod golden_tests;
 #[cfg(test)]
-mod testgen;
+pub(crate) mod testgen;
 #[cfg(test)]
 mod tests;
 

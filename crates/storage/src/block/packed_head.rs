@@ -231,6 +231,11 @@ impl PackedColumns {
         })
     }
 
+    /// The prefix bytes the records' [`ProbeColumn::prefix_at`] point into.
+    pub fn prefixes(&self) -> &[u8] {
+        &self.prefixes
+    }
+
     /// How many distinct records the part's columns have.
     pub fn distinct(&self) -> usize {
         self.records.len()

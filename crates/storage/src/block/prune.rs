@@ -17,6 +17,7 @@
 use super::bloom::{
     Bloom, BloomV1, RunKeys, Scope, GRAM, MIN_HEX_TOKEN, SHORT_GRAM, STRIDE, STRIDE_MIN_RUN,
 };
+use super::bloom_group::BloomGroup;
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
 use super::packed_head::{PackedHead, ProbeColumn};
@@ -348,19 +349,98 @@ impl<'h> LazySources<'h> {
     }
 }
 
+/// An answer of the needle walk: a `bool` for one block, or a mask with a
+/// bit per member for a group of blocks judged together ([`GroupHead`]).
+/// The walk is monotone (a lookup that answers "present" never turns an
+/// answer to "absent"), so the walk over masks answers, bit by bit, what
+/// the walk over each member's own filter answers.
+pub(crate) trait Verdict: Copy {
+    /// Absent everywhere.
+    const NONE: Self;
+    /// Present everywhere.
+    const ALL: Self;
+    fn and(self, other: Self) -> Self;
+    fn or(self, other: Self) -> Self;
+    fn is_none(self) -> bool;
+    fn is_all(self) -> bool;
+    /// `self && f()`, `f` not called when `self` is absent everywhere.
+    #[inline]
+    fn and_then(self, f: impl FnOnce() -> Self) -> Self {
+        if self.is_none() {
+            self
+        } else {
+            self.and(f())
+        }
+    }
+    /// `self || f()`, `f` not called when `self` is present everywhere.
+    #[inline]
+    fn or_else(self, f: impl FnOnce() -> Self) -> Self {
+        if self.is_all() {
+            self
+        } else {
+            self.or(f())
+        }
+    }
+}
+
+impl Verdict for bool {
+    const NONE: bool = false;
+    const ALL: bool = true;
+    #[inline]
+    fn and(self, other: bool) -> bool {
+        self && other
+    }
+    #[inline]
+    fn or(self, other: bool) -> bool {
+        self || other
+    }
+    #[inline]
+    fn is_none(self) -> bool {
+        !self
+    }
+    #[inline]
+    fn is_all(self) -> bool {
+        self
+    }
+}
+
+impl Verdict for u64 {
+    const NONE: u64 = 0;
+    const ALL: u64 = u64::MAX;
+    #[inline]
+    fn and(self, other: u64) -> u64 {
+        self & other
+    }
+    #[inline]
+    fn or(self, other: u64) -> u64 {
+        self | other
+    }
+    #[inline]
+    fn is_none(self) -> bool {
+        self == 0
+    }
+    #[inline]
+    fn is_all(self) -> bool {
+        self == u64::MAX
+    }
+}
+
 /// What [`NeedleProbe`] reads of a version-2 header, from a [`BlockHeader`]
-/// or its [`PackedHead`].
+/// or its [`PackedHead`] (answers: `bool`), or of a group of blocks judged
+/// together ([`GroupHead`], answers: masks).
 pub(crate) trait ProbeHead {
+    /// The walk's answer.
+    type V: Verdict;
     fn boundaries(&self) -> u16;
     fn has_grams(&self) -> bool;
     fn has_short_grams(&self) -> bool;
-    fn column_count(&self) -> usize;
-    fn column(&self, c: usize) -> ProbeColumn;
-    /// A PrefixedDecimal column's prefix.
-    fn prefix(&self, c: usize) -> &[u8];
+    /// Whether some column may hold a fragment: the union, over columns,
+    /// of `f(column index, its record, its PrefixedDecimal prefix)`.
+    fn any_column(&self, f: impl FnMut(usize, ProbeColumn, &[u8]) -> Self::V) -> Self::V;
 }
 
 impl ProbeHead for BlockHeader<'_> {
+    type V = bool;
     fn boundaries(&self) -> u16 {
         self.boundaries
     }
@@ -370,18 +450,16 @@ impl ProbeHead for BlockHeader<'_> {
     fn has_short_grams(&self) -> bool {
         self.has_short_grams
     }
-    fn column_count(&self) -> usize {
-        self.columns.len()
-    }
-    fn column(&self, c: usize) -> ProbeColumn {
-        ProbeColumn::of(&self.columns[c])
-    }
-    fn prefix(&self, c: usize) -> &[u8] {
-        &self.columns[c].prefix
+    fn any_column(&self, mut f: impl FnMut(usize, ProbeColumn, &[u8]) -> bool) -> bool {
+        self.columns
+            .iter()
+            .enumerate()
+            .any(|(c, col)| f(c, ProbeColumn::of(col), &col.prefix))
     }
 }
 
 impl ProbeHead for PackedHead<'_> {
+    type V = bool;
     fn boundaries(&self) -> u16 {
         self.block.boundaries
     }
@@ -391,14 +469,60 @@ impl ProbeHead for PackedHead<'_> {
     fn has_short_grams(&self) -> bool {
         self.block.has_short_grams
     }
-    fn column_count(&self) -> usize {
-        PackedHead::column_count(self)
+    fn any_column(&self, mut f: impl FnMut(usize, ProbeColumn, &[u8]) -> bool) -> bool {
+        (0..self.column_count()).any(|c| f(c, self.record(c), self.prefix_of(c)))
     }
-    fn column(&self, c: usize) -> ProbeColumn {
-        self.record(c)
+}
+
+/// Blocks judged together: members of one [`BloomGroup`] that share their
+/// boundary bytes and gram flags, with each column position's distinct
+/// records and the members that have them.
+pub struct GroupHead<'a> {
+    /// The members' [`BlockHeader::boundaries`].
+    pub boundaries: u16,
+    /// The members' [`BlockHeader::has_grams`].
+    pub has_grams: bool,
+    /// The members' [`BlockHeader::has_short_grams`].
+    pub has_short_grams: bool,
+    /// The members (bit `j`: member `j` of the group).
+    pub members: u64,
+    /// Per column position: the distinct records there (with their
+    /// PrefixedDecimal prefixes) and the members that have each.
+    pub columns: &'a [Vec<(ProbeColumn, u64)>],
+    /// The prefix bytes the records' [`ProbeColumn::prefix_at`] point into.
+    pub prefixes: &'a [u8],
+}
+
+impl ProbeHead for GroupHead<'_> {
+    type V = u64;
+    fn boundaries(&self) -> u16 {
+        self.boundaries
     }
-    fn prefix(&self, c: usize) -> &[u8] {
-        self.prefix_of(c)
+    fn has_grams(&self) -> bool {
+        self.has_grams
+    }
+    fn has_short_grams(&self) -> bool {
+        self.has_short_grams
+    }
+    fn any_column(&self, mut f: impl FnMut(usize, ProbeColumn, &[u8]) -> u64) -> u64 {
+        // Bits of non-members count as present, so that "every member"
+        // reads as all bits set; the caller keeps the members' bits.
+        let mut acc = !self.members;
+        for (c, records) in self.columns.iter().enumerate() {
+            for &(col, mask) in records {
+                if acc & mask == mask {
+                    continue;
+                }
+                let at = col.prefix_at as usize;
+                let len = self.prefixes.get(at).map_or(0, |&n| usize::from(n));
+                let prefix = self.prefixes.get(at + 1..at + 1 + len).unwrap_or(&[]);
+                acc |= f(c, col, prefix) & mask;
+                if acc == u64::MAX {
+                    return acc;
+                }
+            }
+        }
+        acc
     }
 }
 
@@ -692,54 +816,97 @@ impl NeedleProbe {
     /// answering "absent" while their first keys are noted ([`FirstKeys`]);
     /// when all of those are absent indeed, that walk's answer is the
     /// answer, else the block is walked again with real lookups.
-    fn judge_v2(&self, head: &impl ProbeHead, bloom: &[u8]) -> bool {
+    fn judge_v2(&self, head: &impl ProbeHead<V = bool>, bloom: &[u8]) -> bool {
         if self.shortcut.worth_trying() {
             let answer = self.answer_from_first_keys(head, bloom);
             self.shortcut.note(answer.is_some());
             if let Some(answer) = answer {
-                debug_assert_eq!(answer, self.may_match_v2(head, bloom, &look_up));
+                debug_assert_eq!(
+                    answer,
+                    self.may_match_v2(head, &Bloom::new(bloom), &look_up)
+                );
                 return answer;
             }
         }
-        self.may_match_v2(head, bloom, &look_up)
+        self.may_match_v2(head, &Bloom::new(bloom), &look_up)
+    }
+
+    /// [`Self::may_match_packed`] of every member of a group at once:
+    /// bit `j` of the answer is member `j`'s answer (bits of non-members
+    /// are 0). `group`'s filters are the members' own, so each bit equals
+    /// what the member's packed head and filter answer.
+    pub fn may_match_group(&self, head: &GroupHead<'_>, group: &BloomGroup) -> u64 {
+        // Lookups repeat across a position's records (the same keys):
+        // each is worked out once per group.
+        let asked: std::cell::RefCell<Vec<(usize, u8, u64)>> = Default::default();
+        let outside = !head.members;
+        let look = |g: &BloomGroup, keys: &RunKeys, ask: BloomAsk| -> u64 {
+            let (code, at_start) = match ask {
+                BloomAsk::Token => (0u8, false),
+                BloomAsk::Grams => (1, false),
+                BloomAsk::Short => (2, false),
+                BloomAsk::Stride { at_token_start } => (3, at_token_start),
+            };
+            let code = code | u8::from(at_start) << 2;
+            let id = keys as *const RunKeys as usize;
+            if let Some(&(_, _, m)) = asked.borrow().iter().find(|a| a.0 == id && a.1 == code) {
+                return m;
+            }
+            let m = outside
+                | match ask {
+                    BloomAsk::Token => g.key_mask(keys.token),
+                    BloomAsk::Grams => g.keys_mask(&keys.grams),
+                    BloomAsk::Short => g.keys_mask(&keys.short),
+                    BloomAsk::Stride { at_token_start } => {
+                        g.stride_mask(&keys.stride, at_token_start)
+                    }
+                };
+            asked.borrow_mut().push((id, code, m));
+            m
+        };
+        self.may_match_v2(head, group, &look) & head.members
     }
 
     /// The walk with every lookup answering "absent", when the first keys
     /// it noted are all absent indeed (see [`FirstKeys`]); `None` otherwise.
     pub(crate) fn answer_from_first_keys(
         &self,
-        head: &impl ProbeHead,
+        head: &impl ProbeHead<V = bool>,
         bloom: &[u8],
     ) -> Option<bool> {
         let firsts = FirstKeys::default();
-        let assumed = self.may_match_v2(head, bloom, &|b, k, a| firsts.note(b, k, a));
-        firsts.all_absent(&Bloom::new(bloom)).then_some(assumed)
+        let bloom = Bloom::new(bloom);
+        let assumed = self.may_match_v2(head, &bloom, &|b, k, a| firsts.note(b, k, a));
+        firsts.all_absent(&bloom).then_some(assumed)
     }
 
     /// The version-2 judgement with exact boundary bytes, asking the bloom
     /// through `look`.
-    fn may_match_v2(
+    fn may_match_v2<H: ProbeHead, B>(
         &self,
-        head: &impl ProbeHead,
-        bloom: &[u8],
-        look: &impl Fn(&Bloom<'_>, &RunKeys, BloomAsk) -> bool,
-    ) -> bool {
-        let bloom = Bloom::new(bloom);
+        head: &H,
+        bloom: &B,
+        look: &impl Fn(&B, &RunKeys, BloomAsk) -> H::V,
+    ) -> H::V {
         let boundaries = head.boundaries();
         let needle = &self.bytes;
+        let mut answer = H::V::ALL;
         let mut start = 0usize;
         let mut i = 0usize;
         while i <= needle.len() {
             let cut = i == needle.len() || boundaries & self.boundary_bit[i] != 0;
             if cut {
-                if i > start && !self.fragment_fits(head, &bloom, start, i, look) {
-                    return false;
+                if i > start {
+                    answer = answer.and(self.fragment_fits(head, bloom, start, i, look));
+                    if answer.is_none() {
+                        return answer;
+                    }
                 }
                 start = i + 1;
             }
             i += 1;
         }
-        true
+        answer
     }
 
     /// The encodings (bit `e as u8`, PrefixedDecimal left out) that may
@@ -773,14 +940,14 @@ impl NeedleProbe {
     }
 
     /// Whether the fragment `a..b` fits the templates or some column.
-    fn fragment_fits(
+    fn fragment_fits<H: ProbeHead, B>(
         &self,
-        head: &impl ProbeHead,
-        bloom: &Bloom<'_>,
+        head: &H,
+        bloom: &B,
         a: usize,
         b: usize,
-        look: &impl Fn(&Bloom<'_>, &RunKeys, BloomAsk) -> bool,
-    ) -> bool {
+        look: &impl Fn(&B, &RunKeys, BloomAsk) -> H::V,
+    ) -> H::V {
         let runs: &[(usize, usize, bool, bool, u8)] = &self.runs;
         let in_frag = |(_, r): &(usize, &(usize, usize, bool, bool, u8))| r.0 >= a && r.1 <= b;
         let run = |r: &(usize, usize, bool, bool, u8)| NeedleRun {
@@ -788,40 +955,51 @@ impl NeedleProbe {
             left_bounded: r.2,
             right_bounded: r.3,
         };
-        if runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
-            template_may_hold(head.has_grams(), head.has_short_grams(), &run(r), |ask| {
-                look(bloom, &self.facts[i].template, ask)
-            })
-        }) {
-            return true;
+        let mut in_templates = H::V::ALL;
+        for (i, r) in runs.iter().enumerate().filter(in_frag) {
+            in_templates = in_templates.and_then(|| {
+                template_may_hold(head.has_grams(), head.has_short_grams(), &run(r), |ask| {
+                    look(bloom, &self.facts[i].template, ask)
+                })
+            });
+            if in_templates.is_none() {
+                break;
+            }
+        }
+        if in_templates.is_all() {
+            return in_templates;
         }
         let frag = &self.bytes[a..b];
         let letters = self.byte_bits[a..b].iter().fold(0, |m, &x| m | x);
         let prints = self.prints(a, b);
-        let may_print = |c: usize, col: &ProbeColumn| match col.encoding {
-            Encoding::PrefixedDecimal => col.encoding.may_print(frag, head.prefix(c)),
+        let may_print = |col: &ProbeColumn, prefix: &[u8]| match col.encoding {
+            Encoding::PrefixedDecimal => col.encoding.may_print(frag, prefix),
             e => prints & 1 << (e as u8) != 0,
         };
-        (0..head.column_count()).any(|c| {
-            let col = head.column(c);
-            letters & !col.alphabet == 0
+        let in_columns = head.any_column(|c, col, prefix| {
+            let possible = letters & !col.alphabet == 0
                 && runs.iter().enumerate().filter(in_frag).all(|(_, r)| {
                     let len = r.1 - r.0;
                     r.4 & !col.classes == 0
                         && (col.max_token_len == TOKEN_LEN_UNKNOWN
                             || len <= usize::from(col.max_token_len))
                 })
-                && may_print(c, &col)
-                && runs.iter().enumerate().filter(in_frag).all(|(i, r)| {
-                    let run = run(r);
-                    let facts = &self.facts[i];
-                    let fits = || match col.encoding {
-                        Encoding::PrefixedDecimal => {
-                            col.encoding
-                                .run_fits(run.text, head.prefix(c), run.is_whole_token())
-                        }
-                        e => facts.fits & 1 << (e as u8) != 0,
-                    };
+                && may_print(&col, prefix);
+            if !possible {
+                return H::V::NONE;
+            }
+            let mut held = H::V::ALL;
+            for (i, r) in runs.iter().enumerate().filter(in_frag) {
+                let run = run(r);
+                let facts = &self.facts[i];
+                let fits = || match col.encoding {
+                    Encoding::PrefixedDecimal => {
+                        col.encoding
+                            .run_fits(run.text, prefix, run.is_whole_token())
+                    }
+                    e => facts.fits & 1 << (e as u8) != 0,
+                };
+                held = held.and_then(|| {
                     column_may_hold(col, &run, (r.4, facts.features), fits, |ask| {
                         match facts.columns.get(c) {
                             Some(keys) => look(bloom, keys, ask),
@@ -830,8 +1008,14 @@ impl NeedleProbe {
                             }
                         }
                     })
-                })
-        })
+                });
+                if held.is_none() {
+                    break;
+                }
+            }
+            held
+        });
+        in_templates.or(in_columns)
     }
 }
 
@@ -881,27 +1065,39 @@ pub fn run_in_template(header: &BlockHeader<'_>, bloom: &Bloom<'_>, run: &Needle
 /// token key *or* the short grams of a longer run let each block's one-key
 /// false positive through: about 4 % of the 2M varied data's blocks kept
 /// for a 7-character id by their templates alone.)
-fn template_may_hold(
+fn template_may_hold<V: Verdict>(
     has_grams: bool,
     has_short_grams: bool,
     run: &NeedleRun<'_>,
-    mut look: impl FnMut(BloomAsk) -> bool,
-) -> bool {
+    mut look: impl FnMut(BloomAsk) -> V,
+) -> V {
     let len = run.text.len();
     let by_grams = has_grams && len >= GRAM;
     let by_short = has_short_grams && len > SHORT_GRAM;
     if run.is_whole_token() {
-        look(BloomAsk::Token)
-            && (!by_grams || look(BloomAsk::Grams))
-            && (!by_short || look(BloomAsk::Short))
+        let token = look(BloomAsk::Token);
+        let grams = token.and_then(|| {
+            if by_grams {
+                look(BloomAsk::Grams)
+            } else {
+                V::ALL
+            }
+        });
+        grams.and_then(|| {
+            if by_short {
+                look(BloomAsk::Short)
+            } else {
+                V::ALL
+            }
+        })
     } else if by_grams {
         look(BloomAsk::Grams)
     } else if by_short {
         look(BloomAsk::Short)
     } else if has_short_grams && len == SHORT_GRAM {
-        look(BloomAsk::Token) || look(BloomAsk::Short)
+        look(BloomAsk::Token).or_else(|| look(BloomAsk::Short))
     } else {
-        true
+        V::ALL
     }
 }
 
@@ -937,26 +1133,26 @@ pub fn run_in_column(
 
 /// [`run_in_column`] given the run's [`token_classes`] and
 /// [`run_features`], the bloom asked through `look`.
-fn column_may_hold(
+fn column_may_hold<V: Verdict>(
     col: ProbeColumn,
     run: &NeedleRun<'_>,
     (classes, features): (u8, u8),
     fits: impl FnOnce() -> bool,
-    mut look: impl FnMut(BloomAsk) -> bool,
-) -> bool {
+    mut look: impl FnMut(BloomAsk) -> V,
+) -> V {
     let whole = run.is_whole_token();
     let enc = col.encoding;
     if !enc.is_string() && !fits() {
-        return false;
+        return V::NONE;
     }
     if classes & !col.classes != 0 {
-        return false;
+        return V::NONE;
     }
     let len = run.text.len();
     let known = col.max_token_len != TOKEN_LEN_UNKNOWN;
     let longest = usize::from(col.max_token_len);
     if known && len > longest {
-        return false;
+        return V::NONE;
     }
     // A run with a feature (`k3x9q2m`: a digit before a letter) lies only
     // in tokens with it: in none longer than the column's longest such
@@ -970,43 +1166,43 @@ fn column_may_hold(
         .filter_map(known_len)
         .min();
     if featured.is_some_and(|l| len > l) {
-        return false;
+        return V::NONE;
     }
     // A run of hex digits (a session id) or of digits (an order number)
     // lies inside a run of such bytes at least as long.
     if (features & RUN_ALL_HEX != 0 && known_len(HEX_RUN).is_some_and(|l| len > l))
         || (features & RUN_ALL_DIGITS != 0 && known_len(DIGIT_RUN).is_some_and(|l| len > l))
     {
-        return false;
+        return V::NONE;
     }
     // A long run inside a long number or hex id: the stride grams of one
     // alignment must all be there (a run that starts a token has only the
     // first).
-    if col.has_stride_grams
-        && len >= STRIDE_MIN_RUN
-        && !look(BloomAsk::Stride {
+    let strided = if col.has_stride_grams && len >= STRIDE_MIN_RUN {
+        look(BloomAsk::Stride {
             at_token_start: run.left_bounded,
         })
-    {
-        return false;
-    }
-    if !enc.tokens_in_bloom() {
-        return true;
+    } else {
+        V::ALL
+    };
+    if strided.is_none() || !enc.tokens_in_bloom() {
+        return strided;
     }
     let grams = col.has_grams && len >= GRAM;
     if whole || (known && len == longest) || featured == Some(len) {
         if enc == Encoding::Hex && len < MIN_HEX_TOKEN {
-            return true; // short hex tokens are not indexed
+            return strided; // short hex tokens are not indexed
         }
         // A whole token of a column with grams has its grams there too:
         // asking both keeps a token probe's false positives (one key) from
         // letting through blocks that its grams rule out.
-        return look(BloomAsk::Token) && (!grams || look(BloomAsk::Grams));
+        let token = strided.and_then(|| look(BloomAsk::Token));
+        return token.and_then(|| if grams { look(BloomAsk::Grams) } else { V::ALL });
     }
     if grams {
-        return look(BloomAsk::Grams);
+        return strided.and_then(|| look(BloomAsk::Grams));
     }
-    true
+    strided
 }
 
 /// Version 1: whether some source may hold `run`.

@@ -8,6 +8,7 @@
 //! order, each with its blocks (offset, length, crc32 of the block bytes, and
 //! the block's [`BlockMeta`]). See `docs/storage-format.md`.
 
+pub mod bloom_groups;
 mod damage;
 pub mod needle_memo;
 pub mod raw_block;
@@ -18,6 +19,7 @@ pub use writer::PartWriter;
 
 use crate::block::layout::BlockHeader;
 use crate::block::packed_head::{PackedColumns, PackedHead, ProbeBlock};
+use crate::block::prune::NeedleProbe;
 use crate::block::reader::{
     check_directory, stored_metadata_names, verify_stored_frames, BlockFile, BlockLog,
 };
@@ -183,6 +185,9 @@ pub struct Part {
     /// blocks otherwise misses on each header and its column heads, which
     /// lie apart.
     probe_columns: PackedColumns,
+    /// The packed blocks' filters in groups judged together by a needle's
+    /// first probe ([`bloom_groups`]).
+    bloom_groups: bloom_groups::BloomGroups,
 }
 
 impl std::fmt::Debug for Part {
@@ -418,6 +423,27 @@ impl Part {
             probe_blocks.push(block);
         }
         probe_columns.freeze();
+        let bloom_groups = {
+            let candidates = blocks.iter().enumerate().filter_map(|(i, b)| {
+                let sound = bloom_checked
+                    .get(i)
+                    .is_some_and(|f| f.load(Ordering::Relaxed) == BLOOM_SOUND);
+                let probe = *probe_blocks.get(i)?;
+                if !sound || !probe.packed {
+                    return None;
+                }
+                let (from, to) = (*column_base.get(i)?, *column_base.get(i + 1)?);
+                let head = probe_columns.head(probe, from as usize, to as usize)?;
+                let at = b.offset as usize;
+                let src = map.get(at..at.saturating_add(b.len as usize))?;
+                Some(bloom_groups::Candidate {
+                    block: i as u32,
+                    head,
+                    filter: probe.bloom_bytes(src),
+                })
+            });
+            bloom_groups::BloomGroups::build(blocks.len(), candidates)
+        };
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -443,6 +469,7 @@ impl Part {
             versions,
             probe_blocks,
             probe_columns,
+            bloom_groups,
         })
     }
 
@@ -548,6 +575,24 @@ impl Part {
         }
         let (from, to) = (*self.column_base.get(b)?, *self.column_base.get(b + 1)?);
         self.probe_columns.head(probe, from as usize, to as usize)
+    }
+
+    /// Judges block `block`'s group for `probe` and records every member's
+    /// verdict in `verdicts` (see [`bloom_groups`]); the block's answer, or
+    /// `None` when it is in no group (then it is judged on its own).
+    pub fn judge_needle_group(
+        &self,
+        block: u32,
+        probe: &NeedleProbe,
+        verdicts: &needle_memo::Verdicts,
+    ) -> Option<bool> {
+        self.bloom_groups
+            .judge(block, probe, self.probe_columns.prefixes(), verdicts)
+    }
+
+    /// The part's filter groups ([`bloom_groups`]).
+    pub fn bloom_groups(&self) -> &bloom_groups::BloomGroups {
+        &self.bloom_groups
     }
 
     /// The interned column records behind [`Part::packed_head`].
@@ -1001,6 +1046,117 @@ mod tests {
             line: line.into(),
             metadata: vec![],
         }
+    }
+
+    #[test]
+    fn grouped_filters_judge_each_block_as_its_own_filter() {
+        use crate::block::prune::NeedleProbe;
+        use crate::block::testgen::Workload;
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 5, BlockFormat::Columnar, 1).unwrap();
+        let mut gen = Workload::new(44);
+        let mut needles: Vec<String> = [
+            "error",
+            "timeout",
+            "k3x9q2m",
+            "zzzz-not-there",
+            "0123456789abcdef",
+            "user_id",
+            "\"level\":\"info\"",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for s in 1..=160u64 {
+            let rows: Vec<Entry> = (0..40).map(|i| entry(i, &gen.line().1)).collect();
+            // Needles cut from the lines: present in a block or a few.
+            if s % 9 == 0 {
+                let l = &rows[s as usize % 40].line;
+                for (a, b) in [(5, 40), (60, 70), (100, 133), (200, 207), (300, 312)] {
+                    if let Some(t) = l.get(a..b.min(l.len())) {
+                        needles.push(t.to_string());
+                    }
+                }
+            }
+            w.write_stream(s, rows.into_iter().map(Ok)).unwrap();
+        }
+        let info = w.finish(5, 0).unwrap();
+        let p = Part::open(&d.path().join(crate::names::part_file(5)), info).unwrap();
+        let groups = p.bloom_groups();
+        assert!(
+            groups.len() >= 3 && groups.grouped_blocks() >= 120,
+            "{} groups of {} blocks",
+            groups.len(),
+            groups.grouped_blocks()
+        );
+        let mut seen = [0usize; 2];
+        for needle in &needles {
+            let probe = NeedleProbe::new(needle.as_bytes());
+            let answers = groups.answers(&probe, p.packed_columns().prefixes());
+            assert_eq!(answers.len(), groups.grouped_blocks());
+            for (b, got) in answers {
+                let head = p.packed_head(b).unwrap();
+                let src = p.block_slice(&p.blocks[b as usize]).unwrap();
+                let want = probe.may_match_packed(head, head.block.bloom_bytes(src));
+                assert_eq!(got, want, "needle {needle:?}, block {b}");
+                seen[usize::from(want)] += 1;
+            }
+            // Judging one member records the verdicts of its whole group.
+            let verdicts = p.needle_verdicts(needle.as_bytes());
+            let first = (0..p.blocks.len() as u32)
+                .find(|&b| groups.is_grouped(b))
+                .unwrap();
+            let ok = p.judge_needle_group(first, &probe, &verdicts).unwrap();
+            assert_eq!(
+                needle_memo::get(&verdicts, first as usize),
+                if ok {
+                    needle_memo::MAYBE
+                } else {
+                    needle_memo::NO
+                }
+            );
+            let known = (0..p.blocks.len())
+                .filter(|&b| needle_memo::get(&verdicts, b) != needle_memo::UNKNOWN)
+                .count();
+            assert!(known >= 2, "the group's members were recorded: {known}");
+        }
+        assert!(
+            seen[0] > 100 && seen[1] > 100,
+            "both answers seen: {seen:?}"
+        );
+    }
+
+    #[test]
+    fn filter_groups_stay_within_the_budget() {
+        use crate::block::testgen::Workload;
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 6, BlockFormat::Columnar, 1).unwrap();
+        let mut gen = Workload::new(45);
+        for s in 1..=40u64 {
+            let rows: Vec<Entry> = (0..40).map(|i| entry(i, &gen.line().1)).collect();
+            w.write_stream(s, rows.into_iter().map(Ok)).unwrap();
+        }
+        let info = w.finish(6, 0).unwrap();
+        let p = Part::open(&d.path().join(crate::names::part_file(6)), info).unwrap();
+        assert!(!p.bloom_groups().is_empty());
+        let candidates = || {
+            (0..p.blocks.len() as u32).filter_map(|b| {
+                let head = p.packed_head(b)?;
+                let src = p.block_slice(&p.blocks[b as usize]).ok()?;
+                Some(bloom_groups::Candidate {
+                    block: b,
+                    head,
+                    filter: head.block.bloom_bytes(src),
+                })
+            })
+        };
+        let all = bloom_groups::BloomGroups::build_within(p.blocks.len(), candidates(), usize::MAX);
+        assert!(all.heap_bytes() > 0 && all.grouped_blocks() >= 30);
+        assert!(bloom_groups::held_bytes() >= all.heap_bytes());
+        // No budget, no group: those blocks are judged one by one.
+        let none = bloom_groups::BloomGroups::build_within(p.blocks.len(), candidates(), 0);
+        assert!(none.is_empty() && none.heap_bytes() == 0);
+        assert!(!none.is_grouped(0));
     }
 
     #[test]

@@ -81,6 +81,11 @@ pub fn header_if_may_match<'p>(
             needle_memo::MAYBE => return Ok(true),
             _ => {}
         }
+        // A block in one of the part's filter groups is judged with its
+        // whole group, which records every member's verdict.
+        if let Some(ok) = part.judge_needle_group(b.index, &q.probes[n], v) {
+            return Ok(ok);
+        }
         // A packed head answers without touching the header or its
         // column heads (a cache miss each on a first query); looked up with
         // the bloom, once per block.

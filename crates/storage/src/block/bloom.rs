@@ -320,21 +320,67 @@ pub(crate) fn key_pattern(h: u64) -> [u64; 4] {
     p
 }
 
-/// A version-2 filter read from a block.
+/// A filter's copy among the filters of a group of blocks laid side by
+/// side (`block/bloom_group.rs`): its filter block `k` is `slots[k × stride
+/// + member]`, as four little-endian words.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotView<'a> {
+    /// The group's filter blocks.
+    pub slots: &'a [[u64; 4]],
+    /// Members the group has room for.
+    pub stride: usize,
+    /// Filter blocks of each member.
+    pub blocks: usize,
+    /// The member.
+    pub member: usize,
+}
+
+impl SlotView<'_> {
+    /// Whether the member's filter may hold key `h`.
+    #[inline]
+    pub fn has_key(&self, h: u64) -> bool {
+        if self.blocks == 0 {
+            return false;
+        }
+        let p = key_pattern(h);
+        self.slots
+            .get(block_of(h, self.blocks) * self.stride + self.member)
+            .is_some_and(|s| (0..4).all(|w| s[w] & p[w] == p[w]))
+    }
+}
+
+/// A version-2 filter read from a block, or from its copy in a group of
+/// filters laid side by side (the same bits).
 #[derive(Clone, Copy, Debug)]
 pub struct Bloom<'a> {
     bytes: &'a [u8],
+    /// The copy to read instead of `bytes`.
+    copy: Option<SlotView<'a>>,
 }
 
 impl<'a> Bloom<'a> {
     /// Wraps the filter bytes (a whole number of 32-byte blocks).
     pub fn new(bytes: &'a [u8]) -> Self {
         let n = bytes.len() / BLOCK_BYTES * BLOCK_BYTES;
-        Bloom { bytes: &bytes[..n] }
+        Bloom {
+            bytes: &bytes[..n],
+            copy: None,
+        }
+    }
+
+    /// A filter read from its copy among a group's.
+    pub fn of_copy(copy: SlotView<'a>) -> Self {
+        Bloom {
+            bytes: &[],
+            copy: Some(copy),
+        }
     }
 
     #[inline]
     fn has_key(&self, h: u64) -> bool {
+        if let Some(copy) = self.copy {
+            return copy.has_key(h);
+        }
         let blocks = self.bytes.len() / BLOCK_BYTES;
         if blocks == 0 {
             return false;
@@ -349,6 +395,9 @@ impl<'a> Bloom<'a> {
     /// Hints the CPU to fetch the slots of `keys` ([`crate::prefetch`]).
     #[inline]
     pub fn hint_keys(&self, keys: &[u64]) {
+        if self.copy.is_some() {
+            return;
+        }
         let blocks = self.bytes.len() / BLOCK_BYTES;
         if blocks == 0 {
             return;

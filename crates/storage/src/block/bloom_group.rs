@@ -9,7 +9,7 @@
 //! answer is a mask with one bit per member. The bits are the members'
 //! own, copied: a member's answer is exactly its filter's.
 
-use super::bloom::{block_of, key_pattern, BLOCK_BYTES, STRIDE};
+use super::bloom::{block_of, key_pattern, Bloom, SlotView, BLOCK_BYTES, STRIDE};
 
 /// Most members of a group (one bit of a mask each).
 pub const GROUP_MEMBERS: usize = 64;
@@ -114,6 +114,17 @@ impl BloomGroup {
         mask
     }
 
+    /// Member `j`'s filter, read from its copy here (the same answers as
+    /// its own bytes).
+    pub fn bloom_of(&self, j: usize) -> Bloom<'_> {
+        Bloom::of_copy(SlotView {
+            slots: &self.slots,
+            stride: self.capacity,
+            blocks: if j < self.members { self.blocks } else { 0 },
+            member: j,
+        })
+    }
+
     /// The members whose filter may hold every one of `keys`
     /// ([`super::bloom::Bloom::may_contain_keys`] of each member).
     pub fn keys_mask(&self, keys: &[u64]) -> u64 {
@@ -195,6 +206,8 @@ mod tests {
                 for (j, f) in filters.iter().enumerate() {
                     let own = Bloom::new(f).may_contain_keys(&[key]);
                     assert_eq!(mask >> j & 1 == 1, own, "member {j}");
+                    let copy = group.bloom_of(j).may_contain_keys(&[key]);
+                    assert_eq!(copy, own, "member {j} read from its copy");
                     asked += 1;
                 }
             }

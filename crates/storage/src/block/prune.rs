@@ -114,7 +114,18 @@ pub fn needle_sources_in(
             }]
         });
     }
-    let bloom = Bloom::new(bloom);
+    needle_sources_with(header, Bloom::new(bloom), needle)
+}
+
+/// [`needle_sources`] of a version-2 block with its filter given as a
+/// [`Bloom`] (the bytes, or their copy in a filter group).
+pub fn needle_sources_with(
+    header: &BlockHeader<'_>,
+    bloom: Bloom<'_>,
+    needle: &[u8],
+) -> Option<Vec<FragmentSources>> {
+    let ncols = header.columns.len();
+    debug_assert!(header.version >= 2);
     let runs = needle_runs(needle);
     let exact_bounds = header.boundaries & (1 << 15) == 0;
     // Without exact bounds nothing is cut: the needle is one fragment whose
@@ -298,6 +309,16 @@ impl<'h> LazySources<'h> {
         )
     }
 
+    /// [`Self::new`] with the block's filter given as a [`Bloom`] (for a
+    /// version-2 block: the bytes, or their copy in a filter group).
+    pub fn new_in(header: &'h BlockHeader<'h>, bloom: Bloom<'h>, needle: &[u8]) -> Self {
+        Self::with_frags_in(
+            header,
+            bloom,
+            std::rc::Rc::new(NeedleFrags::new(header, needle)),
+        )
+    }
+
     /// [`Self::new`] with the needle's fragments worked out before (they
     /// must be [`NeedleFrags::fits`] for `header`).
     pub fn with_frags(
@@ -305,9 +326,23 @@ impl<'h> LazySources<'h> {
         bloom: &'h [u8],
         frags: std::rc::Rc<NeedleFrags>,
     ) -> Self {
+        Self::with_frags_in(
+            header,
+            Bloom::new(if header.version >= 2 { bloom } else { &[] }),
+            frags,
+        )
+    }
+
+    /// [`Self::with_frags`] with the filter given as a [`Bloom`] (see
+    /// [`Self::new_in`]).
+    pub fn with_frags_in(
+        header: &'h BlockHeader<'h>,
+        bloom: Bloom<'h>,
+        frags: std::rc::Rc<NeedleFrags>,
+    ) -> Self {
         LazySources {
             header,
-            bloom: Bloom::new(if header.version >= 2 { bloom } else { &[] }),
+            bloom,
             frags,
             known: std::cell::Cell::new(0),
             yes: std::cell::Cell::new(0),

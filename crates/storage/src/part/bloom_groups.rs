@@ -22,7 +22,7 @@ use crate::part::needle_memo::{self, Verdicts};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Most bytes of grouped filter copies the process keeps, over all parts.
-pub const BLOOM_GROUPS_MAX_BYTES: usize = 48 << 20;
+pub const BLOOM_GROUPS_MAX_BYTES: usize = 256 << 20;
 
 /// Fewest members a group is made for (a lone block is judged as before).
 const MIN_MEMBERS: usize = 2;
@@ -198,6 +198,14 @@ impl BloomGroups {
         self.place
             .get(block as usize)
             .is_some_and(|&p| p != u32::MAX)
+    }
+
+    /// Block `block`'s group and its place there, when it is in one: its
+    /// filter can be read from the copy ([`BloomGroup::bloom_of`]).
+    pub fn member(&self, block: u32) -> Option<(&BloomGroup, usize)> {
+        let p = *self.place.get(block as usize)?;
+        let g = self.groups.get(p as usize / GROUP_MEMBERS)?;
+        Some((&g.filters, p as usize % GROUP_MEMBERS))
     }
 
     /// Judges the group of block `block` for `probe` (`prefixes`: the

@@ -17,9 +17,10 @@ mod writer;
 
 pub use writer::PartWriter;
 
+use crate::block::bloom::Bloom;
 use crate::block::layout::BlockHeader;
 use crate::block::packed_head::{PackedColumns, PackedHead, ProbeBlock};
-use crate::block::prune::NeedleProbe;
+use crate::block::prune::{needle_sources_with, NeedleProbe};
 use crate::block::reader::{
     check_directory, stored_metadata_names, verify_stored_frames, BlockFile, BlockLog,
 };
@@ -444,6 +445,26 @@ impl Part {
             });
             bloom_groups::BloomGroups::build(blocks.len(), candidates)
         };
+        // Grouped blocks' filters are read from their copies: the whole
+        // pages of their bloom sections leave the mapping (and the kept
+        // pages the resident budgets are measured from).
+        let mut dropped_blooms = Vec::new();
+        for (i, b) in blocks.iter().enumerate() {
+            let Some(probe) = probe_blocks
+                .get(i)
+                .filter(|_| bloom_groups.is_grouped(i as u32))
+            else {
+                continue;
+            };
+            let at = b.offset as usize;
+            let from = (at + probe.bloom_start as usize).next_multiple_of(resident::PAGE);
+            let end = (at + probe.bloom_end as usize) / resident::PAGE * resident::PAGE;
+            if end > from {
+                dropped_blooms.push((from, end));
+            }
+        }
+        resident::release_many(&map, &dropped_blooms);
+        let dropped_bytes: usize = dropped_blooms.iter().map(|(a, b)| b - a).sum();
         Ok(Part {
             info,
             path: path.to_path_buf(),
@@ -456,7 +477,7 @@ impl Part {
             obsolete: AtomicBool::new(false),
             headers,
             block_logs,
-            data_pages: resident::DataPages::new(opening.heads()),
+            data_pages: resident::DataPages::new(opening.heads(), dropped_bytes),
             bloom_checked,
             dicts,
             damage: damage::DamageLog::new(blocks_len),
@@ -588,6 +609,22 @@ impl Part {
     ) -> Option<bool> {
         self.bloom_groups
             .judge(block, probe, self.probe_columns.prefixes(), verdicts)
+    }
+
+    /// Block `block`'s filter (`header` its kept header, `src` its bytes):
+    /// read from its copy when the block is in a filter group (the pages
+    /// of the bytes were dropped from the mapping then), else the bytes.
+    pub fn bloom_view<'s>(
+        &'s self,
+        block: u32,
+        header: &BlockHeader<'_>,
+        src: &'s [u8],
+    ) -> Bloom<'s> {
+        match self.bloom_groups.member(block) {
+            Some((group, j)) => group.bloom_of(j),
+            None if header.version >= 2 => Bloom::new(header.bloom_bytes(src)),
+            None => Bloom::new(&[]),
+        }
     }
 
     /// The part's filter groups ([`bloom_groups`]).
@@ -935,7 +972,16 @@ impl Part {
     /// the block header, which carries its own checksum.
     pub fn may_contain(&self, b: &BlockRef, substrings: &[String]) -> Result<bool, StorageError> {
         Ok(match self.format {
-            BlockFormat::Columnar => block_may_contain(self.block_slice(b)?, substrings),
+            BlockFormat::Columnar => match (
+                self.bloom_groups.member(b.index),
+                self.headers.get(b.index as usize).and_then(Option::as_ref),
+            ) {
+                // A grouped block's filter is read from its copy.
+                (Some((group, j)), Some(h)) => substrings.iter().all(|s| {
+                    needle_sources_with(h, group.bloom_of(j), s.as_bytes()).is_some()
+                }),
+                _ => block_may_contain(self.block_slice(b)?, substrings),
+            },
             BlockFormat::Raw => true,
         })
     }
@@ -1050,7 +1096,6 @@ mod tests {
 
     #[test]
     fn grouped_filters_judge_each_block_as_its_own_filter() {
-        use crate::block::prune::NeedleProbe;
         use crate::block::testgen::Workload;
         let d = tempfile::tempdir().unwrap();
         let mut w = PartWriter::create(d.path(), 5, BlockFormat::Columnar, 1).unwrap();
@@ -1124,6 +1169,74 @@ mod tests {
             seen[0] > 100 && seen[1] > 100,
             "both answers seen: {seen:?}"
         );
+    }
+
+    #[test]
+    fn grouped_filters_leave_the_mapping_and_are_read_from_their_copies() {
+        use crate::block::prune::needle_sources_in;
+        use crate::block::testgen::Workload;
+        let d = tempfile::tempdir().unwrap();
+        let mut w = PartWriter::create(d.path(), 9, BlockFormat::Columnar, 1).unwrap();
+        let mut gen = Workload::new(46);
+        let mut lines = Vec::new();
+        for s in 1..=8u64 {
+            let rows: Vec<Entry> = (0..500).map(|i| entry(i, &gen.line().1)).collect();
+            lines.push(rows[123].line.clone());
+            w.write_stream(s, rows.into_iter().map(Ok)).unwrap();
+        }
+        let info = w.finish(9, 0).unwrap();
+        let p = Part::open(&d.path().join(crate::names::part_file(9)), info).unwrap();
+        let dropped: Vec<(usize, usize)> = (0..p.blocks.len())
+            .filter(|&i| p.bloom_groups().is_grouped(i as u32))
+            .filter_map(|i| {
+                let (b, probe) = (&p.blocks[i], p.probe_blocks[i]);
+                let from = (b.offset as usize + probe.bloom_start as usize)
+                    .next_multiple_of(resident::PAGE);
+                let end = (b.offset as usize + probe.bloom_end as usize) / resident::PAGE
+                    * resident::PAGE;
+                (end > from).then_some((from, end))
+            })
+            .collect();
+        assert!(
+            dropped.len() >= 4,
+            "filters of whole pages grouped: {dropped:?}"
+        );
+        // The opening dropped them: dropping them again changes nothing,
+        // while once read (mapped again) they do leave the mapping.
+        let opened = resident::mapped_rss(&p.map);
+        resident::release_many(&p.map, &dropped);
+        assert_eq!(
+            resident::mapped_rss(&p.map),
+            opened,
+            "already out of the mapping"
+        );
+        let sum: u64 = dropped
+            .iter()
+            .map(|&(from, _)| u64::from(p.map[from]))
+            .sum();
+        let touched = resident::mapped_rss(&p.map);
+        assert!(
+            touched > opened,
+            "read back: {opened} -> {touched} (sum {sum})"
+        );
+        resident::release_many(&p.map, &dropped);
+        assert!(resident::mapped_rss(&p.map) < touched);
+        // Readers given the copy answer as the bytes do.
+        for (i, line) in lines.iter().enumerate() {
+            let b = &p.stream_blocks(i as u64 + 1)[0];
+            let h = p.header(b).unwrap();
+            let src = p.block_slice(b).unwrap();
+            let view = p.bloom_view(b.index, &h, src);
+            let mut needles: Vec<&str> = vec!["zzzz-not-there", "k3x9q2m"];
+            needles.extend([&line[10..30], &line[50..58], &line[100..140]]);
+            for needle in needles {
+                let want = needle_sources_in(&h, h.bloom_bytes(src), needle.as_bytes());
+                let got = needle_sources_with(&h, view, needle.as_bytes());
+                assert_eq!(got, want, "needle {needle:?}");
+                let all = [needle.to_string()];
+                assert_eq!(p.may_contain(b, &all).unwrap(), want.is_some());
+            }
+        }
     }
 
     #[test]

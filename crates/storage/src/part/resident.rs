@@ -216,12 +216,15 @@ struct Opening {
 }
 
 impl DataPages {
-    /// A part whose head ranges ([`head_range`]) are `heads` (in file order).
-    pub(super) fn new(heads: &[(usize, usize)]) -> Self {
+    /// A part whose head ranges ([`head_range`]) are `heads` (in file
+    /// order), less `dropped` bytes of whole pages inside them that were
+    /// dropped for good (filters read from their copies in filter groups).
+    pub(super) fn new(heads: &[(usize, usize)], dropped: usize) -> Self {
         let kept_bytes = heads
             .iter()
             .map(|&(from, end)| end.next_multiple_of(PAGE) - from / PAGE * PAGE)
-            .sum();
+            .sum::<usize>()
+            .saturating_sub(dropped);
         KEPT_BYTES.fetch_add(kept_bytes, Ordering::Relaxed);
         DataPages {
             kept_bytes,
@@ -251,8 +254,14 @@ impl DataPages {
         self.opening.readers.store(0, Ordering::Relaxed);
         let kept = KEPT_BYTES.load(Ordering::Relaxed);
         let total_max = crate::config::RESIDENT_BEYOND_KEPT_MAX_BYTES;
-        let now =
-            || resident_bytes().map_or(Pressure::None, |r| r.pressure(kept, max_bytes, total_max));
+        // The filter groups' copies stand in for kept bloom pages
+        // (dropped from the mapping): they count as kept, not as heap.
+        let copies = super::bloom_groups::held_bytes();
+        let now = || {
+            resident_bytes().map_or(Pressure::None, |r| {
+                r.without_heap(copies).pressure(kept, max_bytes, total_max)
+            })
+        };
         let release = match now() {
             Pressure::None => false,
             Pressure::Mapped => true,
@@ -351,6 +360,14 @@ enum Pressure {
 }
 
 impl Resident {
+    /// The same resident set less `bytes` of heap.
+    fn without_heap(self, bytes: usize) -> Resident {
+        Resident {
+            total: self.total.saturating_sub(bytes).max(self.file),
+            file: self.file,
+        }
+    }
+
     /// Which budget this resident set is over, with `kept` bytes of kept
     /// pages, `mapped_max` for the data pages beyond them and `total_max`
     /// for everything beyond them.
@@ -540,6 +557,22 @@ pub(super) fn release_pages(map: &Mmap, from: usize, end: usize) {
     }
 }
 
+/// Resident bytes of the mapping that starts at `map` (`/proc/self/smaps`).
+#[cfg(test)]
+pub(super) fn mapped_rss(map: &Mmap) -> usize {
+    let start = format!("{:x}-", map.as_ptr() as usize);
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start));
+    assert!(lines.next().is_some(), "mapping listed");
+    let rss = lines.find(|l| l.starts_with("Rss:")).unwrap_or_default();
+    let kb: usize = rss
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_default();
+    kb * 1024
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,17 +695,6 @@ mod tests {
         let sum: u64 = map.iter().step_by(PAGE).map(|&b| u64::from(b)).sum();
         assert_eq!(sum, 7 * pages as u64);
         (f, map)
-    }
-
-    /// Resident bytes of the mapping that starts at `map` (`/proc/self/smaps`).
-    fn mapped_rss(map: &Mmap) -> usize {
-        let start = format!("{:x}-", map.as_ptr() as usize);
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start));
-        assert!(lines.next().is_some(), "mapping listed");
-        let rss = lines.find(|l| l.starts_with("Rss:")).unwrap();
-        let kb: usize = rss.split_whitespace().nth(1).unwrap().parse().unwrap();
-        kb * 1024
     }
 
     #[test]

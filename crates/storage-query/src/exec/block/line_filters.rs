@@ -185,7 +185,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
             'alt: for alt in &sites.alternatives {
                 for &(slot, test) in alt {
                     let c = self.slot_column(t, slot);
-                    let src = || LazySources::new(header, header.bloom_bytes(self.r.src()), prefix);
+                    let src = || LazySources::new_in(header, self.bloom_view(), prefix);
                     let alpha =
                         runakefli_storage::block::tokens::alphabet(&prefix[test.start..test.end]);
                     if !self.test_possible(c, &test, prefix, alpha, &sources, src)? {

@@ -368,6 +368,20 @@ impl<'r, 'a> BlockEval<'r, 'a> {
         self.admit = admit;
     }
 
+    /// The block's filter: from its copy in a filter group when the block
+    /// is known by its part and in one (see `Part::bloom_view`), else its
+    /// bytes.
+    pub(super) fn bloom_view(&self) -> runakefli_storage::block::bloom::Bloom<'r> {
+        let header = self.r.header();
+        match self.verdicts_in {
+            Some((part, block)) => part.bloom_view(block, header, self.r.src()),
+            None if header.version >= 2 => {
+                runakefli_storage::block::bloom::Bloom::new(header.bloom_bytes(self.r.src()))
+            }
+            None => runakefli_storage::block::bloom::Bloom::new(&[]),
+        }
+    }
+
     /// Keeps what each column of this block (block `block` of `part`)
     /// answers to a line filter's column tests in the part, so that the
     /// next query asking the same needle judges the column by one byte

@@ -232,11 +232,7 @@ impl<'r, 'a> BlockEval<'r, 'a> {
                         Some(id) => id,
                         None => {
                             let src = || {
-                                LazySources::with_frags(
-                                    header,
-                                    header.bloom_bytes(self.r.src()),
-                                    frags.clone(),
-                                )
+                                LazySources::with_frags_in(header, self.bloom_view(), frags.clone())
                             };
                             use runakefli_storage::part::needle_memo;
                             let kept = self.verdicts_in.and_then(|(part, block)| {

@@ -872,8 +872,11 @@ impl NeedleProbe {
     /// what the member's packed head and filter answer.
     pub fn may_match_group(&self, head: &GroupHead<'_>, group: &BloomGroup) -> u64 {
         // Lookups repeat across a position's records (the same keys):
-        // each is worked out once per group.
-        let asked: std::cell::RefCell<Vec<(usize, u8, u64)>> = Default::default();
+        // each is worked out once per group. Keys are known by their token
+        // key, a hash of the run and its scope that all its other keys
+        // derive from (a position past `KEYED_COLUMNS` has its keys made
+        // anew for each lookup, so their address tells nothing).
+        let asked: std::cell::RefCell<Vec<(u64, u8, u64)>> = Default::default();
         let outside = !head.members;
         let look = |g: &BloomGroup, keys: &RunKeys, ask: BloomAsk| -> u64 {
             let (code, at_start) = match ask {
@@ -883,7 +886,7 @@ impl NeedleProbe {
                 BloomAsk::Stride { at_token_start } => (3, at_token_start),
             };
             let code = code | u8::from(at_start) << 2;
-            let id = keys as *const RunKeys as usize;
+            let id = keys.token;
             if let Some(&(_, _, m)) = asked.borrow().iter().find(|a| a.0 == id && a.1 == code) {
                 return m;
             }

@@ -22,7 +22,7 @@ use crate::part::needle_memo::{self, Verdicts};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Most bytes of grouped filter copies the process keeps, over all parts.
-pub const BLOOM_GROUPS_MAX_BYTES: usize = 256 << 20;
+pub const BLOOM_GROUPS_MAX_BYTES: usize = 48 << 20;
 
 /// Fewest members a group is made for (a lone block is judged as before).
 const MIN_MEMBERS: usize = 2;

@@ -977,9 +977,9 @@ impl Part {
                 self.headers.get(b.index as usize).and_then(Option::as_ref),
             ) {
                 // A grouped block's filter is read from its copy.
-                (Some((group, j)), Some(h)) => substrings.iter().all(|s| {
-                    needle_sources_with(h, group.bloom_of(j), s.as_bytes()).is_some()
-                }),
+                (Some((group, j)), Some(h)) => substrings
+                    .iter()
+                    .all(|s| needle_sources_with(h, group.bloom_of(j), s.as_bytes()).is_some()),
                 _ => block_may_contain(self.block_slice(b)?, substrings),
             },
             BlockFormat::Raw => true,
@@ -1125,11 +1125,32 @@ mod tests {
             }
             w.write_stream(s, rows.into_iter().map(Ok)).unwrap();
         }
+        // Wide lines: blocks of more columns than a probe keys beforehand.
+        let wide = |s: u64, i: i64| {
+            let fields: Vec<String> = (0..80)
+                .map(|f| format!("\"f{f}\":\"w{}q{f}z{}\"", s * 7 + f, i % 5))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        };
+        for s in 161..=200u64 {
+            let rows: Vec<Entry> = (0..40).map(|i| entry(i, &wide(s, i))).collect();
+            w.write_stream(s, rows.into_iter().map(Ok)).unwrap();
+        }
+        needles.extend(
+            [
+                "w1195q75z3",
+                "q77z1",
+                "w1200q70",
+                "w9999q75z3",
+                "\"f72\":\"w1187",
+            ]
+            .map(String::from),
+        );
         let info = w.finish(5, 0).unwrap();
         let p = Part::open(&d.path().join(crate::names::part_file(5)), info).unwrap();
         let groups = p.bloom_groups();
         assert!(
-            groups.len() >= 3 && groups.grouped_blocks() >= 120,
+            groups.len() >= 4 && groups.grouped_blocks() >= 150,
             "{} groups of {} blocks",
             groups.len(),
             groups.grouped_blocks()

@@ -47,11 +47,6 @@ impl BloomGroup {
         blocks * capacity.min(GROUP_MEMBERS) * BLOCK_BYTES
     }
 
-    /// The filter blocks of each member.
-    pub fn filter_blocks(&self) -> usize {
-        self.blocks
-    }
-
     /// Members added.
     pub fn len(&self) -> usize {
         self.members
@@ -68,11 +63,6 @@ impl BloomGroup {
             GROUP_MEMBERS => u64::MAX,
             n => (1u64 << n) - 1,
         }
-    }
-
-    /// Bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * BLOCK_BYTES
     }
 
     /// Adds a member's filter bytes (exactly [`Self::filter_blocks`] × 32

@@ -12,7 +12,9 @@
 //!
 //! The copies cost as much memory as the filters, so the process keeps at
 //! most [`BLOOM_GROUPS_MAX_BYTES`] of them; blocks of parts opened past
-//! that are judged one by one, as before.
+//! that are judged one by one, as before. A grouped block's filter pages
+//! leave the part's mapping when it opens, and its readers read the copy
+//! (`Part::bloom_view`).
 
 use crate::block::bloom_group::{BloomGroup, GROUP_MEMBERS};
 use crate::block::hash::FastMap;

@@ -56,6 +56,18 @@ impl ProbeColumn {
     }
 }
 
+/// What the needle walk reads of a block, or of a group's members, besides
+/// its columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WalkFlags {
+    /// [`BlockHeader::boundaries`].
+    pub boundaries: u16,
+    /// [`BlockHeader::has_grams`].
+    pub has_grams: bool,
+    /// [`BlockHeader::has_short_grams`].
+    pub has_short_grams: bool,
+}
+
 /// What a needle probe reads of a block header besides its columns (the
 /// default: a block without a packed head).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,6 +107,15 @@ impl ProbeBlock {
             has_grams: header.has_grams,
             has_short_grams: header.has_short_grams,
             packed,
+        }
+    }
+
+    /// What the needle walk reads of the block besides its columns.
+    pub fn flags(&self) -> WalkFlags {
+        WalkFlags {
+            boundaries: self.boundaries,
+            has_grams: self.has_grams,
+            has_short_grams: self.has_short_grams,
         }
     }
 

@@ -20,7 +20,7 @@ use super::bloom::{
 use super::bloom_group::BloomGroup;
 use super::encoding::Encoding;
 use super::layout::{BlockHeader, BOUNDARY_BYTES, TOKEN_LEN_UNKNOWN};
-use super::packed_head::{PackedHead, ProbeColumn};
+use super::packed_head::{PackedHead, ProbeColumn, WalkFlags};
 use super::tokens::{
     alphabet, needle_runs, token_classes, token_features, NeedleRun, DIGIT_RUN, HEX_RUN,
     TOKEN_FEATURES,
@@ -466,9 +466,7 @@ impl Verdict for u64 {
 pub(crate) trait ProbeHead {
     /// The walk's answer.
     type V: Verdict;
-    fn boundaries(&self) -> u16;
-    fn has_grams(&self) -> bool;
-    fn has_short_grams(&self) -> bool;
+    fn flags(&self) -> WalkFlags;
     /// Whether some column may hold a fragment: the union, over columns,
     /// of `f(column index, its record, its PrefixedDecimal prefix)`.
     fn any_column(&self, f: impl FnMut(usize, ProbeColumn, &[u8]) -> Self::V) -> Self::V;
@@ -476,14 +474,12 @@ pub(crate) trait ProbeHead {
 
 impl ProbeHead for BlockHeader<'_> {
     type V = bool;
-    fn boundaries(&self) -> u16 {
-        self.boundaries
-    }
-    fn has_grams(&self) -> bool {
-        self.has_grams
-    }
-    fn has_short_grams(&self) -> bool {
-        self.has_short_grams
+    fn flags(&self) -> WalkFlags {
+        WalkFlags {
+            boundaries: self.boundaries,
+            has_grams: self.has_grams,
+            has_short_grams: self.has_short_grams,
+        }
     }
     fn any_column(&self, mut f: impl FnMut(usize, ProbeColumn, &[u8]) -> bool) -> bool {
         self.columns
@@ -495,14 +491,8 @@ impl ProbeHead for BlockHeader<'_> {
 
 impl ProbeHead for PackedHead<'_> {
     type V = bool;
-    fn boundaries(&self) -> u16 {
-        self.block.boundaries
-    }
-    fn has_grams(&self) -> bool {
-        self.block.has_grams
-    }
-    fn has_short_grams(&self) -> bool {
-        self.block.has_short_grams
+    fn flags(&self) -> WalkFlags {
+        self.block.flags()
     }
     fn any_column(&self, mut f: impl FnMut(usize, ProbeColumn, &[u8]) -> bool) -> bool {
         (0..self.column_count()).any(|c| f(c, self.record(c), self.prefix_of(c)))
@@ -510,15 +500,11 @@ impl ProbeHead for PackedHead<'_> {
 }
 
 /// Blocks judged together: members of one [`BloomGroup`] that share their
-/// boundary bytes and gram flags, with each column position's distinct
-/// records and the members that have them.
+/// [`WalkFlags`], with each column position's distinct records and the
+/// members that have them.
 pub struct GroupHead<'a> {
-    /// The members' [`BlockHeader::boundaries`].
-    pub boundaries: u16,
-    /// The members' [`BlockHeader::has_grams`].
-    pub has_grams: bool,
-    /// The members' [`BlockHeader::has_short_grams`].
-    pub has_short_grams: bool,
+    /// The members' flags.
+    pub flags: WalkFlags,
     /// The members (bit `j`: member `j` of the group).
     pub members: u64,
     /// Per column position: the distinct records there (with their
@@ -530,14 +516,8 @@ pub struct GroupHead<'a> {
 
 impl ProbeHead for GroupHead<'_> {
     type V = u64;
-    fn boundaries(&self) -> u16 {
-        self.boundaries
-    }
-    fn has_grams(&self) -> bool {
-        self.has_grams
-    }
-    fn has_short_grams(&self) -> bool {
-        self.has_short_grams
+    fn flags(&self) -> WalkFlags {
+        self.flags
     }
     fn any_column(&self, mut f: impl FnMut(usize, ProbeColumn, &[u8]) -> u64) -> u64 {
         // Bits of non-members count as present, so that "every member"
@@ -926,7 +906,7 @@ impl NeedleProbe {
         bloom: &B,
         look: &impl Fn(&B, &RunKeys, BloomAsk) -> H::V,
     ) -> H::V {
-        let boundaries = head.boundaries();
+        let boundaries = head.flags().boundaries;
         let needle = &self.bytes;
         let mut answer = H::V::ALL;
         let mut start = 0usize;
@@ -996,7 +976,8 @@ impl NeedleProbe {
         let mut in_templates = H::V::ALL;
         for (i, r) in runs.iter().enumerate().filter(in_frag) {
             in_templates = in_templates.and_then(|| {
-                template_may_hold(head.has_grams(), head.has_short_grams(), &run(r), |ask| {
+                let flags = head.flags();
+                template_may_hold(flags.has_grams, flags.has_short_grams, &run(r), |ask| {
                     look(bloom, &self.facts[i].template, ask)
                 })
             });

@@ -18,7 +18,7 @@
 
 use crate::block::bloom_group::{BloomGroup, GROUP_MEMBERS};
 use crate::block::hash::FastMap;
-use crate::block::packed_head::{PackedHead, ProbeColumn};
+use crate::block::packed_head::{PackedHead, ProbeColumn, WalkFlags};
 use crate::block::prune::{GroupHead, NeedleProbe};
 use crate::part::needle_memo::{self, Verdicts};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,9 +40,7 @@ pub fn held_bytes() -> usize {
 /// What a group's members share.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct GroupKey {
-    boundaries: u16,
-    has_grams: bool,
-    has_short_grams: bool,
+    flags: WalkFlags,
     filter_blocks: usize,
 }
 
@@ -50,9 +48,7 @@ struct GroupKey {
 /// filters.
 #[derive(Debug)]
 struct Group {
-    boundaries: u16,
-    has_grams: bool,
-    has_short_grams: bool,
+    flags: WalkFlags,
     /// Block indexes, member by member.
     members: Vec<u32>,
     /// Per column position: the distinct records there and the members
@@ -106,9 +102,7 @@ impl BloomGroups {
                 continue;
             }
             let key = GroupKey {
-                boundaries: c.head.block.boundaries,
-                has_grams: c.head.block.has_grams,
-                has_short_grams: c.head.block.has_short_grams,
+                flags: c.head.block.flags(),
                 filter_blocks: c.filter.len() / 32,
             };
             by_key.entry(key).or_default().push(c);
@@ -166,9 +160,7 @@ impl BloomGroups {
             }
         }
         self.groups.push(Group {
-            boundaries: key.boundaries,
-            has_grams: key.has_grams,
-            has_short_grams: key.has_short_grams,
+            flags: key.flags,
             members,
             columns,
             filters,
@@ -235,9 +227,7 @@ impl BloomGroups {
 
     fn group_answer(&self, g: &Group, probe: &NeedleProbe, prefixes: &[u8]) -> u64 {
         let head = GroupHead {
-            boundaries: g.boundaries,
-            has_grams: g.has_grams,
-            has_short_grams: g.has_short_grams,
+            flags: g.flags,
             members: g.filters.members_mask(),
             columns: &g.columns,
             prefixes,
